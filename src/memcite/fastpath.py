@@ -1,0 +1,105 @@
+"""A light argument reader for the commands that run once per agent reply.
+
+Typer and click cost several times Python's own start-up, so the per-reply
+commands (``strip``, ``parse``, ``record``, ...) are first offered here: when
+the arguments are plain options of a known command, the command body runs
+without importing Typer. Anything else (``--help``, an unknown option, a bad
+value) returns ``None`` and Typer reads the arguments and reports the problem.
+The command bodies are the same functions Typer's commands call, and
+``tests/test_fastpath.py`` checks that both paths print the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib import import_module
+
+
+@dataclass(frozen=True)
+class FastCommand:
+    """How to read one command's arguments without Typer, and which function runs it."""
+
+    target: str  # "module:function"; called with keyword arguments, returns an exit code
+    positionals: tuple[str, ...] = ()  # names of optional positional arguments, in order
+    options: dict[str, type] = field(default_factory=dict)  # "--max-bytes": int
+    flags: tuple[str, ...] = ()  # "--json": boolean, False unless given
+    defaults: dict[str, object] = field(default_factory=dict)  # env-dependent defaults
+    envvars: dict[str, str] = field(default_factory=dict)  # kwarg name -> environment variable
+
+
+# Each entry mirrors a Typer command in memcite.cli; keep the two in step
+# (tests/test_fastpath.py compares the option names with the Typer commands).
+FAST_COMMANDS: dict[str, FastCommand] = {
+    "strip": FastCommand(
+        target="memcite.reading_commands:strip",
+        positionals=("source",),
+        options={"--profile": str, "--errors": str, "--max-bytes": int},
+    ),
+    "parse": FastCommand(
+        target="memcite.reading_commands:parse",
+        positionals=("source",),
+        options={"--profile": str, "--errors": str, "--max-bytes": int},
+        flags=("--json",),
+    ),
+}
+
+
+def _option_name(option: str) -> str:
+    return option[2:].replace("-", "_")
+
+
+def parse_args(spec: FastCommand, args: list[str]) -> dict | None:
+    """Keyword arguments for ``spec.target``, or None when Typer should read ``args``."""
+    kwargs: dict[str, object] = {_option_name(flag): False for flag in spec.flags}
+    for name, variable in spec.envvars.items():
+        if os.environ.get(variable):
+            kwargs[name] = os.environ[variable]
+    positionals: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            positionals.extend(args[index + 1 :])
+            break
+        if arg.startswith("--"):
+            name, has_value, value = arg.partition("=")
+            if name in spec.flags and not has_value:
+                kwargs[_option_name(name)] = True
+            elif name in spec.options:
+                if not has_value:
+                    index += 1
+                    if index >= len(args):
+                        return None
+                    value = args[index]
+                try:
+                    kwargs[_option_name(name)] = spec.options[name](value)
+                except ValueError:
+                    return None
+            else:
+                return None
+        elif arg.startswith("-") and arg != "-":
+            return None
+        else:
+            positionals.append(arg)
+        index += 1
+    if len(positionals) > len(spec.positionals):
+        return None
+    for name, value in zip(spec.positionals, positionals, strict=False):
+        kwargs[name] = value
+    return kwargs
+
+
+def run(args: list[str]) -> int | None:
+    """Run ``args`` on the fast path and return the exit code, or None to hand over to Typer."""
+    if not args or os.environ.get("MEMCITE_NO_FASTPATH"):
+        return None
+    spec = FAST_COMMANDS.get(args[0])
+    if spec is None:
+        return None
+    kwargs = parse_args(spec, args[1:])
+    if kwargs is None:
+        return None
+    module_name, function_name = spec.target.split(":")
+    function = getattr(import_module(module_name), function_name)
+    return function(**kwargs)

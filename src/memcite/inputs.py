@@ -1,0 +1,58 @@
+"""Reading a reply from a file or stdin as bytes, with a size limit and exact UTF-8 errors."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memcite.errors import InputError
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+ERROR_MODES = ("strict", "replace")
+
+
+def read_bytes(source: str | os.PathLike | None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Read ``source`` (a path, or ``-``/None for stdin), refusing more than ``max_bytes``."""
+    name = "<stdin>" if source in (None, "-") else os.fspath(source)
+    try:
+        if source in (None, "-"):
+            data = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory, not a reply file") from None
+    except OSError as exc:
+        raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise InputError(
+            f"{name}: larger than the limit of {max_bytes} bytes",
+            hint="raise the limit with --max-bytes N",
+        )
+    return data
+
+
+def decode_utf8(data: bytes, *, name: str = "<input>", errors: str = "strict") -> str:
+    """Decode UTF-8; with ``errors="strict"`` a bad byte is an error naming its offset."""
+    if errors not in ERROR_MODES:
+        raise InputError(f"unknown --errors mode {errors!r}: use one of {', '.join(ERROR_MODES)}")
+    try:
+        return data.decode("utf-8", errors)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{name}: invalid UTF-8 at byte offset {exc.start} ({exc.reason})",
+            hint="pass --errors replace to read it with U+FFFD in place of the bad bytes",
+        ) from None
+
+
+def read_text(
+    source: str | os.PathLike | None,
+    *,
+    errors: str = "strict",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> str:
+    """Read and decode one input (see ``read_bytes`` and ``decode_utf8``)."""
+    name = "<stdin>" if source in (None, "-") else os.fspath(source)
+    return decode_utf8(read_bytes(source, max_bytes=max_bytes), name=name, errors=errors)

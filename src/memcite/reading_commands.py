@@ -1,0 +1,111 @@
+"""The bodies of ``memcite parse`` and ``memcite strip``: read input, read the reply, print.
+
+Shared by the Typer commands and the fast path; each returns the exit code.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os
+import sys
+
+from memcite.errors import CitationError, MemciteError
+from memcite.inputs import DEFAULT_MAX_BYTES, read_text
+from memcite.models import Reading
+
+
+def report_error(error: MemciteError) -> int:
+    """Print a memcite error to stderr and return its exit code."""
+    sys.stderr.write(f"memcite: error: {error}\n")
+    return error.exit_code
+
+
+def _source_name(source: str | None) -> str:
+    return "<stdin>" if source in (None, "-") else os.fspath(source)
+
+
+def _print_diagnostics(reading_or_error, name: str) -> None:
+    for diagnostic in reading_or_error.diagnostics:
+        sys.stderr.write(f"{name}:{diagnostic}\n")
+
+
+def _read(source, profile, errors, max_bytes):
+    from memcite.reading import parse_reply
+
+    text = read_text(source, errors=errors, max_bytes=max_bytes)
+    return parse_reply(text, profile=profile)
+
+
+def strip(
+    source: str | None = None,
+    profile: str = "codex",
+    errors: str = "strict",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> int:
+    """Write the visible reply byte for byte to stdout; diagnostics go to stderr."""
+    name = _source_name(source)
+    try:
+        reading = _read(source, profile, errors, max_bytes)
+    except CitationError as error:
+        _print_diagnostics(error, name)
+        return report_error(error)
+    except MemciteError as error:
+        return report_error(error)
+    _print_diagnostics(reading, name)
+    out = sys.stdout.buffer
+    out.write(reading.visible.encode("utf-8", "surrogatepass"))
+    out.flush()
+    return 0
+
+
+def format_reading(reading: Reading, name: str) -> str:
+    """A readable summary of a reading, for people at a terminal."""
+    lines: list[str] = []
+    citation = reading.citation
+    if citation is None:
+        lines.append(f"{name}: no citation ({len(reading.blocks)} block(s))")
+    else:
+        lines.append(
+            f"{name}: {len(citation.entries)} entr{'y' if len(citation.entries) == 1 else 'ies'},"
+            f" {len(citation.rollout_ids)} rollout id(s), {len(reading.thread_ids)} counted"
+            f" ({len(reading.blocks)} block(s))"
+        )
+        for entry in citation.entries:
+            lines.append(f"  {entry.path}:{entry.line_start}-{entry.line_end}  {entry.note}")
+        for rollout_id in citation.rollout_ids:
+            lines.append(f"  id {rollout_id}")
+    if reading.thread_ids:
+        lines.append("counted: " + ", ".join(reading.thread_ids))
+    for diagnostic in reading.diagnostics:
+        lines.append(f"{name}:{diagnostic}")
+    return "\n".join(lines) + "\n"
+
+
+def parse(
+    source: str | None = None,
+    profile: str = "codex",
+    errors: str = "strict",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """Print the reading of one reply, as JSON or as a readable summary."""
+    name = _source_name(source)
+    try:
+        reading = _read(source, profile, errors, max_bytes)
+    except CitationError as error:
+        if json:
+            _dump({"error": str(error), "diagnostics": [d.to_dict() for d in error.diagnostics]})
+        else:
+            _print_diagnostics(error, name)
+        return report_error(error)
+    except MemciteError as error:
+        return report_error(error)
+    if json:
+        _dump(reading.to_dict())
+    else:
+        sys.stdout.write(format_reading(reading, name))
+    return 0
+
+
+def _dump(obj) -> None:
+    sys.stdout.write(_json.dumps(obj, ensure_ascii=False) + "\n")
