@@ -1,0 +1,16 @@
+import os
+import sys
+
+from hypothesis import HealthCheck, settings
+
+# tests/plain_reader.py is imported by name from the tests and the benchmarks.
+sys.path.insert(0, os.path.dirname(__file__))
+
+# CI runs a fixed, derandomised profile so that a run is repeatable.
+settings.register_profile(
+    "ci", max_examples=300, derandomize=True, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.register_profile("long", max_examples=5000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
