@@ -6,7 +6,7 @@ from memcite import parse_reply
 from memcite.rust_text import RUST_WHITESPACE, rust_lines, rust_trim
 from memcite.thread_ids import normalize_thread_id
 
-O, C = "<oai-mem-citation>", "</oai-mem-citation>"
+O, C = "<oai-mem-citation>", "</oai-mem-citation>"  # noqa: E741
 
 
 def entries_of(*lines: str):
