@@ -1,7 +1,141 @@
-"""Commands added to the ``memcite`` Typer app (placeholder until this group is built)."""
+"""The read-path commands, ``memcite instructions`` and ``memcite truncate``, added to the Typer app.
+
+The bodies live in ``memcite.readpath_commands`` so the fast path can run them
+without Typer; these wrappers only declare the options.
+"""
 
 from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from memcite import readpath_commands
+from memcite.inputs import DEFAULT_MAX_BYTES
+
+_TOKENIZER_HELP = "o200k_base (default), cl100k_base, or approx (Codex's 4 bytes per token)."
+
+BudgetOpt = Annotated[
+    int, typer.Option("--budget", help="Token budget for the memory text.", min=0)
+]
+BpeFileOpt = Annotated[
+    Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
+    typer.Option(
+        "--bpe-file",
+        help="A .tiktoken file (plain or gzipped) to use instead of the installed one; "
+        "checked against its published sha256.",
+        envvar="MEMCITE_BPE_FILE",
+        show_default=False,
+    ),
+]
+ErrorsOpt = Annotated[
+    str,
+    typer.Option(
+        "--errors", help="strict: invalid UTF-8 is an error; replace: read it as U+FFFD."
+    ),
+]
+
+
+def _check_choice(value: str | None, choices: tuple[str, ...], option: str) -> None:
+    if value is not None and value not in choices:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=option)
+
+
+def _exit(code: int) -> None:
+    if code:
+        raise typer.Exit(code)
+
+
+def instructions(
+    cwd: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--cwd", help="Working directory whose project note is used.", show_default=False),
+    ] = None,
+    memory_root: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--memory-root",
+            help="Folder holding memory_summary.md [default: $CODEX_HOME/memories].",
+            show_default=False,
+        ),
+    ] = None,
+    codex_home: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--codex-home",
+            help="Codex home holding memory/projects/ [default: ~/.codex].",
+            envvar="CODEX_HOME",
+            show_default=False,
+        ),
+    ] = None,
+    budget: BudgetOpt = 2500,
+    tokenizer: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--tokenizer",
+            help=_TOKENIZER_HELP + " [default: o200k_base; approx with --profile codex]",
+            show_default=False,
+        ),
+    ] = None,
+    profile: Annotated[
+        str,
+        typer.Option(
+            "--profile",
+            help="memcite: exact tokens, this project's note then the global summary; "
+            "codex: exactly the summary Codex injects.",
+        ),
+    ] = "memcite",
+    errors: ErrorsOpt = "strict",
+    bpe_file: BpeFileOpt = None,
+    json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Print where the budget went instead.")
+    ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the cache.")
+    ] = False,
+) -> None:
+    """Print the developer instructions built from memory for a working directory."""
+    _check_choice(profile, readpath_commands.PROFILE_CHOICES, "--profile")
+    _check_choice(tokenizer, readpath_commands.TOKENIZER_CHOICES, "--tokenizer")
+    _check_choice(errors, readpath_commands.ERROR_CHOICES, "--errors")
+    _exit(
+        readpath_commands.instructions(
+            cwd=cwd,
+            memory_root=memory_root,
+            codex_home=codex_home,
+            budget=budget,
+            tokenizer=tokenizer,
+            profile=profile,
+            errors=errors,
+            bpe_file=bpe_file,
+            json=json,
+            explain=explain,
+            no_cache=no_cache,
+        )
+    )
+
+
+def truncate(
+    source: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Argument(help="File to cut, or - for stdin (the default).", show_default=False),
+    ] = None,
+    budget: BudgetOpt = 2500,
+    tokenizer: Annotated[str, typer.Option("--tokenizer", help=_TOKENIZER_HELP)] = "o200k_base",
+    bpe_file: BpeFileOpt = None,
+    errors: ErrorsOpt = "strict",
+    max_bytes: Annotated[
+        int, typer.Option("--max-bytes", help="Refuse inputs larger than this many bytes.", min=1)
+    ] = DEFAULT_MAX_BYTES,
+) -> None:
+    """Write a text cut to a token budget, byte for byte (approx: Codex's middle cut)."""
+    _check_choice(tokenizer, readpath_commands.TOKENIZER_CHOICES, "--tokenizer")
+    _check_choice(errors, readpath_commands.ERROR_CHOICES, "--errors")
+    _exit(readpath_commands.truncate(source, budget, tokenizer, bpe_file, errors, max_bytes))
 
 
 def register(app) -> None:
     """Add this module's commands to ``app``."""
+    app.command()(instructions)
+    app.command()(truncate)

@@ -28,19 +28,69 @@ class FastCommand:
     envvars: dict[str, str] = field(default_factory=dict)  # kwarg name -> environment variable
 
 
+def choice(*allowed: str):
+    """An option type that accepts only ``allowed`` (anything else goes to Typer, which explains)."""
+
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(value)
+        return value
+
+    check.choices = allowed
+    return check
+
+
+def positive_int(value: str) -> int:
+    """An option type for sizes and counts: an integer of at least 1."""
+    number = int(value)
+    if number < 1:
+        raise ValueError(value)
+    return number
+
+
+PROFILE = choice("codex", "strict")
+ERRORS = choice("strict", "replace")
+
 # Each entry mirrors a Typer command in memcite.cli; keep the two in step
 # (tests/test_fastpath.py compares the option names with the Typer commands).
 FAST_COMMANDS: dict[str, FastCommand] = {
     "strip": FastCommand(
         target="memcite.reading_commands:strip",
         positionals=("source",),
-        options={"--profile": str, "--errors": str, "--max-bytes": int},
+        options={"--profile": PROFILE, "--errors": ERRORS, "--max-bytes": positive_int},
     ),
     "parse": FastCommand(
         target="memcite.reading_commands:parse",
         positionals=("source",),
-        options={"--profile": str, "--errors": str, "--max-bytes": int},
+        options={"--profile": PROFILE, "--errors": ERRORS, "--max-bytes": positive_int},
         flags=("--json",),
+    ),
+    "instructions": FastCommand(
+        target="memcite.readpath_commands:instructions",
+        options={
+            "--cwd": str,
+            "--memory-root": str,
+            "--codex-home": str,
+            "--budget": int,
+            "--tokenizer": str,
+            "--profile": str,
+            "--errors": str,
+            "--bpe-file": str,
+        },
+        flags=("--json", "--explain", "--no-cache"),
+        envvars={"codex_home": "CODEX_HOME", "bpe_file": "MEMCITE_BPE_FILE"},
+    ),
+    "truncate": FastCommand(
+        target="memcite.readpath_commands:truncate",
+        positionals=("source",),
+        options={
+            "--budget": int,
+            "--tokenizer": str,
+            "--bpe-file": str,
+            "--errors": str,
+            "--max-bytes": int,
+        },
+        envvars={"bpe_file": "MEMCITE_BPE_FILE"},
     ),
 }
 

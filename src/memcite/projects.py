@@ -1,0 +1,112 @@
+"""Which project a working directory belongs to, and where its note lives (spec/layout.md §2).
+
+The slug rule is pure (``project_slug`` of a canonical path); finding the git
+work tree and reading the note are the only I/O, in ``find_project_root`` and
+``read_project_note``. A note is used only when its ``Project:`` line equals the
+canonical project path exactly; otherwise it belongs to another project (a
+slug collision or a moved project) and is reported, never read into context.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+from memcite.rust_text import rust_trim
+
+_NAME_LIMIT = 40
+_HASH_CHARS = 12
+
+
+def canonical_path(path: str | os.PathLike) -> str:
+    """Absolute, symlinks resolved, no trailing slash (the root stays ``/``)."""
+    resolved = os.path.realpath(os.fspath(path))
+    stripped = resolved.rstrip(os.sep)
+    return stripped or resolved
+
+
+def find_project_root(cwd: str | os.PathLike) -> str:
+    """The canonical root of the git work tree containing ``cwd``, or ``cwd`` itself outside git.
+
+    A work tree root is the nearest directory holding ``.git`` (a directory, or
+    the file a linked work tree or submodule has).
+    """
+    start = canonical_path(cwd)
+    directory = start
+    while True:
+        if os.path.lexists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return start
+        directory = parent
+
+
+def sanitize_project_name(name: str) -> str:
+    """Lower-case, each run outside ``[a-z0-9]`` to one ``-``, ends stripped, 40 characters."""
+    out: list[str] = []
+    for char in name.lower():
+        if "a" <= char <= "z" or "0" <= char <= "9":
+            out.append(char)
+        elif not out or out[-1] != "-":
+            out.append("-")
+    return "".join(out).strip("-")[:_NAME_LIMIT] or "project"
+
+
+def project_slug(project_path: str) -> str:
+    """``<sanitized name>-<12 hex of SHA-256(path)>`` for a canonical project path."""
+    digest = hashlib.sha256(project_path.encode("utf-8", "surrogateescape")).hexdigest()
+    name = os.path.basename(project_path) or project_path
+    return f"{sanitize_project_name(name)}-{digest[:_HASH_CHARS]}"
+
+
+def project_note_path(codex_home: str | os.PathLike, slug: str) -> str:
+    """``<home>/memory/projects/<slug>/memory.md``."""
+    return os.path.join(os.fspath(codex_home), "memory", "projects", slug, "memory.md")
+
+
+def note_project_line(text: str) -> str | None:
+    """The value of the note's first ``Project:`` line (trimmed), or None when it has none."""
+    for line in text.split("\n"):
+        if line.startswith("Project:"):
+            return rust_trim(line[len("Project:") :])
+    return None
+
+
+@dataclass(frozen=True)
+class ProjectNote:
+    """The note found for a working directory, or why there is none to use.
+
+    ``status``: ``found`` (``text`` is set), ``missing`` (no note), or
+    ``collision`` (a note whose ``Project:`` is another path or absent; not used).
+    """
+
+    project_root: str
+    slug: str
+    path: str
+    status: str
+    recorded_project: str | None = None
+    data: bytes | None = None  # raw bytes of a found or colliding note
+
+    @property
+    def problem(self) -> str | None:
+        """A sentence for the user when the note exists but cannot be used."""
+        if self.status != "collision":
+            return None
+        if self.recorded_project is None:
+            return (
+                f"{self.path}: the project note has no 'Project:' line, so it cannot be checked "
+                f"against {self.project_root}; not used (add 'Project: {self.project_root}')"
+            )
+        return (
+            f"{self.path}: the project note belongs to {self.recorded_project!r}, not "
+            f"{self.project_root!r} (a slug collision or a moved project); not used"
+        )
+
+
+def check_note(project_root: str, slug: str, path: str, text: str, data: bytes) -> ProjectNote:
+    """Classify a note's text against the project it was looked up for."""
+    recorded = note_project_line(text)
+    status = "found" if recorded == project_root else "collision"
+    return ProjectNote(project_root, slug, path, status, recorded, data)
