@@ -1,10 +1,14 @@
 import os
 import sys
+import tempfile
 
 from hypothesis import HealthCheck, settings
 
 # tests/plain_reader.py is imported by name from the tests and the benchmarks.
 sys.path.insert(0, os.path.dirname(__file__))
+
+# memcite's cache (lark's tables, instructions) goes to a throw-away folder, not ~/.cache.
+os.environ.setdefault("MEMCITE_CACHE_DIR", tempfile.mkdtemp(prefix="memcite-test-cache-"))
 
 # CI runs a fixed, derandomised profile so that a run is repeatable.
 settings.register_profile(

@@ -89,20 +89,20 @@ def plain_thread_id(text: str):
 def plain_read(text: str) -> dict:
     """visible, citation (entries as tuples, rollout_ids) and counted thread ids."""
     visible, bodies = [], []
-    rest = text
+    position = 0
     while True:
-        start = rest.find(OPEN)
+        start = text.find(OPEN, position)
         if start < 0:
-            visible.append(rest)
+            visible.append(text[position:])
             break
-        visible.append(rest[:start])
-        after = rest[start + len(OPEN) :]
-        end = after.find(CLOSE)
+        visible.append(text[position:start])
+        body_start = start + len(OPEN)
+        end = text.find(CLOSE, body_start)
         if end < 0:
-            bodies.append(after)
+            bodies.append(text[body_start:])
             break
-        bodies.append(after[:end])
-        rest = after[end + len(CLOSE) :]
+        bodies.append(text[body_start:end])
+        position = end + len(CLOSE)
     entries, ids, seen = [], [], set()
     for body in bodies:
         section = _extract(body, "<citation_entries>", "</citation_entries>")

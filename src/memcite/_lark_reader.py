@@ -1,11 +1,31 @@
-"""The only module that touches lark: builds the section parser and turns lark errors into ours."""
+"""The only module that touches lark: builds the section parser and turns lark errors into ours.
+
+Start-up cost matters here (``memcite strip`` runs once per agent reply), so:
+lark is imported without the optional ``regex`` module (the grammar needs only
+``re``; importing ``regex`` costs ~8 ms), and the built LALR tables are kept in
+lark's own cache file under memcite's cache folder (see ``memcite.paths``),
+which lark checks against the grammar's hash and rebuilds when it changed.
+"""
 
 from __future__ import annotations
 
-from lark import Lark, Transformer
+import os
+import sys
+
+if "regex" not in sys.modules:
+    sys.modules["regex"] = None  # type: ignore[assignment]  # lark falls back to re
+    try:
+        from lark import Lark, Transformer
+    finally:
+        del sys.modules["regex"]  # other modules (tiktoken) may still import it
+else:
+    from lark import Lark, Transformer
 from lark.exceptions import LarkError, UnexpectedInput
 
 from memcite.errors import MemciteError
+from memcite.paths import user_cache_dir
+
+CACHE_FILE = "citation-grammar.lark-cache"
 
 START_RULES = ["entry_section", "id_section", "tags"]
 
@@ -26,13 +46,14 @@ class SectionLines(Transformer):
 class SectionParser:
     """``parse(text, start)`` for one section, with lark's exceptions turned into MemciteError."""
 
-    def __init__(self, grammar: str) -> None:
+    def __init__(self, grammar: str, *, cache: str | bool = False) -> None:
         self._lark = Lark(
             grammar,
             parser="lalr",
             lexer="contextual",
             start=START_RULES,
             transformer=SectionLines(),
+            cache=cache,
         )
 
     def parse(self, text: str, start: str):
@@ -52,6 +73,15 @@ class SectionParser:
         return self._lark.get_terminal(name).pattern.value
 
 
-def build_parser(grammar: str) -> SectionParser:
-    """Build the LALR parser (contextual lexer) for the citation grammar."""
-    return SectionParser(grammar)
+def _cache_path() -> str | bool:
+    folder = user_cache_dir()
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return False  # no cache folder: build the tables in memory each time
+    return os.path.join(folder, CACHE_FILE)
+
+
+def build_parser(grammar: str, *, use_cache: bool = True) -> SectionParser:
+    """Build the LALR parser (contextual lexer) for the citation grammar, cached on disk."""
+    return SectionParser(grammar, cache=_cache_path() if use_cache else False)

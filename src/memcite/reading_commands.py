@@ -20,6 +20,17 @@ def report_error(error: MemciteError) -> int:
     return error.exit_code
 
 
+def report_strict_failure(error: CitationError, name: str) -> int:
+    """Print every strict-mode problem with its place, then a one-line summary; exit code 1."""
+    _print_diagnostics(error, name)
+    count = len(error.diagnostics)
+    sys.stderr.write(
+        f"memcite: error: {name}: {count} problem{'s' if count != 1 else ''} in a strict reading;"
+        " fix them or read with --profile codex\n"
+    )
+    return error.exit_code
+
+
 def _source_name(source: str | None) -> str:
     return "<stdin>" if source in (None, "-") else os.fspath(source)
 
@@ -47,8 +58,7 @@ def strip(
     try:
         reading = _read(source, profile, errors, max_bytes)
     except CitationError as error:
-        _print_diagnostics(error, name)
-        return report_error(error)
+        return report_strict_failure(error, name)
     except MemciteError as error:
         return report_error(error)
     _print_diagnostics(reading, name)
@@ -95,9 +105,8 @@ def parse(
     except CitationError as error:
         if json:
             _dump({"error": str(error), "diagnostics": [d.to_dict() for d in error.diagnostics]})
-        else:
-            _print_diagnostics(error, name)
-        return report_error(error)
+            return error.exit_code
+        return report_strict_failure(error, name)
     except MemciteError as error:
         return report_error(error)
     if json:
