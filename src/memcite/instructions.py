@@ -526,7 +526,7 @@ def build_instructions(
     *,
     profile: str = "memcite",
     budget: int = DEFAULT_BUDGET,
-    tokenizer_name: str = "o200k_base",
+    tokenizer_name: str | None = None,
     load_tokenizer: Callable[[], object] | None = None,
     codex_home: str | os.PathLike | None = None,
     cwd: str | os.PathLike | None = None,
@@ -535,6 +535,7 @@ def build_instructions(
 ) -> Instructions:
     """The developer instructions for ``memory_root`` (and, for ``memcite``, the project of ``cwd``).
 
+    ``tokenizer_name`` defaults to ``approx`` for ``codex`` and ``o200k_base`` otherwise;
     ``load_tokenizer`` is called only when the result is not in the cache;
     ``codex_home`` and ``cwd`` locate the project note (``memcite`` profile);
     ``cache_dir`` None means no cache.
@@ -543,6 +544,8 @@ def build_instructions(
         raise InputError(f"unknown profile {profile!r}: use one of {', '.join(PROFILES)}")
     if budget < 0:
         raise InputError(f"the budget must be 0 or more tokens, not {budget}")
+    if tokenizer_name is None:
+        tokenizer_name = "approx" if profile == "codex" else "o200k_base"
     if load_tokenizer is None:
         from memcite.tokens import get_tokenizer
 
