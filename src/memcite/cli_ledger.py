@@ -1,7 +1,189 @@
-"""Commands added to the ``memcite`` Typer app (placeholder until this group is built)."""
+"""The ledger commands, ``memcite sync``, ``record``, ``ingest`` and ``rebuild``, added to the Typer app.
+
+The bodies live in ``memcite.ledger_commands`` (``record`` also runs there on
+the fast path, without Typer); these wrappers only declare the options.
+"""
 
 from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from memcite import ledger_commands
+from memcite.inputs import DEFAULT_MAX_BYTES
+
+DbOpt = Annotated[
+    Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
+    typer.Option(
+        "--db",
+        help="memcite's database (default: $MEMCITE_DB, else memcite.sqlite in $MEMCITE_HOME "
+        "or the user data folder).",
+        envvar="MEMCITE_DB",
+        show_default=False,
+        show_envvar=False,
+    ),
+]
+CodexHomeOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--codex-home",
+        help="Codex's home folder (default: $CODEX_HOME, else ~/.codex).",
+        envvar="CODEX_HOME",
+        show_default=False,
+        show_envvar=False,
+    ),
+]
+PolicyOpt = Annotated[
+    str,
+    typer.Option(
+        "--policy",
+        help="default: each distinct thread once per reply, closed blocks only; "
+        "codex: count exactly as Codex does.",
+    ),
+]
+ProfileOpt = Annotated[
+    str,
+    typer.Option("--profile", help="codex: problems are warnings; strict: problems are errors "
+                 "and the reply is not recorded."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _exit(code: int) -> None:
+    if code:
+        raise typer.Exit(code)
+
+
+def _check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
+    if value not in choices:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=option)
+
+
+def record(
+    source: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Argument(help="Reply file to read, or - for stdin (the default).",
+                       show_default=False),
+    ] = None,
+    db: DbOpt = None,
+    codex_home: CodexHomeOpt = None,
+    jsonl: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--jsonl", help='One reply per line: {"text", "id"?, "at"?, "thread_id"?, '
+                     '"cwd"?}; - for stdin.', show_default=False),
+    ] = None,
+    policy: PolicyOpt = "default",
+    profile: ProfileOpt = "codex",
+    errors: Annotated[
+        str, typer.Option("--errors", help="strict: invalid UTF-8 is an error; "
+                          "replace: read it as U+FFFD.")
+    ] = "strict",
+    max_bytes: Annotated[
+        int, typer.Option("--max-bytes", help="Refuse a reply larger than this many bytes.",
+                          min=1)
+    ] = DEFAULT_MAX_BYTES,
+    id: Annotated[  # noqa: A002 - the option is --id
+        Optional[str],  # noqa: UP045
+        typer.Option("--id", help="A stable id for the reply (default: the SHA-256 of its text).",
+                     show_default=False),
+    ] = None,
+    at: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--at", help="When the reply was made: epoch seconds or ISO 8601 "
+                     "(default: now).", show_default=False),
+    ] = None,
+    thread_id: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--thread-id", help="The thread that replied.", show_default=False),
+    ] = None,
+    cwd: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--cwd", help="The working directory of that thread.", show_default=False),
+    ] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the reading and what was "
+                                       "recorded (JSON Lines with --jsonl).")] = False,
+) -> None:
+    """Record the citations of one reply (printing the visible reply), or of a JSON Lines batch."""
+    _check_choice(policy, ("default", "codex"), "--policy")
+    _check_choice(profile, ("codex", "strict"), "--profile")
+    _check_choice(errors, ("strict", "replace"), "--errors")
+    _exit(ledger_commands.record(
+        source=source, db=db, codex_home=codex_home, jsonl=jsonl, policy=policy,
+        profile=profile, errors=errors, max_bytes=max_bytes, id=id, at=at,
+        thread_id=thread_id, cwd=cwd, json=json,
+    ))
+
+
+def sync(db: DbOpt = None, codex_home: CodexHomeOpt = None, json: JsonOpt = False) -> None:
+    """Fill the inventory from a Codex home, read-only: memories_1.sqlite and the memory folder."""
+    progress = None
+    if not json and sys.stderr.isatty():
+        progress = _rich_progress()
+    try:
+        _exit(ledger_commands.sync(db=db, codex_home=codex_home, json=json,
+                                   progress=progress))
+    finally:
+        if progress is not None:
+            progress.stop()
+
+
+class _rich_progress:  # noqa: N801 - used as a callback
+    """A progress bar on stderr, started at the first report."""
+
+    def __init__(self) -> None:
+        self._progress = None
+        self._tasks: dict[str, object] = {}
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        if self._progress is None:
+            self._progress = Progress(console=Console(stderr=True), transient=True)
+            self._progress.start()
+        if phase not in self._tasks:
+            self._tasks[phase] = self._progress.add_task(phase, total=total)
+        self._progress.update(self._tasks[phase], completed=done, total=total)
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+def ingest(
+    rollouts: Annotated[
+        list[str],
+        typer.Argument(help="Codex session files (rollout-*.jsonl or .jsonl.zst), given "
+                       "explicitly; nothing is searched for.", show_default=False),
+    ],
+    db: DbOpt = None,
+    codex_home: CodexHomeOpt = None,
+    policy: PolicyOpt = "default",
+    profile: ProfileOpt = "codex",
+    json: Annotated[bool, typer.Option("--json", help="One JSON object per file.")] = False,
+) -> None:
+    """Record the assistant replies found in Codex session files (no reply text is stored)."""
+    _check_choice(policy, ("default", "codex"), "--policy")
+    _check_choice(profile, ("codex", "strict"), "--profile")
+    _exit(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
+                                 profile=profile, json=json))
+
+
+def rebuild(
+    db: DbOpt = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Only report differences (exit 1 if any); change nothing.")] = False,
+    json: JsonOpt = False,
+) -> None:
+    """Recompute usage counts from the citation log and report any difference."""
+    _exit(ledger_commands.rebuild(db=db, check=check, json=json))
 
 
 def register(app) -> None:
     """Add this module's commands to ``app``."""
+    app.command()(sync)
+    app.command()(record)
+    app.command()(ingest)
+    app.command()(rebuild)

@@ -92,6 +92,25 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         },
         envvars={"bpe_file": "MEMCITE_BPE_FILE"},
     ),
+    "record": FastCommand(
+        target="memcite.ledger_commands:record",
+        positionals=("source",),
+        options={
+            "--db": str,
+            "--codex-home": str,
+            "--jsonl": str,
+            "--policy": choice("default", "codex"),
+            "--profile": PROFILE,
+            "--errors": ERRORS,
+            "--max-bytes": positive_int,
+            "--id": str,
+            "--at": str,
+            "--thread-id": str,
+            "--cwd": str,
+        },
+        flags=("--json",),
+        envvars={"db": "MEMCITE_DB", "codex_home": "CODEX_HOME"},
+    ),
 }
 
 

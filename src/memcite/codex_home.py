@@ -1,0 +1,287 @@
+"""Reading a Codex home, read-only and streaming: ``memories_1.sqlite`` and the memory folder.
+
+Codex's database is opened with ``mode=ro`` (and ``immutable=1`` when it is a
+WAL database with no ``-wal`` file, so that not even ``-shm``/``-wal`` files are
+created beside it); nothing here ever writes to a Codex home. Rows and headers
+are yielded one at a time, so a home of any size is read in constant memory.
+See shared/spec/usage-and-retention.md and shared/spec/layout.md §1.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from memcite.errors import MemciteError
+from memcite.rust_text import RUST_WHITESPACE, rust_trim
+from memcite.thread_ids import normalize_thread_id
+
+STATE_DB = "memories_1.sqlite"
+MEMORY_FOLDER = "memories"
+RAW_MEMORIES = "raw_memories.md"
+ROLLOUT_SUMMARIES = "rollout_summaries"
+
+# The stage1_outputs columns memcite reads; a column an older Codex lacks reads as NULL.
+STAGE1_COLUMNS = (
+    "thread_id",
+    "source_updated_at",
+    "generated_at",
+    "rollout_slug",
+    "usage_count",
+    "last_usage",
+    "selected_for_phase2",
+    "selected_for_phase2_source_updated_at",
+)
+# SQLite's trim() with the ASCII part of Rust's White_Space: "non-blank" as Codex means it.
+_BLANK = "char(9, 10, 11, 12, 13, 32)"
+
+_THREAD_HEADING = re.compile(r"^## Thread `([^`]*)`\s*$")
+_HEADER_LINE = re.compile(r"^([a-z_][a-z0-9_]*):[ \t]*(.*?)\s*$")
+_SUMMARY_STEM = re.compile(
+    r"^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-[0-9A-Za-z]{4}(?:-(?P<slug>[A-Za-z0-9_]+))?$"
+)
+
+
+class CodexHomeError(MemciteError):
+    """A Codex home, or part of one, could not be read (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FolderMemory:
+    """A thread as the memory folder describes it (a ``raw_memories.md`` section or a summary)."""
+
+    thread_id: str
+    source: str  # raw_memories | rollout_summary
+    updated_at: int | None = None
+    cwd: str | None = None
+    rollout_path: str | None = None
+    rollout_summary_file: str | None = None
+    git_branch: str | None = None
+    rollout_slug: str | None = None
+    has_text: bool = False  # the section or summary has a non-blank body
+    where: str = ""  # file:line
+
+
+def state_db_path(codex_home: str | os.PathLike) -> str:
+    """Where Codex keeps ``stage1_outputs``."""
+    return os.path.join(os.fspath(codex_home), STATE_DB)
+
+
+def memory_folder(codex_home: str | os.PathLike) -> str:
+    """Codex's memory folder (``$CODEX_HOME/memories``)."""
+    return os.path.join(os.fspath(codex_home), MEMORY_FOLDER)
+
+
+# --------------------------------------------------------------------------- memories_1.sqlite
+
+
+def open_codex_db(path: str | os.PathLike) -> sqlite3.Connection:
+    """Open Codex's database read-only, creating no file beside it."""
+    path = os.path.abspath(os.fspath(path))
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except OSError as exc:
+        raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if not header.startswith(b"SQLite format 3\x00"):
+        raise CodexHomeError(f"{path}: not an SQLite database")
+    wal_mode = len(header) > 19 and header[18] == 2
+    immutable = wal_mode and not os.path.exists(path + "-wal")
+    quoted = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    uri = f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=15)
+        conn.execute("PRAGMA query_only = 1")
+    except sqlite3.Error as exc:
+        raise CodexHomeError(f"{path}: cannot open read-only ({exc})") from None
+    return conn
+
+
+def _stage1_select(conn: sqlite3.Connection, path: str) -> str:
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(stage1_outputs)")}
+    if "thread_id" not in columns:
+        raise CodexHomeError(
+            f"{path}: no stage1_outputs table with a thread_id column",
+            hint="is this a Codex memories database? pass the Codex home with --codex-home",
+        )
+    picked = [name if name in columns else "NULL" for name in STAGE1_COLUMNS]
+    for text_column in ("raw_memory", "rollout_summary"):
+        if text_column in columns:
+            picked.append(f"length(trim(coalesce({text_column}, ''), {_BLANK})) > 0")
+        else:
+            picked.append("0")
+    return f"SELECT {', '.join(picked)} FROM stage1_outputs"
+
+
+def count_stage1_outputs(path: str | os.PathLike) -> int:
+    """How many rows ``stage1_outputs`` holds (for progress)."""
+    conn = open_codex_db(path)
+    try:
+        return conn.execute("SELECT count(*) FROM stage1_outputs").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise CodexHomeError(f"{os.fspath(path)}: cannot read stage1_outputs ({exc})") from None
+    finally:
+        conn.close()
+
+
+def iter_stage1_outputs(path: str | os.PathLike, *, batch_size: int = 2000) -> Iterator[tuple]:
+    """Yield ``stage1_outputs`` rows as tuples in ``STAGE1_COLUMNS`` order plus
+    ``has_raw_memory`` and ``has_rollout_summary``, streaming from a read-only connection.
+
+    Large texts are never loaded into Python: only whether they are blank.
+    """
+    path = os.fspath(path)
+    conn = open_codex_db(path)
+    try:
+        cursor = conn.execute(_stage1_select(conn, path))
+        while True:
+            rows = cursor.fetchmany(batch_size)
+            if not rows:
+                break
+            yield from rows
+    except sqlite3.Error as exc:
+        raise CodexHomeError(f"{path}: cannot read stage1_outputs ({exc})") from None
+    finally:
+        conn.close()
+
+
+# --------------------------------------------------------------------------- the memory folder
+
+
+def rfc3339_seconds(value: str) -> int | None:
+    """Unix seconds of an RFC 3339 time as Codex writes it, or None if it is not one."""
+    from datetime import UTC, datetime
+
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp())
+
+
+def slug_of_summary_file(name: str) -> str | None:
+    """The slug part of a summary file name (``{time}-{hash4}-{slug}.md``), or None."""
+    stem = name[:-3] if name.endswith(".md") else name
+    match = _SUMMARY_STEM.match(stem)
+    return match.group("slug") if match else None
+
+
+def _folder_memory(thread_id: str, source: str, fields: dict[str, str], has_text: bool,
+                   where: str) -> FolderMemory | None:
+    normalized = normalize_thread_id(thread_id.strip())
+    if normalized is None:
+        return None
+    summary_file = fields.get("rollout_summary_file") or None
+    return FolderMemory(
+        thread_id=normalized,
+        source=source,
+        updated_at=rfc3339_seconds(fields.get("updated_at", "")),
+        cwd=fields.get("cwd") or None,
+        rollout_path=fields.get("rollout_path") or None,
+        rollout_summary_file=summary_file,
+        git_branch=fields.get("git_branch") or None,
+        rollout_slug=slug_of_summary_file(summary_file) if summary_file else None,
+        has_text=has_text,
+        where=where,
+    )
+
+
+def iter_raw_memories(path: str | os.PathLike) -> Iterator[FolderMemory]:
+    """Yield one ``FolderMemory`` per ``## Thread `<id>``` section of ``raw_memories.md``, streaming.
+
+    A section whose id is not a UUID is skipped.
+    """
+    path = os.fspath(path)
+    current: tuple[str, int] | None = None
+    fields: dict[str, str] = {}
+    in_header = False
+    has_text = False
+    try:
+        handle = open(path, encoding="utf-8", errors="replace", newline="")
+    except OSError as exc:
+        raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.rstrip("\r\n")
+            heading = _THREAD_HEADING.match(line)
+            if heading:
+                if current is not None:
+                    found = _folder_memory(current[0], "raw_memories", fields, has_text,
+                                           f"{path}:{current[1]}")
+                    if found:
+                        yield found
+                current, fields, in_header, has_text = (heading.group(1), number), {}, True, False
+                continue
+            if current is None:
+                continue
+            if in_header:
+                header = _HEADER_LINE.match(line)
+                if header:
+                    fields.setdefault(header.group(1), header.group(2))
+                    continue
+                in_header = False
+            if not has_text and line.strip(RUST_WHITESPACE):
+                has_text = True
+        if current is not None:
+            found = _folder_memory(current[0], "raw_memories", fields, has_text,
+                                   f"{path}:{current[1]}")
+            if found:
+                yield found
+
+
+def read_rollout_summary_header(path: str | os.PathLike) -> FolderMemory | None:
+    """The header of one rollout summary file (``thread_id:`` … then a blank line), or None.
+
+    Reads only the header and the first line of the summary.
+    """
+    path = os.fspath(path)
+    fields: dict[str, str] = {}
+    has_text = False
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            for raw in handle:
+                line = raw.rstrip("\r\n")
+                if not line.strip():
+                    if fields:
+                        break
+                    continue
+                header = _HEADER_LINE.match(line)
+                if header is None:
+                    has_text = True
+                    break
+                fields.setdefault(header.group(1), header.group(2))
+            if not has_text:
+                for raw in handle:
+                    if rust_trim(raw):
+                        has_text = True
+                        break
+    except OSError as exc:
+        raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if "thread_id" not in fields:
+        return None
+    fields.setdefault("rollout_summary_file", os.path.basename(path))
+    return _folder_memory(fields["thread_id"], "rollout_summary", fields, has_text, path)
+
+
+def iter_rollout_summaries(folder: str | os.PathLike) -> Iterator[FolderMemory]:
+    """Yield the header of every ``*.md`` in ``rollout_summaries/`` (sorted by name), streaming."""
+    folder = os.fspath(folder)
+    try:
+        names = sorted(
+            entry.name for entry in os.scandir(folder)
+            if entry.name.endswith(".md") and entry.is_file()
+        )
+    except OSError as exc:
+        raise CodexHomeError(f"{folder}: cannot list: {exc.strerror or exc}") from None
+    for name in names:
+        found = read_rollout_summary_header(os.path.join(folder, name))
+        if found is not None:
+            yield found

@@ -1,0 +1,186 @@
+"""Reading assistant replies out of Codex session files (``memcite ingest``), streaming.
+
+Only files given explicitly are read; nothing is searched for. A rollout is
+JSON Lines: a ``session_meta`` line (``payload.id``, ``payload.cwd``) and
+``response_item`` lines; an assistant reply is a ``message`` item with role
+``assistant`` whose ``output_text`` parts, concatenated, are the reply text
+(block included). Other lines are skipped, most of them without being parsed.
+``.jsonl.zst`` files are decompressed on the fly.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from memcite.errors import InputError, MemciteError
+from memcite.ledger import ReplyInput, parse_time, record_replies
+from memcite.thread_ids import normalize_thread_id
+
+
+@dataclass
+class RolloutScan:
+    """Counts kept while a rollout file is read."""
+
+    path: str
+    lines: int = 0
+    session_id: str | None = None
+    cwd: str | None = None
+    replies: int = 0
+    bad_lines: list[int] = field(default_factory=list)  # not JSON (first few kept)
+    bad_line_count: int = 0
+
+
+def _open_lines(path: str):
+    """A binary line iterator over ``path``, decompressing ``.zst``."""
+    try:
+        raw = open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory; give rollout files explicitly") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if path.endswith(".zst"):
+        import zstandard
+
+        reader = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
+        return io.BufferedReader(reader, buffer_size=1 << 20)
+    return raw
+
+
+def _assistant_text(payload: dict) -> str | None:
+    if payload.get("type") != "message" or payload.get("role") != "assistant":
+        return None
+    content = payload.get("content")
+    if not isinstance(content, list):
+        return None
+    return "".join(
+        part["text"] for part in content
+        if isinstance(part, dict) and part.get("type") == "output_text"
+        and isinstance(part.get("text"), str)
+    )
+
+
+def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = None
+                         ) -> Iterator[ReplyInput]:
+    """Yield each assistant reply of one rollout file, with the session's thread id and cwd."""
+    path = os.fspath(path)
+    scan = scan if scan is not None else RolloutScan(path)
+    origin = f"ingest:{os.path.abspath(path)}"
+    handle = _open_lines(path)
+    try:
+        for number, line in enumerate(handle, start=1):
+            scan.lines = number
+            # A cheap look before parsing: most lines (tool output, reasoning) are not replies.
+            is_meta = b'"session_meta"' in line
+            if not is_meta and not (b'"response_item"' in line and b'"assistant"' in line):
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError:
+                scan.bad_line_count += 1
+                if len(scan.bad_lines) < 10:
+                    scan.bad_lines.append(number)
+                continue
+            if not isinstance(item, dict) or not isinstance(item.get("payload"), dict):
+                continue
+            payload = item["payload"]
+            kind = item.get("type")
+            if kind == "session_meta":
+                session = payload.get("id")
+                if isinstance(session, str):
+                    scan.session_id = normalize_thread_id(session) or session
+                cwd = payload.get("cwd")
+                scan.cwd = cwd if isinstance(cwd, str) else scan.cwd
+                continue
+            if kind != "response_item":
+                continue
+            text = _assistant_text(payload)
+            if text is None:
+                continue
+            at = None
+            if item.get("timestamp") is not None:
+                try:
+                    at = parse_time(item["timestamp"], what=f"{path}:{number}: timestamp")
+                except InputError:
+                    at = None
+            scan.replies += 1
+            yield ReplyInput(text=text, at=at, thread_id=scan.session_id, cwd=scan.cwd,
+                             origin=origin, where=f"{path}:{number}")
+    except (OSError, MemciteError) as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+    except Exception as exc:  # zstandard.ZstdError and friends: a damaged file
+        if type(exc).__module__.startswith("zstandard"):
+            raise InputError(f"{path}: not a readable zstd file ({exc})") from None
+        raise
+    finally:
+        handle.close()
+
+
+@dataclass
+class IngestReport:
+    """What ingesting one rollout file recorded."""
+
+    path: str
+    session_id: str | None
+    replies: int = 0
+    recorded: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    counted: int = 0
+    unknown_ids: set[str] = field(default_factory=set)
+    not_uuid_ids: set[str] = field(default_factory=set)
+    bad_lines: list[int] = field(default_factory=list)
+    bad_line_count: int = 0
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "session_id": self.session_id,
+            "replies": self.replies,
+            "recorded": self.recorded,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+            "counted": self.counted,
+            "unknown_ids": sorted(self.unknown_ids),
+            "not_uuid_ids": sorted(self.not_uuid_ids),
+            "bad_lines": self.bad_lines,
+            "bad_line_count": self.bad_line_count,
+        }
+
+
+def ingest_rollout(
+    conn: sqlite3.Connection,
+    path: str | os.PathLike,
+    *,
+    profile: str = "codex",
+    policy: str = "default",
+    memory_root: str | os.PathLike | None = None,
+    now: int | None = None,
+) -> IngestReport:
+    """Record every assistant reply of one rollout file (one transaction per reply)."""
+    path = os.fspath(path)
+    scan = RolloutScan(path)
+    report = IngestReport(path, None)
+    results = record_replies(conn, iter_rollout_replies(path, scan), profile=profile,
+                             policy=policy, memory_root=memory_root, now=now)
+    for result in results:
+        report.replies += 1
+        if result.status == "recorded":
+            report.recorded += 1
+            report.counted += len(result.counted)
+            report.unknown_ids.update(result.unknown)
+            report.not_uuid_ids.update(result.not_uuid)
+        elif result.status == "duplicate":
+            report.duplicates += 1
+        else:
+            report.rejected += 1
+    report.session_id = scan.session_id
+    report.bad_lines = scan.bad_lines
+    report.bad_line_count = scan.bad_line_count
+    return report

@@ -1,0 +1,500 @@
+"""Recording replies in memcite's usage ledger, and rebuilding the counts from it.
+
+Each reply is one ``BEGIN IMMEDIATE`` transaction: a ``replies`` row keyed by a
+stable reply key (so a reply recorded twice counts once), one ``cited_ids`` row
+per id as written, one ``cited_entries`` row per entry, and atomic SQL
+increments of ``memories.usage_count``. No reply text is stored.
+
+``usage_count`` of a memory is, at every commit, the number of counted
+``cited_ids`` rows for its thread (whenever they were logged, even before the
+memory was synced); ``last_usage`` is the latest ``replied_at`` among them.
+``rebuild`` recomputes both from the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from memcite.errors import CitationError, InputError
+from memcite.models import Reading
+from memcite.store import transaction
+from memcite.thread_ids import normalize_thread_id
+
+POLICIES = ("default", "codex")
+MAX_CITED_FILE_BYTES = 64 * 1024 * 1024
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyInput:
+    """One reply to record, with what the caller knows about it."""
+
+    text: str
+    id: str | None = None  # the caller's stable id; else the key is the text's SHA-256
+    at: int | None = None  # when the reply was made (Unix seconds); else now
+    thread_id: str | None = None  # the replying thread
+    cwd: str | None = None
+    origin: str = "record"  # record | ingest:<file>
+    where: str | None = None  # for messages: "file:line"
+
+
+def parse_time(value: object, *, what: str = "time") -> int:
+    """Unix seconds from epoch seconds (int, float or digits) or an ISO 8601 string (UTC if naive)."""
+    if isinstance(value, bool):
+        raise InputError(f"{what}: expected epoch seconds or ISO 8601, got {value!r}")
+    if isinstance(value, int | float):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(float(text))
+        except ValueError:
+            pass
+        from datetime import UTC, datetime
+
+        try:
+            moment = datetime.fromisoformat(text.replace("z", "Z"))
+        except ValueError:
+            raise InputError(
+                f"{what}: {value!r} is neither epoch seconds nor an ISO 8601 time"
+            ) from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp())
+    raise InputError(f"{what}: expected epoch seconds or ISO 8601, got {type(value).__name__}")
+
+
+def text_sha256(text: str) -> str:
+    """The SHA-256 (hex) of a reply's UTF-8 bytes: its key when the caller gives no id."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# --------------------------------------------------------------------------- the policy (pure)
+
+
+@dataclass(frozen=True, slots=True)
+class CitedId:
+    """One id as written in a reply, and what recording it did."""
+
+    rollout_id: str
+    thread_id: str | None  # normalised; None when not a UUID Codex accepts
+    terminated: bool  # False when it came from a block that was never closed
+    counted: bool  # added to usage_count under the policy
+    known: bool = False  # a memory in the inventory when recorded
+
+    def to_dict(self) -> dict:
+        return {
+            "rollout_id": self.rollout_id,
+            "thread_id": self.thread_id,
+            "terminated": self.terminated,
+            "counted": self.counted,
+            "known": self.known,
+        }
+
+
+def terminated_counts(text: str, reading: Reading) -> tuple[int, int]:
+    """How many of the reading's (entries, ids) come from closed blocks.
+
+    Only the last block can be unclosed (it runs to the end of the text), and
+    the text before it reads to exactly the earlier blocks, whose entries and
+    ids are the leading ones of the whole reading.
+    """
+    citation = reading.citation
+    if citation is None:
+        return 0, 0
+    if not reading.blocks or reading.blocks[-1].terminated:
+        return len(citation.entries), len(citation.rollout_ids)
+    from memcite.reading import parse_reply
+
+    before = parse_reply(text[: reading.blocks[-1].start], profile="codex").citation
+    if before is None:
+        return 0, 0
+    return len(before.entries), len(before.rollout_ids)
+
+
+def plan_ids(rollout_ids: Iterable[str], terminated_ids: int, policy: str) -> list[CitedId]:
+    """Which ids a policy counts (``known`` left False).
+
+    ``codex``: every id that is a UUID, as Codex does (spec §5-6), unclosed blocks
+    included and spelling variants of one UUID counted separately. ``default``: each
+    distinct thread once per reply, from closed blocks only.
+    """
+    if policy not in POLICIES:
+        raise InputError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
+    planned: list[CitedId] = []
+    seen: set[str] = set()
+    for position, rollout_id in enumerate(rollout_ids):
+        thread_id = normalize_thread_id(rollout_id)
+        terminated = position < terminated_ids
+        if thread_id is None:
+            counted = False
+        elif policy == "codex":
+            counted = True
+        else:
+            counted = terminated and thread_id not in seen
+            if counted:
+                seen.add(thread_id)
+        planned.append(CitedId(rollout_id, thread_id, terminated, counted))
+    return planned
+
+
+# --------------------------------------------------------------------------- cited lines
+
+
+def _byte_lines(data: bytes) -> list[bytes]:
+    """Rust's ``str::lines`` on bytes: split on LF, drop one CR before it, no empty last line."""
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def cited_lines_sha256(data: bytes, line_start: int, line_end: int) -> str | None:
+    """SHA-256 (hex) of lines ``line_start..line_end`` (1-based, inclusive) joined by LF.
+
+    None when the range is reversed, starts at 0 or runs past the end of the file.
+    """
+    return _lines_sha256(_byte_lines(data), line_start, line_end)
+
+
+def _lines_sha256(lines: list[bytes], line_start: int, line_end: int) -> str | None:
+    if not 1 <= line_start <= line_end <= len(lines):
+        return None
+    return hashlib.sha256(b"\n".join(lines[line_start - 1 : line_end])).hexdigest()
+
+
+def resolve_cited_path(root: str, path: str) -> str | None:
+    """The real path of ``path`` inside the memory folder ``root``, or None.
+
+    None for an empty or absolute path, any ``..`` component, a path that is not
+    a regular file, or one whose real path (symlinks followed) leaves ``root``.
+    Nothing outside ``root`` is ever opened.
+    """
+    if not path or path.startswith(("/", "\\")) or os.path.isabs(path):
+        return None
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts or (len(parts[0]) >= 2 and parts[0][1] == ":"):
+        return None
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, *[p for p in parts if p not in ("", ".")]))
+    if real == real_root or not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        return None
+    if not os.path.isfile(real):
+        return None
+    return real
+
+
+class MemoryFiles:
+    """The cited files of one memory folder, each read at most once per batch (by mtime and size)."""
+
+    def __init__(self, root: str | os.PathLike | None) -> None:
+        self.root = None if root is None else os.path.realpath(os.fspath(root))
+        if self.root is not None and not os.path.isdir(self.root):
+            self.root = None
+        self._lines: dict[str, tuple[tuple[int, int], list[bytes] | None]] = {}
+
+    def lines_sha256(self, path: str, line_start: int, line_end: int) -> str | None:
+        """The hash of the cited lines as they are now, or None (unresolved, out of range)."""
+        if self.root is None:
+            return None
+        real = resolve_cited_path(self.root, path)
+        if real is None:
+            return None
+        lines = self._read(real)
+        if lines is None:
+            return None
+        return _lines_sha256(lines, line_start, line_end)
+
+    def _read(self, real: str) -> list[bytes] | None:
+        try:
+            stat = os.stat(real)
+        except OSError:
+            return None
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        cached = self._lines.get(real)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        lines: list[bytes] | None = None
+        if stat.st_size <= MAX_CITED_FILE_BYTES:
+            try:
+                with open(real, "rb") as handle:
+                    lines = _byte_lines(handle.read())
+            except OSError:
+                lines = None
+        self._lines[real] = (stamp, lines)
+        return lines
+
+
+# --------------------------------------------------------------------------- recording
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    """What recording one reply did: ``recorded``, ``duplicate`` (nothing written) or ``rejected``."""
+
+    status: str
+    reply_key: str
+    key_kind: str  # id | sha256
+    replied_at: int
+    reading: Reading | None
+    ids: tuple[CitedId, ...] = ()
+    entries: int = 0
+    entries_hashed: int = 0
+    error: str | None = None
+    where: str | None = None
+    reply_id: int | None = None
+
+    @property
+    def counted(self) -> list[str]:
+        """The thread ids whose usage_count went up (once per increment)."""
+        return [cited.thread_id for cited in self.ids if cited.counted and cited.thread_id]
+
+    @property
+    def unknown(self) -> list[str]:
+        """UUIDs cited that are not memories in the inventory (logged all the same)."""
+        seen: dict[str, None] = {}
+        for cited in self.ids:
+            if cited.thread_id and not cited.known:
+                seen.setdefault(cited.thread_id)
+        return list(seen)
+
+    @property
+    def not_uuid(self) -> list[str]:
+        """Ids as written that are not UUIDs (logged, never counted)."""
+        return [cited.rollout_id for cited in self.ids if cited.thread_id is None]
+
+    def to_dict(self) -> dict:
+        result = {
+            "status": self.status,
+            "key": self.reply_key,
+            "key_kind": self.key_kind,
+            "replied_at": self.replied_at,
+            "counted": self.counted,
+            "unknown_ids": self.unknown,
+            "not_uuid_ids": self.not_uuid,
+            "ids": [cited.to_dict() for cited in self.ids],
+            "entries": self.entries,
+            "entries_hashed": self.entries_hashed,
+        }
+        if self.error is not None:
+            result["error"] = self.error
+        if self.where is not None:
+            result["where"] = self.where
+        return result
+
+
+_INSERT_REPLY = (
+    "INSERT INTO replies (reply_key, key_kind, text_sha256, replied_at, recorded_at, thread_id,"
+    " cwd, profile, policy, origin, memory_root, blocks, unterminated, diagnostics)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (reply_key) DO NOTHING"
+)
+_INCREMENT = (
+    "UPDATE memories SET usage_count = usage_count + ?,"
+    " last_usage = max(coalesce(last_usage, ?), ?) WHERE thread_id = ?"
+)
+_INSERT_ID = (
+    "INSERT INTO cited_ids (reply_id, position, rollout_id, thread_id, terminated, counted, known)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_ENTRY = (
+    "INSERT INTO cited_entries (reply_id, position, path, line_start, line_end, note, line,"
+    " terminated, lines_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def record_reply(
+    conn: sqlite3.Connection,
+    reply: ReplyInput | str,
+    *,
+    profile: str = "codex",
+    policy: str = "default",
+    memory_root: str | os.PathLike | None = None,
+    files: MemoryFiles | None = None,
+    now: int | None = None,
+) -> RecordResult:
+    """Read one reply and record it in one transaction; a reply already recorded counts nothing.
+
+    Raises ``CitationError`` when ``profile="strict"`` finds problems (nothing recorded).
+    """
+    from memcite.reading import parse_reply
+
+    if isinstance(reply, str):
+        reply = ReplyInput(reply)
+    if policy not in POLICIES:
+        raise InputError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
+    reading = parse_reply(reply.text, profile=profile)
+    if files is None:
+        files = MemoryFiles(memory_root)
+    recorded_at = int(time.time()) if now is None else now
+    replied_at = recorded_at if reply.at is None else reply.at
+    sha = text_sha256(reply.text)
+    key, key_kind = (reply.id, "id") if reply.id else (sha, "sha256")
+
+    citation = reading.citation
+    entries = citation.entries if citation is not None else ()
+    terminated_entries, terminated_ids = terminated_counts(reply.text, reading)
+    planned = plan_ids(citation.rollout_ids if citation else (), terminated_ids, policy)
+    # Everything that reads files or hashes happens before the write lock is taken.
+    entry_rows = []
+    hashed = 0
+    for position, entry in enumerate(entries):
+        digest = files.lines_sha256(entry.path, entry.line_start, entry.line_end)
+        hashed += digest is not None
+        entry_rows.append((position, entry.path, entry.line_start, entry.line_end, entry.note,
+                           entry.line, int(position < terminated_entries), digest))
+    increments: dict[str, int] = {}
+    for cited in planned:
+        if cited.thread_id is not None:
+            increments[cited.thread_id] = increments.get(cited.thread_id, 0) + cited.counted
+    reply_row = (
+        key, key_kind, sha, replied_at, recorded_at, reply.thread_id, reply.cwd, profile,
+        policy, reply.origin, files.root, len(reading.blocks),
+        int(bool(reading.blocks) and not reading.blocks[-1].terminated), len(reading.diagnostics),
+    )
+
+    with transaction(conn):
+        cursor = conn.execute(_INSERT_REPLY, reply_row)
+        if cursor.rowcount != 1:
+            return RecordResult("duplicate", key, key_kind, replied_at, reading, where=reply.where)
+        reply_id = cursor.lastrowid
+        known: dict[str, bool] = {}
+        for thread_id, count in increments.items():
+            if count:
+                # An atomic increment in SQL: concurrent recorders never lose a count.
+                changed = conn.execute(_INCREMENT, (count, replied_at, replied_at, thread_id))
+                known[thread_id] = changed.rowcount > 0
+            else:
+                known[thread_id] = conn.execute(
+                    "SELECT 1 FROM memories WHERE thread_id = ?", (thread_id,)
+                ).fetchone() is not None
+        cited_ids = tuple(
+            CitedId(c.rollout_id, c.thread_id, c.terminated, c.counted,
+                    known.get(c.thread_id, False) if c.thread_id else False)
+            for c in planned
+        )
+        conn.executemany(_INSERT_ID, [
+            (reply_id, position, c.rollout_id, c.thread_id, int(c.terminated), int(c.counted),
+             int(c.known))
+            for position, c in enumerate(cited_ids)
+        ])
+        conn.executemany(_INSERT_ENTRY, [(reply_id, *row) for row in entry_rows])
+    return RecordResult("recorded", key, key_kind, replied_at, reading, cited_ids, len(entry_rows),
+                        hashed, where=reply.where, reply_id=reply_id)
+
+
+def record_replies(
+    conn: sqlite3.Connection,
+    replies: Iterable[ReplyInput],
+    *,
+    profile: str = "codex",
+    policy: str = "default",
+    memory_root: str | os.PathLike | None = None,
+    now: int | None = None,
+) -> Iterator[RecordResult]:
+    """Record each reply in its own transaction, streaming; a rejected reply does not stop the rest.
+
+    Re-running a batch after a crash records exactly the replies that were missing.
+    """
+    files = MemoryFiles(memory_root)
+    for reply in replies:
+        try:
+            yield record_reply(conn, reply, profile=profile, policy=policy, files=files, now=now)
+        except CitationError as error:
+            key, kind = (reply.id, "id") if reply.id else (text_sha256(reply.text), "sha256")
+            at = reply.at if reply.at is not None else int(time.time()) if now is None else now
+            yield RecordResult("rejected", key, kind, at, None, error=str(error),
+                               where=reply.where)
+
+
+# --------------------------------------------------------------------------- rebuild
+
+
+@dataclass(frozen=True, slots=True)
+class UsageDifference:
+    """A memory whose stored counts disagreed with the log."""
+
+    thread_id: str
+    usage_count: int
+    last_usage: int | None
+    logged_usage_count: int
+    logged_last_usage: int | None
+
+    def to_dict(self) -> dict:
+        return {
+            "thread_id": self.thread_id,
+            "usage_count": self.usage_count,
+            "last_usage": self.last_usage,
+            "logged_usage_count": self.logged_usage_count,
+            "logged_last_usage": self.logged_last_usage,
+        }
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    """What ``rebuild`` found: how many memories it checked and which ones differed."""
+
+    memories: int
+    differences: tuple[UsageDifference, ...] = field(default_factory=tuple)
+    applied: bool = False
+
+    def to_dict(self) -> dict:
+        return {
+            "memories": self.memories,
+            "differences": [d.to_dict() for d in self.differences],
+            "applied": self.applied,
+        }
+
+
+_LOGGED_USAGE = """
+    WITH logged AS (
+        SELECT c.thread_id, count(*) AS n, max(r.replied_at) AS last
+        FROM cited_ids c JOIN replies r ON r.id = c.reply_id
+        WHERE c.counted = 1 AND c.thread_id IS NOT NULL
+        GROUP BY c.thread_id
+    )
+    SELECT m.thread_id, m.usage_count, m.last_usage, coalesce(l.n, 0), l.last
+    FROM memories m LEFT JOIN logged l ON l.thread_id = m.thread_id
+    WHERE m.usage_count != coalesce(l.n, 0) OR m.last_usage IS NOT l.last
+    ORDER BY m.thread_id
+"""
+
+
+def rebuild(conn: sqlite3.Connection, *, apply: bool = True) -> RebuildReport:
+    """Recompute every memory's usage_count and last_usage from the log; report what differed."""
+    with transaction(conn):
+        memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        differences = tuple(UsageDifference(*row) for row in conn.execute(_LOGGED_USAGE))
+        if apply and differences:
+            conn.executemany(
+                "UPDATE memories SET usage_count = ?, last_usage = ? WHERE thread_id = ?",
+                [(d.logged_usage_count, d.logged_last_usage, d.thread_id) for d in differences],
+            )
+    return RebuildReport(memories, differences, apply and bool(differences))
+
+
+def backfill_usage(conn: sqlite3.Connection) -> int:
+    """Give memories that were cited before they were synced their logged counts; return how many.
+
+    Runs inside the caller's transaction.
+    """
+    return conn.execute(
+        """
+        UPDATE memories SET
+            usage_count = (SELECT count(*) FROM cited_ids c
+                           WHERE c.thread_id = memories.thread_id AND c.counted = 1),
+            last_usage = (SELECT max(r.replied_at) FROM cited_ids c JOIN replies r
+                          ON r.id = c.reply_id
+                          WHERE c.thread_id = memories.thread_id AND c.counted = 1)
+        WHERE thread_id IN (SELECT thread_id FROM cited_ids
+                            WHERE known = 0 AND counted = 1 AND thread_id IS NOT NULL)
+        """
+    ).rowcount

@@ -1,0 +1,426 @@
+"""The bodies of ``memcite record``, ``sync``, ``ingest`` and ``rebuild``; each returns the exit code.
+
+Shared by the Typer commands (``memcite.cli_ledger``) and, for ``record``, the
+fast path: this module imports neither Typer, rich nor sqlite-utils. It is the
+one place that knows the default database and Codex home locations.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os
+import sys
+from collections.abc import Iterator
+
+from memcite.errors import CitationError, InputError, MemciteError
+from memcite.inputs import DEFAULT_MAX_BYTES, decode_utf8, read_bytes
+
+DB_FILE_NAME = "memcite.sqlite"
+
+
+# --------------------------------------------------------------------------- locations
+
+
+def default_db_path(environ=os.environ) -> str:
+    """``$MEMCITE_DB``, else ``memcite.sqlite`` in ``$MEMCITE_HOME``, else in the user data folder."""
+    if environ.get("MEMCITE_DB"):
+        return os.path.expanduser(environ["MEMCITE_DB"])
+    folder = environ.get("MEMCITE_HOME")
+    if folder:
+        folder = os.path.expanduser(folder)
+    else:
+        from platformdirs import user_data_dir
+
+        folder = user_data_dir("memcite", appauthor=False)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.path.join(folder, DB_FILE_NAME)
+
+
+def resolve_db_path(db: str | None, environ=os.environ) -> str:
+    """The database a command uses: ``--db``, else the defaults of ``default_db_path``."""
+    return os.path.expanduser(db) if db else default_db_path(environ)
+
+
+def resolve_codex_home(codex_home: str | None, environ=os.environ) -> str:
+    """``--codex-home``, else ``$CODEX_HOME``, else ``~/.codex``."""
+    if codex_home:
+        return os.path.expanduser(codex_home)
+    if environ.get("CODEX_HOME"):
+        return os.path.expanduser(environ["CODEX_HOME"])
+    return os.path.expanduser("~/.codex")
+
+
+def open_database(db: str | None, *, readonly: bool = False):
+    """Open the command's database (see ``resolve_db_path``)."""
+    from memcite.store import open_store
+
+    return open_store(resolve_db_path(db), readonly=readonly)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def report_error(error: MemciteError) -> int:
+    """Print a memcite error to stderr and return its exit code."""
+    sys.stderr.write(f"memcite: error: {error}\n")
+    return error.exit_code
+
+
+def _dump(obj) -> None:
+    sys.stdout.write(_json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"memcite: {message}\n")
+
+
+def _database_error(db: str | None, exc: Exception) -> MemciteError:
+    from memcite.store import StoreError
+
+    name = db or "the memcite database"
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreError(f"{name}: still locked by another process ({text})",
+                          hint="retry; nothing was half-written")
+    return StoreError(f"{name}: {text}; the reply in progress was not recorded",
+                      hint="check the file with `sqlite3 FILE 'PRAGMA integrity_check'`")
+
+
+def _check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
+    if value not in choices:
+        raise InputError(f"{option}: {value!r} is not one of {', '.join(choices)}")
+
+
+# --------------------------------------------------------------------------- record
+
+
+def _jsonl_replies(source: str, max_bytes: int, errors: str, problems: list[str]) -> Iterator:
+    """Yield ``ReplyInput``s from a JSON Lines file; a bad line is noted and skipped."""
+    from memcite.ledger import ReplyInput, parse_time
+
+    name = "<stdin>" if source == "-" else source
+    try:
+        handle = sys.stdin.buffer if source == "-" else open(source, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory, not a JSON Lines file") from None
+    except OSError as exc:
+        raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        for number, raw in enumerate(handle, start=1):
+            where = f"{name}:{number}"
+            if not raw.strip():
+                continue
+            if len(raw) > max_bytes:
+                problems.append(f"{where}: longer than the limit of {max_bytes} bytes (skipped)")
+                continue
+            try:
+                item = _json.loads(decode_utf8(raw, name=where, errors=errors))
+            except InputError as error:
+                problems.append(f"{error} (skipped)")
+                continue
+            except ValueError as exc:
+                problems.append(f"{where}: not JSON ({exc}) (skipped)")
+                continue
+            try:
+                yield _reply_from_object(item, where, ReplyInput, parse_time)
+            except InputError as error:
+                problems.append(f"{error} (skipped)")
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+def _reply_from_object(item, where, reply_type, parse_time):
+    if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+        raise InputError(f'{where}: expected an object with a "text" string')
+    fields = {}
+    for name in ("id", "thread_id", "cwd"):
+        value = item.get(name)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f'{where}: "{name}" must be a string')
+        fields[name] = value or None
+    at = item.get("at")
+    if at is not None:
+        at = parse_time(at, what=f'{where}: "at"')
+    return reply_type(text=item["text"], at=at, where=where, **fields)
+
+
+def record(
+    source: str | None = None,
+    db: str | None = None,
+    codex_home: str | None = None,
+    jsonl: str | None = None,
+    policy: str = "default",
+    profile: str = "codex",
+    errors: str = "strict",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    id: str | None = None,  # noqa: A002 - mirrors the --id option
+    at: str | None = None,
+    thread_id: str | None = None,
+    cwd: str | None = None,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """Record one reply (printing the visible reply) or, with ``jsonl``, a batch of replies."""
+    import sqlite3
+
+    from memcite.ledger import POLICIES
+
+    try:
+        _check_choice(policy, POLICIES, "--policy")
+        _check_choice(profile, ("codex", "strict"), "--profile")
+        _check_choice(errors, ("strict", "replace"), "--errors")
+        if jsonl is not None and source is not None:
+            raise InputError("give either a reply (FILE or -) or --jsonl FILE, not both")
+        if jsonl is not None and (id or at or thread_id or cwd):
+            raise InputError("--id, --at, --thread-id and --cwd describe one reply; "
+                             'with --jsonl put them in each line ("id", "at", ...)')
+        if max_bytes < 1:
+            raise InputError(f"--max-bytes: {max_bytes} is not a positive number of bytes")
+        # The memory folder is $CODEX_HOME/memories (codex_home.memory_folder, not imported
+        # here: the record path stays light).
+        root = os.path.join(resolve_codex_home(codex_home), "memories")
+        if jsonl is not None:
+            return _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json)
+        return _record_one(source, db, root, policy, profile, errors, max_bytes, json,
+                           id, at, thread_id, cwd)
+    except CitationError as error:
+        for diagnostic in error.diagnostics:
+            sys.stderr.write(f"{_source_name(source)}:{diagnostic}\n")
+        return report_error(error)
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+
+
+def _source_name(source: str | None) -> str:
+    return "<stdin>" if source in (None, "-") else os.fspath(source)
+
+
+def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, at,
+                thread_id, cwd) -> int:
+    from memcite.ledger import ReplyInput, parse_time, record_reply
+
+    name = _source_name(source)
+    text = decode_utf8(read_bytes(source, max_bytes=max_bytes), name=name, errors=errors)
+    reply = ReplyInput(text=text, id=id or None,
+                       at=None if at is None else parse_time(at, what="--at"),
+                       thread_id=thread_id or None, cwd=cwd or None, where=name)
+    conn = open_database(db)
+    try:
+        result = record_reply(conn, reply, profile=profile, policy=policy, memory_root=root)
+    finally:
+        conn.close()
+    reading = result.reading
+    if json:
+        _dump({"reading": reading.to_dict(), "recorded": result.to_dict()})
+    else:
+        for diagnostic in reading.diagnostics:
+            sys.stderr.write(f"{name}:{diagnostic}\n")
+        out = sys.stdout.buffer
+        out.write(reading.visible.encode("utf-8", "surrogatepass"))
+        out.flush()
+    _report_result(result, quiet=json)
+    return 0
+
+
+def _report_result(result, *, quiet: bool) -> None:
+    if quiet:
+        return
+    if result.status == "duplicate":
+        _note(f"note: this reply was already recorded (key {result.reply_key[:16]}); "
+              "nothing counted again")
+    for thread_id in result.unknown:
+        _note(f"note: {thread_id} is not a memory in the inventory; logged "
+              "(run `memcite sync` if it is new)")
+
+
+class _Problems:
+    """Bad input lines: printed to stderr as they are found, and counted."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def append(self, message: str) -> None:
+        self.count += 1
+        _note(message)
+
+
+def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> int:
+    from memcite.ledger import record_replies
+
+    problems = _Problems()
+    totals = {"recorded": 0, "duplicate": 0, "rejected": 0}
+    counted = 0
+    unknown: set[str] = set()
+    not_uuid: set[str] = set()
+    conn = open_database(db)
+    try:
+        replies = _jsonl_replies(jsonl, max_bytes, errors, problems)
+        for result in record_replies(conn, replies, profile=profile, policy=policy,
+                                     memory_root=root):
+            totals[result.status] += 1
+            counted += len(result.counted)
+            unknown.update(result.unknown)
+            not_uuid.update(result.not_uuid)
+            if json:
+                _dump(result.to_dict())
+            elif result.status == "rejected":
+                _note(f"{result.where}: {result.error} (not recorded)")
+    finally:
+        conn.close()
+    summary = (
+        f"recorded {totals['recorded']} repl{'y' if totals['recorded'] == 1 else 'ies'}"
+        f" ({totals['duplicate']} already recorded, {totals['rejected']} rejected,"
+        f" {problems.count} line(s) skipped): {counted} citation(s) counted,"
+        f" {len(unknown)} id(s) not in the inventory, {len(not_uuid)} id(s) not UUIDs"
+    )
+    (sys.stderr if json else sys.stdout).write(summary + "\n")
+    return 1 if totals["rejected"] or problems.count else 0
+
+
+# --------------------------------------------------------------------------- sync, ingest, rebuild
+
+
+def sync(
+    db: str | None = None,
+    codex_home: str | None = None,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+    progress=None,
+) -> int:
+    """Fill the inventory from a Codex home and print what changed."""
+    import sqlite3
+
+    from memcite.sync import sync_codex_home
+
+    home = resolve_codex_home(codex_home)
+    try:
+        conn = open_database(db)
+        try:
+            report = sync_codex_home(conn, home, progress=progress)
+        finally:
+            conn.close()
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    if json:
+        _dump(report.to_dict())
+        return 0
+    found = []
+    if report.stage1_found:
+        found.append(f"{report.stage1_rows} row(s) from memories_1.sqlite")
+    if report.folder_found:
+        found.append(f"{report.folder_threads} thread section(s) and summaries "
+                     "from the memory folder")
+    sys.stdout.write(
+        f"synced {report.codex_home}: {', '.join(found)}\n"
+        f"  {report.inserted} new, {report.updated} updated, "
+        f"{report.marked_missing} marked missing (gone from Codex, kept)\n"
+    )
+    if report.invalid_ids:
+        _note(f"note: {report.invalid_ids} row(s) with a thread id that is not a UUID skipped")
+    return 0
+
+
+def ingest(
+    rollouts: list[str],
+    db: str | None = None,
+    codex_home: str | None = None,
+    policy: str = "default",
+    profile: str = "codex",
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """Record the assistant replies of the given rollout files; print one line per file."""
+    import sqlite3
+
+    from memcite.codex_home import memory_folder
+    from memcite.ingest import ingest_rollout
+    from memcite.ledger import POLICIES
+
+    try:
+        _check_choice(policy, POLICIES, "--policy")
+        _check_choice(profile, ("codex", "strict"), "--profile")
+        if not rollouts:
+            raise InputError("give one or more rollout files (.jsonl or .jsonl.zst)")
+        root = memory_folder(resolve_codex_home(codex_home))
+        conn = open_database(db)
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    code = 0
+    try:
+        for path in rollouts:
+            try:
+                report = ingest_rollout(conn, path, profile=profile, policy=policy,
+                                        memory_root=root)
+            except MemciteError as error:
+                code = max(code, report_error(error))
+                continue
+            if report.bad_line_count:
+                lines = ", ".join(str(n) for n in report.bad_lines)
+                more = "…" if report.bad_line_count > len(report.bad_lines) else ""
+                _note(f"{path}: {report.bad_line_count} line(s) are not JSON "
+                      f"(lines {lines}{more}); skipped")
+            if report.session_id is None and report.replies:
+                _note(f"{path}: no session_meta line; replies recorded without a thread id")
+            if json:
+                _dump(report.to_dict())
+            else:
+                sys.stdout.write(
+                    f"{path}: {report.replies} repl{'y' if report.replies == 1 else 'ies'},"
+                    f" {report.recorded} recorded, {report.duplicates} already recorded,"
+                    f" {report.counted} citation(s) counted"
+                    + (f", {len(report.unknown_ids)} id(s) not in the inventory"
+                       if report.unknown_ids else "")
+                    + (f", {len(report.not_uuid_ids)} id(s) not UUIDs"
+                       if report.not_uuid_ids else "")
+                    + "\n"
+                )
+            if report.rejected:
+                code = max(code, 1)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    finally:
+        conn.close()
+    return code
+
+
+def rebuild(
+    db: str | None = None,
+    check: bool = False,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """Recompute usage counts from the log; with ``check``, only report (exit 1 on a difference)."""
+    import sqlite3
+
+    from memcite.ledger import rebuild as rebuild_counts
+
+    try:
+        conn = open_database(db)
+        try:
+            report = rebuild_counts(conn, apply=not check)
+        finally:
+            conn.close()
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    if json:
+        _dump(report.to_dict())
+    else:
+        if not report.differences:
+            sys.stdout.write(f"checked {report.memories} memories: the counts match the log\n")
+        else:
+            verb = "fixed" if report.applied else "differ"
+            sys.stdout.write(f"checked {report.memories} memories: "
+                             f"{len(report.differences)} {verb}\n")
+            for d in report.differences:
+                sys.stdout.write(
+                    f"  {d.thread_id}: usage_count {d.usage_count} -> {d.logged_usage_count},"
+                    f" last_usage {d.last_usage} -> {d.logged_last_usage}\n"
+                )
+    return 1 if check and report.differences else 0

@@ -1,0 +1,360 @@
+"""memcite's database: opening it safely, and its schema as named migrations.
+
+The one place for SQL schema. Each migration is a function ``mNNN_name(conn)``
+applied inside one ``BEGIN IMMEDIATE`` transaction, recorded by name in
+``_memcite_migrations`` and counted in ``PRAGMA user_version`` (so that opening
+an up-to-date database costs one pragma). Applying them twice changes nothing.
+
+A file at the database path that is not a memcite database (not SQLite,
+corrupt, read-only, or from a newer memcite) is reported with a clear error and
+left byte-for-byte untouched: nothing is written before those checks pass.
+
+Plain ``sqlite3`` rather than sqlite-utils: the schema uses generated columns
+and partial indexes, and ``memcite record`` (one process per reply) cannot
+afford sqlite-utils' import time.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from memcite.errors import MemciteError
+
+BUSY_TIMEOUT_MS = 15_000
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class StoreError(MemciteError):
+    """The database cannot be opened or written: the file is left as it was (exit 2)."""
+
+
+# --------------------------------------------------------------------------- migrations
+
+
+def _execute_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run each statement of ``script`` inside the caller's transaction.
+
+    (``executescript`` would commit first, breaking the one-transaction rule.)
+    """
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement in a migration: {statement.strip()[:60]}")
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """Inventory of memories, the sync log, and the append-only reply and citation log."""
+    _execute_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS memories (
+            thread_id TEXT PRIMARY KEY,            -- lowercase hyphenated UUID
+            source_updated_at INTEGER,             -- Unix seconds, as Codex stores them
+            generated_at INTEGER,
+            rollout_slug TEXT,
+            rollout_summary_file TEXT,             -- file name in memories/rollout_summaries/
+            rollout_path TEXT,
+            cwd TEXT,
+            git_branch TEXT,
+            selected_for_phase2 INTEGER NOT NULL DEFAULT 0,
+            selected_for_phase2_source_updated_at INTEGER,
+            has_raw_memory INTEGER NOT NULL DEFAULT 0,      -- non-blank text in Codex
+            has_rollout_summary INTEGER NOT NULL DEFAULT 0,
+            -- memcite's own counts, from its citation log (never Codex's added in)
+            usage_count INTEGER NOT NULL DEFAULT 0,
+            last_usage INTEGER,
+            -- Codex's counts as stage1_outputs held them at the last sync
+            codex_usage_count INTEGER,
+            codex_last_usage INTEGER,
+            -- where the row came from
+            source TEXT NOT NULL,                  -- stage1_outputs | raw_memories | rollout_summary
+            codex_home TEXT,
+            first_synced_at INTEGER NOT NULL,
+            synced_at INTEGER NOT NULL,
+            last_sync_id INTEGER REFERENCES syncs(id),
+            missing_since INTEGER,                 -- gone from Codex at a later sync (kept)
+            archived_at INTEGER,                   -- set by prune --apply, cleared by restore
+            -- a memory's last use: max(memcite's, Codex's, re-extraction)
+            last_used INTEGER GENERATED ALWAYS AS (
+                max(coalesce(last_usage, 0), coalesce(codex_last_usage, 0),
+                    coalesce(source_updated_at, 0))
+            ) VIRTUAL,
+            -- Codex's own retention key
+            codex_last_used INTEGER GENERATED ALWAYS AS (
+                coalesce(codex_last_usage, source_updated_at)
+            ) VIRTUAL
+        );
+        CREATE INDEX IF NOT EXISTS memories_active_last_used
+            ON memories (last_used, thread_id) WHERE archived_at IS NULL;
+        CREATE INDEX IF NOT EXISTS memories_codex_retention
+            ON memories (selected_for_phase2, codex_last_used, source_updated_at, thread_id)
+            WHERE archived_at IS NULL;
+        CREATE INDEX IF NOT EXISTS memories_usage_count
+            ON memories (usage_count DESC, last_usage DESC) WHERE usage_count > 0;
+        CREATE INDEX IF NOT EXISTS memories_archived_at
+            ON memories (archived_at) WHERE archived_at IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS memories_codex_home_sync
+            ON memories (codex_home, last_sync_id);
+
+        CREATE TABLE IF NOT EXISTS syncs (
+            id INTEGER PRIMARY KEY,
+            codex_home TEXT NOT NULL,
+            started_at INTEGER NOT NULL,
+            finished_at INTEGER,                   -- NULL: interrupted
+            stage1_rows INTEGER NOT NULL DEFAULT 0,
+            folder_threads INTEGER NOT NULL DEFAULT 0,
+            inserted INTEGER NOT NULL DEFAULT 0,
+            updated INTEGER NOT NULL DEFAULT 0,
+            marked_missing INTEGER NOT NULL DEFAULT 0
+        );
+
+        CREATE TABLE IF NOT EXISTS replies (
+            id INTEGER PRIMARY KEY,
+            reply_key TEXT NOT NULL UNIQUE,        -- the caller's id, else SHA-256 of the text
+            key_kind TEXT NOT NULL,                -- id | sha256
+            text_sha256 TEXT NOT NULL,             -- the reply text itself is never stored
+            replied_at INTEGER NOT NULL,           -- when the reply was made (Unix seconds)
+            recorded_at INTEGER NOT NULL,          -- when memcite recorded it
+            thread_id TEXT,                        -- the replying thread, when known
+            cwd TEXT,
+            profile TEXT NOT NULL,
+            policy TEXT NOT NULL,
+            origin TEXT,                           -- record | ingest:<file>
+            memory_root TEXT,                      -- where cited paths were resolved
+            blocks INTEGER NOT NULL,
+            unterminated INTEGER NOT NULL,         -- 1 when the last block was never closed
+            diagnostics INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS replies_replied_at ON replies (replied_at);
+
+        CREATE TABLE IF NOT EXISTS cited_ids (
+            reply_id INTEGER NOT NULL REFERENCES replies(id),
+            position INTEGER NOT NULL,             -- order in the reply, from 0
+            rollout_id TEXT NOT NULL,              -- as written
+            thread_id TEXT,                        -- normalised; NULL when not a UUID
+            terminated INTEGER NOT NULL,           -- 0: from a block that was never closed
+            counted INTEGER NOT NULL,              -- added to usage_count under the policy
+            known INTEGER NOT NULL,                -- a memory in the inventory when recorded
+            PRIMARY KEY (reply_id, position)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS cited_ids_thread
+            ON cited_ids (thread_id, counted, reply_id);
+        CREATE INDEX IF NOT EXISTS cited_ids_unknown
+            ON cited_ids (thread_id) WHERE known = 0 AND counted = 1;
+
+        CREATE TABLE IF NOT EXISTS cited_entries (
+            reply_id INTEGER NOT NULL REFERENCES replies(id),
+            position INTEGER NOT NULL,
+            path TEXT NOT NULL,                    -- as written, relative to the memory folder
+            line_start INTEGER NOT NULL,
+            line_end INTEGER NOT NULL,
+            note TEXT NOT NULL,
+            line INTEGER NOT NULL,                 -- where the entry is in the reply
+            terminated INTEGER NOT NULL,
+            lines_sha256 TEXT,                     -- cited lines at record time; NULL: unresolved
+            PRIMARY KEY (reply_id, position)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS cited_entries_path ON cited_entries (path, line_start);
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migration_name(migration: Callable) -> str:
+    """The name a migration is recorded under."""
+    return migration.__name__
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction: ``BEGIN IMMEDIATE`` (waits for the lock), commit, or roll back."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply the migrations this database lacks, each in its own transaction; return their names."""
+    applied: list[str] = []
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _memcite_migrations "
+        "(name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)"
+    )
+    for index, migration in enumerate(MIGRATIONS, start=1):
+        name = migration_name(migration)
+        with transaction(conn):
+            # Re-checked under the write lock: another process may have just applied it.
+            done = conn.execute(
+                "SELECT 1 FROM _memcite_migrations WHERE name = ?", (name,)
+            ).fetchone()
+            if done is None:
+                migration(conn)
+                conn.execute(
+                    "INSERT INTO _memcite_migrations (name, applied_at) VALUES (?, ?)",
+                    (name, int(time.time())),
+                )
+                applied.append(name)
+            if _user_version(conn) < index:
+                conn.execute(f"PRAGMA user_version = {index}")
+    return applied
+
+
+def _user_version(conn: sqlite3.Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def _check_file(path: str, *, readonly: bool) -> bool:
+    """Refuse what is not a memcite-writable SQLite file; True when the file exists."""
+    if os.path.isdir(path):
+        raise StoreError(f"{path}: is a directory, not a database file",
+                         hint="pass a file path with --db")
+    if not os.path.exists(path):
+        if readonly:
+            raise StoreError(f"{path}: no such database",
+                             hint="record or sync something first, or pass --db")
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise StoreError(f"{path}: the folder {parent} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise StoreError(f"{path}: cannot create the database, {parent} is read-only",
+                             hint="choose a writable location with --db or MEMCITE_DB")
+        return False
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if header and not header.startswith(SQLITE_MAGIC):
+        raise StoreError(
+            f"{path}: not an SQLite database (left untouched)",
+            hint="point --db or MEMCITE_DB at a memcite database or at a new file",
+        )
+    if header and len(header) < 100:
+        raise StoreError(f"{path}: a truncated SQLite file (left untouched)",
+                         hint="restore it from a backup or move it aside")
+    if not readonly:
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.access(path, os.W_OK) or not os.access(parent, os.W_OK | os.X_OK):
+            raise StoreError(
+                f"{path}: read-only (the file or its folder cannot be written; left untouched)",
+                hint="make it writable, or choose another database with --db",
+            )
+    return True
+
+
+def open_store(path: str | os.PathLike, *, readonly: bool = False,
+               migrate_schema: bool = True) -> sqlite3.Connection:
+    """Open (creating if needed) memcite's database, checked and migrated; autocommit mode.
+
+    ``readonly`` opens an existing database for reading only and never migrates.
+    Writes go through ``transaction(conn)``.
+    """
+    path = os.fspath(path)
+    exists = _check_file(path, readonly=readonly)
+    mode = "ro" if readonly else ("rw" if exists else "rwc")
+    uri = "file:" + _uri_path(os.path.abspath(path)) + f"?mode={mode}"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None,
+                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the database ({exc})") from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        version = _user_version(conn)
+        # Reading the schema is what finds most corruption, before anything is written.
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{path}: written by a newer memcite (schema {version}; this memcite knows "
+                f"{SCHEMA_VERSION}); left untouched",
+                hint="upgrade memcite (pip install -U memcite)",
+            )
+        if tables and "_memcite_migrations" not in tables:
+            raise StoreError(
+                f"{path}: an SQLite database, but not memcite's (left untouched)",
+                hint="point --db or MEMCITE_DB at a memcite database or at a new file",
+            )
+        if readonly:
+            conn.execute("PRAGMA query_only = 1")
+            return conn
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        # WAL with NORMAL: a commit is atomic and durable across a crashed process;
+        # only a power cut can lose the last transactions, never corrupt the file.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if migrate_schema and version < SCHEMA_VERSION:
+            migrate(conn)
+    except StoreError:
+        conn.close()
+        raise
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise _open_error(path, exc) from None
+    return conn
+
+
+def _open_error(path: str, exc: sqlite3.DatabaseError) -> StoreError:
+    text = str(exc)
+    if "readonly" in text or "read-only" in text:
+        return StoreError(f"{path}: read-only ({text}); left untouched",
+                          hint="choose another database with --db")
+    if "locked" in text or "busy" in text:
+        return StoreError(f"{path}: still locked by another process after "
+                          f"{BUSY_TIMEOUT_MS // 1000} s ({text})",
+                          hint="retry once the other memcite command has finished")
+    if isinstance(exc, sqlite3.OperationalError) and "malformed" not in text \
+            and "not a database" not in text:
+        return StoreError(f"{path}: cannot open the database ({text}); left untouched")
+    return StoreError(
+        f"{path}: the database is corrupt or unreadable ({text}); left untouched",
+        hint="restore it from a backup, or move it aside to start a new one",
+    )
+
+
+def _uri_path(path: str) -> str:
+    """Escape a file path for an SQLite ``file:`` URI."""
+    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
+def schema_snapshot(conn: sqlite3.Connection) -> dict[str, object]:
+    """Every table's columns (with generated ones) and every index: for tests and ``--json``."""
+    snapshot: dict[str, object] = {}
+    names = [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY name")]
+    for name in names:
+        columns = [row[1] for row in conn.execute(f"PRAGMA table_xinfo({name})")]
+        indexes = {}
+        for row in conn.execute(f"PRAGMA index_list({name})"):
+            index_name = row[1]
+            if index_name.startswith("sqlite_autoindex"):
+                continue
+            indexes[index_name] = [
+                info[2] if info[2] is not None else "<expr>"
+                for info in conn.execute(f"PRAGMA index_xinfo({index_name})")
+                if info[5]  # key columns only
+            ]
+        snapshot[name] = {"columns": columns, "indexes": indexes}
+    return snapshot

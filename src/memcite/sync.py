@@ -1,0 +1,251 @@
+"""Filling memcite's inventory from a Codex home (``memcite sync``).
+
+Three streaming passes, each committed in batches so that recorders are never
+kept waiting long: ``stage1_outputs`` (authoritative for times and Codex's
+counts), then ``raw_memories.md`` sections and ``rollout_summaries/*.md``
+headers (they add cwd, paths and branch, and bring in threads the database
+lacks). Rows are updated in place; memcite's own counts are never touched,
+except that a memory cited before it was first synced gets its logged counts.
+Rows of this home that no pass saw are marked ``missing_since``, never deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+
+from memcite import codex_home as home
+from memcite.ledger import backfill_usage
+from memcite.store import transaction
+from memcite.thread_ids import normalize_thread_id
+
+BATCH_ROWS = 5000
+
+Progress = Callable[[str, int, int | None], None]  # (phase, done, total or None)
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What a sync read and changed."""
+
+    codex_home: str
+    sync_id: int
+    stage1_rows: int  # rows read from stage1_outputs
+    folder_threads: int  # raw_memories.md sections and summary headers read
+    inserted: int
+    updated: int
+    marked_missing: int
+    invalid_ids: int  # rows or sections whose thread id is not a UUID (skipped)
+    stage1_found: bool
+    folder_found: bool
+
+    def to_dict(self) -> dict:
+        return {
+            "codex_home": self.codex_home,
+            "sync_id": self.sync_id,
+            "stage1_rows": self.stage1_rows,
+            "folder_threads": self.folder_threads,
+            "inserted": self.inserted,
+            "updated": self.updated,
+            "marked_missing": self.marked_missing,
+            "invalid_ids": self.invalid_ids,
+            "stage1_found": self.stage1_found,
+            "folder_found": self.folder_found,
+        }
+
+
+_UPSERT_STAGE1 = """
+INSERT INTO memories (
+    thread_id, source_updated_at, generated_at, rollout_slug, codex_usage_count,
+    codex_last_usage, selected_for_phase2, selected_for_phase2_source_updated_at,
+    has_raw_memory, has_rollout_summary, source, codex_home, first_synced_at, synced_at,
+    last_sync_id)
+VALUES (?, ?, ?, ?, ?, ?, coalesce(?, 0), ?, ?, ?, 'stage1_outputs', ?, ?, ?, ?)
+ON CONFLICT (thread_id) DO UPDATE SET
+    source_updated_at = excluded.source_updated_at,
+    generated_at = excluded.generated_at,
+    rollout_slug = coalesce(excluded.rollout_slug, rollout_slug),
+    codex_usage_count = excluded.codex_usage_count,
+    codex_last_usage = excluded.codex_last_usage,
+    selected_for_phase2 = excluded.selected_for_phase2,
+    selected_for_phase2_source_updated_at = excluded.selected_for_phase2_source_updated_at,
+    has_raw_memory = excluded.has_raw_memory,
+    has_rollout_summary = excluded.has_rollout_summary,
+    source = 'stage1_outputs',
+    codex_home = excluded.codex_home,
+    synced_at = excluded.synced_at,
+    last_sync_id = excluded.last_sync_id,
+    missing_since = NULL
+"""
+
+# From the memory folder: fills what stage1_outputs lacks; the times and flags of a row
+# that stage1_outputs gave in this same sync are left alone.
+_UPSERT_FOLDER = """
+INSERT INTO memories (
+    thread_id, source_updated_at, rollout_slug, rollout_summary_file, rollout_path, cwd,
+    git_branch, has_raw_memory, has_rollout_summary, source, codex_home, first_synced_at,
+    synced_at, last_sync_id)
+VALUES (:thread_id, :updated_at, :rollout_slug, :rollout_summary_file, :rollout_path, :cwd,
+        :git_branch, :has_raw_memory, :has_rollout_summary, :source, :home, :now, :now, :sync)
+ON CONFLICT (thread_id) DO UPDATE SET
+    rollout_summary_file = coalesce(excluded.rollout_summary_file, rollout_summary_file),
+    rollout_path = coalesce(excluded.rollout_path, rollout_path),
+    cwd = coalesce(excluded.cwd, cwd),
+    git_branch = coalesce(excluded.git_branch, git_branch),
+    rollout_slug = coalesce(rollout_slug, excluded.rollout_slug),
+    source_updated_at = CASE
+        WHEN last_sync_id IS NOT excluded.last_sync_id
+            THEN coalesce(excluded.source_updated_at, source_updated_at)
+        WHEN source = 'stage1_outputs' THEN source_updated_at
+        ELSE coalesce(source_updated_at, excluded.source_updated_at) END,
+    has_raw_memory = CASE
+        WHEN last_sync_id IS NOT excluded.last_sync_id THEN excluded.has_raw_memory
+        WHEN source = 'stage1_outputs' THEN has_raw_memory
+        ELSE max(has_raw_memory, excluded.has_raw_memory) END,
+    has_rollout_summary = CASE
+        WHEN last_sync_id IS NOT excluded.last_sync_id THEN excluded.has_rollout_summary
+        WHEN source = 'stage1_outputs' THEN has_rollout_summary
+        ELSE max(has_rollout_summary, excluded.has_rollout_summary) END,
+    source = CASE WHEN last_sync_id IS excluded.last_sync_id THEN source
+        ELSE excluded.source END,
+    codex_home = excluded.codex_home,
+    synced_at = excluded.synced_at,
+    last_sync_id = excluded.last_sync_id,
+    missing_since = NULL
+"""
+
+
+def _batches(rows: Iterable, size: int) -> Iterator[list]:
+    iterator = iter(rows)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def _normalised_stage1(rows: Iterable[tuple], invalid: list[int]) -> Iterator[tuple]:
+    for row in rows:
+        thread_id = row[0]
+        # Codex stores lowercase hyphenated ids; anything else is normalised or skipped.
+        if not isinstance(thread_id, str):
+            invalid[0] += 1
+            continue
+        if len(thread_id) != 36 or thread_id.lower() != thread_id:
+            normalized = normalize_thread_id(thread_id)
+            if normalized is None:
+                invalid[0] += 1
+                continue
+            row = (normalized, *row[1:])
+        yield row
+
+
+def sync_codex_home(
+    conn: sqlite3.Connection,
+    codex_home: str | os.PathLike,
+    *,
+    now: int | None = None,
+    batch_rows: int = BATCH_ROWS,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """Fill the inventory from ``codex_home`` (read-only); see the module docstring."""
+    codex_home = os.path.realpath(os.fspath(codex_home))
+    now = int(time.time()) if now is None else now
+    db_path = home.state_db_path(codex_home)
+    folder = home.memory_folder(codex_home)
+    raw_path = os.path.join(folder, home.RAW_MEMORIES)
+    summaries = os.path.join(folder, home.ROLLOUT_SUMMARIES)
+    stage1_found = os.path.isfile(db_path)
+    folder_found = os.path.isfile(raw_path) or os.path.isdir(summaries)
+    if not os.path.isdir(codex_home):
+        raise home.CodexHomeError(f"{codex_home}: no such folder",
+                                  hint="pass the Codex home with --codex-home or CODEX_HOME")
+    if not stage1_found and not folder_found:
+        raise home.CodexHomeError(
+            f"{codex_home}: no {home.STATE_DB} and no memory folder, nothing to sync "
+            "(the inventory is left as it was)",
+            hint="pass the Codex home (the folder holding memories_1.sqlite) with --codex-home",
+        )
+    total = home.count_stage1_outputs(db_path) if stage1_found else 0
+    with transaction(conn):
+        before = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        sync_id = conn.execute(
+            "INSERT INTO syncs (codex_home, started_at) VALUES (?, ?)", (codex_home, now)
+        ).lastrowid
+    params = {"home": codex_home, "now": now, "sync": sync_id}
+
+    invalid = [0]
+    stage1_rows = 0
+    if stage1_found:
+        rows = _normalised_stage1(home.iter_stage1_outputs(db_path), invalid)
+        for batch in _batches(rows, batch_rows):
+            with transaction(conn):
+                conn.executemany(
+                    _UPSERT_STAGE1, [(*row, codex_home, now, now, sync_id) for row in batch]
+                )
+            stage1_rows += len(batch)
+            if progress:
+                progress("stage1_outputs", stage1_rows, total)
+
+    folder_threads = 0
+    sources: list[Iterable[home.FolderMemory]] = []
+    if os.path.isfile(raw_path):
+        sources.append(home.iter_raw_memories(raw_path))
+    if os.path.isdir(summaries):
+        sources.append(home.iter_rollout_summaries(summaries))
+    for found in sources:
+        for batch in _batches(found, batch_rows):
+            with transaction(conn):
+                conn.executemany(_UPSERT_FOLDER, [_folder_params(item, params) for item in batch])
+            folder_threads += len(batch)
+            if progress:
+                progress("memory folder", folder_threads, None)
+
+    with transaction(conn):
+        after = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        marked = conn.execute(
+            "UPDATE memories SET missing_since = ? WHERE codex_home = ? AND missing_since IS NULL"
+            " AND (last_sync_id IS NULL OR last_sync_id != ?)",
+            (now, codex_home, sync_id),
+        ).rowcount
+        if after > before:
+            backfill_usage(conn)
+        inserted = after - before
+        seen = conn.execute(
+            "SELECT count(*) FROM memories WHERE last_sync_id = ?", (sync_id,)
+        ).fetchone()[0]
+        conn.execute(
+            "UPDATE syncs SET finished_at = ?, stage1_rows = ?, folder_threads = ?, inserted = ?,"
+            " updated = ?, marked_missing = ? WHERE id = ?",
+            (int(time.time()), stage1_rows, folder_threads, inserted, seen - inserted, marked,
+             sync_id),
+        )
+    return SyncReport(
+        codex_home=codex_home,
+        sync_id=sync_id,
+        stage1_rows=stage1_rows,
+        folder_threads=folder_threads,
+        inserted=inserted,
+        updated=seen - inserted,
+        marked_missing=marked,
+        invalid_ids=invalid[0],
+        stage1_found=stage1_found,
+        folder_found=folder_found,
+    )
+
+
+def _folder_params(item: home.FolderMemory, params: dict) -> dict:
+    return {
+        "thread_id": item.thread_id,
+        "updated_at": item.updated_at,
+        "rollout_slug": item.rollout_slug,
+        "rollout_summary_file": item.rollout_summary_file,
+        "rollout_path": item.rollout_path,
+        "cwd": item.cwd,
+        "git_branch": item.git_branch,
+        "has_raw_memory": int(item.source == "raw_memories" and item.has_text),
+        "has_rollout_summary": int(item.source == "rollout_summary" and item.has_text),
+        "source": item.source,
+        **params,
+    }
