@@ -99,7 +99,7 @@ entries = st.builds(CitationEntry, paths, numbers, numbers, notes)
 
 @given(st.lists(entries, max_size=6), st.lists(ids, max_size=6, unique=True))
 def test_render_then_read_gives_the_citation_back(entry_list, id_list):
-    citation = Citation(tuple(entry_list), tuple(id_list))
+    citation = Citation(list(entry_list), list(id_list))
     block = render_citation(citation)
     # paths and notes must not themselves contain tags that end the sections early
     if any(
@@ -119,8 +119,8 @@ def test_render_then_read_gives_the_citation_back(entry_list, id_list):
 @pytest.mark.parametrize("size", [0, 1, 10, 1000])
 def test_render_round_trip_sizes(size):
     citation = Citation(
-        tuple(CitationEntry(f"f{i}.md", i, i + 1, f"n {i}") for i in range(size)),
-        tuple(f"id-{i}" for i in range(size)),
+        [CitationEntry(f"f{i}.md", i, i + 1, f"n {i}") for i in range(size)],
+        [f"id-{i}" for i in range(size)],
     )
     reading = parse_reply(render_citation(citation))
-    assert (reading.citation or Citation((), ())) == citation
+    assert (reading.citation or Citation([], [])) == citation

@@ -99,19 +99,19 @@ def test_unterminated_block_is_still_parsed_and_counted():
     uuid = "019c6e27-e55b-73d1-87d8-4e01f1f75043"
     reading = parse_reply(f"answer\n{O}\n<rollout_ids>\n{uuid}\n</rollout_ids>\n")
     assert reading.visible == "answer\n"
-    assert reading.thread_ids == (uuid,)
+    assert reading.thread_ids == [uuid]
     assert "block-unterminated" in {d.code for d in reading.diagnostics}
 
 
 def test_nested_block_reads_inner_sections_from_the_outer_body():
     reading = parse_reply(f"{O}<rollout_ids>\nA\n</rollout_ids>{O}<rollout_ids>\nB\n</rollout_ids>{C}")
-    assert reading.citation.rollout_ids == ("A",)
+    assert reading.citation.rollout_ids == ["A"]
 
 
 def test_block_in_code_fence_is_counted_and_reported():
     uuid = "019c6e27-e55b-73d1-87d8-4e01f1f75043"
     reading = parse_reply(f"```\n{O}<rollout_ids>\n{uuid}\n</rollout_ids>{C}\n```\n")
-    assert reading.thread_ids == (uuid,)
+    assert reading.thread_ids == [uuid]
     assert "block-in-code-fence" in {d.code for d in reading.diagnostics}
 
 
@@ -145,7 +145,7 @@ def test_stage_b_ids(body, ids):
 
 def test_ids_seen_set_spans_blocks():
     text = f"{O}<rollout_ids>\na\nb\n</rollout_ids>{C}{O}<rollout_ids>\nb\nc\n</rollout_ids>{C}"
-    assert parse_reply(text).citation.rollout_ids == ("a", "b", "c")
+    assert parse_reply(text).citation.rollout_ids == ["a", "b", "c"]
 
 
 STAGE_B_ENTRIES = [
@@ -182,7 +182,7 @@ def test_no_citation_when_both_lists_are_empty():
 def test_sections_in_any_order():
     text = f"{O}<rollout_ids>\nid\n</rollout_ids><citation_entries>\na:1-1|note=[]\n</citation_entries>{C}"
     citation = parse_reply(text).citation
-    assert citation.rollout_ids == ("id",)
+    assert citation.rollout_ids == ["id"]
     assert citation.entries[0].path == "a"
 
 
@@ -235,11 +235,11 @@ ID_TABLE = [
 def test_thread_id_rule(rollout_id, counted):
     assert normalize_thread_id(rollout_id) == counted
     reading = parse_reply(f"{O}<rollout_ids>\n{rollout_id}\n</rollout_ids>{C}")
-    assert reading.citation.rollout_ids == (rollout_id,)
-    assert reading.thread_ids == (() if counted is None else (counted,))
+    assert reading.citation.rollout_ids == [rollout_id]
+    assert reading.thread_ids == ([] if counted is None else [counted])
 
 
 def test_case_variants_are_counted_twice_and_reported():
     reading = parse_reply(f"{O}<rollout_ids>\n{UUID}\n{UUID.upper()}\n</rollout_ids>{C}")
-    assert reading.thread_ids == (UUID, UUID)
+    assert reading.thread_ids == [UUID, UUID]
     assert [d.code for d in reading.diagnostics] == ["id-case-variant"]

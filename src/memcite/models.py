@@ -37,8 +37,8 @@ class CitationEntry:
 class Citation:
     """What Codex's reader yields for a reply: entries and ids, in order."""
 
-    entries: tuple[CitationEntry, ...]
-    rollout_ids: tuple[str, ...]
+    entries: list[CitationEntry]
+    rollout_ids: list[str]
 
     def to_dict(self) -> dict:
         return {
@@ -96,8 +96,8 @@ class Reading:
 
     visible: str
     citation: Citation | None
-    thread_ids: tuple[str, ...]
-    diagnostics: tuple[Diagnostic, ...]
+    thread_ids: list[str]
+    diagnostics: list[Diagnostic]
     blocks: tuple[Block, ...] = ()
     profile: str = "codex"
 

@@ -490,7 +490,7 @@ def parse_reply(text: str, *, profile: str = "codex") -> Reading:
         reader.read_body(block)
     citation = None
     if reader.entries or reader.rollout_ids:
-        citation = Citation(tuple(reader.entries), tuple(reader.rollout_ids))
+        citation = Citation(reader.entries, reader.rollout_ids)
     return _finish(reader, visible, blocks, citation, profile)
 
 
@@ -506,4 +506,4 @@ def _finish(reader, visible, blocks, citation, profile) -> Reading:
             normalized = normalize_thread_id(rollout_id)
             if normalized is not None:
                 thread_ids.append(normalized)
-    return Reading(visible, citation, tuple(thread_ids), tuple(diagnostics), blocks, profile)
+    return Reading(visible, citation, thread_ids, diagnostics, blocks, profile)
