@@ -67,6 +67,26 @@ def cold(command: list[str], runs: int) -> float:
     return times[len(times) // 2]
 
 
+_RSS_PROBE = """
+import sys
+from memcite.__main__ import main
+sys.stdout = open("/dev/null", "w")
+try:
+    main(["strip", sys.argv[1]])
+except SystemExit:
+    pass
+# VmHWM is this process's own peak (ru_maxrss may carry the parent's peak over fork)
+status = open("/proc/self/status").read()
+sys.stderr.write(status.split("VmHWM:")[1].split()[0])
+"""
+
+
+def strip_rss_kib(path: Path) -> int:
+    """Peak resident memory (KiB) of a process running `memcite strip PATH`."""
+    done = subprocess.run([sys.executable, "-c", _RSS_PROBE, str(path)], capture_output=True, text=True, check=True)
+    return int(done.stderr.strip().splitlines()[-1])
+
+
 def peak_ratio(text: str) -> float:
     tracemalloc.start()
     tracemalloc.reset_peak()
@@ -116,6 +136,16 @@ def main() -> int:
     with_block = big[: -len(text)] + text
     rows.append(("peak memory / input, 10 MB no block", peak_ratio(big), 4, ""))
     rows.append(("peak memory / input, 10 MB with a block", peak_ratio(with_block), 4, ""))
+
+    if sys.platform.startswith("linux"):
+        with tempfile.TemporaryDirectory() as folder:
+            small, large = Path(folder) / "small.txt", Path(folder) / "large.txt"
+            small.write_text(text, encoding="utf-8")
+            large.write_text(with_block, encoding="utf-8")
+            baseline, peak = strip_rss_kib(small), strip_rss_kib(large)
+            size = large.stat().st_size
+        rows.append(("`memcite strip` 10 MB: RSS above baseline / input", (peak - baseline) * 1024 / size, 4,
+                     f"{baseline // 1024} MiB baseline, {peak // 1024} MiB peak"))
 
     width = max(len(r[0]) for r in rows)
     failed = 0

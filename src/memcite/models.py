@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 SEVERITIES = ("info", "warning", "error")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class CitationEntry:
     """One accepted line of a ``<citation_entries>`` section, as Codex keeps it."""
 
@@ -33,7 +33,7 @@ class CitationEntry:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Citation:
     """What Codex's reader yields for a reply: entries and ids, in order."""
 
@@ -47,7 +47,7 @@ class Citation:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Diagnostic:
     """Something Codex passes over silently, with where it is in the reply."""
 
@@ -70,7 +70,7 @@ class Diagnostic:
         return f"{self.line}:{self.column}: {self.severity}: {self.message} [{self.code}]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Block:
     """Where one ``<oai-mem-citation>`` block sits in the reply (character offsets)."""
 
@@ -90,7 +90,7 @@ class Block:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Reading:
     """Everything memcite reads from one agent reply."""
 

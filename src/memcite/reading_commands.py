@@ -5,7 +5,6 @@ Shared by the Typer commands and the fast path; each returns the exit code.
 
 from __future__ import annotations
 
-import json as _json
 import os
 import sys
 
@@ -117,4 +116,6 @@ def parse(
 
 
 def _dump(obj) -> None:
+    import json as _json  # only --json needs it
+
     sys.stdout.write(_json.dumps(obj, ensure_ascii=False) + "\n")
