@@ -220,3 +220,13 @@ def test_importing_tokens_does_not_import_tiktoken():
     code = "import sys, memcite.tokens; print('tiktoken' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_boundaries_from_the_length_table_match_tiktokens_bytes(name):
+    from itertools import accumulate
+
+    tokenizer = get_tokenizer(name)
+    text = "v1\n## Ünïcode 日本語 😀\n- `make test` \r\n\t<|endoftext|> tail"
+    pieces = tokenizer.encoding.decode_tokens_bytes(tokenizer.encode(text))
+    assert tokenizer.boundaries(text) == list(accumulate(map(len, pieces)))

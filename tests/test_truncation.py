@@ -163,8 +163,8 @@ def test_empty_text(o200k):
 
 
 def test_cut_prefers_a_heading_and_says_how_much_was_left_out(o200k):
-    text = _summary(6)  # small enough to be encoded whole, larger than the budget
-    assert len(text.encode()) < 8 * 500 and o200k.count(text) > 500
+    text = _summary(5)  # small enough to be encoded whole (the first prefix), over the budget
+    assert len(text.encode()) <= 5 * 500 + 64 and o200k.count(text) > 500
     result = truncate_to_budget(text, 500, o200k)
     head, marker = result.text.rsplit("\n", 1)[0] + "\n", result.text.rsplit("\n", 1)[1]
     assert result.truncated and result.cut == "heading"

@@ -101,10 +101,18 @@ class ApproxTokenizer:
 class TiktokenTokenizer:
     """A tiktoken encoding; text is encoded as ordinary text (special tokens get no meaning)."""
 
-    def __init__(self, encoding, source: str) -> None:
+    def __init__(self, encoding, source: str, ranks: dict[bytes, int] | None = None) -> None:
         self.name: str = encoding.name
         self.source = source
         self.encoding = encoding
+        # Byte length of every ordinary token, so that token ends are found without
+        # a Python call per token (tiktoken's decode_tokens_bytes makes one).
+        self._lengths: list[int] | None = None
+        if ranks is not None:
+            lengths = [0] * (max(ranks.values()) + 1)
+            for token, rank in ranks.items():
+                lengths[rank] = len(token)
+            self._lengths = lengths
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``."""
@@ -116,8 +124,11 @@ class TiktokenTokenizer:
 
     def boundaries(self, text: str) -> list[int]:
         """The UTF-8 byte offsets at which the tokens of ``text`` end."""
-        pieces = self.encoding.decode_tokens_bytes(self.encoding.encode_ordinary(text))
-        return list(accumulate(len(piece) for piece in pieces))
+        tokens = self.encoding.encode_ordinary(text)
+        if self._lengths is None:
+            pieces = self.encoding.decode_tokens_bytes(tokens)
+            return list(accumulate(map(len, pieces)))
+        return list(accumulate(map(self._lengths.__getitem__, tokens)))
 
 
 def tiktoken_cache_file(spec: EncodingSpec, cache_dir: str) -> str:
@@ -268,7 +279,7 @@ def get_tokenizer(
             mergeable_ranks=ranks,
             special_tokens=dict(spec.special_tokens),
         )
-        _LOADED[key] = TiktokenTokenizer(encoding, path)
+        _LOADED[key] = TiktokenTokenizer(encoding, path, ranks)
     return _LOADED[key]
 
 

@@ -117,7 +117,9 @@ def truncate_to_budget(
     total = len(data)
 
     # Every token is at least one byte, so a text of at most ``budget`` bytes fits.
-    window = total if total <= budget else min(total, 8 * budget + 64)
+    # Start from a prefix of about 5 bytes per token (English prose and code take 3 to 4.5),
+    # and extend it in proportion to what it held while it holds too few tokens.
+    window = total if total <= budget else min(total, 5 * budget + 64)
     while True:
         window = _char_start_at_or_before(data, window) if window < total else total
         offsets = tokenizer.boundaries(data[:window].decode("utf-8"))
@@ -127,8 +129,8 @@ def truncate_to_budget(
             break
         if len(offsets) > budget:
             break
-        grow = max(window * 4, 64)
-        window = min(total, grow)
+        wanted = window * (budget + 1) * 1.25 / max(len(offsets), 1)
+        window = min(total, max(int(wanted), 2 * window))
 
     whole = window == total
     rate = len(offsets) / window if window else 1.0
