@@ -13,7 +13,9 @@ import typer
 from memcite import readpath_commands
 from memcite.inputs import DEFAULT_MAX_BYTES
 
-_TOKENIZER_HELP = "o200k_base (default), cl100k_base, or approx (Codex's 4 bytes per token)."
+_TOKENIZER_HELP = (
+    "o200k_base, cl100k_base, or approx (Codex's rule: 4 bytes per token, the middle cut out)."
+)
 
 BudgetOpt = Annotated[
     int, typer.Option("--budget", help="Token budget for the memory text.", min=0)
@@ -55,7 +57,7 @@ def instructions(
         Optional[str],  # noqa: UP045
         typer.Option(
             "--memory-root",
-            help="Folder holding memory_summary.md [default: $CODEX_HOME/memories].",
+            help="Folder holding memory_summary.md (default: $CODEX_HOME/memories).",
             show_default=False,
         ),
     ] = None,
@@ -63,7 +65,7 @@ def instructions(
         Optional[str],  # noqa: UP045
         typer.Option(
             "--codex-home",
-            help="Codex home holding memory/projects/ [default: ~/.codex].",
+            help="Codex home holding memory/projects/ (default: ~/.codex).",
             envvar="CODEX_HOME",
             show_default=False,
         ),
@@ -73,7 +75,8 @@ def instructions(
         Optional[str],  # noqa: UP045
         typer.Option(
             "--tokenizer",
-            help=_TOKENIZER_HELP + " [default: o200k_base; approx with --profile codex]",
+            help="o200k_base (the default), cl100k_base, or approx (Codex's 4 bytes per token, "
+            "the default with --profile codex).",
             show_default=False,
         ),
     ] = None,
