@@ -100,13 +100,21 @@ def open_codex_db(path: str | os.PathLike) -> sqlite3.Connection:
     return conn
 
 
-def _stage1_select(conn: sqlite3.Connection, path: str) -> str:
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(stage1_outputs)")}
+def _stage1_columns(conn: sqlite3.Connection, path: str) -> set[str]:
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(stage1_outputs)")}
+    except sqlite3.Error as exc:
+        raise CodexHomeError(f"{path}: cannot read ({exc})") from None
     if "thread_id" not in columns:
         raise CodexHomeError(
             f"{path}: no stage1_outputs table with a thread_id column",
             hint="is this a Codex memories database? pass the Codex home with --codex-home",
         )
+    return columns
+
+
+def _stage1_select(conn: sqlite3.Connection, path: str) -> str:
+    columns = _stage1_columns(conn, path)
     picked = [name if name in columns else "NULL" for name in STAGE1_COLUMNS]
     for text_column in ("raw_memory", "rollout_summary"):
         if text_column in columns:
@@ -120,6 +128,7 @@ def count_stage1_outputs(path: str | os.PathLike) -> int:
     """How many rows ``stage1_outputs`` holds (for progress)."""
     conn = open_codex_db(path)
     try:
+        _stage1_columns(conn, os.fspath(path))
         return conn.execute("SELECT count(*) FROM stage1_outputs").fetchone()[0]
     except sqlite3.Error as exc:
         raise CodexHomeError(f"{os.fspath(path)}: cannot read stage1_outputs ({exc})") from None

@@ -1,0 +1,138 @@
+"""``ingest``: assistant replies out of Codex rollout files, plain or zstd, streamed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from memcite.errors import InputError
+from memcite.ingest import RolloutScan, ingest_rollout, iter_rollout_replies
+from memcite.store import open_store, transaction
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+SAMPLE = next((CORPUS / "codex_home" / "sessions").rglob("rollout-*.jsonl"))
+MEMORIES = CORPUS / "codex_home" / "memories"
+SESSION = "019bdb5e-1c40-7a21-9c3e-5f0d2b7a4e11"
+KNOWN = ("019b7635-7fb3-7cf8-8f11-6f64065672e0", "019b76da-a800-7de5-8c3e-9e72e44926e8")
+
+
+@pytest.fixture
+def conn(tmp_path):
+    connection = open_store(tmp_path / "m.sqlite")
+    with transaction(connection):
+        connection.executemany(
+            "INSERT INTO memories (thread_id, source, first_synced_at, synced_at)"
+            " VALUES (?, 'stage1_outputs', 1, 1)", [(t,) for t in KNOWN])
+    yield connection
+    connection.close()
+
+
+def test_assistant_messages_are_the_replies(tmp_path):
+    scan = RolloutScan(str(SAMPLE))
+    replies = list(iter_rollout_replies(SAMPLE, scan))
+    assert len(replies) == 3  # event_msg copies and user messages are not replies
+    first = replies[0]
+    assert first.text.startswith("Use `BEGIN IMMEDIATE`")  # output_text parts joined
+    assert "<oai-mem-citation>" in first.text and first.text.endswith("</oai-mem-citation>")
+    assert (first.thread_id, first.cwd) == (SESSION, "/home/dev/memcite")
+    assert first.at == 1_768_903_206
+    assert first.id is None and first.where == f"{SAMPLE}:7"
+    assert replies[2].text == "Anything else?"
+    assert (scan.session_id, scan.replies, scan.lines) == (SESSION, 3, 13)
+
+
+def test_ingest_records_the_citations(conn):
+    report = ingest_rollout(conn, SAMPLE, memory_root=MEMORIES, now=1_800_000_000)
+    assert (report.replies, report.recorded, report.duplicates) == (3, 3, 0)
+    assert report.counted == 3  # the default policy: the upper-case variant once
+    assert report.unknown_ids == {"019c0000-0000-7000-8000-000000000000"}
+    assert report.not_uuid_ids == {"not-a-uuid"}
+    counts = dict(conn.execute("SELECT thread_id, usage_count FROM memories"))
+    assert counts == {KNOWN[0]: 1, KNOWN[1]: 1}
+    last = conn.execute("SELECT last_usage FROM memories WHERE thread_id = ?",
+                        (KNOWN[1],)).fetchone()[0]
+    assert last == 1_768_903_502  # the reply's own time, not the time of ingesting
+    replies = conn.execute("SELECT thread_id, cwd, origin FROM replies").fetchall()
+    assert {r[:2] for r in replies} == {(SESSION, "/home/dev/memcite")}
+    assert replies[0][2] == f"ingest:{SAMPLE}"
+    hashes = conn.execute("SELECT lines_sha256 IS NOT NULL FROM cited_entries"
+                          " ORDER BY reply_id, position").fetchall()
+    assert hashes == [(1,), (1,), (0,)]  # the out-of-range entry has no hash
+
+
+def test_ingesting_twice_counts_once(conn):
+    ingest_rollout(conn, SAMPLE)
+    again = ingest_rollout(conn, SAMPLE)
+    assert (again.recorded, again.duplicates, again.counted) == (0, 3, 0)
+    assert conn.execute("SELECT sum(usage_count) FROM memories").fetchone()[0] == 2
+
+
+def test_codex_policy_counts_case_variants(conn):
+    report = ingest_rollout(conn, SAMPLE, policy="codex")
+    assert report.counted == 4
+    assert conn.execute("SELECT usage_count FROM memories WHERE thread_id = ?",
+                        (KNOWN[1],)).fetchone()[0] == 2
+
+
+def test_zstd_rollouts_read_the_same(conn, tmp_path):
+    packed = tmp_path / (SAMPLE.name + ".zst")
+    packed.write_bytes(zstandard.ZstdCompressor().compress(SAMPLE.read_bytes()))
+    plain = [(r.text, r.at, r.thread_id) for r in iter_rollout_replies(SAMPLE)]
+    assert [(r.text, r.at, r.thread_id) for r in iter_rollout_replies(packed)] == plain
+    assert ingest_rollout(conn, packed).recorded == 3
+
+
+def test_a_damaged_zstd_file_is_an_input_error(tmp_path):
+    broken = tmp_path / "rollout.jsonl.zst"
+    broken.write_bytes(b"\x28\xb5\x2f\xfd" + b"garbage" * 10)
+    with pytest.raises(InputError, match="rollout.jsonl.zst"):
+        list(iter_rollout_replies(broken))
+
+
+def test_bad_and_unknown_lines_are_skipped(conn, tmp_path):
+    rollout = tmp_path / "rollout.jsonl"
+    meta = {"type": "session_meta", "payload": {"id": SESSION.upper(), "cwd": "/w"}}
+    reply = {"timestamp": "2026-01-20T10:00:00Z", "type": "response_item",
+             "payload": {"type": "message", "role": "assistant",
+                         "content": [{"type": "output_text", "text": "hi"},
+                                     {"type": "refusal", "text": "ignored"}]}}
+    lines = [
+        json.dumps(meta),
+        '{"type": "response_item", "payload": {"role": "assistant", "broken',
+        json.dumps({"type": "something_new", "payload": {"role": "assistant"}}),
+        json.dumps({"type": "response_item", "payload": {"type": "message",
+                                                         "role": "assistant", "content": 5}}),
+        json.dumps(reply),
+    ]
+    rollout.write_text("\n".join(lines) + "\n")
+    scan = RolloutScan(str(rollout))
+    replies = list(iter_rollout_replies(rollout, scan))
+    assert [r.text for r in replies] == ["hi"]
+    assert replies[0].thread_id == SESSION  # normalised
+    assert (scan.bad_line_count, scan.bad_lines) == (1, [2])
+    report = ingest_rollout(conn, rollout)
+    assert report.bad_line_count == 1 and report.recorded == 1
+
+
+def test_missing_files_and_folders_are_input_errors(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        list(iter_rollout_replies(tmp_path / "absent.jsonl"))
+    with pytest.raises(InputError, match="is a directory"):
+        list(iter_rollout_replies(tmp_path))
+
+
+def test_replies_are_yielded_one_at_a_time(tmp_path):
+    # Streaming: the first reply arrives before the rest of the file is read.
+    rollout = tmp_path / "rollout.jsonl"
+    item = {"type": "response_item", "payload": {"type": "message", "role": "assistant",
+                                                 "content": [{"type": "output_text",
+                                                              "text": "x"}]}}
+    rollout.write_text("\n".join([json.dumps(item)] * 1000) + "\n")
+    scan = RolloutScan(str(rollout))
+    iterator = iter_rollout_replies(rollout, scan)
+    next(iterator)
+    assert scan.lines == 1
+    iterator.close()

@@ -1,0 +1,252 @@
+"""The store: a freshly migrated schema, migrations, and refusing files that are not ours."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+
+import pytest
+
+from memcite import store
+from memcite.store import StoreError, migrate, open_store, schema_snapshot
+
+# What a fresh database must hold: every column (generated ones included) and index.
+EXPECTED_SCHEMA = {
+    "_memcite_migrations": {"columns": ["name", "applied_at"], "indexes": {}},
+    "memories": {
+        "columns": [
+            "thread_id", "source_updated_at", "generated_at", "rollout_slug",
+            "rollout_summary_file", "rollout_path", "cwd", "git_branch", "selected_for_phase2",
+            "selected_for_phase2_source_updated_at", "has_raw_memory", "has_rollout_summary",
+            "usage_count", "last_usage", "codex_usage_count", "codex_last_usage", "source",
+            "codex_home", "first_synced_at", "synced_at", "last_sync_id", "missing_since",
+            "archived_at", "last_used", "codex_last_used",
+        ],
+        "indexes": {
+            "memories_active_last_used": ["last_used", "thread_id"],
+            "memories_codex_retention": [
+                "selected_for_phase2", "codex_last_used", "source_updated_at", "thread_id"],
+            "memories_usage_count": ["usage_count", "last_usage"],
+            "memories_archived_at": ["archived_at"],
+            "memories_codex_home_sync": ["codex_home", "last_sync_id"],
+        },
+    },
+    "syncs": {
+        "columns": ["id", "codex_home", "started_at", "finished_at", "stage1_rows",
+                    "folder_threads", "inserted", "updated", "marked_missing"],
+        "indexes": {},
+    },
+    "replies": {
+        "columns": ["id", "reply_key", "key_kind", "text_sha256", "replied_at", "recorded_at",
+                    "thread_id", "cwd", "profile", "policy", "origin", "memory_root", "blocks",
+                    "unterminated", "diagnostics"],
+        "indexes": {"replies_replied_at": ["replied_at"]},
+    },
+    "cited_ids": {
+        "columns": ["reply_id", "position", "rollout_id", "thread_id", "terminated", "counted",
+                    "known"],
+        "indexes": {
+            "cited_ids_thread": ["thread_id", "counted", "reply_id"],
+            "cited_ids_unknown": ["thread_id"],
+        },
+    },
+    "cited_entries": {
+        "columns": ["reply_id", "position", "path", "line_start", "line_end", "note", "line",
+                    "terminated", "lines_sha256"],
+        "indexes": {"cited_entries_path": ["path", "line_start"]},
+    },
+}
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def _siblings(path) -> list[str]:
+    folder = os.path.dirname(path)
+    return sorted(name for name in os.listdir(folder) if name.startswith(os.path.basename(path)))
+
+
+def test_fresh_database_has_exactly_the_expected_columns_and_indexes(tmp_path):
+    conn = open_store(tmp_path / "m.sqlite")
+    snapshot = schema_snapshot(conn)
+    assert snapshot == {name: {"columns": spec["columns"], "indexes": spec["indexes"]}
+                        for name, spec in EXPECTED_SCHEMA.items()}
+
+
+def test_unique_reply_key_is_enforced(tmp_path):
+    conn = open_store(tmp_path / "m.sqlite")
+    row = ("k", "id", "x", 1, 1, None, None, "codex", "default", None, None, 0, 0, 0)
+    sql = ("INSERT INTO replies (reply_key, key_kind, text_sha256, replied_at, recorded_at,"
+           " thread_id, cwd, profile, policy, origin, memory_root, blocks, unterminated,"
+           " diagnostics) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    conn.execute(sql, row)
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(sql, row)
+
+
+def test_database_is_wal_with_a_busy_timeout(tmp_path):
+    conn = open_store(tmp_path / "m.sqlite")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+
+
+def test_migrations_are_recorded_and_safe_to_apply_twice(tmp_path):
+    conn = open_store(tmp_path / "m.sqlite")
+    before = schema_snapshot(conn)
+    assert migrate(conn) == []
+    assert schema_snapshot(conn) == before
+    names = [row[0] for row in conn.execute("SELECT name FROM _memcite_migrations")]
+    assert names == ["m001_initial"]
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+    # Running a recorded migration's body again changes nothing either.
+    with store.transaction(conn):
+        store.m001_initial(conn)
+    assert schema_snapshot(conn) == before
+
+
+def test_reopening_does_not_migrate_again(tmp_path):
+    open_store(tmp_path / "m.sqlite").close()
+    conn = open_store(tmp_path / "m.sqlite")
+    assert conn.execute("SELECT count(*) FROM _memcite_migrations").fetchone()[0] == 1
+
+
+def test_a_failing_migration_leaves_nothing_behind(tmp_path, monkeypatch):
+    conn = open_store(tmp_path / "m.sqlite")
+
+    def m002_broken(conn):
+        conn.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, m002_broken))
+    with pytest.raises(RuntimeError):
+        migrate(conn)
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert "half_done" not in tables
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert [r[0] for r in conn.execute("SELECT name FROM _memcite_migrations")] == [
+        "m001_initial"]
+
+
+def test_new_migrations_are_applied_in_order_and_recorded(tmp_path, monkeypatch):
+    open_store(tmp_path / "m.sqlite").close()
+
+    def m002_extra(conn):
+        conn.execute("CREATE TABLE extra (x)")
+
+    monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, m002_extra))
+    monkeypatch.setattr(store, "SCHEMA_VERSION", 2)
+    conn = open_store(tmp_path / "m.sqlite")
+    assert [r[0] for r in conn.execute("SELECT name FROM _memcite_migrations ORDER BY name")] == [
+        "m001_initial", "m002_extra"]
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_a_zero_byte_file_becomes_a_database(tmp_path):
+    path = tmp_path / "empty.sqlite"
+    path.write_bytes(b"")
+    conn = open_store(path)
+    assert "memories" in schema_snapshot(conn)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"hello, this is a text file\n" * 10, b"\x00" * 4096, b"SQLite format 3\x00short"],
+    ids=["text", "zeros", "truncated-header"],
+)
+def test_a_non_sqlite_file_is_refused_and_left_untouched(tmp_path, content):
+    path = tmp_path / "m.sqlite"
+    path.write_bytes(content)
+    with pytest.raises(StoreError) as error:
+        open_store(path)
+    assert "left untouched" in str(error.value)
+    assert path.read_bytes() == content
+    assert _siblings(path) == ["m.sqlite"]
+
+
+def test_a_corrupt_database_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "m.sqlite"
+    open_store(path).close()
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the schema page
+    path.write_bytes(bytes(data))
+    before = _digest(path)
+    with pytest.raises(StoreError) as error:
+        open_store(path)
+    assert "corrupt" in str(error.value)
+    assert _digest(path) == before
+    assert _siblings(path) == ["m.sqlite"]
+
+
+def test_another_applications_database_is_refused(tmp_path):
+    path = tmp_path / "other.sqlite"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE notes (body TEXT)")
+    other.commit()
+    other.close()
+    before = _digest(path)
+    with pytest.raises(StoreError, match="not memcite's"):
+        open_store(path)
+    assert _digest(path) == before
+
+
+def test_a_database_from_a_newer_memcite_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "m.sqlite"
+    conn = open_store(path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    before = _digest(path)
+    with pytest.raises(StoreError, match=r"newer memcite \(schema 99"):
+        open_store(path)
+    assert _digest(path) == before
+
+
+def test_a_read_only_database_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "m.sqlite"
+    open_store(path).close()
+    before = _digest(path)
+    real_access = os.access
+    monkeypatch.setattr(store.os, "access",
+                        lambda p, mode: False if os.fspath(p) == str(path) else real_access(p, mode))
+    with pytest.raises(StoreError, match="read-only"):
+        open_store(path)
+    assert _digest(path) == before
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores file modes")
+def test_a_read_only_folder_is_refused(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(StoreError, match="read-only"):
+            open_store(folder / "m.sqlite")
+    finally:
+        folder.chmod(0o755)
+
+
+def test_a_directory_or_a_missing_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(StoreError, match="is a directory"):
+        open_store(tmp_path)
+    with pytest.raises(StoreError, match="does not exist"):
+        open_store(tmp_path / "nowhere" / "m.sqlite")
+
+
+def test_readonly_open_never_writes(tmp_path):
+    path = tmp_path / "m.sqlite"
+    open_store(path).close()
+    conn = open_store(path, readonly=True)
+    with pytest.raises(sqlite3.OperationalError):
+        conn.execute("INSERT INTO syncs (codex_home, started_at) VALUES ('x', 1)")
+    with pytest.raises(StoreError, match="no such database"):
+        open_store(tmp_path / "absent.sqlite", readonly=True)
+
+
+def test_transaction_rolls_back_on_error(tmp_path):
+    conn = open_store(tmp_path / "m.sqlite")
+    with pytest.raises(ZeroDivisionError), store.transaction(conn):
+        conn.execute("INSERT INTO syncs (codex_home, started_at) VALUES ('x', 1)")
+        1 / 0  # noqa: B018
+    assert conn.execute("SELECT count(*) FROM syncs").fetchone()[0] == 0
+    assert not conn.in_transaction

@@ -1,0 +1,285 @@
+"""``sync``: the inventory from a Codex home, read-only, updated in place, gone rows marked."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memcite import codex_home
+from memcite.codex_home import CodexHomeError
+from memcite.ledger import rebuild, record_reply
+from memcite.store import open_store
+from memcite.sync import sync_codex_home
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+NOW = 1_800_000_000
+DAY = 86_400
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("build_codex_home",
+                                                  CORPUS / "build_codex_home.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BUILDER = _builder()
+THREADS = {BUILDER.thread_id(i): row for i, row in enumerate(BUILDER.THREADS)}
+IN_DB = [t for t, row in THREADS.items() if row[-1] != "folder"]
+FOLDER_ONLY = [t for t, row in THREADS.items() if row[-1] == "folder"]
+
+
+@pytest.fixture
+def home(tmp_path):
+    return Path(BUILDER.build_codex_home(str(tmp_path / "codex"), now=NOW))
+
+
+@pytest.fixture
+def conn(tmp_path):
+    connection = open_store(tmp_path / "m.sqlite")
+    yield connection
+    connection.close()
+
+
+def _tree_digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def row(conn, thread_id, columns="*"):
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(f"SELECT {columns} FROM memories WHERE thread_id = ?",
+                            (thread_id,)).fetchone()
+    finally:
+        conn.row_factory = None
+
+
+def test_sync_fills_the_inventory_from_the_database_and_the_folder(home, conn):
+    report = sync_codex_home(conn, home, now=NOW)
+    assert report.stage1_rows == len(IN_DB) == 33
+    assert report.inserted == len(THREADS) == 36
+    assert report.marked_missing == 0
+    ids = {r[0] for r in conn.execute("SELECT thread_id FROM memories")}
+    assert ids == set(THREADS)
+    weekly = row(conn, BUILDER.thread_id(0))
+    assert weekly["source"] == "stage1_outputs"
+    assert weekly["source_updated_at"] == NOW - 2 * DAY
+    assert weekly["codex_usage_count"] == 5 and weekly["codex_last_usage"] == NOW - DAY
+    assert weekly["usage_count"] == 0 and weekly["last_usage"] is None  # memcite's own
+    assert weekly["cwd"] == "/home/dev/reports"  # from the folder
+    assert weekly["rollout_slug"] == "weekly_report_format"
+    assert weekly["rollout_summary_file"].endswith("-weekly_report_format.md")
+    assert weekly["git_branch"] == "main"
+    assert weekly["selected_for_phase2"] == 1
+    assert weekly["has_raw_memory"] == 1 and weekly["has_rollout_summary"] == 1
+    assert weekly["codex_home"] == os.path.realpath(home)
+
+
+def test_blank_texts_and_never_cited_rows_keep_codex_values(home, conn):
+    sync_codex_home(conn, home, now=NOW)
+    blank = row(conn, BUILDER.thread_id(32))
+    assert (blank["has_raw_memory"], blank["has_rollout_summary"]) == (0, 0)
+    never = row(conn, BUILDER.thread_id(2))
+    assert never["codex_usage_count"] is None and never["codex_last_usage"] is None
+    assert never["codex_last_used"] == never["source_updated_at"]
+
+
+def test_threads_only_in_the_folder_take_their_header_values(home, conn):
+    sync_codex_home(conn, home, now=NOW)
+    pruned = row(conn, FOLDER_ONLY[0])
+    assert pruned["source"] == "raw_memories"
+    assert pruned["source_updated_at"] == BUILDER.ID_EPOCH_MS // 1000 - 120 * DAY
+    assert pruned["codex_usage_count"] is None
+    assert pruned["has_raw_memory"] == 1 and pruned["has_rollout_summary"] == 1
+
+
+def test_the_codex_home_is_never_written(home, conn):
+    before = _tree_digest(home)
+    sync_codex_home(conn, home, now=NOW)
+    assert _tree_digest(home) == before  # no -wal or -shm beside memories_1.sqlite either
+
+
+def test_sync_reads_a_database_that_codex_has_open(home, conn):
+    writer = sqlite3.connect(home / "memories_1.sqlite")
+    writer.execute("UPDATE stage1_outputs SET usage_count = 42 WHERE thread_id = ?",
+                   (BUILDER.thread_id(0),))
+    writer.commit()  # in Codex's -wal file, not yet in the main file
+    try:
+        assert (home / "memories_1.sqlite-wal").exists()
+        sync_codex_home(conn, home, now=NOW)
+    finally:
+        writer.close()
+    assert row(conn, BUILDER.thread_id(0))["codex_usage_count"] == 42
+
+
+def test_resync_updates_rows_in_place_and_marks_gone_rows(home, conn):
+    sync_codex_home(conn, home, now=NOW)
+    codex = sqlite3.connect(home / "memories_1.sqlite")
+    gone = BUILDER.thread_id(1)
+    codex.execute("DELETE FROM stage1_outputs WHERE thread_id = ?", (gone,))
+    codex.execute("UPDATE stage1_outputs SET usage_count = 99, source_updated_at = ?"
+                  " WHERE thread_id = ?", (NOW, BUILDER.thread_id(0)))
+    codex.commit()
+    codex.close()
+    # The thread is gone from the folder too.
+    raw = home / "memories" / "raw_memories.md"
+    raw.write_text(raw.read_text().replace(gone, "not-a-thread"))
+    for summary in (home / "memories" / "rollout_summaries").glob("*.md"):
+        if gone in summary.read_text():
+            summary.unlink()
+
+    report = sync_codex_home(conn, home, now=NOW + DAY)
+    assert (report.inserted, report.marked_missing) == (0, 1)
+    assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 36
+    assert row(conn, gone)["missing_since"] == NOW + DAY
+    updated = row(conn, BUILDER.thread_id(0))
+    assert (updated["codex_usage_count"], updated["source_updated_at"]) == (99, NOW)
+    assert updated["missing_since"] is None
+    assert updated["first_synced_at"] == NOW and updated["synced_at"] == NOW + DAY
+
+    # A third sync keeps the first time it was seen missing.
+    assert sync_codex_home(conn, home, now=NOW + 2 * DAY).marked_missing == 0
+    assert row(conn, gone)["missing_since"] == NOW + DAY
+
+
+def test_a_row_that_comes_back_is_no_longer_missing(home, conn, tmp_path):
+    sync_codex_home(conn, home, now=NOW)
+    db = home / "memories_1.sqlite"
+    saved = db.read_bytes()
+    codex = sqlite3.connect(db)
+    codex.execute("DELETE FROM stage1_outputs WHERE thread_id = ?", (BUILDER.thread_id(30),))
+    codex.commit()
+    codex.close()
+    sync_codex_home(conn, home, now=NOW + 1)
+    assert row(conn, BUILDER.thread_id(30))["missing_since"] == NOW + 1
+    db.write_bytes(saved)
+    sync_codex_home(conn, home, now=NOW + 2)
+    assert row(conn, BUILDER.thread_id(30))["missing_since"] is None
+
+
+def test_sync_never_touches_memcites_own_counts(home, conn):
+    sync_codex_home(conn, home, now=NOW)
+    thread = BUILDER.thread_id(0)
+    reply = ("ok\n<oai-mem-citation>\n<rollout_ids>\n" + thread +
+             "\n</rollout_ids>\n</oai-mem-citation>")
+    record_reply(conn, reply, now=NOW + 5)
+    sync_codex_home(conn, home, now=NOW + 10)
+    assert (row(conn, thread)["usage_count"], row(conn, thread)["last_usage"]) == (1, NOW + 5)
+
+
+def test_a_memory_cited_before_its_first_sync_gets_its_logged_count(home, conn):
+    thread = BUILDER.thread_id(4)
+    reply = ("ok\n<oai-mem-citation>\n<rollout_ids>\n" + thread +
+             "\n</rollout_ids>\n</oai-mem-citation>")
+    result = record_reply(conn, reply, now=NOW + 5)
+    assert result.unknown == [thread]
+    sync_codex_home(conn, home, now=NOW + 10)
+    assert (row(conn, thread)["usage_count"], row(conn, thread)["last_usage"]) == (1, NOW + 5)
+    assert rebuild(conn, apply=False).differences == ()
+
+
+def test_a_home_with_nothing_to_sync_is_an_error_and_marks_nothing(home, conn, tmp_path):
+    sync_codex_home(conn, home, now=NOW)
+    empty = tmp_path / "empty_home"
+    empty.mkdir()
+    with pytest.raises(CodexHomeError, match="nothing to sync"):
+        sync_codex_home(conn, empty, now=NOW + 1)
+    with pytest.raises(CodexHomeError, match="no such folder"):
+        sync_codex_home(conn, tmp_path / "absent", now=NOW + 1)
+    assert conn.execute("SELECT count(*) FROM memories WHERE missing_since IS NOT NULL"
+                        ).fetchone()[0] == 0
+
+
+def test_a_folder_only_home_is_synced(home, conn):
+    (home / "memories_1.sqlite").unlink()
+    report = sync_codex_home(conn, home, now=NOW)
+    assert not report.stage1_found and report.stage1_rows == 0
+    sources = {r[0] for r in conn.execute("SELECT DISTINCT source FROM memories")}
+    assert sources == {"raw_memories"}  # every summary's thread has a raw memory section
+    # Threads with no summary and no raw memory section cannot be known from the folder.
+    assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 33
+    only_summary = home / "memories" / "raw_memories.md"
+    only_summary.write_text("# Raw Memories\n\nNo raw memories yet.\n")
+    sync_codex_home(conn, home, now=NOW + 1)
+    sources = {r[0] for r in conn.execute("SELECT DISTINCT source FROM memories")}
+    assert sources == {"rollout_summary"}
+    assert conn.execute("SELECT count(*) FROM memories WHERE missing_since IS NULL"
+                        ).fetchone()[0] == 33
+
+
+def test_an_older_codex_schema_and_odd_ids_are_read(tmp_path, conn):
+    home = tmp_path / "old"
+    home.mkdir()
+    old = sqlite3.connect(home / "memories_1.sqlite")
+    old.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY,"
+                " source_updated_at INTEGER NOT NULL, raw_memory TEXT NOT NULL,"
+                " generated_at INTEGER NOT NULL)")
+    upper = "019C6E27-E55B-73D1-87D8-4E01F1F75043"
+    old.executemany("INSERT INTO stage1_outputs VALUES (?, ?, ?, ?)",
+                    [(upper, 10, "text", 11), ("not-a-uuid", 10, "x", 11),
+                     ("019c7714-3b77-74d1-9866-e1f484aae2ab", 12, " \n", 13)])
+    old.commit()
+    old.close()
+    report = sync_codex_home(conn, home, now=NOW)
+    assert (report.stage1_rows, report.invalid_ids) == (2, 1)
+    first = row(conn, upper.lower())
+    assert first["selected_for_phase2"] == 0 and first["codex_usage_count"] is None
+    assert first["has_raw_memory"] == 1 and first["has_rollout_summary"] == 0
+    assert row(conn, "019c7714-3b77-74d1-9866-e1f484aae2ab")["has_raw_memory"] == 0
+
+
+def test_not_a_codex_database_is_a_clear_error(tmp_path, conn):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "memories_1.sqlite").write_text("not sqlite")
+    with pytest.raises(CodexHomeError, match="not an SQLite database"):
+        sync_codex_home(conn, home, now=NOW)
+    other = sqlite3.connect(tmp_path / "other.sqlite")
+    other.execute("CREATE TABLE t (x)")
+    other.commit()
+    other.close()
+    os.replace(tmp_path / "other.sqlite", home / "memories_1.sqlite")
+    with pytest.raises(CodexHomeError, match="no stage1_outputs"):
+        sync_codex_home(conn, home, now=NOW)
+
+
+def test_progress_is_reported_in_batches(home, conn):
+    seen = []
+    sync_codex_home(conn, home, now=NOW, batch_rows=10,
+                    progress=lambda phase, done, total: seen.append((phase, done, total)))
+    stage1 = [s for s in seen if s[0] == "stage1_outputs"]
+    assert stage1 == [("stage1_outputs", n, 33) for n in (10, 20, 30, 33)]
+    assert seen[-1][0] == "memory folder"
+
+
+def test_raw_memories_sections_are_read(home):
+    sections = list(codex_home.iter_raw_memories(home / "memories" / "raw_memories.md"))
+    assert len(sections) == 33
+    first = sections[0]
+    assert first.thread_id == BUILDER.thread_id(0)
+    assert first.cwd == "/home/dev/reports"
+    assert first.rollout_summary_file.endswith("-chMQ-weekly_report_format.md")
+    assert first.rollout_slug == "weekly_report_format"
+    assert first.where.endswith("raw_memories.md:3")
+    assert first.has_text
+
+
+def test_summary_headers_stop_at_the_blank_line(tmp_path):
+    path = tmp_path / "2026-01-01T00-00-00-abcd-some_slug.md"
+    path.write_text("thread_id: 019c6e27-e55b-73d1-87d8-4e01f1f75043\n"
+                    "updated_at: 2026-01-02T03:04:05Z\ncwd: /w\n\n"
+                    "cwd: /not/a/header\nbody\n")
+    found = codex_home.read_rollout_summary_header(path)
+    assert found.cwd == "/w"
+    assert found.updated_at == 1_767_323_045
+    assert found.rollout_slug == "some_slug"
+    assert found.has_text
+    (tmp_path / "no_header.md").write_text("# Just a summary\n")
+    assert codex_home.read_rollout_summary_header(tmp_path / "no_header.md") is None
