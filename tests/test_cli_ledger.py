@@ -1,0 +1,294 @@
+"""`memcite sync`, `record`, `ingest`, `rebuild`: through CliRunner and as real processes."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memcite.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+ROLLOUT = next((CORPUS / "codex_home" / "sessions").rglob("rollout-*.jsonl"))
+runner = CliRunner()
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("build_codex_home",
+                                                  CORPUS / "build_codex_home.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BUILDER = _builder()
+KNOWN = BUILDER.thread_id(0)
+UNKNOWN = "019c0000-0000-7000-8000-00000000abcd"
+REPLY = (
+    "The weekly report is a table.\n\n<oai-mem-citation>\n<citation_entries>\n"
+    "MEMORY.md:42-43|note=[weekly report format]\n</citation_entries>\n<rollout_ids>\n"
+    f"{KNOWN}\n{UNKNOWN}\nnot-a-uuid\n</rollout_ids>\n</oai-mem-citation>"
+)
+VISIBLE = "The weekly report is a table.\n\n"
+
+
+@pytest.fixture
+def env(tmp_path):
+    """An isolated environment: a sample Codex home, a database path, a scratch HOME."""
+    home = BUILDER.build_codex_home(str(tmp_path / "codex"), now=1_800_000_000)
+    values = {
+        "MEMCITE_DB": str(tmp_path / "memcite.sqlite"),
+        "CODEX_HOME": home,
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg"),
+        "MEMCITE_HOME": "",
+        "MEMCITE_NO_FASTPATH": "",
+    }
+    return values
+
+
+def run(args, env, stdin: bytes = b"", **extra):
+    """``python -m memcite`` as a real process: (exit code, stdout bytes, stderr text)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memcite", *args], input=stdin, capture_output=True,
+        env={**os.environ, **env, **extra}, timeout=60,
+    )
+    return done.returncode, done.stdout, done.stderr.decode("utf-8", "replace")
+
+
+def invoke(args, env, input=None):  # noqa: A002 - CliRunner's name
+    return runner.invoke(app, args, env=env, input=input)
+
+
+def counts(db):
+    conn = sqlite3.connect(db)
+    try:
+        return dict(conn.execute("SELECT thread_id, usage_count FROM memories"
+                                 " WHERE usage_count > 0"))
+    finally:
+        conn.close()
+
+
+def test_help_lists_the_ledger_commands():
+    result = runner.invoke(app, ["--help"])
+    for name in ("sync", "record", "ingest", "rebuild"):
+        assert name in result.stdout
+
+
+def test_sync_prints_what_changed(env):
+    result = invoke(["sync"], env)
+    assert result.exit_code == 0, result.output
+    assert "33 row(s) from memories_1.sqlite" in result.stdout
+    assert "36 new, 0 updated, 0 marked missing" in result.stdout
+    again = invoke(["sync", "--json"], env)
+    assert json.loads(again.stdout)["updated"] == 36
+
+
+def test_sync_of_a_home_without_memories_is_exit_2(env, tmp_path):
+    (tmp_path / "bare").mkdir()
+    result = invoke(["sync", "--codex-home", str(tmp_path / "bare")], env)
+    assert result.exit_code == 2
+    assert "nothing to sync" in result.stderr
+
+
+def test_record_prints_the_visible_reply_and_counts(env):
+    assert invoke(["sync"], env).exit_code == 0
+    code, out, err = run(["record", "-"], env, stdin=REPLY.encode())
+    assert code == 0, err
+    assert out == VISIBLE.encode()
+    assert f"{UNKNOWN} is not a memory in the inventory" in err
+    assert "not-a-uuid" in err  # a diagnostic with its line
+    assert counts(env["MEMCITE_DB"]) == {KNOWN: 1}
+
+
+def test_record_twice_counts_once_and_says_so(env, tmp_path):
+    invoke(["sync"], env)
+    reply = tmp_path / "reply.txt"
+    reply.write_text(REPLY)
+    assert run(["record", str(reply)], env)[0] == 0
+    code, out, err = run(["record", str(reply)], env)
+    assert code == 0 and out == VISIBLE.encode()
+    assert "already recorded" in err
+    assert counts(env["MEMCITE_DB"]) == {KNOWN: 1}
+
+
+def test_record_json_gives_the_reading_and_what_was_recorded(env):
+    invoke(["sync"], env)
+    result = invoke(["record", "--json", "--id", "turn-7", "--at", "2026-01-20T10:00:00Z",
+                     "--thread-id", "019bdb5e-1c40-7a21-9c3e-5f0d2b7a4e11", "--cwd", "/w"],
+                    env, input=REPLY)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["reading"]["visible"] == VISIBLE
+    recorded = data["recorded"]
+    assert (recorded["status"], recorded["key"], recorded["key_kind"]) == (
+        "recorded", "turn-7", "id")
+    assert recorded["replied_at"] == 1_768_903_200
+    assert recorded["counted"] == [KNOWN, UNKNOWN]
+    assert recorded["unknown_ids"] == [UNKNOWN]
+    assert recorded["not_uuid_ids"] == ["not-a-uuid"]
+    assert (recorded["entries"], recorded["entries_hashed"]) == (1, 1)
+    conn = sqlite3.connect(env["MEMCITE_DB"])
+    assert conn.execute("SELECT thread_id, cwd FROM replies").fetchone() == (
+        "019bdb5e-1c40-7a21-9c3e-5f0d2b7a4e11", "/w")
+
+
+def test_record_jsonl_records_each_line_and_reports_bad_ones(env, tmp_path):
+    invoke(["sync"], env)
+    batch = tmp_path / "replies.jsonl"
+    lines = [
+        json.dumps({"text": REPLY, "id": "a", "at": 1_700_000_000}),
+        "not json",
+        json.dumps({"text": "other\n" + REPLY.split("\n", 1)[1], "at": "2026-01-01T00:00:00Z"}),
+        json.dumps({"id": "no text"}),
+        "",
+        json.dumps({"text": REPLY, "id": "a"}),  # the same id again
+    ]
+    batch.write_text("\n".join(lines) + "\n")
+    code, out, err = run(["record", "--jsonl", str(batch)], env)
+    assert code == 1  # some lines were skipped
+    assert f"{batch}:2: not JSON" in err
+    assert f'{batch}:4: expected an object with a "text" string' in err
+    assert out.decode().startswith("recorded 2 replies (1 already recorded, 0 rejected,"
+                                   " 2 line(s) skipped)")
+    assert counts(env["MEMCITE_DB"]) == {KNOWN: 2}
+
+
+def test_record_jsonl_json_prints_one_object_per_reply(env, tmp_path):
+    batch = tmp_path / "replies.jsonl"
+    batch.write_text("\n".join(json.dumps({"text": f"r{n}\n" + REPLY, "id": str(n)})
+                               for n in range(3)) + "\n")
+    result = invoke(["record", "--jsonl", str(batch), "--json"], env)
+    assert result.exit_code == 0, result.output
+    objects = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [o["key"] for o in objects] == ["0", "1", "2"]
+    assert all(o["status"] == "recorded" for o in objects)
+
+
+def test_record_refuses_options_that_do_not_fit_together(env, tmp_path):
+    result = invoke(["record", "--jsonl", "-", "--id", "x"], env, input="")
+    assert result.exit_code == 2 and "--id" in result.stderr
+    code, _, err = run(["record", "--policy", "sometimes", "-"], env)
+    assert code == 2 and "sometimes" in err
+    code, _, err = run(["record", "--policy", "sometimes", "-"], env, MEMCITE_NO_FASTPATH="1")
+    assert code == 2 and "sometimes" in err
+
+
+def test_record_strict_profile_records_nothing_and_exits_1(env):
+    code, _, err = run(["record", "--profile", "strict", "-"], env, stdin=REPLY.encode())
+    assert code == 1
+    assert "not-a-uuid" in err
+    conn = sqlite3.connect(env["MEMCITE_DB"])
+    assert conn.execute("SELECT count(*) FROM replies").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("args", [
+    ["record", "-"],
+    ["record", "--policy", "codex", "--at", "1700000000", "-"],
+    ["record", "--json", "--at", "1700000000", "--id", "x", "-"],
+])
+def test_record_fast_path_and_typer_print_the_same(env, tmp_path, args):
+    fast = run(args, env, stdin=REPLY.encode(), MEMCITE_DB=str(tmp_path / "fast.sqlite"))
+    slow = run(args, env, stdin=REPLY.encode(), MEMCITE_DB=str(tmp_path / "slow.sqlite"),
+               MEMCITE_NO_FASTPATH="1")
+    assert fast == slow
+    assert fast[0] == 0
+
+
+def test_record_fast_path_imports_nothing_heavy(env, tmp_path):
+    probe = (
+        "import sys\nfrom memcite.__main__ import main\n"
+        "try:\n    main(['record', '-'])\nexcept SystemExit:\n    pass\n"
+        "heavy = {'typer', 'click', 'rich', 'pydantic', 'sqlite_utils', 'tiktoken',"
+        " 'platformdirs', 'zstandard'}\n"
+        "sys.stderr.write('LOADED=' + ','.join(sorted(heavy & set(sys.modules))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], input=REPLY.encode(),
+                          capture_output=True, env={**os.environ, **env}, timeout=60)
+    assert done.stdout == VISIBLE.encode()
+    assert done.stderr.decode().rsplit("LOADED=", 1)[1] == ""
+
+
+def test_database_location_follows_db_then_env(env, tmp_path):
+    env_no_db = {**env, "MEMCITE_DB": ""}
+    # The user data folder (platformdirs, here under XDG_DATA_HOME).
+    assert run(["record", "-"], env_no_db, stdin=b"plain")[0] == 0
+    assert (tmp_path / "xdg" / "memcite" / "memcite.sqlite").exists()
+    # MEMCITE_HOME overrides the folder, MEMCITE_DB the file, --db both.
+    assert run(["record", "-"], {**env_no_db, "MEMCITE_HOME": str(tmp_path / "mh")},
+               stdin=b"plain")[0] == 0
+    assert (tmp_path / "mh" / "memcite.sqlite").exists()
+    assert run(["record", "-"], {**env, "MEMCITE_HOME": str(tmp_path / "mh2")},
+               stdin=b"plain")[0] == 0
+    assert Path(env["MEMCITE_DB"]).exists() and not (tmp_path / "mh2").exists()
+    code, _, err = run(["record", "--db", str(tmp_path / "flag.sqlite"), "-"], env,
+                       stdin=b"plain")
+    assert code == 0, err
+    assert (tmp_path / "flag.sqlite").exists()
+
+
+@pytest.mark.parametrize("command", [["record", "-"], ["sync"], ["rebuild"]])
+def test_a_file_that_is_not_a_database_is_exit_2_and_untouched(env, tmp_path, command):
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("my notes, not a database\n")
+    code, _, err = run([*command], env, stdin=REPLY.encode(), MEMCITE_DB=str(bogus))
+    assert code == 2
+    assert "not an SQLite database" in err and "Traceback" not in err
+    assert bogus.read_text() == "my notes, not a database\n"
+
+
+def test_ingest_prints_one_line_per_file(env):
+    invoke(["sync"], env)
+    result = invoke(["ingest", str(ROLLOUT)], env)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (f"{ROLLOUT}: 3 replies, 3 recorded, 0 already recorded,"
+                             " 3 citation(s) counted, 1 id(s) not in the inventory,"
+                             " 1 id(s) not UUIDs\n")
+    again = invoke(["ingest", "--json", str(ROLLOUT)], env)
+    assert json.loads(again.stdout)["duplicates"] == 3
+
+
+def test_ingest_of_a_missing_file_is_exit_2_and_goes_on(env, tmp_path):
+    result = invoke(["ingest", str(tmp_path / "absent.jsonl"), str(ROLLOUT)], env)
+    assert result.exit_code == 2
+    assert "absent.jsonl: no such file" in result.stderr
+    assert "3 recorded" in result.stdout
+
+
+def test_rebuild_check_reports_and_rebuild_fixes(env):
+    invoke(["sync"], env)
+    invoke(["ingest", str(ROLLOUT)], env)
+    assert "the counts match the log" in invoke(["rebuild", "--check"], env).stdout
+    conn = sqlite3.connect(env["MEMCITE_DB"])
+    conn.execute("UPDATE memories SET usage_count = 9 WHERE thread_id = ?", (KNOWN,))
+    conn.commit()
+    conn.close()
+    check = invoke(["rebuild", "--check"], env)
+    assert check.exit_code == 1
+    assert f"{KNOWN}: usage_count 9 -> 1" in check.stdout
+    fixed = invoke(["rebuild", "--json"], env)
+    assert fixed.exit_code == 0 and json.loads(fixed.stdout)["applied"] is True
+    assert invoke(["rebuild", "--check"], env).exit_code == 0
+
+
+def test_the_codex_home_is_left_as_it_was(env):
+    home = Path(env["CODEX_HOME"])
+
+    def digest():
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in home.rglob("*") if p.is_file()}
+
+    before = digest()
+    invoke(["sync"], env)
+    run(["record", "-"], env, stdin=REPLY.encode())
+    invoke(["ingest", str(ROLLOUT)], env)
+    assert digest() == before
