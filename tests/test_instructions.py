@@ -212,6 +212,17 @@ def test_note_and_summary_share_one_budget(home, project, o200k, budget, note_li
         assert result.sources[0].scope == "project"
 
 
+@pytest.mark.parametrize("budget", [40, 60, 200, 400])
+def test_a_note_alone_is_cut_to_the_budget(home, project, o200k, budget):
+    (memories(home) / "memory_summary.md").unlink()
+    write_note(home, project, "".join(f"- decision {n} — why it was taken\n" for n in range(200)))
+    result = build_instructions(memories(home), budget=budget, codex_home=home, cwd=project)
+    assert [s.scope for s in result.sources] == ["project"]
+    assert result.truncated and result.used == o200k.count(result.summary) <= budget
+    assert "the rest is in the project note" in result.summary
+    assert "this project's note" in result.instructions and "CUT" in result.instructions
+
+
 def test_memcite_profile_invalid_utf8_is_an_error_naming_the_offset(home):
     (memories(home) / "memory_summary.md").write_bytes(b"v1\nok\n\xc3(")
     with pytest.raises(InputError) as caught:

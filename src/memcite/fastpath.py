@@ -80,6 +80,20 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         flags=("--json", "--explain", "--no-cache"),
         envvars={"codex_home": "CODEX_HOME", "bpe_file": "MEMCITE_BPE_FILE"},
     ),
+    "stats": FastCommand(
+        target="memcite.retention_commands:stats",
+        options={
+            "--db": str,
+            "--codex-home": str,
+            "--max-unused-days": int,
+            "--rule": choice("memcite", "codex"),
+            "--as-of": str,
+            "--since": str,
+            "--limit": int,
+        },
+        flags=("--json",),
+        envvars={"codex_home": "CODEX_HOME"},
+    ),
     "truncate": FastCommand(
         target="memcite.readpath_commands:truncate",
         positionals=("source",),

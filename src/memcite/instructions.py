@@ -137,7 +137,11 @@ def read_memory_file(path: str, root: str) -> bytes | None:
         return None
     real = os.path.realpath(path)
     real_root = os.path.realpath(root)
-    if os.path.commonpath([real, real_root]) != real_root:
+    try:
+        inside = os.path.commonpath([real, real_root]) == real_root
+    except ValueError:  # another drive
+        inside = False
+    if not inside:
         raise MemoryFileError(
             f"{path}: a symlink leading outside {root} (to {real}); refused",
             hint="replace the symlink by the file itself, or name the folder that holds it "
@@ -459,9 +463,12 @@ def _build_memcite(
     for _ in range(4):
         if used <= budget:
             break
-        summary_fit = _fit_summary(
-            summary_text, max(summary_fit.tokens - (used - budget), 0), tokenizer, summary_marker
-        )
+        if summary_text:
+            smaller = max(summary_fit.tokens - (used - budget), 0)
+            summary_fit = _fit_summary(summary_text, smaller, tokenizer, summary_marker)
+        else:
+            smaller = max(note_fit.tokens - (used - budget), 0)
+            note_fit = truncate_to_budget(note_text, smaller, tokenizer, marker=note_marker)
         block = compose(note_fit.text, summary_fit.text)
         used = tokenizer.count(block)
     if used > budget:
