@@ -59,6 +59,9 @@ EXPECTED_SCHEMA = {
 }
 
 
+ALL_MIGRATIONS = sorted(store.migration_name(m) for m in store.MIGRATIONS)
+
+
 def _digest(path) -> str:
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
@@ -97,50 +100,56 @@ def test_migrations_are_recorded_and_safe_to_apply_twice(tmp_path):
     before = schema_snapshot(conn)
     assert migrate(conn) == []
     assert schema_snapshot(conn) == before
-    names = [row[0] for row in conn.execute("SELECT name FROM _memcite_migrations")]
-    assert names == ["m001_initial"]
+    names = [row[0] for row in conn.execute("SELECT name FROM _memcite_migrations ORDER BY name")]
+    assert names == ALL_MIGRATIONS
     assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
-    # Running a recorded migration's body again changes nothing either.
+    # Running every migration's body again changes nothing either.
     with store.transaction(conn):
-        store.m001_initial(conn)
+        for migration in store.MIGRATIONS:
+            migration(conn)
     assert schema_snapshot(conn) == before
 
 
 def test_reopening_does_not_migrate_again(tmp_path):
     open_store(tmp_path / "m.sqlite").close()
     conn = open_store(tmp_path / "m.sqlite")
-    assert conn.execute("SELECT count(*) FROM _memcite_migrations").fetchone()[0] == 1
+    applied = conn.execute("SELECT name, applied_at FROM _memcite_migrations").fetchall()
+    assert len(applied) == store.SCHEMA_VERSION
+    conn.close()
+    conn = open_store(tmp_path / "m.sqlite")
+    assert conn.execute("SELECT name, applied_at FROM _memcite_migrations").fetchall() == applied
 
 
 def test_a_failing_migration_leaves_nothing_behind(tmp_path, monkeypatch):
     conn = open_store(tmp_path / "m.sqlite")
 
-    def m002_broken(conn):
+    def m999_broken(conn):
         conn.execute("CREATE TABLE half_done (x)")
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, m002_broken))
+    monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, m999_broken))
     with pytest.raises(RuntimeError):
         migrate(conn)
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     assert "half_done" not in tables
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
-    assert [r[0] for r in conn.execute("SELECT name FROM _memcite_migrations")] == [
-        "m001_initial"]
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+    names = [r[0] for r in conn.execute("SELECT name FROM _memcite_migrations ORDER BY name")]
+    assert names == ALL_MIGRATIONS
 
 
 def test_new_migrations_are_applied_in_order_and_recorded(tmp_path, monkeypatch):
     open_store(tmp_path / "m.sqlite").close()
 
-    def m002_extra(conn):
+    def m999_extra(conn):
         conn.execute("CREATE TABLE extra (x)")
 
-    monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, m002_extra))
-    monkeypatch.setattr(store, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, m999_extra))
+    monkeypatch.setattr(store, "SCHEMA_VERSION", len(store.MIGRATIONS))
     conn = open_store(tmp_path / "m.sqlite")
-    assert [r[0] for r in conn.execute("SELECT name FROM _memcite_migrations ORDER BY name")] == [
-        "m001_initial", "m002_extra"]
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    names = [r[0] for r in conn.execute("SELECT name FROM _memcite_migrations ORDER BY name")]
+    assert names == [*ALL_MIGRATIONS, "m999_extra"]
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(store.MIGRATIONS)
+    assert "extra" in schema_snapshot(conn)
 
 
 def test_a_zero_byte_file_becomes_a_database(tmp_path):
