@@ -1,7 +1,153 @@
-"""Commands added to the ``memcite`` Typer app (placeholder until this group is built)."""
+"""``memcite stats``, ``prune``, ``restore``, ``select`` and ``demo``: thin Typer wrappers.
+
+The bodies live in ``memcite.retention_commands`` (shared with the fast path) and
+``memcite.demo``; this module only declares the options.
+"""
 
 from __future__ import annotations
 
+from typing import Annotated, Optional
 
-def register(app) -> None:
+import typer
+
+from memcite import retention_commands
+
+DbOpt = Annotated[
+    Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
+    typer.Option("--db", help="memcite's database (default: $MEMCITE_DB, else the user data "
+                 "folder).", show_default=False),
+]
+CodexHomeOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--codex-home", envvar="CODEX_HOME",
+                 help="Codex home holding memories/ and memories_1.sqlite (default ~/.codex).",
+                 show_default=False),
+]
+MaxUnusedOpt = Annotated[
+    Optional[int],  # noqa: UP045
+    typer.Option("--max-unused-days", min=0, show_default=False,
+                 help="Unused for more than this many days is dead (default: memcite config, "
+                 "then [memories] in Codex's config.toml, then 30)."),
+]
+RuleOpt = Annotated[
+    str,
+    typer.Option("--rule", help="memcite: last use is max(memcite's, Codex's, re-extraction); "
+                 "codex: Codex's COALESCE(last_usage, source_updated_at)."),
+]
+AsOfOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--as-of", help="Judge ages as of this time (epoch seconds or ISO 8601; "
+                 "default now).", show_default=False),
+]
+SinceOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--since", help="Only citations from replies made at or after this time.",
+                 show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+def _exit(code: int) -> None:
+    if code:
+        raise typer.Exit(code)
+
+
+def _check_rule(rule: str) -> None:
+    if rule not in retention_commands.RULE_CHOICES:
+        raise typer.BadParameter(
+            f"{rule!r} is not one of {', '.join(retention_commands.RULE_CHOICES)}",
+            param_hint="--rule")
+
+
+def stats(
+    db: DbOpt = None,
+    codex_home: CodexHomeOpt = None,
+    max_unused_days: MaxUnusedOpt = None,
+    rule: RuleOpt = "memcite",
+    as_of: AsOfOpt = None,
+    since: SinceOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=0,
+                                       help="Rows per list; 0 lists everything.")] = 20,
+    json: JsonOpt = False,
+) -> None:
+    """Usage report: dead memories, most cited, unknown ids, citation checks, sections, weeks."""
+    _check_rule(rule)
+    _exit(retention_commands.stats(db, codex_home, max_unused_days, rule, as_of, since, limit,
+                                   json))
+
+
+def prune(
+    db: DbOpt = None,
+    codex_home: CodexHomeOpt = None,
+    max_unused_days: MaxUnusedOpt = None,
+    rule: RuleOpt = "memcite",
+    limit: Annotated[int, typer.Option("--limit", min=0,
+                                       help="At most this many (0: no limit).")] = 200,
+    as_of: AsOfOpt = None,
+    archive_dir: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--archive-dir", help="Where summary files go (default "
+                     "$CODEX_HOME/memcite_archive).", show_default=False),
+    ] = None,
+    apply: Annotated[bool, typer.Option("--apply", help="Archive them (default: preview only).")
+                     ] = False,
+    json: JsonOpt = False,
+) -> None:
+    """Preview the memories to forget; --apply archives them (files moved, never deleted)."""
+    _check_rule(rule)
+    _exit(retention_commands.prune(db, codex_home, max_unused_days, rule, limit, as_of,
+                                   archive_dir, apply, json))
+
+
+def restore(
+    thread_ids: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Argument(help="Thread ids to restore.", show_default=False),
+    ] = None,
+    db: DbOpt = None,
+    all: Annotated[bool, typer.Option("--all", help="Restore every archived memory.")] = False,  # noqa: A002
+    since: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--since", help="Restore what was archived at or after this time.",
+                     show_default=False),
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Undo `prune --apply`: summary files moved back, rows active again."""
+    _exit(retention_commands.restore(thread_ids, db, all, since, json))
+
+
+def select(
+    db: DbOpt = None,
+    codex_home: CodexHomeOpt = None,
+    n: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--n", min=1, show_default=False,
+                     help="max_raw_memories_for_consolidation (default: config, then 256)."),
+    ] = None,
+    max_unused_days: MaxUnusedOpt = None,
+    as_of: AsOfOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """The memories Codex's next consolidation would take, in its order."""
+    _exit(retention_commands.select(db, codex_home, n, max_unused_days, as_of, json))
+
+
+def demo(
+    keep: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--keep", help="Build the demo in this (new or empty) folder and keep it.",
+                     show_default=False),
+    ] = None,
+) -> None:
+    """Run the whole loop on a sample Codex home in a temporary folder: sync, instructions,
+    record, stats, prune preview."""
+    from memcite.demo import demo_command
+
+    _exit(demo_command(keep))
+
+
+def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
+    for command in (stats, prune, restore, select, demo):
+        app.command()(command)

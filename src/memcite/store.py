@@ -167,7 +167,38 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial,)
+def m002_archive_log(conn: sqlite3.Connection) -> None:
+    """The log of ``prune --apply`` and ``restore``, and indexes covering the stats queries."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS archive_log (
+            id INTEGER PRIMARY KEY,
+            action TEXT NOT NULL,                  -- archive | restore
+            thread_id TEXT NOT NULL,
+            at INTEGER NOT NULL,                   -- when it was done (Unix seconds)
+            rule TEXT,                             -- memcite | codex (archive)
+            reason TEXT,
+            last_used INTEGER,
+            file_from TEXT,                        -- the summary file moved, absolute paths
+            file_to TEXT,
+            problem TEXT                           -- a file that could not be moved, and why
+        )
+        """
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS archive_log_thread ON archive_log (thread_id, id)")
+    # Dead memories by Codex's rule, stalest first.
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS memories_codex_last_used"
+        " ON memories (codex_last_used, thread_id) WHERE archived_at IS NULL"
+    )
+    # Citation checks group entries by what was cited, without sorting.
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS cited_entries_check"
+        " ON cited_entries (path, line_start, line_end, lines_sha256)"
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial, m002_archive_log)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,238 @@
+"""``memcite demo``: the whole loop on a sample Codex home, in a temporary folder.
+
+Builds a Codex-style home from ``corpus/`` (the memory folder and a
+``memories_1.sqlite`` of 36 memories of varied age and use), then runs sync,
+instructions for a project, records sample replies (some with broken
+citations), prints the usage report and a prune preview. Everything it writes
+is inside the temporary folder, which is removed at the end unless kept.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from memcite.errors import MemciteError
+
+DAY = 86_400
+DEMO_PROJECT = "/home/dev/memcite"
+CORPUS_REPLIES = ("entry_plain.txt", "entry_escaping_paths.txt", "entry_bad_numbers.txt")
+
+
+class DemoError(MemciteError):
+    """The demo's sample data cannot be found (exit 2)."""
+
+
+def find_corpus(environ=os.environ) -> str:
+    """``$MEMCITE_CORPUS``, else ``corpus/`` of the source checkout this memcite runs from."""
+    candidates = []
+    if environ.get("MEMCITE_CORPUS"):
+        candidates.append(environ["MEMCITE_CORPUS"])
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates.append(os.path.join(here, "_corpus"))  # if a wheel ever ships it
+    candidates.append(os.path.normpath(os.path.join(here, "..", "..", "corpus")))
+    for folder in candidates:
+        if os.path.isfile(os.path.join(folder, "build_codex_home.py")):
+            return folder
+    raise DemoError("the demo's sample data (corpus/) was not found "
+                    f"(looked in {', '.join(candidates)})",
+                    hint="run from a memcite source checkout, or set MEMCITE_CORPUS to its "
+                         "corpus/ folder")
+
+
+def _builder(corpus: str):
+    path = os.path.join(corpus, "build_codex_home.py")
+    spec = importlib.util.spec_from_file_location("memcite_demo_build_codex_home", path)
+    module = importlib.util.module_from_spec(spec)
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True  # no __pycache__ left in corpus/
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = before
+    return module
+
+
+@dataclass(frozen=True)
+class SampleReply:
+    """One reply of the demo: its text, how many days ago it was made, and what it shows."""
+
+    text: str
+    days_ago: float
+    shows: str
+
+
+def _reply(entries: list[str], ids: list[str], body: str = "Done.") -> str:
+    return (f"{body}\n\n<oai-mem-citation>\n<citation_entries>\n" + "\n".join(entries)
+            + "\n</citation_entries>\n<rollout_ids>\n" + "\n".join(ids)
+            + "\n</rollout_ids>\n</oai-mem-citation>")
+
+
+def sample_replies(thread_id, corpus: str) -> list[SampleReply]:
+    """The demo's replies: good citations over a few weeks, then broken ones."""
+    t = thread_id  # thread number in corpus/build_codex_home.py THREADS -> its id
+    replies = [
+        SampleReply(_reply(["MEMORY.md:4-7|note=[how to run the tests]"], [t(2), t(3)]),
+                    27, "tests section, two threads"),
+        SampleReply(_reply(["MEMORY.md:9-12|note=[WAL and busy timeout]"], [t(3)]),
+                    20, "SQLite section"),
+        SampleReply(_reply(["MEMORY.md:14-16|note=[fast path]",
+                            "rollout_summaries/" + _summary_name(corpus, "typer_fast_path")
+                            + ":1-4|note=[summary header]"], [t(4)]),
+                    13, "a section and a summary file"),
+        SampleReply(_reply(["MEMORY.md:42-44|note=[report format]"], [t(0), t(0)]),
+                    9, "the same id twice (counted once by memcite's policy)"),
+        SampleReply(_reply(["MEMORY.md:10-11|note=[transactions]"], [t(3), t(29)]),
+                    6, "SQLite again"),
+        SampleReply(_reply(["MEMORY.md:5-5|note=[pytest]"], [t(2)]), 2, "tests again"),
+        SampleReply(_reply(["MEMORY.md:400-410|note=[past the end]"], [t(14)]),
+                    5, "broken: a range past the end of MEMORY.md"),
+        SampleReply(_reply(["../secrets.txt:1-3|note=[escapes]",
+                            "/etc/passwd:1-1|note=[absolute]"], [t(15)]),
+                    4, "broken: paths outside the memory folder (never read)"),
+        SampleReply(_reply(["notes/missing.md:1-2|note=[no such file]",
+                            "MEMORY.md:3-3|note=[a blank line]"], ["not-a-uuid"]),
+                    3, "broken: missing file, blank line, an id that is not a UUID"),
+        SampleReply(_reply(["MEMORY.md:26-26|note=[compose port]"],
+                           ["0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"]),
+                    1, "an id that is no known memory; the cited line is then edited"),
+    ]
+    for name in CORPUS_REPLIES:
+        path = os.path.join(corpus, "replies", name)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8", newline="") as handle:
+                replies.append(SampleReply(handle.read(), 0.5, f"corpus/replies/{name}"))
+    return replies
+
+
+def _summary_name(corpus: str, slug: str) -> str:
+    folder = os.path.join(corpus, "codex_home", "memories", "rollout_summaries")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(f"-{slug}.md"):
+            return name
+    return f"{slug}.md"
+
+
+def run_demo(folder: str, *, now: int, out=None) -> dict:
+    """Run the loop in ``folder`` (an empty folder); print each step to ``out``; return
+    the stats report as a dict."""
+    from memcite.archive import prune_candidates
+    from memcite.codex_home import memory_folder
+    from memcite.ledger import ReplyInput, record_reply
+    from memcite.retention_commands import _print_stats
+    from memcite.stats import collect_stats
+    from memcite.store import open_store
+    from memcite.sync import sync_codex_home
+
+    out = out or sys.stdout
+    write = out.write
+    corpus = find_corpus()
+    builder = _builder(corpus)
+    home = os.path.join(folder, "codex_home")
+    db_path = os.path.join(folder, "memcite.sqlite")
+
+    write(f"== 1. A sample Codex home in {home}\n")
+    builder.build_codex_home(home, now=now)
+    root = memory_folder(home)
+    write(f"   memories_1.sqlite with {len(builder.sample_rows(now))} memories, and the memory "
+          f"folder {root}\n\n")
+
+    conn = open_store(db_path)
+    try:
+        write(f"== 2. memcite sync --codex-home {home}\n")
+        report = sync_codex_home(conn, home, now=now)
+        write(f"   {report.stage1_rows} rows from memories_1.sqlite (read-only), "
+              f"{report.folder_threads} sections and summaries; {report.inserted} memories\n\n")
+
+        write(f"== 3. memcite instructions --cwd {DEMO_PROJECT}\n")
+        write(_instructions_excerpt(root, home) + "\n")
+
+        write("== 4. memcite record: sample replies\n")
+        for reply in sample_replies(builder.thread_id, corpus):
+            result = record_reply(
+                conn, ReplyInput(reply.text, at=now - int(reply.days_ago * DAY),
+                                 cwd=DEMO_PROJECT), memory_root=root, now=now)
+            extra = []
+            if result.unknown:
+                extra.append(f"{len(result.unknown)} unknown id(s)")
+            if result.not_uuid:
+                extra.append(f"{len(result.not_uuid)} id(s) not UUIDs")
+            write(f"   {reply.shows}: {result.status}, {len(result.counted)} counted, "
+                  f"{result.entries_hashed}/{result.entries} entries hashed"
+                  + (f", {', '.join(extra)}" if extra else "") + "\n")
+        # Codex's consolidation edits a line that was cited: the check reports it as changed.
+        memory_md = os.path.join(root, "MEMORY.md")
+        with open(memory_md, encoding="utf-8") as handle:
+            lines = handle.read().split("\n")
+        lines[25] = "- `docker compose up db` exposes Postgres on port 5434 (changed in March)."
+        with open(memory_md, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines))
+        write("   (then MEMORY.md line 26 is edited, as a consolidation would)\n\n")
+
+        write("== 5. memcite stats\n")
+        stats = collect_stats(conn, memory_root=root, as_of=now, max_unused_days=30,
+                              limit=10, weeks=True)
+        out.flush()
+        _print_stats(stats)
+        sys.stdout.flush()
+        write("\n== 6. memcite prune (a preview: nothing is moved without --apply)\n")
+        candidates = prune_candidates(conn, as_of=now, max_unused_days=30, rule="memcite",
+                                      limit=200)
+        for candidate in candidates:
+            write(f"   {candidate.thread_id}  {candidate.reason}\n")
+        codex = prune_candidates(conn, as_of=now, max_unused_days=30, rule="codex", limit=200)
+        write(f"   {len(candidates)} memories would be archived by memcite's rule; "
+              f"{len(codex)} by --rule codex (what Codex itself deletes at start-up)\n")
+    finally:
+        conn.close()
+    return stats.to_dict()
+
+
+def _instructions_excerpt(root: str, home: str) -> str:
+    try:
+        from memcite.instructions import build_instructions
+        from memcite.tokens import get_tokenizer
+    except ImportError:  # the read path is not installed
+        return "   (skipped: memcite.instructions is not available)\n"
+    try:
+        result = build_instructions(root, profile="memcite", budget=400, tokenizer_name="approx",
+                                    load_tokenizer=lambda: get_tokenizer("approx"),
+                                    codex_home=home, cwd=DEMO_PROJECT, cache_dir=None)
+    except MemciteError as error:
+        return f"   (skipped: {error})\n"
+    text = result.instructions or ""
+    lines = text.splitlines()
+    shown = "\n".join("   | " + line for line in lines[:12])
+    more = f"\n   | … ({len(lines) - 12} more lines)" if len(lines) > 12 else ""
+    return (f"   {result.used} of {result.budget} tokens (approx), "
+            f"{'truncated' if result.truncated else 'whole'}\n{shown}{more}\n")
+
+
+def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
+    """``memcite demo``: run the loop in a temporary folder (or ``keep``) and print it."""
+    import time
+
+    now = int(time.time()) if now is None else now
+    try:
+        if keep is not None:
+            os.makedirs(keep, exist_ok=True)
+            if os.listdir(keep):
+                raise DemoError(f"{keep}: not empty", hint="give --keep a new or empty folder")
+            folder = keep
+        else:
+            folder = tempfile.mkdtemp(prefix="memcite-demo-")
+        try:
+            run_demo(folder, now=now)
+        finally:
+            if keep is None:
+                shutil.rmtree(folder, ignore_errors=True)
+    except MemciteError as error:
+        sys.stderr.write(f"memcite: error: {error}\n")
+        return error.exit_code
+    where = f"kept in {folder}" if keep else "the temporary folder was removed"
+    sys.stdout.write(f"\ndone ({where}).\n")
+    return 0

@@ -1,0 +1,308 @@
+"""Retention rules as pure functions of their inputs (time passed in, never read inside).
+
+- ``last_used`` / ``dead_memories``: memcite's rule (a memory's last use is
+  ``max(last_usage, codex_last_usage, source_updated_at)``, so re-extraction
+  refreshes it) and Codex's rule (``COALESCE(last_usage, source_updated_at)`` on
+  Codex's own counters).
+- ``codex_prune_selection``: exactly the rows Codex's start-up pruning deletes.
+- ``consolidation_selection``: the rows Codex's next consolidation takes, in its order.
+- ``resolve_settings``: command line, then memcite's config, then ``[memories]`` in
+  Codex's ``config.toml`` (clamped as Codex clamps), then Codex's defaults.
+
+See shared/spec/usage-and-retention.md. Reading the config files is the only
+I/O here (``load_codex_memories_config``, ``load_memcite_config``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from memcite.errors import InputError
+
+DAY = 86_400
+RULES = ("memcite", "codex")
+CODEX_PRUNE_LIMIT = 200
+
+# Codex's [memories] settings: default and clamp range.
+CODEX_DEFAULTS: dict[str, object] = {
+    "max_unused_days": 30,
+    "max_raw_memories_for_consolidation": 256,
+    "max_rollout_age_days": 10,
+    "max_rollouts_per_startup": 2,
+    "min_rollout_idle_hours": 6,
+    "generate_memories": True,
+    "use_memories": True,
+    "disable_on_external_context": False,
+}
+CODEX_CLAMPS: dict[str, tuple[int, int]] = {
+    "max_unused_days": (0, 365),
+    "max_raw_memories_for_consolidation": (1, 4096),
+    "max_rollout_age_days": (0, 90),
+    "max_rollouts_per_startup": (1, 128),
+    "min_rollout_idle_hours": (1, 48),
+}
+# The settings memcite's retention commands use, and the smallest value each accepts.
+RETENTION_SETTINGS: dict[str, int] = {
+    "max_unused_days": 0,
+    "max_raw_memories_for_consolidation": 1,
+}
+
+
+class ConfigError(InputError):
+    """A config file or setting memcite cannot use (exit 2)."""
+
+
+# --------------------------------------------------------------------------- memories
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUsage:
+    """What the retention rules need to know about one memory (times in Unix seconds)."""
+
+    thread_id: str
+    source_updated_at: int | None = None
+    last_usage: int | None = None  # memcite's own, from its citation log
+    codex_last_usage: int | None = None  # Codex's, as stage1_outputs holds it
+    usage_count: int = 0
+    codex_usage_count: int | None = None
+    selected_for_phase2: bool = False
+    has_text: bool = True  # raw_memory or rollout_summary is non-blank
+
+
+@dataclass(frozen=True, slots=True)
+class DeadMemory:
+    """A memory unused for longer than the limit, and why."""
+
+    thread_id: str
+    last_used: int
+    days_unused: int
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {
+            "thread_id": self.thread_id,
+            "last_used": self.last_used,
+            "days_unused": self.days_unused,
+            "reason": self.reason,
+        }
+
+
+def check_rule(rule: str) -> str:
+    """``rule`` if it is one memcite knows, else an ``InputError`` saying which ones are."""
+    if rule not in RULES:
+        raise InputError(f"--rule: {rule!r} is not one of {', '.join(RULES)}")
+    return rule
+
+
+def last_used(memory: MemoryUsage, rule: str = "memcite") -> int | None:
+    """When a memory was last used under ``rule``.
+
+    memcite's rule gives 0 when nothing is known (so such a memory is dead); Codex's
+    gives None, as its SQL does, and a NULL is neither dead nor eligible.
+    """
+    if rule == "codex":
+        value = memory.codex_last_usage
+        return value if value is not None else memory.source_updated_at
+    check_rule(rule)
+    return max(memory.last_usage or 0, memory.codex_last_usage or 0,
+               memory.source_updated_at or 0)
+
+
+def cutoff(as_of: int, max_unused_days: int) -> int:
+    """The time before which a memory counts as unused."""
+    return as_of - max_unused_days * DAY
+
+
+def days_unused(last: int, as_of: int) -> int:
+    """Whole days between ``last`` and ``as_of`` (never negative)."""
+    return max(0, (as_of - last) // DAY)
+
+
+def format_day(seconds: int) -> str:
+    """A Unix time as its UTC date, ``YYYY-MM-DD``."""
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d")
+
+
+def dead_reason(memory: MemoryUsage, rule: str = "memcite") -> str:
+    """Why a memory is unused: never cited, or the last time it was."""
+    if rule == "codex":
+        cited_at = memory.codex_last_usage if memory.codex_usage_count else None
+    else:
+        counts = (memory.usage_count or 0) + (memory.codex_usage_count or 0)
+        times = [t for t in (memory.last_usage, memory.codex_last_usage) if t is not None]
+        cited_at = max(times) if counts and times else None
+    if cited_at is None:
+        return "never cited"
+    return f"not cited since {format_day(cited_at)}"
+
+
+def is_dead(memory: MemoryUsage, *, as_of: int, max_unused_days: int,
+            rule: str = "memcite") -> bool:
+    """True when the memory's last use is older than ``max_unused_days`` before ``as_of``."""
+    last = last_used(memory, rule)
+    return last is not None and last < cutoff(as_of, max_unused_days)
+
+
+def dead_memories(memories: Iterable[MemoryUsage], *, as_of: int, max_unused_days: int,
+                  rule: str = "memcite") -> list[DeadMemory]:
+    """The dead memories, stalest first (ties by thread id)."""
+    check_rule(rule)
+    limit = cutoff(as_of, max_unused_days)
+    found = []
+    for memory in memories:
+        last = last_used(memory, rule)
+        if last is not None and last < limit:
+            found.append(DeadMemory(memory.thread_id, last, days_unused(last, as_of),
+                                    dead_reason(memory, rule)))
+    found.sort(key=lambda dead: (dead.last_used, dead.thread_id))
+    return found
+
+
+# --------------------------------------------------------------------------- Codex's selections
+
+
+def codex_prune_selection(memories: Iterable[MemoryUsage], *, now: int, max_unused_days: int,
+                          limit: int = CODEX_PRUNE_LIMIT) -> list[MemoryUsage]:
+    """The rows Codex's start-up pruning deletes: not selected for consolidation, unused
+    (``COALESCE(last_usage, source_updated_at)`` on Codex's counters) since before the
+    cutoff, oldest first, at most ``limit``."""
+    def key(memory: MemoryUsage) -> tuple:
+        return (last_used(memory, "codex"), memory.source_updated_at or 0, memory.thread_id)
+
+    chosen = [m for m in memories if not m.selected_for_phase2
+              and is_dead(m, as_of=now, max_unused_days=max_unused_days, rule="codex")]
+    chosen.sort(key=key)
+    return chosen[: max(0, limit)]
+
+
+def consolidation_selection(memories: Iterable[MemoryUsage], *, now: int, max_unused_days: int,
+                            n: int) -> list[MemoryUsage]:
+    """The memories Codex's next consolidation takes: eligible (non-blank, used since the
+    cutoff), ranked by use, recency and thread id, the first ``n`` sorted by thread id."""
+    limit_time = cutoff(now, max_unused_days)
+    eligible = [m for m in memories if m.has_text
+                and (last_used(m, "codex") or limit_time - 1) >= limit_time]
+    # ORDER BY usage DESC, last used DESC, source_updated_at DESC, thread_id DESC
+    eligible.sort(key=lambda m: (m.codex_usage_count or 0, last_used(m, "codex"),
+                                 m.source_updated_at or 0, m.thread_id), reverse=True)
+    return sorted(eligible[: max(0, n)], key=lambda m: m.thread_id)
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The retention settings in force, and where each one came from."""
+
+    max_unused_days: int
+    max_raw_memories_for_consolidation: int
+    sources: dict[str, str] = field(default_factory=dict)  # name -> cli | memcite | codex | default
+
+    def to_dict(self) -> dict:
+        return {
+            "max_unused_days": self.max_unused_days,
+            "max_raw_memories_for_consolidation": self.max_raw_memories_for_consolidation,
+            "sources": dict(self.sources),
+        }
+
+
+def _integer(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}: expected a whole number, got {value!r}",
+                          hint="write it as a TOML integer, e.g. 30")
+    return value
+
+
+def clamp_codex(name: str, value: object, where: str = "[memories]") -> int:
+    """A Codex ``[memories]`` value as Codex uses it: an integer clamped to its range."""
+    low, high = CODEX_CLAMPS[name]
+    return min(high, max(low, _integer(value, f"{where}.{name}")))
+
+
+def resolve_settings(
+    command_line: Mapping[str, int | None] | None = None,
+    memcite_config: Mapping[str, object] | None = None,
+    codex_config: Mapping[str, object] | None = None,
+) -> Settings:
+    """Each setting from the command line, else memcite's config, else Codex's ``[memories]``
+    (clamped), else Codex's default. Command-line and memcite values are checked, not clamped."""
+    values: dict[str, int] = {}
+    sources: dict[str, str] = {}
+    for name, minimum in RETENTION_SETTINGS.items():
+        given = (command_line or {}).get(name)
+        if given is not None:
+            value, source = _integer(given, f"--{name.replace('_', '-')}"), "cli"
+        elif (memcite_config or {}).get(name) is not None:
+            value = _integer(memcite_config[name], f"memcite config: [retention].{name}")
+            source = "memcite"
+        elif (codex_config or {}).get(name) is not None:
+            value, source = clamp_codex(name, codex_config[name]), "codex"
+        else:
+            value, source = int(CODEX_DEFAULTS[name]), "default"
+        if value < minimum:
+            raise ConfigError(f"{name} is {value} ({_SOURCE_NAMES[source]}); "
+                              f"it must be at least {minimum}")
+        values[name] = value
+        sources[name] = source
+    return Settings(sources=sources, **values)
+
+
+_SOURCE_NAMES = {"cli": "command line", "memcite": "memcite config",
+                 "codex": "Codex config.toml", "default": "Codex default"}
+
+
+def _load_toml(path: str) -> dict | None:
+    if not os.path.lexists(path):
+        return None  # the common case, without importing tomllib
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a TOML file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})",
+                          hint="fix the file, or move it aside") from None
+
+
+def _table(data: dict | None, name: str, path: str) -> dict:
+    if data is None:
+        return {}
+    table = data.get(name, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [{name}] must be a table")
+    return table
+
+
+def load_codex_memories_config(codex_home: str | os.PathLike) -> dict:
+    """The ``[memories]`` table of ``$CODEX_HOME/config.toml`` ({} when there is none)."""
+    path = os.path.join(os.fspath(codex_home), "config.toml")
+    return _table(_load_toml(path), "memories", path)
+
+
+def load_memcite_config(path: str | os.PathLike | None) -> dict:
+    """The ``[retention]`` table of memcite's config file ({} when there is none)."""
+    if path is None:
+        return {}
+    path = os.fspath(path)
+    return _table(_load_toml(path), "retention", path)
+
+
+def default_memcite_config_path(environ: Mapping[str, str] = os.environ) -> str | None:
+    """``$MEMCITE_CONFIG``, else ``config.toml`` in ``$MEMCITE_HOME``, else in the user
+    config folder (``$XDG_CONFIG_HOME/memcite`` or ``~/.config/memcite``)."""
+    if environ.get("MEMCITE_CONFIG"):
+        return os.path.expanduser(environ["MEMCITE_CONFIG"])
+    if environ.get("MEMCITE_HOME"):
+        return os.path.join(os.path.expanduser(environ["MEMCITE_HOME"]), "config.toml")
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "memcite", "config.toml")

@@ -1,0 +1,376 @@
+"""The bodies of ``memcite stats``, ``prune``, ``restore`` and ``select``; each returns the exit code.
+
+Shared by the Typer commands (``memcite.cli_retention``) and, for ``stats``, the
+fast path: this module imports neither Typer, pydantic nor sqlite-utils, and
+rich only to draw the terminal chart.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os
+import sqlite3
+import sys
+import time
+
+from memcite.errors import InputError, MemciteError
+from memcite.ledger_commands import (
+    _database_error,
+    report_error,
+    resolve_codex_home,
+    resolve_db_path,
+)
+
+RULE_CHOICES = ("memcite", "codex")
+
+
+def _dump(obj) -> None:
+    sys.stdout.write(_json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def _time(value: str | None, what: str, default: int | None) -> int | None:
+    from memcite.ledger import parse_time
+
+    return default if value is None else parse_time(value, what=what)
+
+
+def _check_limit(limit: int, option: str = "--limit") -> int:
+    if limit < 0:
+        raise InputError(f"{option}: must be 0 (everything) or more, not {limit}")
+    return limit
+
+
+def resolve_settings_for(codex_home: str, *, max_unused_days: int | None = None,
+                         n: int | None = None):
+    """The retention settings: command line, memcite's config, Codex's ``[memories]``, defaults."""
+    from memcite.retention import (
+        default_memcite_config_path,
+        load_codex_memories_config,
+        load_memcite_config,
+        resolve_settings,
+    )
+
+    return resolve_settings(
+        {"max_unused_days": max_unused_days, "max_raw_memories_for_consolidation": n},
+        load_memcite_config(default_memcite_config_path()),
+        load_codex_memories_config(codex_home),
+    )
+
+
+def _day(seconds: int | None) -> str:
+    from memcite.retention import format_day
+
+    return "-" if not seconds else format_day(seconds)
+
+
+# --------------------------------------------------------------------------- stats
+
+
+def stats(
+    db: str | None = None,
+    codex_home: str | None = None,
+    max_unused_days: int | None = None,
+    rule: str = "memcite",
+    as_of: str | None = None,
+    since: str | None = None,
+    limit: int = 20,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """Print the usage report (dead memories, top, unknown ids, citation checks, sections)."""
+    from memcite.codex_home import memory_folder, state_db_path
+
+    try:
+        if rule not in RULE_CHOICES:
+            raise InputError(f"--rule: {rule!r} is not one of {', '.join(RULE_CHOICES)}")
+        _check_limit(limit)
+        home = resolve_codex_home(codex_home)
+        settings = resolve_settings_for(home, max_unused_days=max_unused_days)
+        now = _time(as_of, "--as-of", int(time.time()))
+        since_time = _time(since, "--since", None)
+        root = memory_folder(home)
+        path = resolve_db_path(db)
+        common = dict(memory_root=root, as_of=now, max_unused_days=settings.max_unused_days,
+                      rule=rule, limit=limit)
+        if db is None and not os.path.exists(path) and os.path.isfile(state_db_path(home)):
+            from memcite.stats import collect_codex_stats
+
+            if since_time is not None:
+                raise InputError("--since needs memcite's citation log; "
+                                 "there is no memcite database yet",
+                                 hint="record replies or run `memcite sync` first")
+            report = collect_codex_stats(state_db_path(home), **common)
+        else:
+            from memcite.stats import collect_stats
+            from memcite.store import open_store
+
+            conn = open_store(path, readonly=True)
+            try:
+                report = collect_stats(conn, since=since_time, weeks=not json, **common)
+            finally:
+                conn.close()
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    if json:
+        _dump(report.to_dict())
+    else:
+        _print_stats(report)
+    return 0
+
+
+def _print_stats(report) -> None:
+    out = sys.stdout.write
+    t = report.totals
+    source = "Codex's memories_1.sqlite (no memcite database)" if report.source == "codex" \
+        else "memcite's ledger"
+    out(f"memcite stats from {source}, as of {_day(report.as_of)}, rule {report.rule}, "
+        f"dead after {report.max_unused_days} day(s) unused\n")
+    out(f"  memories {t['memories']} (archived {t['archived']}), cited {t['cited']}, "
+        f"never cited {t['never_cited']}, dead {t['dead']}\n"
+        f"  citations {t['citations']} in {t['replies']} repl{'y' if t['replies'] == 1 else 'ies'}"
+        f", unknown ids {t['unknown_ids']}, ids that are not UUIDs {t['not_uuid_ids']}\n")
+    out(f"\nDead memories ({report.dead_count}, stalest first):\n")
+    if not report.dead:
+        out("  none\n")
+    for dead in report.dead:
+        out(f"  {dead['thread_id']}  {dead['days_unused']:>4} days unused  {dead['reason']}\n")
+    if report.dead_count > len(report.dead):
+        out(f"  … and {report.dead_count - len(report.dead)} more (--limit 0 lists all)\n")
+    out("\nMost cited:\n")
+    if not report.top:
+        out("  none\n")
+    for top in report.top:
+        codex = "" if top["codex_usage_count"] is None else f" (Codex: {top['codex_usage_count']})"
+        out(f"  {top['thread_id']}  {top['usage_count']:>5}{codex}  last {_day(top['last_used'])}\n")
+    if report.unknown_ids:
+        out("\nCited ids that are not known memories:\n")
+        for item in report.unknown_ids:
+            out(f"  {item['thread_id']}  {item['citations']} citation(s)\n")
+    if report.not_uuid_ids:
+        out("\nCited ids that are not UUIDs:\n")
+        for item in report.not_uuid_ids:
+            out(f"  {item['rollout_id']!r}  {item['citations']} citation(s)\n")
+    checks = report.citation_checks
+    if report.source == "memcite":
+        out(f"\nCitation checks against {checks.memory_root or 'no memory folder'} "
+            f"({checks.entries} distinct entries, {checks.citations} citations, "
+            f"{checks.files_read} file(s) read):\n")
+        for outcome, counts in checks.outcomes.items():
+            if counts["entries"]:
+                out(f"  {outcome:<13} {counts['entries']:>6} entries  "
+                    f"{counts['citations']:>7} citations\n")
+        if checks.worst:
+            out("  worst:\n")
+            for entry in checks.worst:
+                out(f"    {entry.path}:{entry.line_start}-{entry.line_end}  {entry.outcome}"
+                    f"  ({entry.citations} citation(s))\n")
+    if report.files:
+        out("\nCitations per file:\n")
+        for item in report.files:
+            out(f"  {item['citations']:>6}  {item['path']}\n")
+    if report.sections:
+        out("\nMEMORY.md sections (citations):\n")
+        for section in report.sections:
+            mark = "" if section.citations else "   <- never cited"
+            out(f"  {section.citations:>6}  {'  ' * (section.level - 1)}{section.title}{mark}\n")
+    if report.weeks:
+        sys.stdout.flush()
+        _print_weeks(report.weeks)
+
+
+def _print_weeks(weeks: list[dict]) -> None:
+    """A bar chart of citations per week, drawn with rich."""
+    from rich.console import Console
+    from rich.table import Table
+
+    shown = weeks[-26:]
+    peak = max(week["citations"] for week in shown) or 1
+    table = Table(title="Citations per week", show_header=True, header_style="bold",
+                  box=None, padding=(0, 1))
+    table.add_column("week of")
+    table.add_column("citations", justify="right")
+    table.add_column("")
+    for week in shown:
+        bar = "█" * max(1 if week["citations"] else 0, round(40 * week["citations"] / peak))
+        table.add_row(week["week_start"], str(week["citations"]), f"[cyan]{bar}[/cyan]")
+    Console(file=sys.stdout, highlight=False).print(table)
+
+
+# --------------------------------------------------------------------------- prune, restore
+
+
+def prune(
+    db: str | None = None,
+    codex_home: str | None = None,
+    max_unused_days: int | None = None,
+    rule: str = "memcite",
+    limit: int = 200,
+    as_of: str | None = None,
+    archive_dir: str | None = None,
+    apply: bool = False,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """Preview (or with ``apply``, archive) the memories the rule would forget."""
+    from memcite.archive import archive_memories, default_archive_dir, prune_candidates
+    from memcite.codex_home import memory_folder
+    from memcite.store import open_store
+
+    try:
+        if rule not in RULE_CHOICES:
+            raise InputError(f"--rule: {rule!r} is not one of {', '.join(RULE_CHOICES)}")
+        _check_limit(limit)
+        home = resolve_codex_home(codex_home)
+        settings = resolve_settings_for(home, max_unused_days=max_unused_days)
+        now = _time(as_of, "--as-of", int(time.time()))
+        conn = open_store(resolve_db_path(db), readonly=not apply)
+        try:
+            candidates = prune_candidates(conn, as_of=now, max_unused_days=settings.max_unused_days,
+                                          rule=rule, limit=limit)
+            moved = []
+            if apply:
+                moved = archive_memories(
+                    conn, candidates, memory_root=memory_folder(home),
+                    archive_dir=archive_dir or default_archive_dir(home),
+                    now=int(time.time()), rule=rule)
+        finally:
+            conn.close()
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    if json:
+        _dump({
+            "rule": rule, "as_of": now, "max_unused_days": settings.max_unused_days,
+            "settings": settings.to_dict(), "applied": apply,
+            "prune": [{"thread_id": c.thread_id, "last_used": c.last_used, "reason": c.reason}
+                      for c in candidates],
+            "archived": [m.to_dict() for m in moved],
+        })
+        return 0
+    out = sys.stdout.write
+    verb = "archived" if apply else "would archive"
+    out(f"prune ({rule} rule, unused for more than {settings.max_unused_days} day(s) before "
+        f"{_day(now)}): {verb} {len(candidates)} memor{'y' if len(candidates) == 1 else 'ies'}\n")
+    files = {m.thread_id: m for m in moved}
+    for candidate in candidates:
+        line = f"  {candidate.thread_id}  last used {_day(candidate.last_used)}  {candidate.reason}"
+        item = files.get(candidate.thread_id)
+        if item and item.file_to:
+            line += f"\n      moved {item.file_from} -> {item.file_to}"
+        if item and item.problem:
+            line += f"\n      note: {item.problem}"
+        out(line + "\n")
+    if not apply and candidates:
+        out("nothing changed: this is a preview; add --apply to archive them "
+            "(summary files are moved, never deleted; `memcite restore` undoes it)\n")
+    return 0
+
+
+def restore(
+    thread_ids: list[str] | None = None,
+    db: str | None = None,
+    all: bool = False,  # noqa: A002 - mirrors the --all flag
+    since: str | None = None,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """Undo ``prune --apply`` for the given ids, ``--all``, or ``--since TIME``."""
+    from memcite.archive import restore_memories
+    from memcite.store import open_store
+
+    thread_ids = list(thread_ids or [])
+    try:
+        if not thread_ids and not all and since is None:
+            raise InputError("say what to restore: thread ids, --all, or --since TIME",
+                             hint="`memcite stats` lists archived counts; the ids are in "
+                                  "`memcite prune --json` output")
+        since_time = _time(since, "--since", None)
+        conn = open_store(resolve_db_path(db))
+        try:
+            results = restore_memories(conn, thread_ids=thread_ids, all_archived=all,
+                                       since=since_time, now=int(time.time()))
+        finally:
+            conn.close()
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    done = [r for r in results if r.done]
+    if json:
+        _dump({"restored": [r.to_dict() for r in results]})
+    else:
+        sys.stdout.write(f"restored {len(done)} memor{'y' if len(done) == 1 else 'ies'}\n")
+        for item in results:
+            line = f"  {item.thread_id}"
+            if item.file_to:
+                line += f"  {item.file_from} -> {item.file_to}"
+            if not item.done:
+                line += "  skipped"
+            if item.problem:
+                line += f"  ({item.problem})"
+            sys.stdout.write(line + "\n")
+    return 1 if len(done) < len(results) and thread_ids else 0
+
+
+# --------------------------------------------------------------------------- select
+
+
+def select(
+    db: str | None = None,
+    codex_home: str | None = None,
+    n: int | None = None,
+    max_unused_days: int | None = None,
+    as_of: str | None = None,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """Print the memories Codex's next consolidation would take, in its order."""
+    from memcite.codex_home import iter_stage1_outputs, state_db_path
+    from memcite.retention import MemoryUsage, consolidation_selection
+
+    try:
+        home = resolve_codex_home(codex_home)
+        settings = resolve_settings_for(home, max_unused_days=max_unused_days, n=n)
+        now = _time(as_of, "--as-of", int(time.time()))
+        codex_db = state_db_path(home)
+        memories: list[MemoryUsage] = []
+        if os.path.isfile(codex_db):
+            source = codex_db
+            for row in iter_stage1_outputs(codex_db):
+                thread, updated, _gen, _slug, uses, last, selected, _at, raw, summary = row
+                memories.append(MemoryUsage(thread, updated, None, last, 0, uses,
+                                            bool(selected), bool(raw or summary)))
+        else:
+            from memcite.store import open_store
+
+            source = resolve_db_path(db)
+            conn = open_store(source, readonly=True)
+            try:
+                for row in conn.execute(
+                        "SELECT thread_id, source_updated_at, codex_last_usage, codex_usage_count,"
+                        " selected_for_phase2, has_raw_memory OR has_rollout_summary"
+                        " FROM memories WHERE archived_at IS NULL"):
+                    memories.append(MemoryUsage(row[0], row[1], None, row[2], 0, row[3],
+                                                bool(row[4]), bool(row[5])))
+            finally:
+                conn.close()
+        chosen = consolidation_selection(
+            memories, now=now, max_unused_days=settings.max_unused_days,
+            n=settings.max_raw_memories_for_consolidation)
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    if json:
+        _dump({"source": source, "as_of": now, "settings": settings.to_dict(),
+               "selected": [{"thread_id": m.thread_id, "usage_count": m.codex_usage_count,
+                             "last_usage": m.codex_last_usage,
+                             "source_updated_at": m.source_updated_at} for m in chosen]})
+        return 0
+    sys.stdout.write(
+        f"Codex's next consolidation would take {len(chosen)} of {len(memories)} memories "
+        f"(n = {settings.max_raw_memories_for_consolidation}, used within "
+        f"{settings.max_unused_days} day(s) of {_day(now)}; from {source}):\n")
+    for m in chosen:
+        sys.stdout.write(f"  {m.thread_id}  uses {m.codex_usage_count or 0:>4}  "
+                         f"updated {_day(m.source_updated_at)}\n")
+    return 0

@@ -1,0 +1,528 @@
+"""The usage report behind ``memcite stats``: dead memories, most cited, unknown ids,
+citation checks against the memory folder, where citations land, citations per week.
+
+Everything is read with plain ``sqlite3`` through indexes that cover the queries
+(see ``memcite.store``), so the report stays fast on large ledgers. Citation
+checks group the logged entries by (path, range, hash) and read each memory file
+at most once; nothing outside the memory root is ever opened (``..``, absolute
+paths and symlinks leading out are reported, not followed).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from memcite.ledger import _byte_lines, _lines_sha256, resolve_cited_path
+from memcite.retention import (
+    DAY,
+    MemoryUsage,
+    check_rule,
+    cutoff,
+    days_unused,
+    dead_memories,
+    dead_reason,
+    last_used,
+)
+from memcite.rust_text import RUST_WHITESPACE
+
+WEEK = 7 * DAY
+_MONDAY_OFFSET = 4 * DAY  # 1970-01-01 was a Thursday
+MEMORY_INDEX = "MEMORY.md"
+
+# Outcomes of a citation check, from worst to best.
+CHECK_OUTCOMES = ("outside_root", "missing", "out_of_range", "blank", "changed", "unverified",
+                  "ok")
+_OUTCOME_TEXT = {
+    "outside_root": "points outside the memory folder (not read)",
+    "missing": "no such file in the memory folder",
+    "out_of_range": "line range out of bounds",
+    "blank": "the cited lines are blank",
+    "changed": "the lines changed since they were cited",
+    "unverified": "no hash was recorded when cited",
+    "ok": "unchanged",
+}
+_HEADING = re.compile(rb"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(rb"^[ \t]{0,3}(```|~~~)")
+
+
+# --------------------------------------------------------------------------- the memory folder
+
+
+class MemoryFolder:
+    """The files of one memory folder, each read at most once; ``files_read`` counts opens."""
+
+    def __init__(self, root: str | os.PathLike | None) -> None:
+        self.root = None
+        if root is not None and os.path.isdir(root):
+            self.root = os.path.realpath(os.fspath(root))
+        self.files_read = 0
+        self._resolved: dict[str, tuple[str, str | None]] = {}
+        self._lines: dict[str, list[bytes] | None] = {}
+
+    def resolve(self, path: str) -> tuple[str, str | None]:
+        """``(outcome, real path)``: ``ok`` with the file's real path, or ``outside_root`` /
+        ``missing`` with None. Only the file system's names are looked at, never contents."""
+        cached = self._resolved.get(path)
+        if cached is None:
+            cached = self._resolved[path] = self._resolve(path)
+        return cached
+
+    def _resolve(self, path: str) -> tuple[str, str | None]:
+        if self.root is None:
+            return "missing", None
+        if not path or path.startswith(("/", "\\")) or os.path.isabs(path):
+            return "outside_root", None
+        parts = path.replace("\\", "/").split("/")
+        if ".." in parts or (len(parts[0]) >= 2 and parts[0][1] == ":"):
+            return "outside_root", None
+        real = resolve_cited_path(self.root, path)
+        if real is not None:
+            return "ok", real
+        joined = os.path.realpath(os.path.join(self.root, *[p for p in parts if p not in ("", ".")]))
+        if joined != self.root and not joined.startswith(self.root.rstrip(os.sep) + os.sep):
+            return "outside_root", None  # a symlink leading out
+        return "missing", None
+
+    def lines(self, real: str) -> list[bytes] | None:
+        """The lines of a file inside the root (Rust's ``lines``), read once and kept."""
+        if real in self._lines:
+            return self._lines[real]
+        lines = None
+        try:
+            with open(real, "rb") as handle:
+                self.files_read += 1
+                lines = _byte_lines(handle.read())
+        except OSError:
+            lines = None
+        self._lines[real] = lines
+        return lines
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedEntry:
+    """One distinct cited entry (path, range, hash at citation time) and what it is now."""
+
+    path: str
+    line_start: int
+    line_end: int
+    outcome: str
+    citations: int
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "outcome": self.outcome,
+            "problem": _OUTCOME_TEXT[self.outcome],
+            "citations": self.citations,
+        }
+
+
+def check_entry(folder: MemoryFolder, path: str, line_start: int, line_end: int,
+                recorded_sha256: str | None) -> str:
+    """The outcome of checking one cited entry against the folder as it is now."""
+    outcome, real = folder.resolve(path)
+    if real is None:
+        return outcome
+    lines = folder.lines(real)
+    if lines is None:
+        return "missing"
+    if not 1 <= line_start <= line_end <= len(lines):
+        return "out_of_range"
+    if all(not line.decode("utf-8", "replace").strip(RUST_WHITESPACE)
+           for line in lines[line_start - 1 : line_end]):
+        return "blank"
+    if recorded_sha256 is None:
+        return "unverified"
+    if _lines_sha256(lines, line_start, line_end) != recorded_sha256:
+        return "changed"
+    return "ok"
+
+
+@dataclass
+class CitationChecks:
+    """Counts per outcome (distinct entries and citations) and the worst offenders."""
+
+    entries: int = 0
+    citations: int = 0
+    outcomes: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {o: {"entries": 0, "citations": 0} for o in CHECK_OUTCOMES})
+    worst: list[CheckedEntry] = field(default_factory=list)
+    files_read: int = 0
+    memory_root: str | None = None
+
+    @property
+    def broken(self) -> int:
+        """Citations whose entry is not ``ok`` or ``unverified``."""
+        return sum(v["citations"] for k, v in self.outcomes.items()
+                   if k not in ("ok", "unverified"))
+
+    def to_dict(self) -> dict:
+        return {
+            "memory_root": self.memory_root,
+            "entries": self.entries,
+            "citations": self.citations,
+            "broken": self.broken,
+            "outcomes": {k: dict(v) for k, v in self.outcomes.items()},
+            "worst": [entry.to_dict() for entry in self.worst],
+            "files_read": self.files_read,
+        }
+
+
+def check_citations(rows: Iterable[tuple[str, int, int, str | None, int]],
+                    folder: MemoryFolder, *, limit: int | None = 20) -> CitationChecks:
+    """Check ``(path, line_start, line_end, lines_sha256, citations)`` rows against ``folder``."""
+    checks = CitationChecks(memory_root=folder.root)
+    bad: list[CheckedEntry] = []
+    for path, line_start, line_end, digest, count in rows:
+        outcome = check_entry(folder, path, line_start, line_end, digest)
+        checks.entries += 1
+        checks.citations += count
+        checks.outcomes[outcome]["entries"] += 1
+        checks.outcomes[outcome]["citations"] += count
+        if outcome not in ("ok", "unverified"):
+            bad.append(CheckedEntry(path, line_start, line_end, outcome, count))
+    rank = {outcome: index for index, outcome in enumerate(CHECK_OUTCOMES)}
+    bad.sort(key=lambda e: (-e.citations, rank[e.outcome], e.path, e.line_start, e.line_end))
+    checks.worst = bad if not limit else bad[:limit]
+    checks.files_read = folder.files_read
+    return checks
+
+
+# --------------------------------------------------------------------------- MEMORY.md sections
+
+
+@dataclass
+class Section:
+    """One markdown heading of ``MEMORY.md`` and the citations landing in it."""
+
+    title: str
+    path: str  # parent headings and this one, joined by " > "
+    level: int
+    line: int
+    end_line: int
+    citations: int = 0
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "path": self.path, "level": self.level, "line": self.line,
+                "end_line": self.end_line, "citations": self.citations}
+
+
+def markdown_sections(lines: list[bytes]) -> list[Section]:
+    """The ATX headings of a markdown file (fenced code skipped), each running to the next."""
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    fenced = False
+    for number, line in enumerate(lines, start=1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        match = None if fenced else _HEADING.match(line)
+        if match is None:
+            continue
+        level = len(match.group(1))
+        title = match.group(2).decode("utf-8", "replace")
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        sections.append(Section(title, " > ".join(t for _, t in stack), level, number, number))
+    for index, section in enumerate(sections):
+        section.end_line = sections[index + 1].line - 1 if index + 1 < len(sections) else len(lines)
+    return sections
+
+
+def count_section_citations(sections: list[Section],
+                            ranges: Iterable[tuple[int, int, int]]) -> None:
+    """Add ``citations`` for each ``(line_start, line_end, count)`` to every section it overlaps
+    (a heading's section ends where the next heading starts)."""
+    starts = [section.line for section in sections]
+    for line_start, line_end, count in ranges:
+        low, high = min(line_start, line_end), max(line_start, line_end)
+        first = max(0, bisect.bisect_right(starts, low) - 1)
+        for section in sections[first:]:
+            if section.line > high:
+                break
+            if section.end_line >= low:
+                section.citations += count
+
+
+# --------------------------------------------------------------------------- the report
+
+
+@dataclass
+class StatsReport:
+    """Everything ``memcite stats`` prints."""
+
+    as_of: int
+    rule: str
+    max_unused_days: int
+    since: int | None
+    source: str  # memcite | codex
+    totals: dict[str, int]
+    dead: list[dict]
+    dead_count: int
+    top: list[dict]
+    unknown_ids: list[dict]
+    not_uuid_ids: list[dict]
+    citation_checks: CitationChecks
+    files: list[dict]
+    sections: list[Section]
+    weeks: list[dict] | None = None
+
+    def to_dict(self) -> dict:
+        result = {
+            "source": self.source,
+            "as_of": self.as_of,
+            "rule": self.rule,
+            "max_unused_days": self.max_unused_days,
+            "since": self.since,
+            "memories": self.totals["memories"],
+            "totals": dict(self.totals),
+            "dead_count": self.dead_count,
+            "dead": self.dead,
+            "top": self.top,
+            "unknown_ids": self.unknown_ids,
+            "not_uuid_ids": self.not_uuid_ids,
+            "citation_checks": self.citation_checks.to_dict(),
+            "files": self.files,
+            "sections": [section.to_dict() for section in self.sections],
+        }
+        if self.weeks is not None:
+            result["weeks"] = self.weeks
+        return result
+
+
+def _limit(limit: int) -> int:
+    return -1 if limit == 0 else limit  # SQLite: LIMIT -1 is no limit
+
+
+def _usage(row) -> MemoryUsage:
+    return MemoryUsage(thread_id=row[0], source_updated_at=row[1], last_usage=row[2],
+                       codex_last_usage=row[3], usage_count=row[4] or 0,
+                       codex_usage_count=row[5])
+
+
+_USAGE_COLUMNS = ("thread_id, source_updated_at, last_usage, codex_last_usage, usage_count,"
+                  " codex_usage_count")
+
+
+def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: int, rule: str,
+                    limit: int) -> tuple[int, list[dict]]:
+    """``(how many, the stalest ones)`` among active memories, through the covering indexes."""
+    check_rule(rule)
+    column = "last_used" if rule == "memcite" else "codex_last_used"
+    limit_time = cutoff(as_of, max_unused_days)
+    count = conn.execute(
+        f"SELECT count(*) FROM memories WHERE archived_at IS NULL AND {column} < ?",
+        (limit_time,)).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT {_USAGE_COLUMNS}, {column} FROM memories WHERE archived_at IS NULL"
+        f" AND {column} < ? ORDER BY {column}, thread_id LIMIT ?",
+        (limit_time, _limit(limit))).fetchall()
+    dead = []
+    for row in rows:
+        memory = _usage(row)
+        last = row[6] or 0
+        dead.append({"thread_id": memory.thread_id, "last_used": last,
+                     "days_unused": days_unused(last, as_of),
+                     "reason": dead_reason(memory, rule)})
+    return count, dead
+
+
+def _top_entry(row, rule: str) -> dict:
+    memory = _usage(row)
+    return {"thread_id": memory.thread_id, "usage_count": memory.usage_count,
+            "codex_usage_count": memory.codex_usage_count, "last_usage": memory.last_usage,
+            "codex_last_usage": memory.codex_last_usage, "last_used": last_used(memory, rule)}
+
+
+def _since_filter(since: int | None, alias: str = "") -> tuple[str, tuple]:
+    if since is None:
+        return "", ()
+    return (f" AND {alias}reply_id IN (SELECT id FROM replies WHERE replied_at >= ?)", (since,))
+
+
+def collect_stats(
+    conn: sqlite3.Connection,
+    *,
+    memory_root: str | os.PathLike | None,
+    as_of: int,
+    max_unused_days: int,
+    rule: str = "memcite",
+    since: int | None = None,
+    limit: int = 20,
+    weeks: bool = False,
+    folder: MemoryFolder | None = None,
+) -> StatsReport:
+    """The report from memcite's database; ``limit`` 0 lists everything.
+
+    Dead and top use the counters; the citation log parts (checks, files, sections,
+    unknown ids, weeks, citations) only count replies made at or after ``since``.
+    """
+    check_rule(rule)
+    folder = folder if folder is not None else MemoryFolder(memory_root)
+    memories = conn.execute(
+        "SELECT count(*) FROM memories WHERE archived_at IS NULL").fetchone()[0]
+    archived = conn.execute(
+        "SELECT count(*) FROM memories WHERE archived_at IS NOT NULL").fetchone()[0]
+    cited = conn.execute(
+        "SELECT count(*) FROM memories WHERE archived_at IS NULL AND"
+        + (" (usage_count > 0 OR codex_usage_count > 0)" if rule == "memcite"
+           else " codex_usage_count > 0")
+    ).fetchone()[0]
+    dead_count, dead = dead_from_store(conn, as_of=as_of, max_unused_days=max_unused_days,
+                                       rule=rule, limit=limit)
+    order = ("usage_count DESC, last_usage DESC" if rule == "memcite"
+             else "codex_usage_count DESC, codex_last_usage DESC")
+    where = "usage_count > 0" if rule == "memcite" else "codex_usage_count > 0"
+    top = [_top_entry(row, rule) for row in conn.execute(
+        f"SELECT {_USAGE_COLUMNS} FROM memories WHERE {where} AND archived_at IS NULL"
+        f" ORDER BY {order}, thread_id LIMIT ?", (_limit(limit),))]
+
+    since_sql, since_args = _since_filter(since)
+    unknown_rows = conn.execute(
+        "SELECT thread_id, count(*) AS n FROM cited_ids WHERE known = 0 AND counted = 1"
+        " AND thread_id NOT IN (SELECT thread_id FROM memories)" + since_sql +
+        " GROUP BY thread_id ORDER BY n DESC, thread_id", since_args).fetchall()
+    unknown_ids = [{"thread_id": t, "citations": n} for t, n in unknown_rows]
+    not_uuid = [{"rollout_id": r, "citations": n} for r, n in conn.execute(
+        "SELECT rollout_id, count(*) AS n FROM cited_ids WHERE thread_id IS NULL" + since_sql +
+        " GROUP BY rollout_id ORDER BY n DESC, rollout_id LIMIT ?",
+        (*since_args, _limit(limit)))]
+    if since is None:
+        # Every counted citation is in a memory's usage_count, or cites an unknown id.
+        citations = conn.execute(
+            "SELECT coalesce(sum(usage_count), 0) FROM memories").fetchone()[0]
+        citations += sum(n for _, n in unknown_rows)
+        replies = conn.execute("SELECT count(*) FROM replies").fetchone()[0]
+    else:
+        citations = conn.execute(
+            "SELECT count(*) FROM cited_ids WHERE counted = 1" + since_sql, since_args
+        ).fetchone()[0]
+        replies = conn.execute(
+            "SELECT count(*) FROM replies WHERE replied_at >= ?", (since,)).fetchone()[0]
+
+    entry_rows = conn.execute(
+        "SELECT path, line_start, line_end, lines_sha256, count(*) FROM cited_entries"
+        " WHERE 1" + since_sql + " GROUP BY path, line_start, line_end, lines_sha256",
+        since_args).fetchall()
+    checks = check_citations(entry_rows, folder, limit=limit)
+    files, sections = _where_citations_land(entry_rows, folder, limit)
+    totals = {
+        "memories": memories,
+        "archived": archived,
+        "cited": cited,
+        "never_cited": memories - cited,
+        "dead": dead_count,
+        "citations": citations,
+        "replies": replies,
+        "unknown_ids": len(unknown_ids),
+        "not_uuid_ids": len(not_uuid),
+    }
+    week_rows = _weeks(conn, since_sql, since_args) if weeks else None
+    return StatsReport(as_of, rule, max_unused_days, since, "memcite", totals, dead, dead_count,
+                       top, unknown_ids if not limit else unknown_ids[:limit], not_uuid, checks,
+                       files, sections, week_rows)
+
+
+def _where_citations_land(entry_rows, folder: MemoryFolder, limit: int
+                          ) -> tuple[list[dict], list[Section]]:
+    per_file: dict[str, int] = {}
+    index_ranges: list[tuple[int, int, int]] = []
+    index_real = None
+    if folder.root is not None:
+        index_real = folder.resolve(MEMORY_INDEX)[1]
+    for path, line_start, line_end, _digest, count in entry_rows:
+        outcome, real = folder.resolve(path)
+        key = os.path.relpath(real, folder.root) if real is not None else path
+        per_file[key] = per_file.get(key, 0) + count
+        if real is not None and real == index_real:
+            index_ranges.append((line_start, line_end, count))
+    files = [{"path": p, "citations": n}
+             for p, n in sorted(per_file.items(), key=lambda item: (-item[1], item[0]))]
+    if limit:
+        files = files[:limit]
+    sections: list[Section] = []
+    if index_real is not None:
+        lines = folder.lines(index_real)
+        if lines is not None:
+            sections = markdown_sections(lines)
+            count_section_citations(sections, index_ranges)
+    return files, sections
+
+
+def _weeks(conn: sqlite3.Connection, since_sql: str, since_args: tuple) -> list[dict]:
+    rows = conn.execute(
+        "SELECT (r.replied_at - ?) / ? AS week, count(*) FROM cited_ids c"
+        " JOIN replies r ON r.id = c.reply_id WHERE c.counted = 1"
+        + since_sql.replace("reply_id", "c.reply_id") + " GROUP BY week ORDER BY week",
+        (_MONDAY_OFFSET, WEEK, *since_args)).fetchall()
+    return fill_weeks(rows)
+
+
+def fill_weeks(rows: Iterable[tuple[int, int]]) -> list[dict]:
+    """``(week number, citations)`` rows as a list of weeks from the first to the last, gaps as 0."""
+    counts = dict(rows)
+    if not counts:
+        return []
+    from memcite.retention import format_day
+
+    return [{"week_start": format_day(week * WEEK + _MONDAY_OFFSET),
+             "citations": counts.get(week, 0)}
+            for week in range(min(counts), max(counts) + 1)]
+
+
+# --------------------------------------------------------------------------- straight from Codex
+
+
+def collect_codex_stats(
+    codex_db: str | os.PathLike,
+    *,
+    memory_root: str | os.PathLike | None,
+    as_of: int,
+    max_unused_days: int,
+    rule: str = "memcite",
+    limit: int = 20,
+) -> StatsReport:
+    """The same report from Codex's ``memories_1.sqlite`` alone (opened read-only).
+
+    There is no citation log: checks, files and unknown ids are empty, and every
+    ``MEMORY.md`` section is listed with no citations.
+    """
+    from memcite.codex_home import iter_stage1_outputs
+
+    check_rule(rule)
+    memories = []
+    for row in iter_stage1_outputs(codex_db):
+        thread_id, updated, _generated, _slug, uses, last, selected, _sel_at, raw, summary = row
+        memories.append(MemoryUsage(thread_id=thread_id, source_updated_at=updated,
+                                    codex_last_usage=last, codex_usage_count=uses,
+                                    selected_for_phase2=bool(selected), has_text=bool(raw or summary)))
+    dead_all = dead_memories(memories, as_of=as_of, max_unused_days=max_unused_days, rule=rule)
+    dead = [d.to_dict() for d in (dead_all if not limit else dead_all[:limit])]
+    cited = [m for m in memories if m.codex_usage_count]
+    cited.sort(key=lambda m: (-(m.codex_usage_count or 0), -(m.codex_last_usage or 0), m.thread_id))
+    top = [{"thread_id": m.thread_id, "usage_count": 0, "codex_usage_count": m.codex_usage_count,
+            "last_usage": None, "codex_last_usage": m.codex_last_usage,
+            "last_used": last_used(m, rule)} for m in (cited if not limit else cited[:limit])]
+    folder = MemoryFolder(memory_root)
+    _, sections = _where_citations_land([], folder, limit)
+    totals = {
+        "memories": len(memories),
+        "archived": 0,
+        "cited": len(cited),
+        "never_cited": len(memories) - len(cited),
+        "dead": len(dead_all),
+        "citations": sum(m.codex_usage_count or 0 for m in memories),
+        "replies": 0,
+        "unknown_ids": 0,
+        "not_uuid_ids": 0,
+    }
+    return StatsReport(as_of, rule, max_unused_days, None, "codex", totals, dead, len(dead_all),
+                       top, [], [], CitationChecks(memory_root=folder.root), [], sections, None)

@@ -1,0 +1,257 @@
+"""Retention rules (memcite.retention): tables of exact cases and hypothesis properties,
+plus the SQL versions (stats, archive) agreeing with the pure rules."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memcite import retention
+from memcite.archive import prune_candidates
+from memcite.retention import (
+    DAY,
+    ConfigError,
+    MemoryUsage,
+    codex_prune_selection,
+    consolidation_selection,
+    dead_memories,
+    last_used,
+    resolve_settings,
+)
+from memcite.stats import dead_from_store
+from memcite.store import open_store, transaction
+
+NOW = 1_800_000_000
+
+
+def m(tid: str, **kw) -> MemoryUsage:
+    return MemoryUsage(thread_id=tid, **kw)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+@pytest.mark.parametrize(("memory", "rule", "expected"), [
+    (m("a", source_updated_at=10), "memcite", 10),
+    (m("a", source_updated_at=10, last_usage=30, codex_last_usage=20), "memcite", 30),
+    (m("a", source_updated_at=50, last_usage=30, codex_last_usage=20), "memcite", 50),
+    (m("a", source_updated_at=10, codex_last_usage=20), "memcite", 20),
+    (m("a"), "memcite", 0),
+    # Codex: COALESCE(last_usage, source_updated_at) on its own counters; memcite's ignored.
+    (m("a", source_updated_at=50, codex_last_usage=20), "codex", 20),
+    (m("a", source_updated_at=50, last_usage=90), "codex", 50),
+    (m("a"), "codex", None),  # NULL in Codex's SQL: neither dead nor eligible
+])
+def test_last_used_by_rule(memory, rule, expected):
+    assert last_used(memory, rule) == expected
+
+
+def test_unknown_rule_is_an_input_error():
+    with pytest.raises(retention.InputError, match="--rule"):
+        dead_memories([], as_of=NOW, max_unused_days=30, rule="llm")
+
+
+def test_spec_example_reextraction_refreshes_only_under_memcite_rule():
+    # Cited once 40 days ago and re-extracted yesterday; a never-cited thread from yesterday.
+    cited_long_ago = m("a", source_updated_at=NOW - DAY, codex_last_usage=NOW - 40 * DAY,
+                       codex_usage_count=1)
+    fresh = m("b", source_updated_at=NOW - DAY)
+    codex = codex_prune_selection([cited_long_ago, fresh], now=NOW, max_unused_days=30)
+    assert [x.thread_id for x in codex] == ["a"]
+    assert dead_memories([cited_long_ago, fresh], as_of=NOW, max_unused_days=30) == []
+
+
+def test_dead_memories_stalest_first_with_days_and_reason():
+    memories = [
+        m("c", source_updated_at=NOW - 40 * DAY),
+        m("b", source_updated_at=NOW - 90 * DAY, last_usage=NOW - 35 * DAY, usage_count=2),
+        m("a", source_updated_at=NOW - 40 * DAY),
+        m("d", source_updated_at=NOW - 10 * DAY),
+        m("e", source_updated_at=NOW - 30 * DAY),  # exactly at the cutoff: not dead
+    ]
+    dead = dead_memories(memories, as_of=NOW, max_unused_days=30)
+    assert [(d.thread_id, d.days_unused) for d in dead] == [("a", 40), ("c", 40), ("b", 35)]
+    assert dead[0].reason == "never cited"
+    assert dead[2].reason == f"not cited since {retention.format_day(NOW - 35 * DAY)}"
+
+
+def test_codex_prune_skips_selected_orders_oldest_first_and_limits():
+    memories = [
+        m("x", source_updated_at=NOW - 100 * DAY, selected_for_phase2=True),
+        m("b", source_updated_at=NOW - 50 * DAY),
+        m("a", source_updated_at=NOW - 50 * DAY),
+        m("c", source_updated_at=NOW - 60 * DAY, codex_last_usage=NOW - 45 * DAY),
+        m("d", source_updated_at=NOW - 70 * DAY),
+    ]
+    chosen = codex_prune_selection(memories, now=NOW, max_unused_days=30, limit=3)
+    assert [x.thread_id for x in chosen] == ["d", "a", "b"]
+
+
+def test_consolidation_ranks_by_use_then_recency_and_returns_sorted_by_id():
+    memories = [
+        m("a", source_updated_at=NOW - DAY, codex_usage_count=1),
+        m("b", source_updated_at=NOW - DAY, codex_usage_count=5),
+        m("c", source_updated_at=NOW - 2 * DAY, codex_usage_count=5,
+          codex_last_usage=NOW - 3600),
+        m("d", source_updated_at=NOW - DAY, codex_usage_count=9, has_text=False),  # blank
+        m("e", source_updated_at=NOW - 40 * DAY, codex_usage_count=9),  # too old
+        m("f", source_updated_at=NOW - 5 * DAY),
+    ]
+    chosen = consolidation_selection(memories, now=NOW, max_unused_days=30, n=2)
+    assert [x.thread_id for x in chosen] == ["b", "c"]
+    chosen = consolidation_selection(memories, now=NOW, max_unused_days=30, n=3)
+    assert [x.thread_id for x in chosen] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(("cli", "mine", "codex", "expected", "sources"), [
+    ({}, {}, {}, (30, 256), ("default", "default")),
+    ({}, {}, {"max_unused_days": 7, "max_raw_memories_for_consolidation": 10},
+     (7, 10), ("codex", "codex")),
+    ({}, {}, {"max_unused_days": 1000, "max_raw_memories_for_consolidation": 0},
+     (365, 1), ("codex", "codex")),  # Codex's clamps
+    ({}, {}, {"max_unused_days": -5, "max_raw_memories_for_consolidation": 99999},
+     (0, 4096), ("codex", "codex")),
+    ({}, {"max_unused_days": 60}, {"max_unused_days": 7}, (60, 256), ("memcite", "default")),
+    ({"max_unused_days": 3}, {"max_unused_days": 60}, {"max_unused_days": 7}, (3, 256),
+     ("cli", "default")),
+    ({"max_unused_days": None, "max_raw_memories_for_consolidation": 12}, {}, {}, (30, 12),
+     ("default", "cli")),
+])
+def test_settings_precedence_and_clamps(cli, mine, codex, expected, sources):
+    settings = resolve_settings(cli, mine, codex)
+    assert (settings.max_unused_days, settings.max_raw_memories_for_consolidation) == expected
+    assert (settings.sources["max_unused_days"],
+            settings.sources["max_raw_memories_for_consolidation"]) == sources
+
+
+@pytest.mark.parametrize(("cli", "mine", "codex", "message"), [
+    ({"max_unused_days": -1}, {}, {}, "at least 0"),
+    ({}, {"max_raw_memories_for_consolidation": 0}, {}, "at least 1"),
+    ({}, {"max_unused_days": "30"}, {}, "whole number"),
+    ({}, {}, {"max_unused_days": 3.5}, "whole number"),
+    ({}, {}, {"max_unused_days": True}, "whole number"),
+])
+def test_bad_settings_are_config_errors(cli, mine, codex, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        resolve_settings(cli, mine, codex)
+    assert info.value.exit_code == 2
+
+
+def test_config_files_are_read_from_their_tables(tmp_path):
+    (tmp_path / "config.toml").write_text('model = "x"\n[memories]\nmax_unused_days = 12\n')
+    assert retention.load_codex_memories_config(tmp_path) == {"max_unused_days": 12}
+    assert retention.load_codex_memories_config(tmp_path / "none") == {}
+    mine = tmp_path / "memcite.toml"
+    mine.write_text("[retention]\nmax_raw_memories_for_consolidation = 8\n")
+    assert retention.load_memcite_config(mine) == {"max_raw_memories_for_consolidation": 8}
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[retention\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        retention.load_memcite_config(bad)
+    bad.write_text("retention = 3\n")
+    with pytest.raises(ConfigError, match=r"\[retention\] must be a table"):
+        retention.load_memcite_config(bad)
+
+
+def test_memcite_config_location_follows_environment(tmp_path):
+    assert retention.default_memcite_config_path({"MEMCITE_CONFIG": "/x/c.toml"}) == "/x/c.toml"
+    assert retention.default_memcite_config_path({"MEMCITE_HOME": "/h"}) == "/h/config.toml"
+    assert retention.default_memcite_config_path({"XDG_CONFIG_HOME": "/cfg"}) == \
+        "/cfg/memcite/config.toml"
+
+
+# --------------------------------------------------------------------------- properties
+
+_times = st.one_of(st.none(), st.integers(NOW - 400 * DAY, NOW + DAY))
+_memories = st.lists(
+    st.builds(
+        MemoryUsage,
+        thread_id=st.uuids().map(str),
+        source_updated_at=_times,
+        last_usage=_times,
+        codex_last_usage=_times,
+        usage_count=st.integers(0, 5),
+        codex_usage_count=st.one_of(st.none(), st.integers(0, 5)),
+        selected_for_phase2=st.booleans(),
+        has_text=st.booleans(),
+    ),
+    max_size=40,
+    unique_by=lambda x: x.thread_id,
+)
+
+
+@given(_memories, st.integers(0, 365), st.integers(0, 50))
+def test_codex_prune_is_the_oldest_unselected_dead_rows(memories, days, limit):
+    chosen = codex_prune_selection(memories, now=NOW, max_unused_days=days, limit=limit)
+    assert len(chosen) <= limit
+    dead = {d.thread_id for d in dead_memories(memories, as_of=NOW, max_unused_days=days,
+                                               rule="codex")}
+    assert all(x.thread_id in dead and not x.selected_for_phase2 for x in chosen)
+    keys = [(last_used(x, "codex"), x.source_updated_at or 0, x.thread_id) for x in chosen]
+    assert keys == sorted(keys)
+    unchosen = [x for x in memories if x.thread_id in dead and not x.selected_for_phase2
+                and x not in chosen]
+    if unchosen and chosen:
+        assert max(keys) <= min((last_used(x, "codex"), x.source_updated_at or 0, x.thread_id)
+                                for x in unchosen)
+
+
+@given(_memories, st.integers(0, 365))
+def test_dead_by_memcite_rule_is_a_subset_of_dead_by_codex_rule(memories, days):
+    mine = {d.thread_id for d in dead_memories(memories, as_of=NOW, max_unused_days=days)}
+    codex = {d.thread_id for d in dead_memories(memories, as_of=NOW, max_unused_days=days,
+                                                rule="codex")}
+    unknown = {x.thread_id for x in memories if last_used(x, "codex") is None}
+    assert mine - unknown <= codex
+
+
+@given(_memories, st.integers(0, 365), st.integers(1, 50))
+def test_consolidation_takes_the_best_ranked_eligible_sorted_by_id(memories, days, n):
+    chosen = consolidation_selection(memories, now=NOW, max_unused_days=days, n=n)
+    ids = [x.thread_id for x in chosen]
+    assert ids == sorted(ids) and len(ids) <= n
+    limit = NOW - days * DAY
+    eligible = [x for x in memories if x.has_text and last_used(x, "codex") is not None
+                and last_used(x, "codex") >= limit]
+    assert len(chosen) == min(n, len(eligible))
+
+    def rank(x):
+        return (x.codex_usage_count or 0, last_used(x, "codex"), x.source_updated_at or 0,
+                x.thread_id)
+
+    left = [x for x in eligible if x not in chosen]
+    if left and chosen:
+        assert min(rank(x) for x in chosen) > max(rank(x) for x in left)
+
+
+# --------------------------------------------------------------------------- SQL agrees
+
+
+def _fill(conn, memories):
+    with transaction(conn):
+        conn.executemany(
+            "INSERT INTO memories (thread_id, source_updated_at, last_usage, codex_last_usage,"
+            " usage_count, codex_usage_count, selected_for_phase2, source, first_synced_at,"
+            " synced_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'stage1_outputs', 0, 0)",
+            [(x.thread_id, x.source_updated_at, x.last_usage, x.codex_last_usage, x.usage_count,
+              x.codex_usage_count, int(x.selected_for_phase2)) for x in memories])
+
+
+@given(_memories, st.integers(0, 365), st.sampled_from(["memcite", "codex"]))
+def test_sql_dead_and_prune_agree_with_the_pure_rules(tmp_path_factory, memories, days, rule):
+    conn = open_store(tmp_path_factory.mktemp("db") / "m.sqlite")
+    try:
+        _fill(conn, memories)
+        count, rows = dead_from_store(conn, as_of=NOW, max_unused_days=days, rule=rule, limit=0)
+        expected = [d.to_dict() for d in dead_memories(memories, as_of=NOW,
+                                                       max_unused_days=days, rule=rule)]
+        assert rows == expected and count == len(expected)
+        if rule == "codex":
+            pruned = prune_candidates(conn, as_of=NOW, max_unused_days=days, rule="codex",
+                                      limit=200)
+            assert [c.thread_id for c in pruned] == [
+                x.thread_id for x in codex_prune_selection(memories, now=NOW,
+                                                           max_unused_days=days)]
+    finally:
+        conn.close()
