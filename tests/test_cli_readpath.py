@@ -170,6 +170,13 @@ def test_truncate_with_a_tokenizer_from_a_file(env, tmp_path):
     assert result.stdout.endswith("tokens truncated…")
 
 
+def test_truncate_with_a_budget_too_small_for_the_marker_warns(env):
+    result = run_cli("truncate", "-", "--budget", "3", input=b"abc\n## heading\nxyz " * 5)
+    assert result.exit_code == 0
+    assert result.stdout_bytes == b""
+    assert "cannot hold even the cut marker" in result.stderr
+
+
 def test_fast_path_options_match_the_typer_commands():
     import typer.main
 

@@ -168,7 +168,13 @@ def truncate(
             from memcite.truncation import truncate_to_budget
 
             loaded = _tokenizer_loader(tokenizer, bpe_file)()
-            result = truncate_to_budget(text, budget, loaded).text
+            cut = truncate_to_budget(text, budget, loaded)
+            result = cut.text
+            if cut.truncated and not result:
+                sys.stderr.write(
+                    f"memcite: warning: a budget of {budget} tokens cannot hold even the cut marker;"
+                    " nothing was written (raise --budget)\n"
+                )
     except MemciteError as error:
         return _report(error)
     out = sys.stdout.buffer
