@@ -141,6 +141,9 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     write(f"   memories_1.sqlite with {len(builder.sample_rows(now))} memories, and the memory "
           f"folder {root}\n\n")
 
+    # memcite's caches (lark's tables) go inside the folder too, for the run only.
+    cache_before = os.environ.get("MEMCITE_CACHE_DIR")
+    os.environ["MEMCITE_CACHE_DIR"] = os.path.join(folder, "cache")
     conn = open_store(db_path)
     try:
         write(f"== 2. memcite sync --codex-home {home}\n")
@@ -189,6 +192,10 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
               f"{len(codex)} by --rule codex (what Codex itself deletes at start-up)\n")
     finally:
         conn.close()
+        if cache_before is None:
+            os.environ.pop("MEMCITE_CACHE_DIR", None)
+        else:
+            os.environ["MEMCITE_CACHE_DIR"] = cache_before
     return stats.to_dict()
 
 

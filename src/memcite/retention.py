@@ -244,7 +244,8 @@ def resolve_settings(
         else:
             value, source = int(CODEX_DEFAULTS[name]), "default"
         if value < minimum:
-            raise ConfigError(f"{name} is {value} ({_SOURCE_NAMES[source]}); "
+            label = f"--{name.replace('_', '-')}" if source == "cli" else name
+            raise ConfigError(f"{label} is {value} ({_SOURCE_NAMES[source]}); "
                               f"it must be at least {minimum}")
         values[name] = value
         sources[name] = source

@@ -1,0 +1,161 @@
+"""`memcite stats`, `prune`, `restore` and `select` through Typer's CliRunner and as real
+processes (the fast path for `stats`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from memcite.cli import app
+from memcite.demo import _builder, find_corpus
+from memcite.ledger import ReplyInput, record_reply
+from memcite.store import open_store
+from memcite.sync import sync_codex_home
+
+NOW = 1_800_000_000
+AS_OF = str(NOW)
+runner = CliRunner()
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """A synced sample home, a recorded reply, and an environment pointing memcite at them."""
+    builder = _builder(find_corpus())
+    home = tmp_path / "codex_home"
+    builder.build_codex_home(str(home), now=NOW)
+    db = tmp_path / "memcite.sqlite"
+    conn = open_store(db)
+    sync_codex_home(conn, home, now=NOW)
+    text = ("x\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:4-7|note=[t]\n"
+            "../up.md:1-1|note=[u]\n</citation_entries>\n<rollout_ids>\n"
+            f"{builder.thread_id(2)}\n</rollout_ids>\n</oai-mem-citation>")
+    record_reply(conn, ReplyInput(text, at=NOW - 86_400), memory_root=home / "memories", now=NOW)
+    conn.close()
+    values = {"MEMCITE_DB": str(db), "CODEX_HOME": str(home), "MEMCITE_HOME": str(tmp_path),
+              "MEMCITE_CONFIG": str(tmp_path / "no-config.toml")}
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    return {"home": home, "db": db, "builder": builder, "env": {**os.environ, **values}}
+
+
+def run(args, env):
+    done = subprocess.run([sys.executable, "-m", "memcite", *args], capture_output=True,
+                          env=env, timeout=60)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def test_stats_json_shape(env):
+    result = runner.invoke(app, ["stats", "--json", "--as-of", AS_OF, "--limit", "0"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert set(report) >= {"memories", "dead", "top", "unknown_ids", "citation_checks",
+                           "sections"}
+    assert report["memories"] == 36
+    assert report["top"][0]["thread_id"] == env["builder"].thread_id(2)
+    assert report["citation_checks"]["outcomes"]["outside_root"]["entries"] == 1
+    assert {"thread_id", "last_used", "days_unused", "reason"} == set(report["dead"][0])
+
+
+def test_stats_text_shows_dead_checks_sections_and_chart(env):
+    result = runner.invoke(app, ["stats", "--as-of", AS_OF, "--limit", "3"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "Dead memories" in out and "never cited" in out and "more (--limit 0" in out
+    assert "outside_root" in out and "../up.md:1-1" in out
+    assert "Testing" in out and "<- never cited" in out
+    assert "Citations per week" in out
+
+
+def test_stats_fast_path_prints_the_same_bytes_as_typer_without_importing_it(env):
+    args = ["stats", "--json", "--as-of", AS_OF, "--limit", "50"]
+    code, fast, err = run(args, env["env"])
+    assert code == 0, err
+    code, slow, err = run(args, {**env["env"], "MEMCITE_NO_FASTPATH": "1"})
+    assert code == 0, err
+    assert fast == slow
+    probe = ("import sys, runpy; sys.argv = ['memcite', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('memcite', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "heavy = [m for m in ('typer', 'click', 'rich', 'pydantic', 'sqlite_utils')"
+             " if m in sys.modules]\nsys.stderr.write('HEAVY=' + ','.join(heavy))\n")
+    done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True,
+                          env=env["env"], timeout=60)
+    assert done.stderr.decode().endswith("HEAVY="), done.stderr.decode()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["stats", "--rule", "llm"], "--rule"),
+    (["stats", "--as-of", "yesterday"], "--as-of"),
+    (["stats", "--max-unused-days", "-1"], "max-unused-days"),
+    (["restore"], "thread ids, --all, or --since"),
+    (["restore", "not-an-id"], "not a thread id"),
+])
+def test_bad_input_exits_2_with_a_message(env, args, message):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+    code, _out, err = run(args, env["env"])
+    assert code == 2 and message in err
+
+
+def test_codex_config_sets_max_unused_days(env):
+    (env["home"] / "config.toml").write_text("[memories]\nmax_unused_days = 1000\n")
+    result = runner.invoke(app, ["prune", "--json", "--as-of", AS_OF])
+    report = json.loads(result.stdout)
+    assert report["max_unused_days"] == 365  # clamped as Codex does
+    assert report["settings"]["sources"]["max_unused_days"] == "codex"
+    result = runner.invoke(app, ["prune", "--json", "--as-of", AS_OF, "--max-unused-days", "5"])
+    assert json.loads(result.stdout)["max_unused_days"] == 5
+
+
+def test_prune_previews_then_applies_and_restore_undoes(env):
+    summaries = env["home"] / "memories" / "rollout_summaries"
+    before = sorted(os.listdir(summaries))
+    db_before = env["db"].read_bytes()
+    result = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF, "--json"])
+    assert result.exit_code == 0, result.output
+    preview = json.loads(result.stdout)["prune"]
+    assert preview and {"thread_id", "last_used", "reason"} == set(preview[0])
+    assert sorted(os.listdir(summaries)) == before
+    assert env["db"].read_bytes() == db_before
+    text = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF]).stdout
+    assert "add --apply" in text
+
+    result = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF, "--apply"])
+    assert result.exit_code == 0, result.output
+    assert "moved" in result.stdout
+    assert len(os.listdir(summaries)) < len(before)
+    stats = json.loads(runner.invoke(app, ["stats", "--json", "--as-of", AS_OF]).stdout)
+    assert stats["totals"]["archived"] == len(preview)
+
+    result = runner.invoke(app, ["restore", "--all"])
+    assert result.exit_code == 0, result.output
+    assert f"restored {len(preview)}" in result.stdout
+    assert sorted(os.listdir(summaries)) == before
+
+
+def test_select_follows_codex_order(env):
+    result = runner.invoke(app, ["select", "--n", "3", "--as-of", AS_OF, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    ids = [m["thread_id"] for m in report["selected"]]
+    assert len(ids) == 3 and ids == sorted(ids)
+    b = env["builder"]
+    # the three most used recent threads of the sample: 30, 12 and 7 uses
+    assert set(ids) == {b.thread_id(22), b.thread_id(1), b.thread_id(5)}
+    assert report["source"].endswith("memories_1.sqlite")
+
+
+def test_stats_from_codex_home_without_a_memcite_database(env, tmp_path):
+    env_vars = {**env["env"], "MEMCITE_DB": ""}
+    env_vars["MEMCITE_HOME"] = str(tmp_path / "fresh")
+    code, out, err = run(["stats", "--json", "--as-of", AS_OF], env_vars)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["source"] == "codex" and report["memories"] == 33
+    assert not (tmp_path / "fresh" / "memcite.sqlite").exists()

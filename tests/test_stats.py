@@ -1,0 +1,236 @@
+"""The usage report (memcite.stats): citation checks, sections, the whole report from
+memcite's ledger and straight from Codex's database."""
+
+from __future__ import annotations
+
+import builtins
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memcite import stats as stats_module
+from memcite.demo import _builder, find_corpus
+from memcite.ledger import ReplyInput, cited_lines_sha256, record_reply
+from memcite.stats import (
+    MemoryFolder,
+    Section,
+    check_citations,
+    check_entry,
+    collect_codex_stats,
+    collect_stats,
+    count_section_citations,
+    markdown_sections,
+)
+from memcite.store import open_store
+from memcite.sync import sync_codex_home
+
+NOW = 1_800_000_000
+DAY = 86_400
+
+
+def _sha(data: bytes, start: int, end: int) -> str | None:
+    return cited_lines_sha256(data, start, end)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """A memory folder with a file, a blank line, a link inside and a link leading out."""
+    root = tmp_path / "memories"
+    root.mkdir()
+    (root / "MEMORY.md").write_bytes(b"# A\nalpha\n\n## B\nbeta\r\ngamma\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "n.md").write_bytes(b"one\ntwo\n")
+    outside = tmp_path / "secret.md"
+    outside.write_bytes(b"secret\n")
+    (root / "out.md").symlink_to(outside)
+    (root / "in.md").symlink_to(root / "sub" / "n.md")
+    return root
+
+
+MEMORY = b"# A\nalpha\n\n## B\nbeta\r\ngamma\n"
+
+
+@pytest.mark.parametrize(("path", "start", "end", "digest", "outcome"), [
+    ("MEMORY.md", 1, 2, _sha(MEMORY, 1, 2), "ok"),
+    ("./MEMORY.md", 5, 6, _sha(MEMORY, 5, 6), "ok"),  # CRLF line as the ledger hashes it
+    ("MEMORY.md", 1, 2, None, "unverified"),
+    ("MEMORY.md", 1, 2, "0" * 64, "changed"),
+    ("MEMORY.md", 3, 3, _sha(MEMORY, 3, 3), "blank"),
+    ("MEMORY.md", 6, 7, None, "out_of_range"),
+    ("MEMORY.md", 0, 1, None, "out_of_range"),
+    ("MEMORY.md", 3, 2, None, "out_of_range"),
+    ("nope.md", 1, 1, None, "missing"),
+    ("sub", 1, 1, None, "missing"),  # a folder
+    ("../secret.md", 1, 1, None, "outside_root"),
+    ("sub/../../secret.md", 1, 1, None, "outside_root"),
+    ("/etc/passwd", 1, 1, None, "outside_root"),
+    ("C:/x.md", 1, 1, None, "outside_root"),
+    ("out.md", 1, 1, None, "outside_root"),  # a symlink leading out
+    ("in.md", 1, 2, _sha(b"one\ntwo\n", 1, 2), "ok"),  # a symlink staying inside
+    ("", 1, 1, None, "outside_root"),
+])
+def test_check_entry_outcomes(folder, path, start, end, digest, outcome):
+    assert check_entry(MemoryFolder(folder), path, start, end, digest) == outcome
+
+
+def test_nothing_outside_the_root_is_opened_and_each_file_once(folder, monkeypatch):
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def counting_open(file, *args, **kwargs):
+        opened.append(os.path.realpath(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(stats_module, "open", counting_open, raising=False)
+    rows = [("MEMORY.md", 1, 2, None, 3), ("MEMORY.md", 4, 5, None, 1),
+            ("out.md", 1, 1, None, 1), ("../secret.md", 1, 1, None, 1),
+            ("sub/n.md", 1, 1, None, 2), ("in.md", 2, 2, None, 1)] * 50
+    checks = check_citations(rows, MemoryFolder(folder))
+    assert sorted(opened) == sorted({str(folder / "MEMORY.md"), str(folder / "sub" / "n.md")})
+    assert checks.files_read == 2
+    assert checks.entries == 300 and checks.citations == 450
+    assert checks.outcomes["outside_root"] == {"entries": 100, "citations": 100}
+    assert checks.broken == 100
+    assert checks.worst[0].outcome == "outside_root"
+
+
+def test_check_uses_the_ledgers_hash(folder):
+    data = (folder / "MEMORY.md").read_bytes()
+    files = MemoryFolder(folder)
+    for start in range(1, 7):
+        for end in range(start, 7):
+            digest = cited_lines_sha256(data, start, end)
+            assert check_entry(files, "MEMORY.md", start, end, digest) in ("ok", "blank")
+
+
+def test_markdown_sections_nest_skip_fences_and_end_at_the_next_heading():
+    lines = [b"# One", b"text", b"```", b"# not a heading", b"```", b"## Two", b"x",
+             b"# Three ##", b"y"]
+    sections = markdown_sections(lines)
+    assert [(s.title, s.path, s.level, s.line, s.end_line) for s in sections] == [
+        ("One", "One", 1, 1, 5), ("Two", "One > Two", 2, 6, 7), ("Three", "Three", 1, 8, 9)]
+
+
+def test_section_citations_count_every_overlapped_section():
+    sections = [Section("a", "a", 1, 1, 3), Section("b", "b", 1, 4, 6),
+                Section("c", "c", 1, 7, 9)]
+    count_section_citations(sections, [(2, 2, 1), (3, 4, 2), (9, 20, 5), (100, 101, 7)])
+    assert [s.citations for s in sections] == [3, 2, 5]
+
+
+@given(st.lists(st.tuples(st.integers(1, 30), st.integers(1, 30), st.integers(1, 3)),
+                max_size=20))
+def test_section_counts_match_a_brute_force_overlap(ranges):
+    sections = [Section(str(i), str(i), 1, i, i + 4) for i in range(1, 30, 5)]
+    count_section_citations(sections, ranges)
+    for section in sections:
+        expected = sum(n for a, b, n in ranges
+                       if min(a, b) <= section.end_line and max(a, b) >= section.line)
+        assert section.citations == expected
+
+
+# --------------------------------------------------------------------------- the whole report
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    """The sample Codex home synced into a memcite database, with a few replies recorded."""
+    builder = _builder(find_corpus())
+    home = tmp_path / "codex_home"
+    builder.build_codex_home(str(home), now=NOW)
+    conn = open_store(tmp_path / "memcite.sqlite")
+    sync_codex_home(conn, home, now=NOW)
+    root = home / "memories"
+    t = builder.thread_id
+
+    def reply(entries, ids, days_ago):
+        text = ("ok\n<oai-mem-citation>\n<citation_entries>\n" + "\n".join(entries)
+                + "\n</citation_entries>\n<rollout_ids>\n" + "\n".join(ids)
+                + "\n</rollout_ids>\n</oai-mem-citation>")
+        record_reply(conn, ReplyInput(text, at=NOW - days_ago * DAY), memory_root=root, now=NOW)
+
+    reply(["MEMORY.md:4-7|note=[tests]"], [t(2), t(3)], 20)
+    reply(["MEMORY.md:5-5|note=[tests]"], [t(2)], 3)
+    reply(["MEMORY.md:26-26|note=[port]", "../x.md:1-1|note=[out]"], [t(6), "nope"], 2)
+    reply(["MEMORY.md:1000-1001|note=[far]"], ["0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"], 1)
+    yield conn, home, builder
+    conn.close()
+
+
+def test_report_totals_dead_top_unknown_and_checks(ledger):
+    conn, home, builder = ledger
+    report = collect_stats(conn, memory_root=home / "memories", as_of=NOW, max_unused_days=30,
+                           limit=0).to_dict()
+    assert report["memories"] == 36
+    assert report["totals"]["replies"] == 4
+    assert report["totals"]["citations"] == 5  # 2 + 1 + 1 known, 1 unknown
+    assert report["unknown_ids"] == [{"thread_id": "0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee",
+                                      "citations": 1}]
+    assert report["not_uuid_ids"] == [{"rollout_id": "nope", "citations": 1}]
+    assert report["top"][0]["thread_id"] == builder.thread_id(2)
+    assert report["top"][0]["usage_count"] == 2
+    # docker_compose_ports (45 days old, Codex use 40 days ago) was cited 2 days ago: alive.
+    dead_ids = [d["thread_id"] for d in report["dead"]]
+    assert builder.thread_id(6) not in dead_ids
+    assert builder.thread_id(28) in dead_ids  # old_jenkins_setup, 300 days, never cited
+    assert report["dead"] == sorted(report["dead"], key=lambda d: (d["last_used"],
+                                                                   d["thread_id"]))
+    assert report["dead_count"] == len(report["dead"])
+    outcomes = report["citation_checks"]["outcomes"]
+    assert outcomes["ok"]["entries"] == 3
+    assert outcomes["outside_root"]["entries"] == 1
+    assert outcomes["out_of_range"]["entries"] == 1
+    sections = {s["path"]: s["citations"] for s in report["sections"]}
+    assert sections["Task Group: memcite development > Testing"] == 2
+    assert sections["Task Group: payments-api > Local development"] == 1
+    assert sections["Task Group: infrastructure > CI"] == 0
+
+
+def test_an_edited_line_is_reported_as_changed(ledger):
+    conn, home, _ = ledger
+    memory = home / "memories" / "MEMORY.md"
+    lines = memory.read_text().split("\n")
+    lines[25] = "- port 5434 now"
+    memory.write_text("\n".join(lines))
+    report = collect_stats(conn, memory_root=home / "memories", as_of=NOW, max_unused_days=30)
+    worst = [(e.path, e.outcome) for e in report.citation_checks.worst]
+    assert ("MEMORY.md", "changed") in worst
+
+
+def test_since_limits_the_log_parts_and_limit_cuts_lists(ledger):
+    conn, home, _ = ledger
+    report = collect_stats(conn, memory_root=home / "memories", as_of=NOW, max_unused_days=30,
+                           since=NOW - 5 * DAY, limit=2, weeks=True)
+    assert report.totals["replies"] == 3
+    assert report.totals["citations"] == 3
+    assert len(report.dead) == 2 and report.dead_count > 2
+    assert sum(w["citations"] for w in report.weeks) == 3
+
+
+def test_codex_rule_uses_codex_counters(ledger):
+    conn, home, builder = ledger
+    report = collect_stats(conn, memory_root=home / "memories", as_of=NOW, max_unused_days=30,
+                           rule="codex", limit=0)
+    dead_ids = [d["thread_id"] for d in report.dead]
+    assert builder.thread_id(6) in dead_ids  # memcite's citation 2 days ago does not count
+    assert report.top[0]["thread_id"] == builder.thread_id(22)  # 30 uses in Codex
+
+
+def test_report_straight_from_codex_database(tmp_path):
+    builder = _builder(find_corpus())
+    home = tmp_path / "home"
+    builder.build_codex_home(str(home), now=NOW)
+    db = home / "memories_1.sqlite"
+    before = db.read_bytes()
+    report = collect_codex_stats(db, memory_root=home / "memories", as_of=NOW,
+                                 max_unused_days=30, limit=0)
+    assert db.read_bytes() == before
+    assert sorted(os.listdir(home)) == ["memories", "memories_1.sqlite"]
+    assert report.totals["memories"] == 33
+    assert report.source == "codex"
+    expected_dead = [row["thread_id"] for row in builder.sample_rows(NOW)
+                     if max(row["last_usage"] or 0, row["source_updated_at"]) < NOW - 30 * DAY]
+    assert sorted(d["thread_id"] for d in report.dead) == sorted(expected_dead)
+    assert all(s.citations == 0 for s in report.sections) and report.sections
