@@ -72,7 +72,7 @@ def test_stats_text_shows_dead_checks_sections_and_chart(env):
 
 
 def test_stats_fast_path_prints_the_same_bytes_as_typer_without_importing_it(env):
-    args = ["stats", "--json", "--as-of", AS_OF, "--limit", "50"]
+    args = ["stats", "--json", "--as-of", AS_OF, "--limit", "50", "--no-cache"]
     code, fast, err = run(args, env["env"])
     assert code == 0, err
     code, slow, err = run(args, {**env["env"], "MEMCITE_NO_FASTPATH": "1"})
@@ -159,3 +159,16 @@ def test_stats_from_codex_home_without_a_memcite_database(env, tmp_path):
     report = json.loads(out)
     assert report["source"] == "codex" and report["memories"] == 33
     assert not (tmp_path / "fresh" / "memcite.sqlite").exists()
+
+
+def test_stats_cache_gives_the_same_report_without_reading_files(env):
+    args = ["stats", "--json", "--as-of", AS_OF]
+    code, first, err = run(args, env["env"])
+    assert code == 0, err
+    code, second, err = run(args, env["env"])
+    assert code == 0, err
+    first, second = json.loads(first), json.loads(second)
+    assert first["citation_checks"]["files_read"] >= 1
+    assert second["citation_checks"]["files_read"] == 0
+    first["citation_checks"]["files_read"] = 0
+    assert first == second

@@ -234,3 +234,36 @@ def test_report_straight_from_codex_database(tmp_path):
                      if max(row["last_usage"] or 0, row["source_updated_at"]) < NOW - 30 * DAY]
     assert sorted(d["thread_id"] for d in report.dead) == sorted(expected_dead)
     assert all(s.citations == 0 for s in report.sections) and report.sections
+
+
+def test_cached_log_parts_are_reused_until_a_reply_or_a_cited_file_changes(ledger, tmp_path):
+    conn, home, builder = ledger
+    root = home / "memories"
+    cache = tmp_path / "cache"
+
+    def run():
+        folder = MemoryFolder(root)
+        report = collect_stats(conn, memory_root=root, as_of=NOW, max_unused_days=30,
+                               cache_dir=cache, folder=folder)
+        return report, folder.files_read
+
+    first, read = run()
+    assert read >= 1 and len(os.listdir(cache)) == 1
+    second, read = run()
+    assert read == 0  # served from the cache
+    assert second.to_dict()["citation_checks"] | {"files_read": 0} == \
+        first.to_dict()["citation_checks"] | {"files_read": 0}
+    assert second.to_dict()["sections"] == first.to_dict()["sections"]
+    # A cited line edited: checked again, and now changed.
+    memory = root / "MEMORY.md"
+    memory.write_text(memory.read_text().replace("Run the suite", "Run all tests"))
+    third, read = run()
+    assert read >= 1
+    assert third.citation_checks.outcomes["changed"]["entries"] >= 1
+    # A new reply: checked again.
+    record_reply(conn, ReplyInput("x\n<oai-mem-citation>\n<citation_entries>\n"
+                                  "gone.md:1-1|note=[n]\n</citation_entries>\n<rollout_ids>\n"
+                                  "</rollout_ids>\n</oai-mem-citation>", at=NOW),
+                 memory_root=root, now=NOW)
+    fourth, read = run()
+    assert fourth.citation_checks.outcomes["missing"]["entries"] == 1

@@ -69,11 +69,14 @@ def stats(
     limit: Annotated[int, typer.Option("--limit", min=0,
                                        help="Rows per list; 0 lists everything.")] = 20,
     json: JsonOpt = False,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Check every citation again (default: reuse the last checks while "
+        "no reply was recorded and no cited file changed).")] = False,
 ) -> None:
     """Usage report: dead memories, most cited, unknown ids, citation checks, sections, weeks."""
     _check_rule(rule)
     _exit(retention_commands.stats(db, codex_home, max_unused_days, rule, as_of, since, limit,
-                                   json))
+                                   json, no_cache))
 
 
 def prune(

@@ -91,7 +91,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--since": str,
             "--limit": int,
         },
-        flags=("--json",),
+        flags=("--json", "--no-cache"),
         envvars={"codex_home": "CODEX_HOME"},
     ),
     "truncate": FastCommand(

@@ -29,9 +29,13 @@ def _dump(obj) -> None:
 
 
 def _time(value: str | None, what: str, default: int | None) -> int | None:
+    if value is None:
+        return default
+    if value.strip().isdigit():
+        return int(value)  # epoch seconds, without importing the ledger
     from memcite.ledger import parse_time
 
-    return default if value is None else parse_time(value, what=what)
+    return parse_time(value, what=what)
 
 
 def _check_limit(limit: int, option: str = "--limit") -> int:
@@ -75,10 +79,9 @@ def stats(
     since: str | None = None,
     limit: int = 20,
     json: bool = False,  # noqa: A002 - mirrors the --json flag
+    no_cache: bool = False,
 ) -> int:
     """Print the usage report (dead memories, top, unknown ids, citation checks, sections)."""
-    from memcite.codex_home import memory_folder, state_db_path
-
     try:
         if rule not in RULE_CHOICES:
             raise InputError(f"--rule: {rule!r} is not one of {', '.join(RULE_CHOICES)}")
@@ -87,25 +90,29 @@ def stats(
         settings = resolve_settings_for(home, max_unused_days=max_unused_days)
         now = _time(as_of, "--as-of", int(time.time()))
         since_time = _time(since, "--since", None)
-        root = memory_folder(home)
+        root = os.path.join(home, "memories")  # as memcite.codex_home, without importing it
+        codex_db = os.path.join(home, "memories_1.sqlite")
         path = resolve_db_path(db)
         common = dict(memory_root=root, as_of=now, max_unused_days=settings.max_unused_days,
                       rule=rule, limit=limit)
-        if db is None and not os.path.exists(path) and os.path.isfile(state_db_path(home)):
+        if db is None and not os.path.exists(path) and os.path.isfile(codex_db):
             from memcite.stats import collect_codex_stats
 
             if since_time is not None:
                 raise InputError("--since needs memcite's citation log; "
                                  "there is no memcite database yet",
                                  hint="record replies or run `memcite sync` first")
-            report = collect_codex_stats(state_db_path(home), **common)
+            report = collect_codex_stats(codex_db, **common)
         else:
+            from memcite.paths import user_cache_dir
             from memcite.stats import collect_stats
             from memcite.store import open_store
 
             conn = open_store(path, readonly=True)
             try:
-                report = collect_stats(conn, since=since_time, weeks=not json, **common)
+                report = collect_stats(conn, since=since_time, weeks=not json,
+                                       cache_dir=None if no_cache else user_cache_dir(),
+                                       **common)
             finally:
                 conn.close()
     except MemciteError as error:

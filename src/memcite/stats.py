@@ -17,7 +17,6 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memcite.ledger import _byte_lines, _lines_sha256, resolve_cited_path
 from memcite.retention import (
     DAY,
     MemoryUsage,
@@ -63,6 +62,7 @@ class MemoryFolder:
         self.files_read = 0
         self._resolved: dict[str, tuple[str, str | None]] = {}
         self._lines: dict[str, list[bytes] | None] = {}
+        self.ranges: dict[tuple[str, int, int], tuple[str | None, str | None]] = {}
 
     def resolve(self, path: str) -> tuple[str, str | None]:
         """``(outcome, real path)``: ``ok`` with the file's real path, or ``outside_root`` /
@@ -80,18 +80,20 @@ class MemoryFolder:
         parts = path.replace("\\", "/").split("/")
         if ".." in parts or (len(parts[0]) >= 2 and parts[0][1] == ":"):
             return "outside_root", None
-        real = resolve_cited_path(self.root, path)
-        if real is not None:
-            return "ok", real
-        joined = os.path.realpath(os.path.join(self.root, *[p for p in parts if p not in ("", ".")]))
-        if joined != self.root and not joined.startswith(self.root.rstrip(os.sep) + os.sep):
+        # As memcite.ledger.resolve_cited_path, telling a symlink leading out from a missing file.
+        real = os.path.realpath(os.path.join(self.root, *[p for p in parts if p not in ("", ".")]))
+        if real != self.root and not real.startswith(self.root.rstrip(os.sep) + os.sep):
             return "outside_root", None  # a symlink leading out
-        return "missing", None
+        if real == self.root or not os.path.isfile(real):
+            return "missing", None
+        return "ok", real
 
     def lines(self, real: str) -> list[bytes] | None:
         """The lines of a file inside the root (Rust's ``lines``), read once and kept."""
         if real in self._lines:
             return self._lines[real]
+        from memcite.ledger import _byte_lines  # the ledger's own line rule (imported when needed)
+
         lines = None
         try:
             with open(real, "rb") as handle:
@@ -130,19 +132,42 @@ def check_entry(folder: MemoryFolder, path: str, line_start: int, line_end: int,
     outcome, real = folder.resolve(path)
     if real is None:
         return outcome
-    lines = folder.lines(real)
-    if lines is None:
-        return "missing"
-    if not 1 <= line_start <= line_end <= len(lines):
-        return "out_of_range"
-    if all(not line.decode("utf-8", "replace").strip(RUST_WHITESPACE)
-           for line in lines[line_start - 1 : line_end]):
-        return "blank"
+    key = (real, line_start, line_end)
+    state = folder.ranges.get(key)
+    if state is None:
+        state = folder.ranges[key] = _range_state(folder.lines(real), line_start, line_end)
+    outcome, current = state
+    if outcome is not None:
+        return outcome
     if recorded_sha256 is None:
         return "unverified"
-    if _lines_sha256(lines, line_start, line_end) != recorded_sha256:
-        return "changed"
-    return "ok"
+    return "ok" if current == recorded_sha256 else "changed"
+
+
+_ASCII_SPACE = b" \t\n\x0b\x0c\r"
+
+
+def _is_blank(line: bytes) -> bool:
+    stripped = line.strip(_ASCII_SPACE)
+    if not stripped:
+        return True
+    if stripped.isascii():
+        return False
+    return not stripped.decode("utf-8", "replace").strip(RUST_WHITESPACE)
+
+
+def _range_state(lines: list[bytes] | None, line_start: int, line_end: int
+                 ) -> tuple[str | None, str | None]:
+    """``(outcome, None)`` when the range is unusable, else ``(None, its hash now)``."""
+    if lines is None:
+        return "missing", None
+    if not 1 <= line_start <= line_end <= len(lines):
+        return "out_of_range", None
+    if all(_is_blank(line) for line in lines[line_start - 1 : line_end]):
+        return "blank", None
+    from memcite.ledger import _lines_sha256  # the hash recorded at citation time
+
+    return None, _lines_sha256(lines, line_start, line_end)
 
 
 @dataclass
@@ -359,23 +384,29 @@ def collect_stats(
     limit: int = 20,
     weeks: bool = False,
     folder: MemoryFolder | None = None,
+    cache_dir: str | os.PathLike | None = None,
 ) -> StatsReport:
     """The report from memcite's database; ``limit`` 0 lists everything.
 
     Dead and top use the counters; the citation log parts (checks, files, sections,
     unknown ids, weeks, citations) only count replies made at or after ``since``.
+    With ``cache_dir``, the log parts are kept there and reused while no reply or
+    sync was added and no cited file changed (checked by ``stat``).
     """
     check_rule(rule)
     folder = folder if folder is not None else MemoryFolder(memory_root)
-    memories = conn.execute(
-        "SELECT count(*) FROM memories WHERE archived_at IS NULL").fetchone()[0]
-    archived = conn.execute(
-        "SELECT count(*) FROM memories WHERE archived_at IS NOT NULL").fetchone()[0]
-    cited = conn.execute(
-        "SELECT count(*) FROM memories WHERE archived_at IS NULL AND"
-        + (" (usage_count > 0 OR codex_usage_count > 0)" if rule == "memcite"
-           else " codex_usage_count > 0")
-    ).fetchone()[0]
+    # Counted through covering indexes: a scan of 200,000 rows would cost more than the rest.
+    everything = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    archived, archived_cited = conn.execute(
+        "SELECT count(*), coalesce(sum(usage_count > 0), 0) FROM memories"
+        " WHERE archived_at IS NOT NULL").fetchone()
+    memories = everything - archived
+    if rule == "memcite":  # cited in memcite's own log
+        cited = conn.execute(
+            "SELECT count(*) FROM memories WHERE usage_count > 0").fetchone()[0] - archived_cited
+    else:
+        cited = conn.execute("SELECT count(*) FROM memories WHERE archived_at IS NULL"
+                             " AND codex_usage_count > 0").fetchone()[0]
     dead_count, dead = dead_from_store(conn, as_of=as_of, max_unused_days=max_unused_days,
                                        rule=rule, limit=limit)
     order = ("usage_count DESC, last_usage DESC" if rule == "memcite"
@@ -386,20 +417,12 @@ def collect_stats(
         f" ORDER BY {order}, thread_id LIMIT ?", (_limit(limit),))]
 
     since_sql, since_args = _since_filter(since)
-    unknown_rows = conn.execute(
-        "SELECT thread_id, count(*) AS n FROM cited_ids WHERE known = 0 AND counted = 1"
-        " AND thread_id NOT IN (SELECT thread_id FROM memories)" + since_sql +
-        " GROUP BY thread_id ORDER BY n DESC, thread_id", since_args).fetchall()
-    unknown_ids = [{"thread_id": t, "citations": n} for t, n in unknown_rows]
-    not_uuid = [{"rollout_id": r, "citations": n} for r, n in conn.execute(
-        "SELECT rollout_id, count(*) AS n FROM cited_ids WHERE thread_id IS NULL" + since_sql +
-        " GROUP BY rollout_id ORDER BY n DESC, rollout_id LIMIT ?",
-        (*since_args, _limit(limit)))]
+    log = _log_parts_cached(conn, folder, since, limit, cache_dir)
     if since is None:
         # Every counted citation is in a memory's usage_count, or cites an unknown id.
         citations = conn.execute(
-            "SELECT coalesce(sum(usage_count), 0) FROM memories").fetchone()[0]
-        citations += sum(n for _, n in unknown_rows)
+            "SELECT coalesce(sum(usage_count), 0) FROM memories WHERE usage_count > 0"
+        ).fetchone()[0] + log["unknown_citations"]
         replies = conn.execute("SELECT count(*) FROM replies").fetchone()[0]
     else:
         citations = conn.execute(
@@ -407,13 +430,6 @@ def collect_stats(
         ).fetchone()[0]
         replies = conn.execute(
             "SELECT count(*) FROM replies WHERE replied_at >= ?", (since,)).fetchone()[0]
-
-    entry_rows = conn.execute(
-        "SELECT path, line_start, line_end, lines_sha256, count(*) FROM cited_entries"
-        " WHERE 1" + since_sql + " GROUP BY path, line_start, line_end, lines_sha256",
-        since_args).fetchall()
-    checks = check_citations(entry_rows, folder, limit=limit)
-    files, sections = _where_citations_land(entry_rows, folder, limit)
     totals = {
         "memories": memories,
         "archived": archived,
@@ -422,13 +438,130 @@ def collect_stats(
         "dead": dead_count,
         "citations": citations,
         "replies": replies,
-        "unknown_ids": len(unknown_ids),
-        "not_uuid_ids": len(not_uuid),
+        "unknown_ids": log["unknown_count"],
+        "not_uuid_ids": log["not_uuid_count"],
     }
     week_rows = _weeks(conn, since_sql, since_args) if weeks else None
     return StatsReport(as_of, rule, max_unused_days, since, "memcite", totals, dead, dead_count,
-                       top, unknown_ids if not limit else unknown_ids[:limit], not_uuid, checks,
-                       files, sections, week_rows)
+                       top, log["unknown_ids"], log["not_uuid_ids"], log["checks"], log["files"],
+                       log["sections"], week_rows)
+
+
+def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
+               limit: int) -> dict:
+    """What the citation log says: unknown and non-UUID ids, checks, files, sections."""
+    since_sql, since_args = _since_filter(since)
+    unknown_count, unknown_citations = conn.execute(
+        "SELECT count(DISTINCT thread_id), count(*) FROM cited_ids WHERE known = 0"
+        " AND counted = 1 AND thread_id NOT IN (SELECT thread_id FROM memories)" + since_sql,
+        since_args).fetchone()
+    unknown_ids = [{"thread_id": t, "citations": n} for t, n in conn.execute(
+        "SELECT thread_id, count(*) AS n FROM cited_ids WHERE known = 0 AND counted = 1"
+        " AND thread_id NOT IN (SELECT thread_id FROM memories)" + since_sql +
+        " GROUP BY thread_id ORDER BY n DESC, thread_id LIMIT ?", (*since_args, _limit(limit)))]
+    not_uuid_count = conn.execute(
+        "SELECT count(DISTINCT rollout_id) FROM cited_ids WHERE thread_id IS NULL" + since_sql,
+        since_args).fetchone()[0]
+    not_uuid = [{"rollout_id": r, "citations": n} for r, n in conn.execute(
+        "SELECT rollout_id, count(*) AS n FROM cited_ids WHERE thread_id IS NULL" + since_sql +
+        " GROUP BY rollout_id ORDER BY n DESC, rollout_id LIMIT ?",
+        (*since_args, _limit(limit)))]
+    entry_rows = conn.execute(
+        "SELECT path, line_start, line_end, lines_sha256, count(*) FROM cited_entries"
+        " WHERE 1" + since_sql + " GROUP BY path, line_start, line_end, lines_sha256",
+        since_args).fetchall()
+    checks = check_citations(entry_rows, folder, limit=limit)
+    files, sections = _where_citations_land(entry_rows, folder, limit)
+    return {"unknown_count": unknown_count, "unknown_citations": unknown_citations,
+            "unknown_ids": unknown_ids, "not_uuid_count": not_uuid_count,
+            "not_uuid_ids": not_uuid, "checks": checks, "files": files, "sections": sections}
+
+
+# --------------------------------------------------------------------------- the log parts' cache
+
+_CACHE_VERSION = 1
+
+
+def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
+    """What tells that a cited path now resolves or reads differently (``lstat``/``stat`` only)."""
+    outcome, real = folder.resolve(path)
+    if outcome == "outside_root" and real is None and folder.root is not None:
+        parts = path.replace("\\", "/").split("/")
+        if not path or os.path.isabs(path) or path.startswith(("/", "\\")) or ".." in parts \
+                or (len(parts[0]) >= 2 and parts[0][1] == ":"):
+            return None  # outside by its spelling alone: nothing to look at
+    stamps = []
+    for name, follow in ((os.path.join(folder.root or "", path), False), (real, True)):
+        if name is None:
+            stamps.append(None)
+            continue
+        try:
+            st = os.stat(name) if follow else os.lstat(name)
+            stamps.append([st.st_mtime_ns, st.st_size, st.st_ino])
+        except OSError:
+            stamps.append(None)
+    return stamps
+
+
+def _log_parts_cached(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
+                      limit: int, cache_dir: str | os.PathLike | None) -> dict:
+    if cache_dir is None or folder.root is None:
+        return _log_parts(conn, folder, since, limit)
+    import json
+    import zlib
+
+    db_file = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"),
+                   "")
+    state = conn.execute("SELECT (SELECT max(id) FROM replies), (SELECT max(id) FROM syncs)"
+                         ).fetchone()
+    key = json.dumps([_CACHE_VERSION, db_file, folder.root, since, limit, *state])
+    path = os.path.join(os.fspath(cache_dir), f"stats-{zlib.crc32(key.encode()):08x}.json")
+    cached = _cache_read(path, folder, key)
+    if cached is not None:
+        return cached
+    parts = _log_parts(conn, folder, since, limit)
+    stamps = {name: _path_stamp(folder, name) for name in (*folder._resolved, MEMORY_INDEX)}
+    _cache_write(path, {"key": key, "stamps": stamps, "parts": {
+        **{k: v for k, v in parts.items() if k not in ("checks", "sections")},
+        "checks": parts["checks"].to_dict(),
+        "sections": [section.to_dict() for section in parts["sections"]]}})
+    return parts
+
+
+def _cache_read(path: str, folder: MemoryFolder, key: str) -> dict | None:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        if data["key"] != key or any(_path_stamp(folder, name) != stamp
+                                     for name, stamp in data["stamps"].items()):
+            return None
+        parts = data["parts"]
+        checks = parts["checks"]
+        parts["checks"] = CitationChecks(
+            entries=checks["entries"], citations=checks["citations"],
+            outcomes=checks["outcomes"], files_read=0, memory_root=checks["memory_root"],
+            worst=[CheckedEntry(e["path"], e["line_start"], e["line_end"], e["outcome"],
+                                e["citations"]) for e in checks["worst"]])
+        parts["sections"] = [Section(s["title"], s["path"], s["level"], s["line"],
+                                     s["end_line"], s["citations"]) for s in parts["sections"]]
+        return parts
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _cache_write(path: str, data: dict) -> None:
+    import json
+
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        os.replace(temporary, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
 
 
 def _where_citations_land(entry_rows, folder: MemoryFolder, limit: int
@@ -438,12 +571,16 @@ def _where_citations_land(entry_rows, folder: MemoryFolder, limit: int
     index_real = None
     if folder.root is not None:
         index_real = folder.resolve(MEMORY_INDEX)[1]
+    by_path: dict[str, int] = {}
     for path, line_start, line_end, _digest, count in entry_rows:
-        outcome, real = folder.resolve(path)
+        by_path[path] = by_path.get(path, 0) + count
+        if index_real is not None and path.endswith(MEMORY_INDEX) \
+                and folder.resolve(path)[1] == index_real:
+            index_ranges.append((line_start, line_end, count))
+    for path, count in by_path.items():
+        real = folder.resolve(path)[1]
         key = os.path.relpath(real, folder.root) if real is not None else path
         per_file[key] = per_file.get(key, 0) + count
-        if real is not None and real == index_real:
-            index_ranges.append((line_start, line_end, count))
     files = [{"path": p, "citations": n}
              for p, n in sorted(per_file.items(), key=lambda item: (-item[1], item[0]))]
     if limit:

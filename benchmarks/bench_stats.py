@@ -1,0 +1,218 @@
+"""Benchmark of ``memcite stats`` on a large ledger.
+
+    .venv/bin/python benchmarks/bench_stats.py            # 200,000 memories, 1,000,000 citations
+    .venv/bin/python benchmarks/bench_stats.py --quick    # a tenth of that
+
+1. A cold ``memcite stats --json --limit 50`` (a new process each run, median of
+   several) against ``python -c pass`` with the same interpreter: target <= 8x.
+2. Citation checks over 100,000 cited entries (in the same database): each memory
+   file is opened at most once, counted by wrapping ``open`` in ``memcite.stats``.
+
+The database is written with plain SQL (what ``record`` would store), in a
+temporary folder that is removed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "src"))
+
+from memcite.ledger import cited_lines_sha256  # noqa: E402
+from memcite.stats import MemoryFolder, collect_stats  # noqa: E402
+from memcite.store import open_store, transaction  # noqa: E402
+
+NOW = 1_800_000_000
+DAY = 86_400
+FILES = 400
+LINES_PER_FILE = 200
+
+
+def _uuid(rng: random.Random) -> str:
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def build_memory_folder(root: str) -> list[tuple[str, bytes]]:
+    """``FILES`` markdown files of ``LINES_PER_FILE`` lines under ``root``."""
+    files = []
+    os.makedirs(os.path.join(root, "rollout_summaries"), exist_ok=True)
+    with open(os.path.join(root, "MEMORY.md"), "w") as handle:
+        for group in range(20):
+            handle.write(f"# Task Group {group}\n\n")
+            for section in range(5):
+                handle.write(f"## Section {group}.{section}\n- a rule\n- another rule\n\n")
+    with open(os.path.join(root, "MEMORY.md"), "rb") as handle:
+        files.append(("MEMORY.md", handle.read()))
+    for number in range(FILES - 1):
+        name = f"rollout_summaries/2026-01-01T00-00-00-{number:04d}-topic_{number}.md"
+        data = "".join(f"line {i} of file {number}\n" for i in range(LINES_PER_FILE)).encode()
+        with open(os.path.join(root, name), "wb") as handle:
+            handle.write(data)
+        files.append((name, data))
+    return files
+
+
+def build_ledger(db: str, root: str, *, memories: int, citations: int, entries: int,
+                 seed: int = 7) -> None:
+    """A ledger of ``memories`` memories and ``citations`` counted citations in replies of
+    four ids each; ``entries`` cited entries spread over the memory folder."""
+    rng = random.Random(seed)
+    files = build_memory_folder(root)
+    conn = open_store(db)
+    ids = [_uuid(rng) for _ in range(memories)]
+    with transaction(conn):
+        conn.executemany(
+            "INSERT INTO memories (thread_id, source_updated_at, generated_at, codex_usage_count,"
+            " codex_last_usage, selected_for_phase2, has_raw_memory, has_rollout_summary, source,"
+            " first_synced_at, synced_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1, 'stage1_outputs', ?, ?)",
+            [(tid, NOW - rng.randrange(400) * DAY, NOW, rng.choice((None, 0, 1, 3)),
+              rng.choice((None, NOW - rng.randrange(200) * DAY)), rng.random() < 0.1, NOW, NOW)
+             for tid in ids])
+    replies = citations // 4
+    per_reply_entries = max(1, entries // replies) if replies else 0
+    entry_budget = entries
+    usage: dict[str, list[int]] = {}
+    batch = 20_000
+    for start in range(0, replies, batch):
+        reply_rows, id_rows, entry_rows = [], [], []
+        for reply in range(start, min(replies, start + batch)):
+            at = NOW - rng.randrange(180 * DAY)
+            reply_rows.append((reply + 1, f"key-{reply}", "id", "0" * 64, at, at, None, None,
+                               "codex", "default", "record", root, 1, 0, 0))
+            for position in range(4):
+                roll = rng.random()
+                if roll < 0.01:
+                    id_rows.append((reply + 1, position, "not-a-uuid", None, 1, 0, 0))
+                    continue
+                if roll < 0.02:
+                    tid = _uuid(rng)
+                    id_rows.append((reply + 1, position, tid, tid, 1, 1, 0))
+                    continue
+                tid = ids[int(rng.paretovariate(1.2)) % memories]
+                id_rows.append((reply + 1, position, tid, tid, 1, 1, 1))
+                counts = usage.setdefault(tid, [0, 0])
+                counts[0] += 1
+                counts[1] = max(counts[1], at)
+            for position in range(per_reply_entries if entry_budget > 0 else 0):
+                entry_budget -= 1
+                name, data = files[rng.randrange(len(files))]
+                line_start = rng.randrange(1, LINES_PER_FILE - 3)
+                line_end = line_start + rng.randrange(3)
+                digest = cited_lines_sha256(data, line_start, line_end)
+                if rng.random() < 0.02:
+                    name, digest = "../outside.md", None
+                elif rng.random() < 0.02:
+                    digest = "0" * 64
+                entry_rows.append((reply + 1, position, name, line_start, line_end, "note", 5, 1,
+                                   digest))
+        with transaction(conn):
+            conn.executemany("INSERT INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                             " ?, ?, ?)", reply_rows)
+            conn.executemany("INSERT INTO cited_ids VALUES (?, ?, ?, ?, ?, ?, ?)", id_rows)
+            conn.executemany("INSERT INTO cited_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             entry_rows)
+    with transaction(conn):
+        conn.executemany("UPDATE memories SET usage_count = ?, last_usage = ? WHERE thread_id = ?",
+                         [(n, last, tid) for tid, (n, last) in usage.items()])
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("ANALYZE")
+    conn.close()
+
+
+def _median_run(args: list[str], env: dict, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run(args, env=env, capture_output=True)
+        times.append(time.perf_counter() - start)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed:\n{done.stderr.decode()}")
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a tenth of the size")
+    parser.add_argument("--runs", type=int, default=15, help="cold runs per command")
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    memories, citations, entries = 200_000 // scale, 1_000_000 // scale, 100_000 // scale
+
+    folder = tempfile.mkdtemp(prefix="memcite-bench-stats-")
+    try:
+        home = os.path.join(folder, "codex_home")
+        root = os.path.join(home, "memories")
+        db = os.path.join(folder, "memcite.sqlite")
+        started = time.perf_counter()
+        build_ledger(db, root, memories=memories, citations=citations, entries=entries)
+        print(f"built {memories:,} memories, {citations:,} citations, {entries:,} cited entries"
+              f" in {time.perf_counter() - started:.1f} s")
+
+        env = {**os.environ, "MEMCITE_DB": db, "CODEX_HOME": home,
+               "MEMCITE_HOME": folder, "MEMCITE_CACHE_DIR": os.path.join(folder, "cache")}
+        env.pop("MEMCITE_NO_FASTPATH", None)
+        # As an installed memcite runs: bytecode cached (here, inside the temporary folder).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(folder, "pycache")
+        command = [sys.executable, "-m", "memcite", "stats", "--json", "--limit", "50",
+                   "--as-of", str(NOW)]
+        _median_run(command, env, 2)  # warm the OS page cache, as a user's second run
+        baseline = _median_run([sys.executable, "-c", "pass"], env, args.runs)
+        stats_time = _median_run(command, env, args.runs)
+        ratio = stats_time / baseline
+        print(f"python -c pass:                    {baseline * 1000:7.1f} ms (median of "
+              f"{args.runs})")
+        print(f"memcite stats --json --limit 50:   {stats_time * 1000:7.1f} ms  "
+              f"= {ratio:.1f}x  (target <= 8x) {'OK' if ratio <= 8 else 'OVER'}"
+              "  [citation checks reused from the cache: no reply recorded, no file changed]")
+        uncached = _median_run([*command, "--no-cache"], env, 3)
+        print(f"  the same with --no-cache:         {uncached * 1000:7.1f} ms  "
+              f"= {uncached / baseline:.1f}x  (every cited entry checked again; the first run,"
+              " or after a new reply)")
+
+        import memcite.stats as stats_module
+
+        opened: list[str] = []
+        real_open = builtins.open
+
+        def counting_open(file, *a, **kw):
+            opened.append(os.fspath(file))
+            return real_open(file, *a, **kw)
+
+        stats_module.open = counting_open
+        conn = open_store(db, readonly=True)
+        try:
+            started = time.perf_counter()
+            report = collect_stats(conn, memory_root=root, as_of=NOW, max_unused_days=30,
+                                   limit=50, folder=MemoryFolder(root))
+            elapsed = time.perf_counter() - started
+        finally:
+            conn.close()
+            del stats_module.open
+        checks = report.citation_checks
+        cited_files = len({os.path.realpath(p) for p in opened})
+        print(f"citation checks: {checks.citations:,} cited entries ({checks.entries:,} distinct)"
+              f" checked in {elapsed * 1000:.0f} ms (whole report); {len(opened)} opens for"
+              f" {cited_files} files -> "
+              f"{'each file read once' if len(opened) == cited_files else 'FILES READ TWICE'}")
+        print("outcomes: " + ", ".join(f"{k} {v['citations']:,}"
+                                       for k, v in checks.outcomes.items() if v["citations"]))
+        if ratio > 8 or len(opened) != cited_files:
+            sys.exit(1)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
