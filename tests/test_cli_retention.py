@@ -172,3 +172,15 @@ def test_stats_cache_gives_the_same_report_without_reading_files(env):
     assert second["citation_checks"]["files_read"] == 0
     first["citation_checks"]["files_read"] = 0
     assert first == second
+
+
+def test_no_database_and_no_codex_home_is_a_clear_error_and_creates_nothing(tmp_path,
+                                                                            monkeypatch):
+    monkeypatch.delenv("MEMCITE_DB", raising=False)
+    monkeypatch.setenv("MEMCITE_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    for args in (["stats"], ["select"], ["restore", "--all"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, args
+        assert "memcite sync" in result.output or "no such database" in result.output
+    assert not (tmp_path / "data" / "memcite.sqlite").exists()

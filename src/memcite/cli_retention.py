@@ -27,7 +27,7 @@ MaxUnusedOpt = Annotated[
     Optional[int],  # noqa: UP045
     typer.Option("--max-unused-days", min=0, show_default=False,
                  help="Unused for more than this many days is dead (default: memcite config, "
-                 "then [memories] in Codex's config.toml, then 30)."),
+                 "then \\[memories] in Codex's config.toml, then 30)."),
 ]
 RuleOpt = Annotated[
     str,

@@ -70,6 +70,14 @@ def _day(seconds: int | None) -> str:
 # --------------------------------------------------------------------------- stats
 
 
+def _nothing_to_report(db_path: str, home: str) -> MemciteError:
+    return InputError(
+        f"no memcite database ({db_path}) and no Codex memories database "
+        f"({os.path.join(home, 'memories_1.sqlite')}): nothing to report",
+        hint="pass the Codex home with --codex-home (or CODEX_HOME), or run `memcite sync`; "
+             "`memcite demo` shows the whole loop on sample data")
+
+
 def stats(
     db: str | None = None,
     codex_home: str | None = None,
@@ -103,6 +111,8 @@ def stats(
                                  "there is no memcite database yet",
                                  hint="record replies or run `memcite sync` first")
             report = collect_codex_stats(codex_db, **common)
+        elif db is None and not os.path.exists(path):
+            raise _nothing_to_report(path, home)
         else:
             from memcite.paths import user_cache_dir
             from memcite.stats import collect_stats
@@ -133,10 +143,16 @@ def _print_stats(report) -> None:
         else "memcite's ledger"
     out(f"memcite stats from {source}, as of {_day(report.as_of)}, rule {report.rule}, "
         f"dead after {report.max_unused_days} day(s) unused\n")
-    out(f"  memories {t['memories']} (archived {t['archived']}), cited {t['cited']}, "
-        f"never cited {t['never_cited']}, dead {t['dead']}\n"
-        f"  citations {t['citations']} in {t['replies']} repl{'y' if t['replies'] == 1 else 'ies'}"
-        f", unknown ids {t['unknown_ids']}, ids that are not UUIDs {t['not_uuid_ids']}\n")
+    counts = "Codex's counts" if report.source == "codex" or report.rule == "codex" \
+        else "memcite's log"
+    out(f"  memories {t['memories']} (archived {t['archived']}), dead {t['dead']}; "
+        f"by {counts}: cited {t['cited']}, never cited {t['never_cited']}\n")
+    if report.source == "codex":
+        out(f"  citations {t['citations']} (Codex's usage counts; no replies recorded)\n")
+    else:
+        out(f"  citations {t['citations']} in {t['replies']} "
+            f"repl{'y' if t['replies'] == 1 else 'ies'} recorded, unknown ids "
+            f"{t['unknown_ids']}, ids that are not UUIDs {t['not_uuid_ids']}\n")
     out(f"\nDead memories ({report.dead_count}, stalest first):\n")
     if not report.dead:
         out("  none\n")
@@ -292,7 +308,9 @@ def restore(
                              hint="`memcite stats` lists archived counts; the ids are in "
                                   "`memcite prune --json` output")
         since_time = _time(since, "--since", None)
-        conn = open_store(resolve_db_path(db))
+        path = resolve_db_path(db)
+        open_store(path, readonly=True).close()  # a missing database is an error, not created
+        conn = open_store(path)
         try:
             results = restore_memories(conn, thread_ids=thread_ids, all_archived=all,
                                        since=since_time, now=int(time.time()))
@@ -350,6 +368,8 @@ def select(
             from memcite.store import open_store
 
             source = resolve_db_path(db)
+            if db is None and not os.path.exists(source):
+                raise _nothing_to_report(source, home)
             conn = open_store(source, readonly=True)
             try:
                 for row in conn.execute(
