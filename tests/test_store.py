@@ -30,7 +30,13 @@ EXPECTED_SCHEMA = {
             "memories_usage_count": ["usage_count", "last_usage"],
             "memories_archived_at": ["archived_at"],
             "memories_codex_home_sync": ["codex_home", "last_sync_id"],
+            "memories_codex_last_used": ["codex_last_used", "thread_id"],  # m002
         },
+    },
+    "archive_log": {  # m002
+        "columns": ["id", "action", "thread_id", "at", "rule", "reason", "last_used",
+                    "file_from", "file_to", "problem"],
+        "indexes": {"archive_log_thread": ["thread_id", "id"]},
     },
     "syncs": {
         "columns": ["id", "codex_home", "started_at", "finished_at", "stage1_rows",
@@ -47,14 +53,15 @@ EXPECTED_SCHEMA = {
         "columns": ["reply_id", "position", "rollout_id", "thread_id", "terminated", "counted",
                     "known"],
         "indexes": {
-            "cited_ids_thread": ["thread_id", "counted", "reply_id"],
-            "cited_ids_unknown": ["thread_id"],
+            "cited_ids_unknown": ["thread_id"],  # partial: known = 0 AND counted = 1
+            "cited_ids_not_uuid": ["rollout_id"],  # partial: thread_id IS NULL
         },
     },
     "cited_entries": {
         "columns": ["reply_id", "position", "path", "line_start", "line_end", "note", "line",
                     "terminated", "lines_sha256"],
-        "indexes": {"cited_entries_path": ["path", "line_start"]},
+        "indexes": {  # m002
+            "cited_entries_check": ["path", "line_start", "line_end", "lines_sha256"]},
     },
 }
 
@@ -259,3 +266,31 @@ def test_transaction_rolls_back_on_error(tmp_path):
         1 / 0  # noqa: B018
     assert conn.execute("SELECT count(*) FROM syncs").fetchone()[0] == 0
     assert not conn.in_transaction
+
+
+def test_partial_indexes_hold_only_their_rows(tmp_path):
+    conn = open_store(tmp_path / "m.sqlite")
+    sql = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index'"
+                            " AND sql IS NOT NULL"))
+    assert sql["cited_ids_unknown"].endswith("WHERE known = 0 AND counted = 1")
+    assert sql["cited_ids_not_uuid"].endswith("WHERE thread_id IS NULL")
+    assert sql["memories_active_last_used"].endswith("WHERE archived_at IS NULL")
+
+
+@pytest.mark.parametrize(
+    ("query", "index"),
+    [
+        ("SELECT thread_id, last_used FROM memories WHERE archived_at IS NULL"
+         " AND last_used < 5 ORDER BY last_used, thread_id", "memories_active_last_used"),
+        ("SELECT thread_id FROM memories WHERE usage_count > 0"
+         " ORDER BY usage_count DESC, last_usage DESC", "memories_usage_count"),
+        ("SELECT thread_id, count(*) FROM cited_ids WHERE known = 0 AND counted = 1"
+         " GROUP BY thread_id", "cited_ids_unknown"),
+        ("SELECT rollout_id, count(*) FROM cited_ids WHERE thread_id IS NULL"
+         " GROUP BY rollout_id", "cited_ids_not_uuid"),
+    ],
+)
+def test_report_queries_use_their_indexes(tmp_path, query, index):
+    conn = open_store(tmp_path / "m.sqlite")
+    plan = " ".join(row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + query))
+    assert index in plan, plan

@@ -201,12 +201,16 @@ class MemoryFiles:
         if self.root is not None and not os.path.isdir(self.root):
             self.root = None
         self._lines: dict[str, tuple[tuple[int, int], list[bytes] | None]] = {}
+        self._resolved: dict[str, str | None] = {}
 
     def lines_sha256(self, path: str, line_start: int, line_end: int) -> str | None:
         """The hash of the cited lines as they are now, or None (unresolved, out of range)."""
         if self.root is None:
             return None
-        real = resolve_cited_path(self.root, path)
+        try:
+            real = self._resolved[path]
+        except KeyError:
+            real = self._resolved[path] = resolve_cited_path(self.root, path)
         if real is None:
             return None
         lines = self._read(real)
@@ -303,12 +307,24 @@ _INCREMENT = (
 )
 _INSERT_ID = (
     "INSERT INTO cited_ids (reply_id, position, rollout_id, thread_id, terminated, counted, known)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+    " VALUES "
 )
 _INSERT_ENTRY = (
     "INSERT INTO cited_entries (reply_id, position, path, line_start, line_end, note, line,"
-    " terminated, lines_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " terminated, lines_sha256) VALUES "
 )
+_ROWS_PER_INSERT = 64
+
+
+def _insert_rows(conn: sqlite3.Connection, insert: str, rows: list[tuple]) -> None:
+    """Insert ``rows`` with multi-row statements (a few rows per reply is the common case)."""
+    if not rows:
+        return
+    placeholders = "(" + ", ".join("?" * len(rows[0])) + ")"
+    for start in range(0, len(rows), _ROWS_PER_INSERT):
+        chunk = rows[start : start + _ROWS_PER_INSERT]
+        conn.execute(insert + ", ".join([placeholders] * len(chunk)),
+                     [value for row in chunk for value in row])
 
 
 def record_reply(
@@ -381,12 +397,12 @@ def record_reply(
                     known.get(c.thread_id, False) if c.thread_id else False)
             for c in planned
         )
-        conn.executemany(_INSERT_ID, [
+        _insert_rows(conn, _INSERT_ID, [
             (reply_id, position, c.rollout_id, c.thread_id, int(c.terminated), int(c.counted),
              int(c.known))
             for position, c in enumerate(cited_ids)
         ])
-        conn.executemany(_INSERT_ENTRY, [(reply_id, *row) for row in entry_rows])
+        _insert_rows(conn, _INSERT_ENTRY, [(reply_id, *row) for row in entry_rows])
     return RecordResult("recorded", key, key_kind, replied_at, reading, cited_ids, len(entry_rows),
                         hashed, where=reply.where, reply_id=reply_id)
 
@@ -484,17 +500,19 @@ def rebuild(conn: sqlite3.Connection, *, apply: bool = True) -> RebuildReport:
 def backfill_usage(conn: sqlite3.Connection) -> int:
     """Give memories that were cited before they were synced their logged counts; return how many.
 
-    Runs inside the caller's transaction.
+    One pass over the log, inside the caller's transaction.
     """
     return conn.execute(
         """
-        UPDATE memories SET
-            usage_count = (SELECT count(*) FROM cited_ids c
-                           WHERE c.thread_id = memories.thread_id AND c.counted = 1),
-            last_usage = (SELECT max(r.replied_at) FROM cited_ids c JOIN replies r
-                          ON r.id = c.reply_id
-                          WHERE c.thread_id = memories.thread_id AND c.counted = 1)
-        WHERE thread_id IN (SELECT thread_id FROM cited_ids
-                            WHERE known = 0 AND counted = 1 AND thread_id IS NOT NULL)
+        UPDATE memories SET usage_count = logged.n, last_usage = logged.last
+        FROM (
+            SELECT c.thread_id, count(*) AS n, max(r.replied_at) AS last
+            FROM cited_ids c JOIN replies r ON r.id = c.reply_id
+            WHERE c.counted = 1 AND c.thread_id IN (
+                SELECT thread_id FROM cited_ids WHERE known = 0 AND counted = 1)
+            GROUP BY c.thread_id
+        ) AS logged
+        WHERE memories.thread_id = logged.thread_id
+          AND (memories.usage_count != logged.n OR memories.last_usage IS NOT logged.last)
         """
     ).rowcount
