@@ -87,7 +87,8 @@ def test_help_lists_the_ledger_commands():
 def test_sync_prints_what_changed(env):
     result = invoke(["sync"], env)
     assert result.exit_code == 0, result.output
-    assert "33 row(s) from memories_1.sqlite" in result.stdout
+    assert ("33 row(s) from memories_1.sqlite, 33 raw_memories.md section(s) and"
+            " 33 rollout summary header(s)") in result.stdout
     assert "36 new, 0 updated, 0 marked missing" in result.stdout
     again = invoke(["sync", "--json"], env)
     assert json.loads(again.stdout)["updated"] == 36
@@ -161,6 +162,17 @@ def test_record_jsonl_records_each_line_and_reports_bad_ones(env, tmp_path):
     assert out.decode().startswith("recorded 2 replies (1 already recorded, 0 rejected,"
                                    " 2 line(s) skipped)")
     assert counts(env["MEMCITE_DB"]) == {KNOWN: 2}
+
+
+def test_record_jsonl_skips_a_line_over_the_size_limit(env, tmp_path):
+    batch = tmp_path / "replies.jsonl"
+    lines = [json.dumps({"text": "x" * 5000, "id": "big"}), json.dumps({"text": "ok", "id": "s"})]
+    batch.write_text("\n".join(lines) + "\n")
+    code, out, err = run(["record", "--jsonl", str(batch), "--max-bytes", "1000"], env)
+    assert code == 1
+    assert f"{batch}:1: longer than the limit of 1000 bytes" in err
+    assert out.decode().startswith("recorded 1 reply (0 already recorded, 0 rejected,"
+                                   " 1 line(s) skipped)")
 
 
 def test_record_jsonl_json_prints_one_object_per_reply(env, tmp_path):

@@ -94,7 +94,21 @@ def _check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
 # --------------------------------------------------------------------------- record
 
 
-def _jsonl_replies(source: str, max_bytes: int, errors: str, problems: list[str]) -> Iterator:
+def _bounded_lines(handle, limit: int) -> Iterator[bytes | None]:
+    """The lines of a binary file; None for a line longer than ``limit`` (never held whole)."""
+    while True:
+        line = handle.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(1 << 20)
+            yield None
+        else:
+            yield line
+
+
+def _jsonl_replies(source: str, max_bytes: int, errors: str, problems) -> Iterator:
     """Yield ``ReplyInput``s from a JSON Lines file; a bad line is noted and skipped."""
     from memcite.ledger import ReplyInput, parse_time
 
@@ -108,12 +122,12 @@ def _jsonl_replies(source: str, max_bytes: int, errors: str, problems: list[str]
     except OSError as exc:
         raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
     try:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(_bounded_lines(handle, max_bytes), start=1):
             where = f"{name}:{number}"
-            if not raw.strip():
-                continue
-            if len(raw) > max_bytes:
+            if raw is None:
                 problems.append(f"{where}: longer than the limit of {max_bytes} bytes (skipped)")
+                continue
+            if not raw.strip():
                 continue
             try:
                 item = _json.loads(decode_utf8(raw, name=where, errors=errors))
@@ -313,8 +327,8 @@ def sync(
     if report.stage1_found:
         found.append(f"{report.stage1_rows} row(s) from memories_1.sqlite")
     if report.folder_found:
-        found.append(f"{report.folder_threads} thread section(s) and summaries "
-                     "from the memory folder")
+        found.append(f"{report.raw_sections} raw_memories.md section(s) and "
+                     f"{report.summary_headers} rollout summary header(s)")
     sys.stdout.write(
         f"synced {report.codex_home}: {', '.join(found)}\n"
         f"  {report.inserted} new, {report.updated} updated, "

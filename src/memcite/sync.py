@@ -42,6 +42,8 @@ class SyncReport:
     invalid_ids: int  # rows or sections whose thread id is not a UUID (skipped)
     stage1_found: bool
     folder_found: bool
+    raw_sections: int = 0  # of folder_threads: raw_memories.md sections
+    summary_headers: int = 0  # of folder_threads: rollout_summaries/*.md headers
 
     def to_dict(self) -> dict:
         return {
@@ -55,6 +57,8 @@ class SyncReport:
             "invalid_ids": self.invalid_ids,
             "stage1_found": self.stage1_found,
             "folder_found": self.folder_found,
+            "raw_sections": self.raw_sections,
+            "summary_headers": self.summary_headers,
         }
 
 
@@ -188,19 +192,20 @@ def sync_codex_home(
             if progress:
                 progress("stage1_outputs", stage1_rows, total)
 
-    folder_threads = 0
-    sources: list[Iterable[home.FolderMemory]] = []
+    folder_counts = {"raw_memories": 0, "rollout_summary": 0}
+    sources: list[tuple[str, Iterable[home.FolderMemory]]] = []
     if os.path.isfile(raw_path):
-        sources.append(home.iter_raw_memories(raw_path))
+        sources.append(("raw_memories", home.iter_raw_memories(raw_path)))
     if os.path.isdir(summaries):
-        sources.append(home.iter_rollout_summaries(summaries))
-    for found in sources:
+        sources.append(("rollout_summary", home.iter_rollout_summaries(summaries)))
+    for kind, found in sources:
         for batch in _batches(found, batch_rows):
             with transaction(conn):
                 conn.executemany(_UPSERT_FOLDER, [_folder_params(item, params) for item in batch])
-            folder_threads += len(batch)
+            folder_counts[kind] += len(batch)
             if progress:
-                progress("memory folder", folder_threads, None)
+                progress("memory folder", sum(folder_counts.values()), None)
+    folder_threads = sum(folder_counts.values())
 
     with transaction(conn):
         after = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
@@ -232,6 +237,8 @@ def sync_codex_home(
         invalid_ids=invalid[0],
         stage1_found=stage1_found,
         folder_found=folder_found,
+        raw_sections=folder_counts["raw_memories"],
+        summary_headers=folder_counts["rollout_summary"],
     )
 
 
