@@ -136,3 +136,17 @@ def test_replies_are_yielded_one_at_a_time(tmp_path):
     next(iterator)
     assert scan.lines == 1
     iterator.close()
+
+
+def test_a_huge_tool_output_line_is_skipped_and_replies_around_it_are_read(tmp_path):
+    rollout = tmp_path / "rollout.jsonl"
+    huge = {"type": "response_item",
+            "payload": {"type": "function_call_output", "output": "y" * 3_000_000}}
+    reply = {"type": "response_item", "payload": {"type": "message", "role": "assistant",
+                                                  "content": [{"type": "output_text",
+                                                               "text": "z" * 200_000}]}}
+    rollout.write_text("\n".join(json.dumps(item) for item in (huge, reply, huge)))
+    scan = RolloutScan(str(rollout))
+    replies = list(iter_rollout_replies(rollout, scan))
+    assert [len(r.text) for r in replies] == [200_000]  # a long reply is read whole
+    assert replies[0].where.endswith(":2") and scan.lines == 3

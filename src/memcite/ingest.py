@@ -53,6 +53,45 @@ def _open_lines(path: str):
     return raw
 
 
+_HEAD_BYTES = 64 * 1024
+
+
+def _is_candidate(head: bytes) -> bool:
+    """Whether a line (judged by its start) may be a session_meta or an assistant reply."""
+    return b'"session_meta"' in head or (b'"response_item"' in head and b'"assistant"' in head)
+
+
+def _candidate_lines(handle) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, line)`` for lines that may matter, ``None`` for the others.
+
+    The type and role come first in Codex's lines, so a long line (a tool's
+    output) is judged by its first 64 KiB and skipped without being held whole.
+    """
+    number = 0
+    while True:
+        head = handle.readline(_HEAD_BYTES)
+        if not head:
+            return
+        number += 1
+        complete = head.endswith(b"\n")
+        if not _is_candidate(head):
+            while not complete:
+                rest = handle.readline(1 << 20)
+                complete = not rest or rest.endswith(b"\n")
+            yield number, None
+            continue
+        if complete:
+            yield number, head
+            continue
+        parts = [head]
+        while True:
+            rest = handle.readline(1 << 20)
+            parts.append(rest)
+            if not rest or rest.endswith(b"\n"):
+                break
+        yield number, b"".join(parts)
+
+
 def _assistant_text(payload: dict) -> str | None:
     if payload.get("type") != "message" or payload.get("role") != "assistant":
         return None
@@ -74,11 +113,10 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
     origin = f"ingest:{os.path.abspath(path)}"
     handle = _open_lines(path)
     try:
-        for number, line in enumerate(handle, start=1):
+        for number, line in _candidate_lines(handle):
             scan.lines = number
             # A cheap look before parsing: most lines (tool output, reasoning) are not replies.
-            is_meta = b'"session_meta"' in line
-            if not is_meta and not (b'"response_item"' in line and b'"assistant"' in line):
+            if line is None:
                 continue
             try:
                 item = json.loads(line)
