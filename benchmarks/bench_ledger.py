@@ -227,7 +227,7 @@ def main() -> int:
     big_inventory = 100_000 if quick else 1_000_000
     rollout_bytes = (50 if quick else 500) * 1024 * 1024
     cold_runs = 7 if quick else 15
-    rounds = 2 if quick else 3
+    rounds = 2 if quick else 5
     rows: list[tuple[str, float, float, str, str]] = []  # name, value, target, "<="/">=", detail
 
     with tempfile.TemporaryDirectory(prefix="memcite-bench-") as tmp:
