@@ -33,7 +33,7 @@ def find_corpus(environ=os.environ) -> str:
     if environ.get("MEMCITE_CORPUS"):
         candidates.append(environ["MEMCITE_CORPUS"])
     here = os.path.dirname(os.path.abspath(__file__))
-    candidates.append(os.path.join(here, "_corpus"))  # if a wheel ever ships it
+    candidates.append(os.path.join(here, "_corpus"))  # shipped in the wheel (pyproject force-include)
     candidates.append(os.path.normpath(os.path.join(here, "..", "..", "corpus")))
     for folder in candidates:
         if os.path.isfile(os.path.join(folder, "build_codex_home.py")):
