@@ -41,7 +41,7 @@ def test_an_unwritable_cache_folder_still_reads(tmp_path, monkeypatch):
     blocked.write_text("x")
     monkeypatch.setenv("MEMCITE_CACHE_DIR", str(blocked / "cache"))
     parser = build_parser(_grammar_text())
-    assert parser.parse("x\n", start="id_section")[0][1] == "x"
+    assert parser.parse("x\n", start="id_section")[0][1] == "x\n"
 
 
 def _modules_after(code: str) -> set[str]:
