@@ -267,3 +267,58 @@ def test_cached_log_parts_are_reused_until_a_reply_or_a_cited_file_changes(ledge
                  memory_root=root, now=NOW)
     fourth, read = run()
     assert fourth.citation_checks.outcomes["missing"]["entries"] == 1
+
+
+_ENTRY_CHOICES = [
+    "MEMORY.md:4-7|note=[tests]", "MEMORY.md:5-5|note=[tests]", "MEMORY.md:26-26|note=[port]",
+    "MEMORY.md:1000-1001|note=[far]", "MEMORY.md:3-3|note=[blank?]", "../x.md:1-1|note=[out]",
+    "/etc/passwd:1-1|note=[abs]", "gone.md:1-2|note=[missing]", "MEMORY.md:9-2|note=[reversed]",
+]
+
+
+@given(
+    batches=st.lists(
+        st.lists(st.lists(st.sampled_from(_ENTRY_CHOICES), min_size=1, max_size=4),
+                 min_size=1, max_size=4),
+        min_size=1, max_size=3),
+    edit_between=st.booleans(),
+    limit=st.sampled_from([0, 1, 3]),
+    since_days=st.sampled_from([None, 5]),
+)
+def test_the_cached_tally_plus_new_replies_equals_a_full_check(
+        tmp_path_factory, batches, edit_between, limit, since_days):
+    """Whatever is recorded between two reports, adding the new replies to the cached
+    tally gives exactly the report a full check gives."""
+    tmp_path = tmp_path_factory.mktemp("incremental")
+    builder = _builder(find_corpus())
+    home = tmp_path / "codex_home"
+    builder.build_codex_home(str(home), now=NOW)
+    root = home / "memories"
+    conn = open_store(tmp_path / "memcite.sqlite")
+    cache = tmp_path / "cache"
+    since = None if since_days is None else NOW - since_days * DAY
+    serial = iter(range(10_000))
+
+    def record(entries):
+        number = next(serial)
+        text = ("ok\n<oai-mem-citation>\n<citation_entries>\n" + "\n".join(entries)
+                + "\n</citation_entries>\n</oai-mem-citation>")
+        record_reply(conn, ReplyInput(text, id=f"r{number}", at=NOW - (number % 9) * DAY),
+                     memory_root=root, now=NOW)
+
+    def report(cache_dir):
+        return collect_stats(conn, memory_root=root, as_of=NOW, max_unused_days=30,
+                             since=since, limit=limit, cache_dir=cache_dir).to_dict()
+
+    def comparable(result):
+        checks = dict(result["citation_checks"], files_read=None)
+        return checks, result["files"], result["sections"]
+
+    for index, batch in enumerate(batches):
+        for entries in batch:
+            record(entries)
+        if edit_between and index == 1:  # a cited line edited (the cache's stamps must notice)
+            memory = root / "MEMORY.md"
+            memory.write_bytes(memory.read_bytes().replace(b"\n", b" \n", 1))
+        assert comparable(report(cache)) == comparable(report(None))
+    conn.close()

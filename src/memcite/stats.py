@@ -202,9 +202,13 @@ class CitationChecks:
 
 def check_citations(rows: Iterable[tuple[str, int, int, str | None, int]],
                     folder: MemoryFolder, *, limit: int | None = 20) -> CitationChecks:
-    """Check ``(path, line_start, line_end, lines_sha256, citations)`` rows against ``folder``."""
+    """Check ``(path, line_start, line_end, lines_sha256, citations)`` rows against ``folder``.
+
+    Counts are per distinct entry (hash included); the worst offenders are listed per
+    place and outcome (entries cited with different hashes that fail alike are one row).
+    """
     checks = CitationChecks(memory_root=folder.root)
-    bad: list[CheckedEntry] = []
+    bad: dict[tuple[str, int, int, str], int] = {}
     for path, line_start, line_end, digest, count in rows:
         outcome = check_entry(folder, path, line_start, line_end, digest)
         checks.entries += 1
@@ -212,10 +216,9 @@ def check_citations(rows: Iterable[tuple[str, int, int, str | None, int]],
         checks.outcomes[outcome]["entries"] += 1
         checks.outcomes[outcome]["citations"] += count
         if outcome not in ("ok", "unverified"):
-            bad.append(CheckedEntry(path, line_start, line_end, outcome, count))
-    rank = {outcome: index for index, outcome in enumerate(CHECK_OUTCOMES)}
-    bad.sort(key=lambda e: (-e.citations, rank[e.outcome], e.path, e.line_start, e.line_end))
-    checks.worst = bad if not limit else bad[:limit]
+            key = (path, line_start, line_end, outcome)
+            bad[key] = bad.get(key, 0) + count
+    checks.worst = _rank_worst([CheckedEntry(*key, count) for key, count in bad.items()], limit)
     checks.files_read = folder.files_read
     return checks
 
@@ -417,7 +420,7 @@ def collect_stats(
         f" ORDER BY {order}, thread_id LIMIT ?", (_limit(limit),))]
 
     since_sql, since_args = _since_filter(since)
-    log = _log_parts_cached(conn, folder, since, limit, cache_dir)
+    log = _log_parts(conn, folder, since, limit, cache_dir)
     if since is None:
         # Every counted citation is in a memory's usage_count, or cites an unknown id.
         citations = conn.execute(
@@ -448,8 +451,30 @@ def collect_stats(
 
 
 def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
-               limit: int) -> dict:
-    """What the citation log says: unknown and non-UUID ids, checks, files, sections."""
+               limit: int, cache_dir: str | os.PathLike | None = None) -> dict:
+    """What the citation log says: unknown and non-UUID ids, checks, files, sections.
+
+    Read in one snapshot of the database (a read transaction), so that a reply
+    recorded meanwhile is either wholly in the report or wholly out of it.
+    """
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")
+    try:
+        parts = _id_parts(conn, since, limit)
+        tally = _entry_tally(conn, folder, since, limit, cache_dir)
+    finally:
+        if began:
+            conn.execute("COMMIT")
+    files = [{"path": p, "citations": n}
+             for p, n in sorted(tally.per_file.items(), key=lambda item: (-item[1], item[0]))]
+    tally.checks.files_read = folder.files_read
+    return {**parts, "checks": tally.checks, "files": files[:limit] if limit else files,
+            "sections": tally.sections}
+
+
+def _id_parts(conn: sqlite3.Connection, since: int | None, limit: int) -> dict:
+    """Unknown and non-UUID ids (through partial indexes: cheap, so never cached)."""
     since_sql, since_args = _since_filter(since)
     unknown_count, unknown_citations = conn.execute(
         "SELECT count(DISTINCT thread_id), count(*) FROM cited_ids WHERE known = 0"
@@ -466,20 +491,116 @@ def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None
         "SELECT rollout_id, count(*) AS n FROM cited_ids WHERE thread_id IS NULL" + since_sql +
         " GROUP BY rollout_id ORDER BY n DESC, rollout_id LIMIT ?",
         (*since_args, _limit(limit)))]
-    entry_rows = conn.execute(
-        "SELECT path, line_start, line_end, lines_sha256, count(*) FROM cited_entries"
-        " WHERE 1" + since_sql + " GROUP BY path, line_start, line_end, lines_sha256",
-        since_args).fetchall()
-    checks = check_citations(entry_rows, folder, limit=limit)
-    files, sections = _where_citations_land(entry_rows, folder, limit)
     return {"unknown_count": unknown_count, "unknown_citations": unknown_citations,
             "unknown_ids": unknown_ids, "not_uuid_count": not_uuid_count,
-            "not_uuid_ids": not_uuid, "checks": checks, "files": files, "sections": sections}
+            "not_uuid_ids": not_uuid}
 
 
-# --------------------------------------------------------------------------- the log parts' cache
+# --------------------------------------------------------------------------- the entry tally
 
-_CACHE_VERSION = 1
+
+@dataclass
+class EntryTally:
+    """Citation checks, citations per file and per MEMORY.md section, for the replies up to
+    ``last_reply`` (the log is append-only, so later replies can be added to it)."""
+
+    checks: CitationChecks
+    per_file: dict[str, int]
+    sections: list[Section]
+    last_reply: int
+
+
+def _last_reply(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT coalesce(max(id), 0) FROM replies").fetchone()[0]
+
+
+def _entry_rows(conn: sqlite3.Connection, since: int | None, after_reply: int, up_to: int):
+    """Distinct cited entries of replies ``after_reply < id <= up_to``, with citation counts."""
+    since_sql, since_args = _since_filter(since)
+    return conn.execute(
+        "SELECT path, line_start, line_end, lines_sha256, count(*) FROM cited_entries"
+        " WHERE reply_id > ? AND reply_id <= ?" + since_sql +
+        " GROUP BY path, line_start, line_end, lines_sha256",
+        (after_reply, up_to, *since_args)).fetchall()
+
+
+def _full_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
+                limit: int) -> EntryTally:
+    last_reply = _last_reply(conn)
+    rows = _entry_rows(conn, since, 0, last_reply)
+    checks = check_citations(rows, folder, limit=limit)
+    per_file: dict[str, int] = {}
+    sections = _memory_index_sections(folder)
+    _add_to_places(rows, folder, per_file, sections)
+    return EntryTally(checks, per_file, sections, last_reply)
+
+
+def _add_new_replies(conn: sqlite3.Connection, folder: MemoryFolder, tally: EntryTally,
+                     since: int | None, limit: int) -> bool:
+    """Add the replies recorded after ``tally.last_reply``; False when there were none."""
+    last_reply = _last_reply(conn)
+    if last_reply == tally.last_reply:
+        return False
+    rows = _entry_rows(conn, since, tally.last_reply, last_reply)
+    since_sql, since_args = _since_filter(since)
+    checks = tally.checks
+    worst = {(e.path, e.line_start, e.line_end, e.outcome): e for e in checks.worst}
+    for path, line_start, line_end, digest, count in rows:
+        # Every hash this place was cited with so far, new citations included (through the
+        # cited_entries_check index): tells whether the entry is new, and the place's total.
+        per_digest = conn.execute(
+            "SELECT lines_sha256, count(*) FROM cited_entries WHERE path = ? AND line_start = ?"
+            " AND line_end = ? AND reply_id <= ?" + since_sql + " GROUP BY lines_sha256",
+            (path, line_start, line_end, last_reply, *since_args)).fetchall()
+        outcome = check_entry(folder, path, line_start, line_end, digest)
+        is_new = dict(per_digest).get(digest) == count
+        checks.entries += is_new
+        checks.citations += count
+        checks.outcomes[outcome]["entries"] += is_new
+        checks.outcomes[outcome]["citations"] += count
+        if outcome not in ("ok", "unverified"):
+            place_total = sum(n for other, n in per_digest
+                              if check_entry(folder, path, line_start, line_end, other) == outcome)
+            worst[(path, line_start, line_end, outcome)] = CheckedEntry(
+                path, line_start, line_end, outcome, place_total)
+    checks.worst = _rank_worst(list(worst.values()), limit)
+    _add_to_places(rows, folder, tally.per_file, tally.sections)
+    tally.last_reply = last_reply
+    return True
+
+
+def _rank_worst(bad: list[CheckedEntry], limit: int | None) -> list[CheckedEntry]:
+    rank = {outcome: index for index, outcome in enumerate(CHECK_OUTCOMES)}
+    bad.sort(key=lambda e: (-e.citations, rank[e.outcome], e.path, e.line_start, e.line_end))
+    return bad if not limit else bad[:limit]
+
+
+def _memory_index_sections(folder: MemoryFolder) -> list[Section]:
+    """The sections of MEMORY.md as it is now (none when it is missing)."""
+    if folder.root is None:
+        return []
+    real = folder.resolve(MEMORY_INDEX)[1]
+    lines = folder.lines(real) if real is not None else None
+    return markdown_sections(lines) if lines is not None else []
+
+
+def _add_to_places(entry_rows, folder: MemoryFolder, per_file: dict[str, int],
+                   sections: list[Section]) -> None:
+    """Add the rows' citations to the files they name and to the MEMORY.md sections."""
+    index_real = folder.resolve(MEMORY_INDEX)[1] if folder.root is not None else None
+    index_ranges: list[tuple[int, int, int]] = []
+    for path, line_start, line_end, _digest, count in entry_rows:
+        real = folder.resolve(path)[1]
+        key = os.path.relpath(real, folder.root) if real is not None else path
+        per_file[key] = per_file.get(key, 0) + count
+        if index_real is not None and real == index_real:
+            index_ranges.append((line_start, line_end, count))
+    count_section_citations(sections, index_ranges)
+
+
+# --------------------------------------------------------------------------- the tally's cache
+
+_CACHE_VERSION = 2
 
 
 def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
@@ -503,32 +624,40 @@ def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
     return stamps
 
 
-def _log_parts_cached(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
-                      limit: int, cache_dir: str | os.PathLike | None) -> dict:
+def _entry_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
+                 limit: int, cache_dir: str | os.PathLike | None) -> EntryTally:
+    """The entry tally, from the cache when no cited file changed, with new replies added.
+
+    Checking a million citations takes a while; after the first run only the
+    replies recorded since are checked. Any change to a cited file (``stat``)
+    means a full check.
+    """
     if cache_dir is None or folder.root is None:
-        return _log_parts(conn, folder, since, limit)
+        return _full_tally(conn, folder, since, limit)
     import json
     import zlib
 
     db_file = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"),
                    "")
-    state = conn.execute("SELECT (SELECT max(id) FROM replies), (SELECT max(id) FROM syncs)"
-                         ).fetchone()
-    key = json.dumps([_CACHE_VERSION, db_file, folder.root, since, limit, *state])
+    key = json.dumps([_CACHE_VERSION, db_file, folder.root, since, limit])
     path = os.path.join(os.fspath(cache_dir), f"stats-{zlib.crc32(key.encode()):08x}.json")
-    cached = _cache_read(path, folder, key)
-    if cached is not None:
-        return cached
-    parts = _log_parts(conn, folder, since, limit)
-    stamps = {name: _path_stamp(folder, name) for name in (*folder._resolved, MEMORY_INDEX)}
-    _cache_write(path, {"key": key, "stamps": stamps, "parts": {
-        **{k: v for k, v in parts.items() if k not in ("checks", "sections")},
-        "checks": parts["checks"].to_dict(),
-        "sections": [section.to_dict() for section in parts["sections"]]}})
-    return parts
+    tally, stamps = _cache_read(path, folder, key)
+    if tally is None:
+        tally = _full_tally(conn, folder, since, limit)
+    elif not _add_new_replies(conn, folder, tally, since, limit):
+        return tally
+    for name in (*folder._resolved, MEMORY_INDEX):  # stamps already checked are kept
+        if name not in stamps:
+            stamps[name] = _path_stamp(folder, name)
+    _cache_write(path, {"key": key, "stamps": stamps, "last_reply": tally.last_reply,
+                        "checks": tally.checks.to_dict(), "per_file": tally.per_file,
+                        "sections": [section.to_dict() for section in tally.sections]})
+    return tally
 
 
-def _cache_read(path: str, folder: MemoryFolder, key: str) -> dict | None:
+def _cache_read(path: str, folder: MemoryFolder, key: str
+                ) -> tuple[EntryTally | None, dict[str, list | None]]:
+    """The cached tally and its file stamps, or ``(None, {})`` when any cited file changed."""
     import json
 
     try:
@@ -536,19 +665,21 @@ def _cache_read(path: str, folder: MemoryFolder, key: str) -> dict | None:
             data = json.load(handle)
         if data["key"] != key or any(_path_stamp(folder, name) != stamp
                                      for name, stamp in data["stamps"].items()):
-            return None
-        parts = data["parts"]
-        checks = parts["checks"]
-        parts["checks"] = CitationChecks(
-            entries=checks["entries"], citations=checks["citations"],
-            outcomes=checks["outcomes"], files_read=0, memory_root=checks["memory_root"],
-            worst=[CheckedEntry(e["path"], e["line_start"], e["line_end"], e["outcome"],
-                                e["citations"]) for e in checks["worst"]])
-        parts["sections"] = [Section(s["title"], s["path"], s["level"], s["line"],
-                                     s["end_line"], s["citations"]) for s in parts["sections"]]
-        return parts
+            return None, {}
+        checks = data["checks"]
+        tally = EntryTally(
+            checks=CitationChecks(
+                entries=checks["entries"], citations=checks["citations"],
+                outcomes=checks["outcomes"], files_read=0, memory_root=checks["memory_root"],
+                worst=[CheckedEntry(e["path"], e["line_start"], e["line_end"], e["outcome"],
+                                    e["citations"]) for e in checks["worst"]]),
+            per_file=data["per_file"],
+            sections=[Section(s["title"], s["path"], s["level"], s["line"], s["end_line"],
+                              s["citations"]) for s in data["sections"]],
+            last_reply=data["last_reply"])
+        return tally, data["stamps"]
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        return None, {}
 
 
 def _cache_write(path: str, data: dict) -> None:
@@ -558,40 +689,10 @@ def _cache_write(path: str, data: dict) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temporary = f"{path}.{os.getpid()}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
+            handle.write(json.dumps(data))  # dumps uses the C encoder; dump does not
         os.replace(temporary, path)
     except OSError:
         pass  # a cache that cannot be written only costs time
-
-
-def _where_citations_land(entry_rows, folder: MemoryFolder, limit: int
-                          ) -> tuple[list[dict], list[Section]]:
-    per_file: dict[str, int] = {}
-    index_ranges: list[tuple[int, int, int]] = []
-    index_real = None
-    if folder.root is not None:
-        index_real = folder.resolve(MEMORY_INDEX)[1]
-    by_path: dict[str, int] = {}
-    for path, line_start, line_end, _digest, count in entry_rows:
-        by_path[path] = by_path.get(path, 0) + count
-        if index_real is not None and path.endswith(MEMORY_INDEX) \
-                and folder.resolve(path)[1] == index_real:
-            index_ranges.append((line_start, line_end, count))
-    for path, count in by_path.items():
-        real = folder.resolve(path)[1]
-        key = os.path.relpath(real, folder.root) if real is not None else path
-        per_file[key] = per_file.get(key, 0) + count
-    files = [{"path": p, "citations": n}
-             for p, n in sorted(per_file.items(), key=lambda item: (-item[1], item[0]))]
-    if limit:
-        files = files[:limit]
-    sections: list[Section] = []
-    if index_real is not None:
-        lines = folder.lines(index_real)
-        if lines is not None:
-            sections = markdown_sections(lines)
-            count_section_citations(sections, index_ranges)
-    return files, sections
 
 
 def _weeks(conn: sqlite3.Connection, since_sql: str, since_args: tuple) -> list[dict]:
@@ -649,7 +750,7 @@ def collect_codex_stats(
             "last_usage": None, "codex_last_usage": m.codex_last_usage,
             "last_used": last_used(m, rule)} for m in (cited if not limit else cited[:limit])]
     folder = MemoryFolder(memory_root)
-    _, sections = _where_citations_land([], folder, limit)
+    sections = _memory_index_sections(folder)
     totals = {
         "memories": len(memories),
         "archived": 0,
