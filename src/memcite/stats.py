@@ -393,8 +393,9 @@ def collect_stats(
 
     Dead and top use the counters; the citation log parts (checks, files, sections,
     unknown ids, weeks, citations) only count replies made at or after ``since``.
-    With ``cache_dir``, the log parts are kept there and reused while no reply or
-    sync was added and no cited file changed (checked by ``stat``).
+    With ``cache_dir``, the citation-check tally is kept there: later runs check
+    only the entries of replies recorded since, and check everything again when a
+    cited file changed (seen by ``stat``).
     """
     check_rule(rule)
     folder = folder if folder is not None else MemoryFolder(memory_root)
