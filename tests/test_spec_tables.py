@@ -3,7 +3,7 @@
 import pytest
 
 from memcite import parse_reply
-from memcite.rust_text import RUST_WHITESPACE, rust_lines, rust_trim
+from memcite.rust_text import RUST_WHITESPACE, rust_trim
 from memcite.thread_ids import normalize_thread_id
 
 O, C = "<oai-mem-citation>", "</oai-mem-citation>"  # noqa: E741
@@ -198,12 +198,6 @@ def test_not_rust_whitespace_is_kept(char):
     assert rust_trim(f"{char}x{char}") == f"{char}x{char}"
     assert entries_of(f"a.md:1-2|note=[x]{char}") == []
     assert entries_of(f"{char}a.md:1-2|note=[x]") == [(f"{char}a.md", 1, 2, "x")]
-
-
-def test_rust_lines():
-    assert rust_lines("a\r\nb\rc\n\nd\n") == ["a", "b\rc", "", "d"]
-    assert rust_lines("") == []
-    assert rust_lines("a\u2028b") == ["a\u2028b"]
 
 
 # spec §5: which ids Codex counts

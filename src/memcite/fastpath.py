@@ -6,7 +6,8 @@ the arguments are plain options of a known command, the command body runs
 without importing Typer. Anything else (``--help``, an unknown option, a bad
 value) returns ``None`` and Typer reads the arguments and reports the problem.
 The command bodies are the same functions Typer's commands call, and
-``tests/test_fastpath.py`` checks that both paths print the same bytes.
+the CLI tests (``test_fast_path_*`` in ``tests/test_cli_*.py``) check that both
+paths print the same bytes.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ PROFILE = choice("codex", "strict")
 ERRORS = choice("strict", "replace")
 
 # Each entry mirrors a Typer command in memcite.cli; keep the two in step
-# (tests/test_fastpath.py compares the option names with the Typer commands).
+# (the CLI tests compare the option names with the Typer commands).
 FAST_COMMANDS: dict[str, FastCommand] = {
     "strip": FastCommand(
         target="memcite.reading_commands:strip",

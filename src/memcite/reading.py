@@ -15,7 +15,7 @@ from dataclasses import replace
 from memcite.errors import CitationError, MemciteError
 from memcite.models import Block, Citation, CitationEntry, Diagnostic, Reading
 from memcite.rust_text import RUST_WHITESPACE, rust_trim, rust_trim_end
-from memcite.thread_ids import normalize_thread_id
+from memcite.thread_ids import counted_thread_ids, normalize_thread_id
 
 PROFILES = ("codex", "strict")
 
@@ -500,10 +500,5 @@ def _finish(reader, visible, blocks, citation, profile) -> Reading:
         problems = [replace(d, severity="error") for d in diagnostics if d.severity != "info"]
         if problems:
             raise CitationError(problems)
-    thread_ids: list[str] = []
-    if citation is not None:
-        for rollout_id in citation.rollout_ids:
-            normalized = normalize_thread_id(rollout_id)
-            if normalized is not None:
-                thread_ids.append(normalized)
+    thread_ids = [] if citation is None else counted_thread_ids(citation.rollout_ids)
     return Reading(visible, citation, thread_ids, diagnostics, blocks, profile)

@@ -1,7 +1,8 @@
 """Text rules as Rust's standard library applies them, which Codex relies on.
 
-Python's ``str.strip()`` and ``str.splitlines()`` disagree with Rust's
-``str::trim`` and ``str::lines``; Codex's behaviour follows Rust's.
+Python's ``str.strip()`` disagrees with Rust's ``str::trim``, and Codex's
+behaviour follows Rust's. (Rust's ``str::lines`` splits on "\n" only; the
+grammar's line terminals do the same.)
 """
 
 from __future__ import annotations
@@ -23,13 +24,3 @@ def rust_trim(text: str) -> str:
 def rust_trim_end(text: str) -> str:
     """``str::trim_end``."""
     return text.rstrip(RUST_WHITESPACE)
-
-
-def rust_lines(text: str) -> list[str]:
-    """``str::lines``: split on "\\n" only, drop one "\\r" before it, no empty last line."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
