@@ -209,6 +209,55 @@ def test_a_rerun_batch_records_exactly_what_was_missing(conn):
     assert usage(conn, A)[0] == 5 and usage(conn, B)[0] == 5
 
 
+class _NotingConnection:
+    """A connection that notes the SQL text of every statement it is given."""
+
+    def __init__(self, conn):
+        self.conn, self.sql = conn, []
+
+    def execute(self, sql, *args):
+        self.sql.append(sql)
+        return self.conn.execute(sql, *args)
+
+    def executemany(self, sql, rows):
+        self.sql.append(sql)
+        return self.conn.executemany(sql, rows)
+
+    @property
+    def in_transaction(self):
+        return self.conn.in_transaction
+
+
+def test_each_reply_is_one_transaction_of_the_same_few_statements(conn):
+    noting = _NotingConnection(conn)
+    sizes = [1, 3, 70]  # ids and entries per reply: the SQL text must not depend on them
+    texts = [f"reply {n}\n" + block([A, B] * n, [f"MEMORY.md:{i + 1}-{i + 1}|note=[n]"
+                                                  for i in range(n)]) for n in sizes]
+    for text in texts:
+        before = len(noting.sql)
+        assert record_reply(noting, text, now=NOW).status == "recorded"
+        statements = noting.sql[before:]
+        assert statements[0] == "BEGIN IMMEDIATE" and statements[-1] == "COMMIT"
+        assert statements.count("BEGIN IMMEDIATE") == 1 and len(statements) == 6
+    assert len(set(noting.sql)) == 6  # prepared once, reused for every reply
+    assert usage(conn, A)[0] == 3 and usage(conn, B)[0] == 3
+    assert conn.execute("SELECT count(*) FROM cited_entries").fetchone()[0] == sum(sizes)
+
+
+def test_known_is_logged_when_no_id_or_only_some_ids_are_memories(conn):
+    only_unknown = record_reply(conn, "u " + block([UNKNOWN]), now=NOW)
+    assert only_unknown.unknown == [UNKNOWN] and only_unknown.counted == [UNKNOWN]
+    # B comes from a block never closed: the default policy does not count it, yet it is known.
+    text = "m " + block([A, UNKNOWN]) + "\n" + block([B], close=False)
+    mixed = record_reply(conn, text, now=NOW)
+    assert [(c.thread_id, c.counted, c.known) for c in mixed.ids] == [
+        (A, True, True), (UNKNOWN, True, False), (B, False, True)]
+    rows = conn.execute("SELECT c.thread_id, c.counted, c.known FROM cited_ids c"
+                        " WHERE c.reply_id = ? ORDER BY position", (mixed.reply_id,)).fetchall()
+    assert rows == [(A, 1, 1), (UNKNOWN, 1, 0), (B, 0, 1)]
+    assert usage(conn, A) == (1, NOW) and usage(conn, B) == (0, None)
+
+
 # --------------------------------------------------------------------------- cited lines
 
 
@@ -275,6 +324,24 @@ def test_memory_files_reread_a_file_that_changed(tmp_path):
     assert MemoryFiles(tmp_path / "absent").lines_sha256("MEMORY.md", 1, 1) is None
 
 
+def test_memory_files_look_at_a_file_once_per_reply(tmp_path, monkeypatch):
+    root = tmp_path / "memories"
+    root.mkdir()
+    (root / "MEMORY.md").write_bytes(b"one\ntwo\n")
+    files = MemoryFiles(root)
+    files.lines_sha256("MEMORY.md", 1, 1)  # the path is resolved once, then remembered
+    stats = []
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: stats.append(path) or real_stat(
+        path, *a, **k))
+    cited = [("MEMORY.md", 1, 1), ("MEMORY.md", 1, 2), ("MEMORY.md", 1, 1)]
+    hashes = files.entry_hashes(cited)
+    assert len(stats) == 1
+    assert hashes == [hashlib.sha256(b"one").hexdigest(), hashlib.sha256(b"one\ntwo").hexdigest(),
+                      hashlib.sha256(b"one").hexdigest()]
+    assert MemoryFiles(None).entry_hashes(cited) == [None, None, None]
+
+
 # --------------------------------------------------------------------------- rebuild
 
 
@@ -311,7 +378,8 @@ def test_parse_time(value, seconds):
     assert parse_time(value) == seconds
 
 
-@pytest.mark.parametrize("value", ["yesterday", "", True, None, [1]])
+@pytest.mark.parametrize("value", ["yesterday", "", True, None, [1], "inf", "nan", "1e400",
+                                   float("inf"), float("nan"), 2**70])
 def test_parse_time_refuses_other_values(value):
     with pytest.raises(InputError):
         parse_time(value)

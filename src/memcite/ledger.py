@@ -19,6 +19,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from memcite.errors import CitationError, InputError
 from memcite.models import Reading
@@ -50,13 +51,15 @@ def parse_time(value: object, *, what: str = "time") -> int:
     if isinstance(value, bool):
         raise InputError(f"{what}: expected epoch seconds or ISO 8601, got {value!r}")
     if isinstance(value, int | float):
-        return int(value)
+        return _whole_seconds(value, value, what)
     if isinstance(value, str):
         text = value.strip()
         try:
-            return int(float(text))
+            number = float(text)
         except ValueError:
             pass
+        else:
+            return _whole_seconds(number, value, what)
         from datetime import UTC, datetime
 
         try:
@@ -69,6 +72,17 @@ def parse_time(value: object, *, what: str = "time") -> int:
             moment = moment.replace(tzinfo=UTC)
         return int(moment.timestamp())
     raise InputError(f"{what}: expected epoch seconds or ISO 8601, got {type(value).__name__}")
+
+
+def _whole_seconds(number: int | float, value: object, what: str) -> int:
+    """``int(number)``, refusing what SQLite cannot store (NaN, infinities, beyond 64 bits)."""
+    try:
+        seconds = int(number)
+    except (OverflowError, ValueError):
+        seconds = None
+    if seconds is None or not -(2**63) <= seconds < 2**63:
+        raise InputError(f"{what}: {value!r} is not a usable number of epoch seconds")
+    return seconds
 
 
 def text_sha256(text: str) -> str:
@@ -128,20 +142,31 @@ def plan_ids(rollout_ids: Iterable[str], terminated_ids: int, policy: str) -> li
     """
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
-    planned: list[CitedId] = []
+    return [CitedId(*planned) for planned in _plan(rollout_ids, terminated_ids, policy)]
+
+
+# A reply cites a few of the same memories again and again: normalise each spelling once.
+_normalized = lru_cache(maxsize=2048)(normalize_thread_id)
+
+
+def _plan(rollout_ids: Iterable[str], terminated_ids: int,
+          policy: str) -> list[tuple[str, str | None, bool, bool]]:
+    """``plan_ids`` as (rollout_id, thread_id, terminated, counted) tuples, policy checked by the caller."""
+    planned = []
     seen: set[str] = set()
+    codex = policy == "codex"
     for position, rollout_id in enumerate(rollout_ids):
-        thread_id = normalize_thread_id(rollout_id)
+        thread_id = _normalized(rollout_id)
         terminated = position < terminated_ids
         if thread_id is None:
             counted = False
-        elif policy == "codex":
+        elif codex:
             counted = True
         else:
             counted = terminated and thread_id not in seen
             if counted:
                 seen.add(thread_id)
-        planned.append(CitedId(rollout_id, thread_id, terminated, counted))
+        planned.append((rollout_id, thread_id, terminated, counted))
     return planned
 
 
@@ -194,48 +219,72 @@ def resolve_cited_path(root: str, path: str) -> str | None:
 
 
 class MemoryFiles:
-    """The cited files of one memory folder, each read at most once per batch (by mtime and size)."""
+    """The cited files of one memory folder, each read at most once per batch (by mtime and size).
+
+    A file is looked at (``stat``) once per reply; the hash of a cited range is
+    computed once per version of the file.
+    """
 
     def __init__(self, root: str | os.PathLike | None) -> None:
         self.root = None if root is None else os.path.realpath(os.fspath(root))
         if self.root is not None and not os.path.isdir(self.root):
             self.root = None
-        self._lines: dict[str, tuple[tuple[int, int], list[bytes] | None]] = {}
+        # real path -> ((mtime_ns, size), lines or None, {(start, end): hash or None})
+        self._files: dict[str, tuple[tuple[int, int], list[bytes] | None, dict]] = {}
         self._resolved: dict[str, str | None] = {}
 
     def lines_sha256(self, path: str, line_start: int, line_end: int) -> str | None:
         """The hash of the cited lines as they are now, or None (unresolved, out of range)."""
-        if self.root is None:
-            return None
-        try:
-            real = self._resolved[path]
-        except KeyError:
-            real = self._resolved[path] = resolve_cited_path(self.root, path)
-        if real is None:
-            return None
-        lines = self._read(real)
-        if lines is None:
-            return None
-        return _lines_sha256(lines, line_start, line_end)
+        return self.entry_hashes([(path, line_start, line_end)])[0]
 
-    def _read(self, real: str) -> list[bytes] | None:
+    def entry_hashes(self, cited: Iterable[tuple[str, int, int]]) -> list[str | None]:
+        """``lines_sha256`` of each (path, line_start, line_end), each file looked at once."""
+        if self.root is None:
+            return [None for _ in cited]
+        current: dict[str, dict | None] = {}  # real path -> its range hashes, this call
+        hashes = []
+        for path, line_start, line_end in cited:
+            try:
+                real = self._resolved[path]
+            except KeyError:
+                real = self._resolved[path] = resolve_cited_path(self.root, path)
+            if real is None:
+                hashes.append(None)
+                continue
+            try:
+                ranges = current[real]
+            except KeyError:
+                ranges = current[real] = self._ranges(real)
+            if ranges is None:
+                hashes.append(None)
+                continue
+            span = (line_start, line_end)
+            try:
+                hashes.append(ranges[span])
+            except KeyError:
+                lines = self._files[real][1]
+                digest = ranges[span] = _lines_sha256(lines, line_start, line_end)
+                hashes.append(digest)
+        return hashes
+
+    def _ranges(self, real: str) -> dict | None:
+        """The range-hash cache of the file as it is now (re-read if it changed), or None."""
         try:
             stat = os.stat(real)
         except OSError:
             return None
         stamp = (stat.st_mtime_ns, stat.st_size)
-        cached = self._lines.get(real)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-        lines: list[bytes] | None = None
-        if stat.st_size <= MAX_CITED_FILE_BYTES:
-            try:
-                with open(real, "rb") as handle:
-                    lines = _byte_lines(handle.read())
-            except OSError:
-                lines = None
-        self._lines[real] = (stamp, lines)
-        return lines
+        cached = self._files.get(real)
+        if cached is None or cached[0] != stamp:
+            lines: list[bytes] | None = None
+            if stat.st_size <= MAX_CITED_FILE_BYTES:
+                try:
+                    with open(real, "rb") as handle:
+                        lines = _byte_lines(handle.read())
+                except OSError:
+                    lines = None
+            cached = self._files[real] = (stamp, lines, {})
+        return None if cached[1] is None else cached[2]
 
 
 # --------------------------------------------------------------------------- recording
@@ -296,35 +345,47 @@ class RecordResult:
         return result
 
 
+# Constant statements, so sqlite3's statement cache prepares each once per connection;
+# rows go through executemany (one prepared INSERT stepped per row: cheaper than a
+# multi-row VALUES, whose text would vary with the number of rows).
 _INSERT_REPLY = (
     "INSERT INTO replies (reply_key, key_kind, text_sha256, replied_at, recorded_at, thread_id,"
     " cwd, profile, policy, origin, memory_root, blocks, unterminated, diagnostics)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (reply_key) DO NOTHING"
 )
+# One statement per thread: an ``IN (...)`` list of threads costs more than the
+# statements it saves (SQLite collects the rows first, then updates them).
 _INCREMENT = (
     "UPDATE memories SET usage_count = usage_count + ?,"
     " last_usage = max(coalesce(last_usage, ?), ?) WHERE thread_id = ?"
 )
+_IS_KNOWN = "SELECT 1 FROM memories WHERE thread_id = ?"
 _INSERT_ID = (
     "INSERT INTO cited_ids (reply_id, position, rollout_id, thread_id, terminated, counted, known)"
-    " VALUES "
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_ENTRY = (
     "INSERT INTO cited_entries (reply_id, position, path, line_start, line_end, note, line,"
-    " terminated, lines_sha256) VALUES "
+    " terminated, lines_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_ROWS_PER_INSERT = 64
 
 
-def _insert_rows(conn: sqlite3.Connection, insert: str, rows: list[tuple]) -> None:
-    """Insert ``rows`` with multi-row statements (a few rows per reply is the common case)."""
-    if not rows:
-        return
-    placeholders = "(" + ", ".join("?" * len(rows[0])) + ")"
-    for start in range(0, len(rows), _ROWS_PER_INSERT):
-        chunk = rows[start : start + _ROWS_PER_INSERT]
-        conn.execute(insert + ", ".join([placeholders] * len(chunk)),
-                     [value for row in chunk for value in row])
+def _increment(conn: sqlite3.Connection, increments: dict[str, int], at: int) -> dict[str, bool]:
+    """Add each thread's count to usage_count; return which threads are known memories.
+
+    The increment is atomic in SQL (never read, then written, in Python), so concurrent
+    recorders never lose a count.
+    """
+    counted = [(count, at, at, thread_id) for thread_id, count in increments.items() if count]
+    changed = conn.executemany(_INCREMENT, counted).rowcount if counted else 0
+    # executemany sums the rows changed: all or none tells each thread's answer.
+    known: dict[str, bool] = {}
+    if changed == len(counted) or changed == 0:
+        known = {row[3]: changed > 0 for row in counted}
+    for thread_id in increments:
+        if thread_id not in known:  # not counted, or some of the counted were unknown
+            known[thread_id] = conn.execute(_IS_KNOWN, (thread_id,)).fetchone() is not None
+    return known
 
 
 def record_reply(
@@ -347,9 +408,15 @@ def record_reply(
         reply = ReplyInput(reply)
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
-    reading = parse_reply(reply.text, profile=profile)
     if files is None:
         files = MemoryFiles(memory_root)
+    return _record(conn, reply, parse_reply, profile, policy, files, now)
+
+
+def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: str, policy: str,
+            files: MemoryFiles, now: int | None) -> RecordResult:
+    """``record_reply`` with the reader, policy and files already settled (once per batch)."""
+    reading = parse_reply(reply.text, profile=profile)
     recorded_at = int(time.time()) if now is None else now
     replied_at = recorded_at if reply.at is None else reply.at
     sha = text_sha256(reply.text)
@@ -358,23 +425,18 @@ def record_reply(
     citation = reading.citation
     entries = citation.entries if citation is not None else ()
     terminated_entries, terminated_ids = terminated_counts(reply.text, reading)
-    planned = plan_ids(citation.rollout_ids if citation else (), terminated_ids, policy)
+    planned = _plan(citation.rollout_ids if citation else (), terminated_ids, policy)
     # Everything that reads files or hashes happens before the write lock is taken.
-    entry_rows = []
-    hashed = 0
-    for position, entry in enumerate(entries):
-        digest = files.lines_sha256(entry.path, entry.line_start, entry.line_end)
-        hashed += digest is not None
-        entry_rows.append((position, entry.path, entry.line_start, entry.line_end, entry.note,
-                           entry.line, int(position < terminated_entries), digest))
+    hashes = files.entry_hashes([(e.path, e.line_start, e.line_end) for e in entries])
     increments: dict[str, int] = {}
-    for cited in planned:
-        if cited.thread_id is not None:
-            increments[cited.thread_id] = increments.get(cited.thread_id, 0) + cited.counted
+    for _, thread_id, _, counted in planned:
+        if thread_id is not None:
+            increments[thread_id] = increments.get(thread_id, 0) + counted
+    blocks = reading.blocks
     reply_row = (
         key, key_kind, sha, replied_at, recorded_at, reply.thread_id, reply.cwd, profile,
-        policy, reply.origin, files.root, len(reading.blocks),
-        int(bool(reading.blocks) and not reading.blocks[-1].terminated), len(reading.diagnostics),
+        policy, reply.origin, files.root, len(blocks),
+        int(bool(blocks) and not blocks[-1].terminated), len(reading.diagnostics),
     )
 
     with transaction(conn):
@@ -382,28 +444,25 @@ def record_reply(
         if cursor.rowcount != 1:
             return RecordResult("duplicate", key, key_kind, replied_at, reading, where=reply.where)
         reply_id = cursor.lastrowid
-        known: dict[str, bool] = {}
-        for thread_id, count in increments.items():
-            if count:
-                # An atomic increment in SQL: concurrent recorders never lose a count.
-                changed = conn.execute(_INCREMENT, (count, replied_at, replied_at, thread_id))
-                known[thread_id] = changed.rowcount > 0
-            else:
-                known[thread_id] = conn.execute(
-                    "SELECT 1 FROM memories WHERE thread_id = ?", (thread_id,)
-                ).fetchone() is not None
+        known = _increment(conn, increments, replied_at) if increments else {}
         cited_ids = tuple(
-            CitedId(c.rollout_id, c.thread_id, c.terminated, c.counted,
-                    known.get(c.thread_id, False) if c.thread_id else False)
-            for c in planned
+            CitedId(rollout_id, thread_id, terminated, counted,
+                    known[thread_id] if thread_id is not None else False)
+            for rollout_id, thread_id, terminated, counted in planned
         )
-        _insert_rows(conn, _INSERT_ID, [
-            (reply_id, position, c.rollout_id, c.thread_id, int(c.terminated), int(c.counted),
-             int(c.known))
-            for position, c in enumerate(cited_ids)
-        ])
-        _insert_rows(conn, _INSERT_ENTRY, [(reply_id, *row) for row in entry_rows])
-    return RecordResult("recorded", key, key_kind, replied_at, reading, cited_ids, len(entry_rows),
+        if cited_ids:
+            conn.executemany(_INSERT_ID, [
+                (reply_id, position, c.rollout_id, c.thread_id, c.terminated, c.counted, c.known)
+                for position, c in enumerate(cited_ids)
+            ])
+        if entries:
+            conn.executemany(_INSERT_ENTRY, [
+                (reply_id, position, e.path, e.line_start, e.line_end, e.note, e.line,
+                 position < terminated_entries, digest)
+                for position, (e, digest) in enumerate(zip(entries, hashes, strict=True))
+            ])
+    hashed = sum(digest is not None for digest in hashes)
+    return RecordResult("recorded", key, key_kind, replied_at, reading, cited_ids, len(entries),
                         hashed, where=reply.where, reply_id=reply_id)
 
 
@@ -420,10 +479,14 @@ def record_replies(
 
     Re-running a batch after a crash records exactly the replies that were missing.
     """
+    from memcite.reading import parse_reply
+
+    if policy not in POLICIES:
+        raise InputError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
     files = MemoryFiles(memory_root)
     for reply in replies:
         try:
-            yield record_reply(conn, reply, profile=profile, policy=policy, files=files, now=now)
+            yield _record(conn, reply, parse_reply, profile, policy, files, now)
         except CitationError as error:
             key, kind = (reply.id, "id") if reply.id else (text_sha256(reply.text), "sha256")
             at = reply.at if reply.at is not None else int(time.time()) if now is None else now
