@@ -199,8 +199,7 @@ def test_record_strict_profile_records_nothing_and_exits_1(env):
     code, _, err = run(["record", "--profile", "strict", "-"], env, stdin=REPLY.encode())
     assert code == 1
     assert "not-a-uuid" in err
-    conn = sqlite3.connect(env["MEMCITE_DB"])
-    assert conn.execute("SELECT count(*) FROM replies").fetchone()[0] == 0
+    assert not Path(env["MEMCITE_DB"]).exists()  # rejected before the database is opened
 
 
 @pytest.mark.parametrize("args", [
@@ -304,3 +303,129 @@ def test_the_codex_home_is_left_as_it_was(env):
     run(["record", "-"], env, stdin=REPLY.encode())
     invoke(["ingest", str(ROLLOUT)], env)
     assert digest() == before
+
+
+# --------------------------------------------------------------------------- the reply survives
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast path", "typer"])
+def test_record_writes_the_reply_even_when_the_database_cannot_be_used(env, tmp_path, fast):
+    fake = tmp_path / "fake.db"
+    fake.write_text("not a database\n")
+    extra = {} if fast else {"MEMCITE_NO_FASTPATH": "1"}
+    code, out, err = run(["record", "-", "--db", str(fake)], env,
+                         stdin=b"The agent answer.\n", **extra)
+    assert (code, out) == (2, b"The agent answer.\n")
+    assert "not an SQLite database" in err and "not recorded" in err
+    assert fake.read_text() == "not a database\n"
+
+
+def test_record_json_with_a_database_error_is_still_one_object(env, tmp_path):
+    fake = tmp_path / "fake.db"
+    fake.write_text("not a database\n")
+    code, out, err = run(["record", "--json", "-", "--db", str(fake)], env,
+                         stdin=REPLY.encode())
+    assert code == 2 and "not an SQLite database" in err
+    (line,) = out.decode().splitlines()
+    data = json.loads(line)
+    assert data["reading"]["visible"] == VISIBLE and data["recorded"] is None
+    assert "not an SQLite database" in data["error"]
+
+
+def test_record_writes_the_reply_when_the_data_folder_cannot_be_created(env, tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")  # a file where the data folder should go
+    code, out, err = run(["record", "-"], {**env, "MEMCITE_DB": ""}, stdin=REPLY.encode(),
+                         MEMCITE_HOME=str(blocker / "memcite"))
+    assert (code, out) == (2, VISIBLE.encode())
+    assert "cannot create memcite's data folder" in err and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- nothing created
+
+
+def _no_db_env(env, tmp_path):
+    """``env`` with the default database: memcite.sqlite in the user data folder (XDG_DATA_HOME)."""
+    return {**env, "MEMCITE_DB": "", "CODEX_HOME": str(tmp_path / "no-codex")}
+
+
+def _created(tmp_path) -> list[str]:
+    return [str(p) for p in (tmp_path / "xdg", tmp_path / "home") if p.exists()]
+
+
+@pytest.mark.parametrize("args", [
+    ["stats"],
+    ["select"],
+    ["prune"],
+    ["restore", "--all"],
+    ["rebuild", "--check"],
+    ["sync"],
+    ["sync", "--codex-home", "/nonexistent/codex"],
+    ["record", "--jsonl", "/nonexistent/replies.jsonl"],
+    ["ingest", "/nonexistent/rollout.jsonl"],
+], ids=" ".join)
+def test_commands_that_read_or_fail_create_no_data_folder(env, tmp_path, args):
+    result = invoke(args, _no_db_env(env, tmp_path))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert _created(tmp_path) == []
+
+
+@pytest.mark.parametrize("args", [
+    ["sync", "--codex-home", "/nonexistent/codex"],
+    ["record", "--jsonl", "/nonexistent/replies.jsonl"],
+    ["ingest", "/nonexistent/rollout.jsonl", "/nonexistent/other.jsonl.zst"],
+    ["rebuild", "--check"],
+], ids=" ".join)
+def test_a_bad_input_creates_no_database(env, args):
+    result = invoke(args, env)
+    assert result.exit_code == 2
+    assert "nonexistent" in result.stderr or "no such database" in result.stderr
+    assert not Path(env["MEMCITE_DB"]).exists()
+
+
+def test_rebuild_check_changes_nothing_not_even_the_schema_version(env):
+    assert invoke(["sync"], env).exit_code == 0
+    conn = sqlite3.connect(env["MEMCITE_DB"])
+    conn.execute("DELETE FROM _memcite_migrations WHERE name = 'm002_archive_log'")
+    conn.execute("PRAGMA user_version = 1")  # as a database of an older memcite
+    conn.commit()
+    conn.close()
+    check = invoke(["rebuild", "--check"], env)
+    assert check.exit_code == 0, check.output
+    conn = sqlite3.connect(env["MEMCITE_DB"])
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM _memcite_migrations").fetchone()[0] == 1
+    conn.close()
+
+
+def test_a_writing_command_creates_the_default_data_folder(env, tmp_path):
+    result = invoke(["sync"], {**env, "MEMCITE_DB": ""})
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "xdg" / "memcite" / "memcite.sqlite").exists()
+
+
+@pytest.mark.parametrize("xdg", ["/tmp/xdg-data", "relative/ignored", "", None])
+def test_the_default_data_folder_is_platformdirs_user_data_dir(monkeypatch, xdg):
+    import platformdirs
+
+    from memcite.paths import user_data_dir
+
+    monkeypatch.delenv("MEMCITE_HOME", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    if xdg is not None:
+        monkeypatch.setenv("XDG_DATA_HOME", xdg)
+    assert user_data_dir() == platformdirs.user_data_dir("memcite", appauthor=False)
+
+
+def test_tilde_is_expanded_in_every_location(monkeypatch, tmp_path):
+    from memcite import paths
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    environ = {"CODEX_HOME": "~/.codexalt", "MEMCITE_DB": "~/m.sqlite",
+               "MEMCITE_CACHE_DIR": "~/cache", "MEMCITE_HOME": "~/data"}
+    assert paths.resolve_codex_home(None, environ) == str(tmp_path / ".codexalt")
+    assert paths.resolve_codex_home("~/other", environ) == str(tmp_path / "other")
+    assert paths.resolve_db_path(None, environ) == str(tmp_path / "m.sqlite")
+    assert paths.user_cache_dir(environ) == str(tmp_path / "cache")
+    assert paths.user_data_dir(environ) == str(tmp_path / "data")

@@ -135,6 +135,26 @@ def test_fast_path_and_typer_print_the_same(args):
     assert fast == slow
 
 
+@pytest.mark.parametrize("args", [
+    ["parse", "--profile", "lenient", str(TYPICAL)],
+    ["strip", "--errors", "ignore", str(TYPICAL)],
+    ["record", "--policy", "sometimes", str(TYPICAL)],
+    ["instructions", "--tokenizer", "gpt2"],
+    ["instructions", "--profile", "claude"],
+    ["truncate", "--errors", "ignore", str(TYPICAL)],
+], ids=lambda a: " ".join(a[:3]))
+def test_a_bad_choice_is_one_message_on_both_paths(args, tmp_path):
+    # One check (memcite.console.check_choice) for the fast path and Typer alike.
+    env = {"MEMCITE_DB": str(tmp_path / "m.sqlite"), "CODEX_HOME": str(tmp_path)}
+    fast = run(*args, env_extra=env)
+    slow = run(*args, env_extra={**env, "MEMCITE_NO_FASTPATH": "1"})
+    assert fast == slow
+    code, out, err = fast
+    assert (code, out) == (2, b"")
+    assert err.startswith(f"memcite: error: {args[1]}: '{args[2]}' is not one of ")
+    assert not (tmp_path / "m.sqlite").exists()
+
+
 def test_fast_path_options_exist_on_the_typer_commands():
     group = get_command(app)  # Typer vendors click, so duck typing
     for name, spec in FAST_COMMANDS.items():

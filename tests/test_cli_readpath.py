@@ -85,9 +85,29 @@ def test_codex_profile_json_summary_is_codexs(env):
 def test_nothing_to_inject_prints_nothing(env, tmp_path):
     result = run_cli("instructions", "--memory-root", str(tmp_path / "none"))
     assert (result.exit_code, result.stdout) == (0, "")
+    assert f"--memory-root {tmp_path / 'none'}: no such folder" in result.stderr
     result = run_cli("instructions", "--memory-root", str(tmp_path / "none"), "--json")
     data = json.loads(result.stdout)
     assert data["instructions"] is None and data["summary"] is None
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast path", "typer"])
+def test_a_codex_home_with_a_tilde_is_expanded_as_sync_does(env, fast):
+    user_home = Path(env["project"]).parent / "home"
+    shutil.copytree(env["home"], user_home / ".codexalt")
+    extra = {"HOME": str(user_home), "CODEX_HOME": "~/.codexalt"}
+    if not fast:
+        extra["MEMCITE_NO_FASTPATH"] = "1"
+    done = run_process(["instructions", "--profile", "codex"], env, extra_env=extra)
+    assert done.returncode == 0, done.stderr
+    assert b"MEMORY_SUMMARY BEGINS" in done.stdout and b"no such folder" not in done.stderr
+
+
+def test_a_missing_default_memory_root_is_a_warning(env, tmp_path):
+    result = run_cli("instructions", "--codex-home", str(tmp_path / "nowhere"))
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert f"{tmp_path / 'nowhere' / 'memories'} ($CODEX_HOME/memories): no such folder" \
+        in result.stderr
 
 
 def test_explain_is_a_table(env):

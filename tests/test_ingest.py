@@ -9,7 +9,7 @@ import pytest
 import zstandard
 
 from memcite.errors import InputError
-from memcite.ingest import RolloutScan, ingest_rollout, iter_rollout_replies
+from memcite.ingest import RolloutScan, check_rollout, ingest_rollout, iter_rollout_replies
 from memcite.store import open_store, transaction
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -39,7 +39,7 @@ def test_assistant_messages_are_the_replies(tmp_path):
     assert "<oai-mem-citation>" in first.text and first.text.endswith("</oai-mem-citation>")
     assert (first.thread_id, first.cwd) == (SESSION, "/home/dev/memcite")
     assert first.at == 1_768_903_206
-    assert first.id is None and first.where == f"{SAMPLE}:7"
+    assert first.id == f"{SESSION}:7" and first.where == f"{SAMPLE}:7"  # keyed by its place
     assert replies[2].text == "Anything else?"
     assert (scan.session_id, scan.replies, scan.lines) == (SESSION, 3, 13)
 
@@ -150,3 +150,52 @@ def test_a_huge_tool_output_line_is_skipped_and_replies_around_it_are_read(tmp_p
     replies = list(iter_rollout_replies(rollout, scan))
     assert [len(r.text) for r in replies] == [200_000]  # a long reply is read whole
     assert replies[0].where.endswith(":2") and scan.lines == 3
+
+
+def _rollout(path: Path, session: str | None, texts: list[str]) -> Path:
+    """A rollout file: a session_meta line (unless ``session`` is None), then one reply per text."""
+    lines = [] if session is None else [
+        json.dumps({"type": "session_meta", "payload": {"id": session, "cwd": "/w"}})]
+    lines += [json.dumps({"timestamp": "2026-01-20T10:00:00Z", "type": "response_item",
+                          "payload": {"type": "message", "role": "assistant",
+                                      "content": [{"type": "output_text", "text": text}]}})
+              for text in texts]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+DONE = f"Done.\n\n<oai-mem-citation>\n<rollout_ids>\n{KNOWN[0]}\n</rollout_ids>\n</oai-mem-citation>"
+OTHER_SESSION = "019bdb5e-1c40-7a21-9c3e-5f0d2b7a4e12"
+
+
+def test_identical_replies_in_two_turns_or_sessions_each_count_as_in_codex(conn, tmp_path):
+    first = _rollout(tmp_path / "a.jsonl", SESSION, [DONE, "Next?", DONE])
+    second = _rollout(tmp_path / "b.jsonl", OTHER_SESSION, [DONE])
+    assert ingest_rollout(conn, first).counted == 2  # two turns, the same text
+    assert ingest_rollout(conn, second).counted == 1  # another session, the same text
+    usage = conn.execute("SELECT usage_count FROM memories WHERE thread_id = ?", (KNOWN[0],))
+    assert usage.fetchone()[0] == 3
+    keys = [r[0] for r in conn.execute("SELECT reply_key FROM replies ORDER BY id")]
+    assert keys == [f"{SESSION}:2", f"{SESSION}:3", f"{SESSION}:4", f"{OTHER_SESSION}:2"]
+
+
+def test_reingesting_a_grown_rollout_records_only_the_new_replies(conn, tmp_path):
+    rollout = _rollout(tmp_path / "a.jsonl", SESSION, [DONE])
+    assert ingest_rollout(conn, rollout).recorded == 1
+    _rollout(rollout, SESSION, [DONE, DONE])  # Codex appended a turn saying the same
+    again = ingest_rollout(conn, rollout)
+    assert (again.recorded, again.duplicates, again.counted) == (1, 1, 1)
+
+
+def test_without_session_meta_a_reply_is_keyed_by_its_file_and_line(tmp_path):
+    rollout = _rollout(tmp_path / "a.jsonl", None, [DONE, DONE])
+    replies = list(iter_rollout_replies(rollout))
+    assert [r.id for r in replies] == [f"{rollout}:1", f"{rollout}:2"]
+
+
+def test_check_rollout_reads_nothing_and_refuses_what_cannot_be_opened(tmp_path):
+    check_rollout(SAMPLE)
+    with pytest.raises(InputError, match="no such file"):
+        check_rollout(tmp_path / "absent.jsonl")
+    with pytest.raises(InputError, match="is a directory"):
+        check_rollout(tmp_path)

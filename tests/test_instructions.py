@@ -388,9 +388,10 @@ def test_an_unwritable_cache_is_skipped(home, tmp_path, o200k):
     ],
 )
 def test_default_cache_dir_is_platformdirs_user_cache_dir(monkeypatch, env):
+    # One rule for every cache (instructions, stats, the lark reader): memcite.paths.
     import platformdirs
 
-    from memcite.readpath_commands import user_cache_dir
+    from memcite.paths import user_cache_dir
 
     monkeypatch.delenv("MEMCITE_CACHE_DIR", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
@@ -400,7 +401,7 @@ def test_default_cache_dir_is_platformdirs_user_cache_dir(monkeypatch, env):
 
 
 def test_memcite_cache_dir_overrides(monkeypatch, tmp_path):
-    from memcite.readpath_commands import user_cache_dir
+    from memcite.paths import user_cache_dir
 
     monkeypatch.setenv("MEMCITE_CACHE_DIR", str(tmp_path))
     assert user_cache_dir() == str(tmp_path)

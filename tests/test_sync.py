@@ -283,3 +283,57 @@ def test_summary_headers_stop_at_the_blank_line(tmp_path):
     assert found.has_text
     (tmp_path / "no_header.md").write_text("# Just a summary\n")
     assert codex_home.read_rollout_summary_header(tmp_path / "no_header.md") is None
+
+
+def _codex_writes(db: Path) -> None:
+    """What Codex does to its database: a write, checkpointed into the main file on close."""
+    writer = sqlite3.connect(db)
+    writer.execute("CREATE TABLE codex_grew (x BLOB)")
+    writer.executemany("INSERT INTO codex_grew VALUES (?)", [(b"x" * 1000,)] * 100)
+    writer.commit()
+    writer.close()
+
+
+def test_a_codex_database_written_during_an_immutable_read_is_refused(home):
+    db = home / "memories_1.sqlite"
+    assert db.read_bytes()[18] == 2 and not Path(f"{db}-wal").exists()  # read immutable
+    rows = codex_home.iter_stage1_outputs(db, batch_size=1, command="sync")
+    next(rows)
+    _codex_writes(db)
+    with pytest.raises(CodexHomeError, match="Codex wrote to its database during the sync; "
+                                             "run memcite sync again"):
+        list(rows)
+
+
+def test_sync_refuses_a_read_during_which_codex_wrote(home, conn):
+    def codex_writes_midway(phase, done, total):
+        if phase == "stage1_outputs" and done == 10:
+            _codex_writes(home / "memories_1.sqlite")
+
+    with pytest.raises(CodexHomeError, match="run memcite sync again"):
+        sync_codex_home(conn, home, now=NOW, batch_rows=10, progress=codex_writes_midway)
+    report = sync_codex_home(conn, home, now=NOW + 1)  # Codex is done: a re-run reads it all
+    assert report.stage1_rows == len(IN_DB)
+
+
+def test_an_unchanged_immutable_read_is_accepted(home):
+    db = home / "memories_1.sqlite"
+    assert codex_home.count_stage1_outputs(db) == len(list(codex_home.iter_stage1_outputs(db)))
+
+
+def test_every_stage1_thread_id_is_validated(tmp_path, conn):
+    home = tmp_path / "odd"
+    home.mkdir()
+    codex = sqlite3.connect(home / "memories_1.sqlite")
+    codex.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY,"
+                  " source_updated_at INTEGER NOT NULL)")
+    good = "019c7714-3b77-74d1-9866-e1f484aae2ab"
+    odd = ["zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz",  # 36 characters, lowercase, not a UUID
+           "019c7714+3b77+74d1+9866+e1f484aae2ab",
+           "019c77143b7774d19866e1f484aae2ab0000"]
+    codex.executemany("INSERT INTO stage1_outputs VALUES (?, 1)", [(t,) for t in [good, *odd]])
+    codex.commit()
+    codex.close()
+    report = sync_codex_home(conn, home, now=NOW)
+    assert (report.stage1_rows, report.invalid_ids) == (1, 3)
+    assert [r[0] for r in conn.execute("SELECT thread_id FROM memories")] == [good]

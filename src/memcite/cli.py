@@ -48,11 +48,6 @@ def _exit(code: int) -> None:
         raise typer.Exit(code)
 
 
-def _check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
-    if value not in choices:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=option)
-
-
 @app.command()
 def parse(
     source: SourceArg = None,
@@ -62,8 +57,6 @@ def parse(
     json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Read the citation blocks of one reply: entries, ids, what Codex counts, diagnostics."""
-    _check_choice(profile, ("codex", "strict"), "--profile")
-    _check_choice(errors, ("strict", "replace"), "--errors")
     _exit(reading_commands.parse(source, profile, errors, max_bytes, json))
 
 
@@ -75,8 +68,6 @@ def strip(
     max_bytes: MaxBytesOpt = DEFAULT_MAX_BYTES,
 ) -> None:
     """Write the visible reply, byte for byte, with every citation block removed."""
-    _check_choice(profile, ("codex", "strict"), "--profile")
-    _check_choice(errors, ("strict", "replace"), "--errors")
     _exit(reading_commands.strip(source, profile, errors, max_bytes))
 
 

@@ -56,11 +56,6 @@ def _exit(code: int) -> None:
         raise typer.Exit(code)
 
 
-def _check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
-    if value not in choices:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=option)
-
-
 def record(
     source: Annotated[
         Optional[str],  # noqa: UP045
@@ -106,9 +101,6 @@ def record(
                                        "recorded (JSON Lines with --jsonl).")] = False,
 ) -> None:
     """Record the citations of one reply (printing the visible reply), or of a JSON Lines batch."""
-    _check_choice(policy, ("default", "codex"), "--policy")
-    _check_choice(profile, ("codex", "strict"), "--profile")
-    _check_choice(errors, ("strict", "replace"), "--errors")
     _exit(ledger_commands.record(
         source=source, db=db, codex_home=codex_home, jsonl=jsonl, policy=policy,
         profile=profile, errors=errors, max_bytes=max_bytes, id=id, at=at,
@@ -164,9 +156,13 @@ def ingest(
     profile: ProfileOpt = "codex",
     json: Annotated[bool, typer.Option("--json", help="One JSON object per file.")] = False,
 ) -> None:
-    """Record the assistant replies found in Codex session files (no reply text is stored)."""
-    _check_choice(policy, ("default", "codex"), "--policy")
-    _check_choice(profile, ("codex", "strict"), "--profile")
+    """Record the assistant replies found in Codex session files (no reply text is stored).
+
+    Each reply is keyed by its session id and line number (the file's path and
+    line when there is no session_meta line): ingesting a file again, even after
+    Codex appended to it, counts nothing twice, while two turns that say the same
+    thing each count, as in Codex.
+    """
     _exit(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
                                  profile=profile, json=json))
 

@@ -38,11 +38,6 @@ ErrorsOpt = Annotated[
 ]
 
 
-def _check_choice(value: str | None, choices: tuple[str, ...], option: str) -> None:
-    if value is not None and value not in choices:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=option)
-
-
 def _exit(code: int) -> None:
     if code:
         raise typer.Exit(code)
@@ -65,7 +60,7 @@ def instructions(
         Optional[str],  # noqa: UP045
         typer.Option(
             "--codex-home",
-            help="Codex home holding memory/projects/ (default: ~/.codex).",
+            help="Codex home holding memory/projects/ (default: $CODEX_HOME, else ~/.codex).",
             envvar="CODEX_HOME",
             show_default=False,
         ),
@@ -99,9 +94,6 @@ def instructions(
     ] = False,
 ) -> None:
     """Print the developer instructions built from memory for a working directory."""
-    _check_choice(profile, readpath_commands.PROFILE_CHOICES, "--profile")
-    _check_choice(tokenizer, readpath_commands.TOKENIZER_CHOICES, "--tokenizer")
-    _check_choice(errors, readpath_commands.ERROR_CHOICES, "--errors")
     _exit(
         readpath_commands.instructions(
             cwd=cwd,
@@ -133,8 +125,6 @@ def truncate(
     ] = DEFAULT_MAX_BYTES,
 ) -> None:
     """Write a text cut to a token budget, byte for byte (approx: Codex's middle cut)."""
-    _check_choice(tokenizer, readpath_commands.TOKENIZER_CHOICES, "--tokenizer")
-    _check_choice(errors, readpath_commands.ERROR_CHOICES, "--errors")
     _exit(readpath_commands.truncate(source, budget, tokenizer, bpe_file, errors, max_bytes))
 
 

@@ -2,8 +2,10 @@
 
 Codex's database is opened with ``mode=ro`` (and ``immutable=1`` when it is a
 WAL database with no ``-wal`` file, so that not even ``-shm``/``-wal`` files are
-created beside it); nothing here ever writes to a Codex home. Rows and headers
-are yielded one at a time, so a home of any size is read in constant memory.
+created beside it); nothing here ever writes to a Codex home. ``immutable``
+tells SQLite the file cannot change, so a read made that way is checked: if
+the file changed while it was read (Codex wrote), the read is refused. Rows and
+headers are yielded one at a time, so a home of any size is read in constant memory.
 See shared/spec/usage-and-retention.md and shared/spec/layout.md §1.
 """
 
@@ -78,9 +80,16 @@ def memory_folder(codex_home: str | os.PathLike) -> str:
 # --------------------------------------------------------------------------- memories_1.sqlite
 
 
-def open_codex_db(path: str | os.PathLike) -> sqlite3.Connection:
-    """Open Codex's database read-only, creating no file beside it."""
-    path = os.path.abspath(os.fspath(path))
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+def _open(path: str) -> tuple[sqlite3.Connection, tuple[int, int, int] | None]:
+    """A read-only connection and, when it is opened ``immutable``, the file's stamp before."""
     try:
         with open(path, "rb") as handle:
             header = handle.read(100)
@@ -90,6 +99,7 @@ def open_codex_db(path: str | os.PathLike) -> sqlite3.Connection:
         raise CodexHomeError(f"{path}: not an SQLite database")
     wal_mode = len(header) > 19 and header[18] == 2
     immutable = wal_mode and not os.path.exists(path + "-wal")
+    stamp = _stamp(path) if immutable else None
     quoted = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
     uri = f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
     try:
@@ -97,7 +107,28 @@ def open_codex_db(path: str | os.PathLike) -> sqlite3.Connection:
         conn.execute("PRAGMA query_only = 1")
     except sqlite3.Error as exc:
         raise CodexHomeError(f"{path}: cannot open read-only ({exc})") from None
-    return conn
+    return conn, stamp
+
+
+def open_codex_db(path: str | os.PathLike) -> sqlite3.Connection:
+    """Open Codex's database read-only, creating no file beside it.
+
+    The caller reads at its own risk if Codex writes meanwhile; ``count_stage1_outputs``
+    and ``iter_stage1_outputs`` check for that.
+    """
+    return _open(os.path.abspath(os.fspath(path)))[0]
+
+
+def _check_unchanged(path: str, stamp: tuple[int, int, int] | None, command: str | None) -> None:
+    """Refuse a read made ``immutable`` if Codex wrote to the file meanwhile."""
+    if stamp is not None and _stamp(path) != stamp:
+        during, again = (f"the {command}", f"memcite {command}") if command \
+            else ("the read", "the command")
+        raise CodexHomeError(
+            f"{path}: Codex wrote to its database during {during}; run {again} again",
+            hint="what was read may be inconsistent; re-running is cheap (rows are updated "
+                 "in place)",
+        )
 
 
 def _stage1_columns(conn: sqlite3.Connection, path: str) -> set[str]:
@@ -124,26 +155,33 @@ def _stage1_select(conn: sqlite3.Connection, path: str) -> str:
     return f"SELECT {', '.join(picked)} FROM stage1_outputs"
 
 
-def count_stage1_outputs(path: str | os.PathLike) -> int:
-    """How many rows ``stage1_outputs`` holds (for progress)."""
-    conn = open_codex_db(path)
+def count_stage1_outputs(path: str | os.PathLike, *, command: str | None = None) -> int:
+    """How many rows ``stage1_outputs`` holds (for progress); ``command`` names the caller in errors."""
+    path = os.path.abspath(os.fspath(path))
+    conn, stamp = _open(path)
     try:
-        _stage1_columns(conn, os.fspath(path))
-        return conn.execute("SELECT count(*) FROM stage1_outputs").fetchone()[0]
+        _stage1_columns(conn, path)
+        count = conn.execute("SELECT count(*) FROM stage1_outputs").fetchone()[0]
     except sqlite3.Error as exc:
-        raise CodexHomeError(f"{os.fspath(path)}: cannot read stage1_outputs ({exc})") from None
+        _check_unchanged(path, stamp, command)
+        raise CodexHomeError(f"{path}: cannot read stage1_outputs ({exc})") from None
     finally:
         conn.close()
+    _check_unchanged(path, stamp, command)
+    return count
 
 
-def iter_stage1_outputs(path: str | os.PathLike, *, batch_size: int = 2000) -> Iterator[tuple]:
+def iter_stage1_outputs(path: str | os.PathLike, *, batch_size: int = 2000,
+                        command: str | None = None) -> Iterator[tuple]:
     """Yield ``stage1_outputs`` rows as tuples in ``STAGE1_COLUMNS`` order plus
     ``has_raw_memory`` and ``has_rollout_summary``, streaming from a read-only connection.
 
-    Large texts are never loaded into Python: only whether they are blank.
+    Large texts are never loaded into Python: only whether they are blank. When
+    Codex wrote to an ``immutable`` file during the read, a ``CodexHomeError``
+    (naming ``command``, e.g. ``"sync"``, if given) follows the last row.
     """
-    path = os.fspath(path)
-    conn = open_codex_db(path)
+    path = os.path.abspath(os.fspath(path))
+    conn, stamp = _open(path)
     try:
         cursor = conn.execute(_stage1_select(conn, path))
         while True:
@@ -152,9 +190,11 @@ def iter_stage1_outputs(path: str | os.PathLike, *, batch_size: int = 2000) -> I
                 break
             yield from rows
     except sqlite3.Error as exc:
+        _check_unchanged(path, stamp, command)
         raise CodexHomeError(f"{path}: cannot read stage1_outputs ({exc})") from None
     finally:
         conn.close()
+    _check_unchanged(path, stamp, command)
 
 
 # --------------------------------------------------------------------------- the memory folder

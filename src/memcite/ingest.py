@@ -6,6 +6,11 @@ JSON Lines: a ``session_meta`` line (``payload.id``, ``payload.cwd``) and
 ``assistant`` whose ``output_text`` parts, concatenated, are the reply text
 (block included). Other lines are skipped, most of them without being parsed.
 ``.jsonl.zst`` files are decompressed on the fly.
+
+Each reply is keyed by its place, ``<session id>:<line number>`` (the file's
+absolute path when there is no ``session_meta``): rollout files are only
+appended to, so ingesting a file again counts nothing twice, while two turns
+that happen to say the same thing count twice, as Codex counts them.
 """
 
 from __future__ import annotations
@@ -33,6 +38,16 @@ class RolloutScan:
     replies: int = 0
     bad_lines: list[int] = field(default_factory=list)  # not JSON (first few kept)
     bad_line_count: int = 0
+
+
+def check_rollout(path: str | os.PathLike) -> None:
+    """Raise ``InputError`` if ``path`` cannot be opened as a rollout file (nothing is read)."""
+    _open_lines(os.fspath(path)).close()
+
+
+def reply_id(session_id: str | None, path: str, line_number: int) -> str:
+    """The stable key of the reply on ``line_number``: its session and line, else its file and line."""
+    return f"{session_id or os.path.abspath(path)}:{line_number}"
 
 
 def _open_lines(path: str):
@@ -148,8 +163,9 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
                 except InputError:
                     at = None
             scan.replies += 1
-            yield ReplyInput(text=text, at=at, thread_id=scan.session_id, cwd=scan.cwd,
-                             origin=origin, where=f"{path}:{number}")
+            yield ReplyInput(text=text, id=reply_id(scan.session_id, path, number), at=at,
+                             thread_id=scan.session_id, cwd=scan.cwd, origin=origin,
+                             where=f"{path}:{number}")
     except (OSError, MemciteError) as exc:
         raise InputError(f"{path}: cannot read: {exc}") from None
     except Exception as exc:  # zstandard.ZstdError and friends: a damaged file

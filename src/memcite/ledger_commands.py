@@ -1,8 +1,11 @@
 """The bodies of ``memcite record``, ``sync``, ``ingest`` and ``rebuild``; each returns the exit code.
 
 Shared by the Typer commands (``memcite.cli_ledger``) and, for ``record``, the
-fast path: this module imports neither Typer, rich nor sqlite-utils. It is the
-one place that knows the default database and Codex home locations.
+fast path: this module imports neither Typer, rich nor sqlite-utils. Default
+locations come from ``memcite.paths``; resolving them creates nothing: the
+default data folder is created only by a command about to write to its
+database, and every input (a reply, a Codex home, a rollout or JSON Lines file)
+is checked before the database is opened.
 """
 
 from __future__ import annotations
@@ -12,66 +15,40 @@ import os
 import sys
 from collections.abc import Iterator
 
+from memcite.console import check_choice, dump_json, note, report_error, source_name
 from memcite.errors import CitationError, InputError, MemciteError
 from memcite.inputs import DEFAULT_MAX_BYTES, decode_utf8, read_bytes
+from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
 
-DB_FILE_NAME = "memcite.sqlite"
+# resolve_* and report_error are also used by memcite.retention_commands.
+__all__ = ["ingest", "open_database", "rebuild", "record", "report_error", "resolve_codex_home",
+           "resolve_db_path", "sync"]
 
-
-# --------------------------------------------------------------------------- locations
-
-
-def default_db_path(environ=os.environ) -> str:
-    """``$MEMCITE_DB``, else ``memcite.sqlite`` in ``$MEMCITE_HOME``, else in the user data folder."""
-    if environ.get("MEMCITE_DB"):
-        return os.path.expanduser(environ["MEMCITE_DB"])
-    folder = environ.get("MEMCITE_HOME")
-    if folder:
-        folder = os.path.expanduser(folder)
-    else:
-        from platformdirs import user_data_dir
-
-        folder = user_data_dir("memcite", appauthor=False)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.path.join(folder, DB_FILE_NAME)
+PROFILE_CHOICES = ("codex", "strict")
+ERROR_CHOICES = ("strict", "replace")
 
 
-def resolve_db_path(db: str | None, environ=os.environ) -> str:
-    """The database a command uses: ``--db``, else the defaults of ``default_db_path``."""
-    return os.path.expanduser(db) if db else default_db_path(environ)
+# --------------------------------------------------------------------------- the database
 
 
-def resolve_codex_home(codex_home: str | None, environ=os.environ) -> str:
-    """``--codex-home``, else ``$CODEX_HOME``, else ``~/.codex``."""
-    if codex_home:
-        return os.path.expanduser(codex_home)
-    if environ.get("CODEX_HOME"):
-        return os.path.expanduser(environ["CODEX_HOME"])
-    return os.path.expanduser("~/.codex")
+def open_database(db: str | None, *, readonly: bool = False, migrate_schema: bool = True):
+    """Open the command's database (see ``memcite.paths.resolve_db_path``).
 
+    A writer creates the default data folder first if it is missing; a database
+    named with ``--db`` or ``$MEMCITE_DB`` must be in a folder that exists.
+    """
+    from memcite.store import StoreError, open_store
 
-def open_database(db: str | None, *, readonly: bool = False):
-    """Open the command's database (see ``resolve_db_path``)."""
-    from memcite.store import open_store
-
-    return open_store(resolve_db_path(db), readonly=readonly)
-
-
-# --------------------------------------------------------------------------- output
-
-
-def report_error(error: MemciteError) -> int:
-    """Print a memcite error to stderr and return its exit code."""
-    sys.stderr.write(f"memcite: error: {error}\n")
-    return error.exit_code
-
-
-def _dump(obj) -> None:
-    sys.stdout.write(_json.dumps(obj, ensure_ascii=False) + "\n")
-
-
-def _note(message: str) -> None:
-    sys.stderr.write(f"memcite: {message}\n")
+    folder = None if readonly else default_db_folder(db)
+    if folder is not None and not os.path.isdir(folder):
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{folder}: cannot create memcite's data folder "
+                             f"({exc.strerror or exc})",
+                             hint="set MEMCITE_HOME or MEMCITE_DB to a writable place, "
+                                  "or pass --db") from None
+    return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema)
 
 
 def _database_error(db: str | None, exc: Exception) -> MemciteError:
@@ -84,11 +61,6 @@ def _database_error(db: str | None, exc: Exception) -> MemciteError:
                           hint="retry; nothing was half-written")
     return StoreError(f"{name}: {text}; the reply in progress was not recorded",
                       hint="check the file with `sqlite3 FILE 'PRAGMA integrity_check'`")
-
-
-def _check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
-    if value not in choices:
-        raise InputError(f"{option}: {value!r} is not one of {', '.join(choices)}")
 
 
 # --------------------------------------------------------------------------- record
@@ -108,42 +80,44 @@ def _bounded_lines(handle, limit: int) -> Iterator[bytes | None]:
             yield line
 
 
-def _jsonl_replies(source: str, max_bytes: int, errors: str, problems) -> Iterator:
-    """Yield ``ReplyInput``s from a JSON Lines file; a bad line is noted and skipped."""
-    from memcite.ledger import ReplyInput, parse_time
-
-    name = "<stdin>" if source == "-" else source
+def _open_jsonl(source: str):
+    """The binary handle of a JSON Lines input (stdin for ``-``); a clear error if it cannot be read."""
+    name = source_name(source)
+    if source == "-":
+        return sys.stdin.buffer
     try:
-        handle = sys.stdin.buffer if source == "-" else open(source, "rb")
+        return open(source, "rb")
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{name}: is a directory, not a JSON Lines file") from None
     except OSError as exc:
         raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    try:
-        for number, raw in enumerate(_bounded_lines(handle, max_bytes), start=1):
-            where = f"{name}:{number}"
-            if raw is None:
-                problems.append(f"{where}: longer than the limit of {max_bytes} bytes (skipped)")
-                continue
-            if not raw.strip():
-                continue
-            try:
-                item = _json.loads(decode_utf8(raw, name=where, errors=errors))
-            except InputError as error:
-                problems.append(f"{error} (skipped)")
-                continue
-            except ValueError as exc:
-                problems.append(f"{where}: not JSON ({exc}) (skipped)")
-                continue
-            try:
-                yield _reply_from_object(item, where, ReplyInput, parse_time)
-            except InputError as error:
-                problems.append(f"{error} (skipped)")
-    finally:
-        if handle is not sys.stdin.buffer:
-            handle.close()
+
+
+def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> Iterator:
+    """Yield ``ReplyInput``s from a JSON Lines handle; a bad line is noted and skipped."""
+    from memcite.ledger import ReplyInput, parse_time
+
+    for number, raw in enumerate(_bounded_lines(handle, max_bytes), start=1):
+        where = f"{name}:{number}"
+        if raw is None:
+            problems.append(f"{where}: longer than the limit of {max_bytes} bytes (skipped)")
+            continue
+        if not raw.strip():
+            continue
+        try:
+            item = _json.loads(decode_utf8(raw, name=where, errors=errors))
+        except InputError as error:
+            problems.append(f"{error} (skipped)")
+            continue
+        except ValueError as exc:
+            problems.append(f"{where}: not JSON ({exc}) (skipped)")
+            continue
+        try:
+            yield _reply_from_object(item, where, ReplyInput, parse_time)
+        except InputError as error:
+            problems.append(f"{error} (skipped)")
 
 
 def _reply_from_object(item, where, reply_type, parse_time):
@@ -182,9 +156,9 @@ def record(
     from memcite.ledger import POLICIES
 
     try:
-        _check_choice(policy, POLICIES, "--policy")
-        _check_choice(profile, ("codex", "strict"), "--profile")
-        _check_choice(errors, ("strict", "replace"), "--errors")
+        check_choice(policy, POLICIES, "--policy")
+        check_choice(profile, PROFILE_CHOICES, "--profile")
+        check_choice(errors, ERROR_CHOICES, "--errors")
         if jsonl is not None and source is not None:
             raise InputError("give either a reply (FILE or -) or --jsonl FILE, not both")
         if jsonl is not None and (id or at or thread_id or cwd):
@@ -201,7 +175,7 @@ def record(
                            id, at, thread_id, cwd)
     except CitationError as error:
         for diagnostic in error.diagnostics:
-            sys.stderr.write(f"{_source_name(source)}:{diagnostic}\n")
+            sys.stderr.write(f"{source_name(source)}:{diagnostic}\n")
         return report_error(error)
     except MemciteError as error:
         return report_error(error)
@@ -209,46 +183,69 @@ def record(
         return report_error(_database_error(db, exc))
 
 
-def _source_name(source: str | None) -> str:
-    return "<stdin>" if source in (None, "-") else os.fspath(source)
-
-
 def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, at,
                 thread_id, cwd) -> int:
-    from memcite.ledger import ReplyInput, parse_time, record_reply
+    """Read the reply, print it, then record it: a database problem never costs the reply."""
+    from memcite.ledger import ReplyInput, parse_time
+    from memcite.reading import parse_reply
 
-    name = _source_name(source)
+    name = source_name(source)
     text = decode_utf8(read_bytes(source, max_bytes=max_bytes), name=name, errors=errors)
     reply = ReplyInput(text=text, id=id or None,
                        at=None if at is None else parse_time(at, what="--at"),
                        thread_id=thread_id or None, cwd=cwd or None, where=name)
-    conn = open_database(db)
-    try:
-        result = record_reply(conn, reply, profile=profile, policy=policy, memory_root=root)
-    finally:
-        conn.close()
-    reading = result.reading
-    if json:
-        _dump({"reading": reading.to_dict(), "recorded": result.to_dict()})
-    else:
+    reading = parse_reply(text, profile=profile)  # strict: CitationError, nothing printed
+    if not json:
         for diagnostic in reading.diagnostics:
             sys.stderr.write(f"{name}:{diagnostic}\n")
         out = sys.stdout.buffer
         out.write(reading.visible.encode("utf-8", "surrogatepass"))
         out.flush()
+    try:
+        result = _record_reply(db, reply, profile, policy, root)
+    except MemciteError as error:
+        return _not_recorded(error, reading, json)
+    if json:
+        dump_json({"reading": reading.to_dict(), "recorded": result.to_dict()})
     _report_result(result, quiet=json)
     return 0
+
+
+def _record_reply(db, reply, profile, policy, root):
+    """``record_reply`` in the command's database; a database problem is a ``MemciteError``."""
+    import sqlite3
+
+    from memcite.ledger import record_reply
+
+    try:
+        conn = open_database(db)
+        try:
+            return record_reply(conn, reply, profile=profile, policy=policy, memory_root=root)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise _database_error(db, exc) from None
+
+
+def _not_recorded(error: MemciteError, reading, json: bool) -> int:
+    """Report a reply that was read (and printed) but could not be recorded."""
+    if json:
+        dump_json({"reading": reading.to_dict(), "recorded": None, "error": str(error)})
+    code = report_error(error)
+    if not json:
+        note("note: the visible reply was written, but it was not recorded")
+    return code
 
 
 def _report_result(result, *, quiet: bool) -> None:
     if quiet:
         return
     if result.status == "duplicate":
-        _note(f"note: this reply was already recorded (key {result.reply_key[:16]}); "
-              "nothing counted again")
+        note(f"note: this reply was already recorded (key {result.reply_key[:16]}); "
+             "nothing counted again")
     for thread_id in result.unknown:
-        _note(f"note: {thread_id} is not a memory in the inventory; logged "
-              "(run `memcite sync` if it is new)")
+        note(f"note: {thread_id} is not a memory in the inventory; logged "
+             "(run `memcite sync` if it is new)")
 
 
 class _Problems:
@@ -259,7 +256,7 @@ class _Problems:
 
     def append(self, message: str) -> None:
         self.count += 1
-        _note(message)
+        note(message)
 
 
 def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> int:
@@ -270,21 +267,26 @@ def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> 
     counted = 0
     unknown: set[str] = set()
     not_uuid: set[str] = set()
-    conn = open_database(db)
+    handle = _open_jsonl(jsonl)  # before the database: a bad input creates nothing
     try:
-        replies = _jsonl_replies(jsonl, max_bytes, errors, problems)
-        for result in record_replies(conn, replies, profile=profile, policy=policy,
-                                     memory_root=root):
-            totals[result.status] += 1
-            counted += len(result.counted)
-            unknown.update(result.unknown)
-            not_uuid.update(result.not_uuid)
-            if json:
-                _dump(result.to_dict())
-            elif result.status == "rejected":
-                _note(f"{result.where}: {result.error} (not recorded)")
+        conn = open_database(db)
+        try:
+            replies = _jsonl_replies(handle, source_name(jsonl), max_bytes, errors, problems)
+            for result in record_replies(conn, replies, profile=profile, policy=policy,
+                                         memory_root=root):
+                totals[result.status] += 1
+                counted += len(result.counted)
+                unknown.update(result.unknown)
+                not_uuid.update(result.not_uuid)
+                if json:
+                    dump_json(result.to_dict())
+                elif result.status == "rejected":
+                    note(f"{result.where}: {result.error} (not recorded)")
+        finally:
+            conn.close()
     finally:
-        conn.close()
+        if handle is not sys.stdin.buffer:
+            handle.close()
     summary = (
         f"recorded {totals['recorded']} repl{'y' if totals['recorded'] == 1 else 'ies'}"
         f" ({totals['duplicate']} already recorded, {totals['rejected']} rejected,"
@@ -307,10 +309,10 @@ def sync(
     """Fill the inventory from a Codex home and print what changed."""
     import sqlite3
 
-    from memcite.sync import sync_codex_home
+    from memcite.sync import check_codex_home, sync_codex_home
 
-    home = resolve_codex_home(codex_home)
     try:
+        home = check_codex_home(resolve_codex_home(codex_home)).codex_home  # before the database
         conn = open_database(db)
         try:
             report = sync_codex_home(conn, home, progress=progress)
@@ -321,7 +323,7 @@ def sync(
     except sqlite3.Error as exc:
         return report_error(_database_error(db, exc))
     if json:
-        _dump(report.to_dict())
+        dump_json(report.to_dict())
         return 0
     found = []
     if report.stage1_found:
@@ -335,7 +337,7 @@ def sync(
         f"{report.marked_missing} marked missing (gone from Codex, kept)\n"
     )
     if report.invalid_ids:
-        _note(f"note: {report.invalid_ids} row(s) with a thread id that is not a UUID skipped")
+        note(f"note: {report.invalid_ids} row(s) with a thread id that is not a UUID skipped")
     return 0
 
 
@@ -347,53 +349,47 @@ def ingest(
     profile: str = "codex",
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
-    """Record the assistant replies of the given rollout files; print one line per file."""
+    """Record the assistant replies of the given rollout files; print one line per file.
+
+    Each reply is keyed by its session and line (see ``memcite.ingest``).
+    """
     import sqlite3
 
     from memcite.codex_home import memory_folder
-    from memcite.ingest import ingest_rollout
+    from memcite.ingest import check_rollout, ingest_rollout
     from memcite.ledger import POLICIES
 
+    code = 0
     try:
-        _check_choice(policy, POLICIES, "--policy")
-        _check_choice(profile, ("codex", "strict"), "--profile")
+        check_choice(policy, POLICIES, "--policy")
+        check_choice(profile, PROFILE_CHOICES, "--profile")
         if not rollouts:
             raise InputError("give one or more rollout files (.jsonl or .jsonl.zst)")
         root = memory_folder(resolve_codex_home(codex_home))
+        readable = []
+        for path in rollouts:  # before the database: bad inputs alone create nothing
+            try:
+                check_rollout(path)
+            except MemciteError as error:
+                code = max(code, report_error(error))
+                continue
+            readable.append(path)
+        if not readable:
+            return code
         conn = open_database(db)
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
         return report_error(_database_error(db, exc))
-    code = 0
     try:
-        for path in rollouts:
+        for path in readable:
             try:
                 report = ingest_rollout(conn, path, profile=profile, policy=policy,
                                         memory_root=root)
             except MemciteError as error:
                 code = max(code, report_error(error))
                 continue
-            if report.bad_line_count:
-                lines = ", ".join(str(n) for n in report.bad_lines)
-                more = "…" if report.bad_line_count > len(report.bad_lines) else ""
-                _note(f"{path}: {report.bad_line_count} line(s) are not JSON "
-                      f"(lines {lines}{more}); skipped")
-            if report.session_id is None and report.replies:
-                _note(f"{path}: no session_meta line; replies recorded without a thread id")
-            if json:
-                _dump(report.to_dict())
-            else:
-                sys.stdout.write(
-                    f"{path}: {report.replies} repl{'y' if report.replies == 1 else 'ies'},"
-                    f" {report.recorded} recorded, {report.duplicates} already recorded,"
-                    f" {report.counted} citation(s) counted"
-                    + (f", {len(report.unknown_ids)} id(s) not in the inventory"
-                       if report.unknown_ids else "")
-                    + (f", {len(report.not_uuid_ids)} id(s) not UUIDs"
-                       if report.not_uuid_ids else "")
-                    + "\n"
-                )
+            _print_ingest_report(path, report, json)
             if report.rejected:
                 code = max(code, 1)
     except sqlite3.Error as exc:
@@ -401,6 +397,29 @@ def ingest(
     finally:
         conn.close()
     return code
+
+
+def _print_ingest_report(path: str, report, json: bool) -> None:
+    if report.bad_line_count:
+        lines = ", ".join(str(n) for n in report.bad_lines)
+        more = "…" if report.bad_line_count > len(report.bad_lines) else ""
+        note(f"{path}: {report.bad_line_count} line(s) are not JSON "
+             f"(lines {lines}{more}); skipped")
+    if report.session_id is None and report.replies:
+        note(f"{path}: no session_meta line; replies recorded without a thread id")
+    if json:
+        dump_json(report.to_dict())
+        return
+    sys.stdout.write(
+        f"{path}: {report.replies} repl{'y' if report.replies == 1 else 'ies'},"
+        f" {report.recorded} recorded, {report.duplicates} already recorded,"
+        f" {report.counted} citation(s) counted"
+        + (f", {len(report.unknown_ids)} id(s) not in the inventory"
+           if report.unknown_ids else "")
+        + (f", {len(report.not_uuid_ids)} id(s) not UUIDs"
+           if report.not_uuid_ids else "")
+        + "\n"
+    )
 
 
 def rebuild(
@@ -414,7 +433,14 @@ def rebuild(
     from memcite.ledger import rebuild as rebuild_counts
 
     try:
-        conn = open_database(db)
+        if check:
+            # Read-only first: a missing database is an error, nothing is created or
+            # migrated. ``ledger.rebuild`` takes the write lock even to compare, so the
+            # comparison itself runs on a writable connection that is never migrated.
+            open_database(db, readonly=True).close()
+            conn = open_database(db, migrate_schema=False)
+        else:
+            conn = open_database(db)
         try:
             report = rebuild_counts(conn, apply=not check)
         finally:
@@ -424,7 +450,7 @@ def rebuild(
     except sqlite3.Error as exc:
         return report_error(_database_error(db, exc))
     if json:
-        _dump(report.to_dict())
+        dump_json(report.to_dict())
     else:
         if not report.differences:
             sys.stdout.write(f"checked {report.memories} memories: the counts match the log\n")

@@ -5,18 +5,17 @@ Shared by the Typer commands and the fast path; each returns the exit code.
 
 from __future__ import annotations
 
-import os
 import sys
 
+from memcite.console import check_choice, dump_json, report_error, source_name
 from memcite.errors import CitationError, MemciteError
 from memcite.inputs import DEFAULT_MAX_BYTES, read_text
 from memcite.models import Reading
 
+PROFILE_CHOICES = ("codex", "strict")
+ERROR_CHOICES = ("strict", "replace")
 
-def report_error(error: MemciteError) -> int:
-    """Print a memcite error to stderr and return its exit code."""
-    sys.stderr.write(f"memcite: error: {error}\n")
-    return error.exit_code
+__all__ = ["format_reading", "parse", "report_error", "report_strict_failure", "strip"]
 
 
 def report_strict_failure(error: CitationError, name: str) -> int:
@@ -30,10 +29,6 @@ def report_strict_failure(error: CitationError, name: str) -> int:
     return error.exit_code
 
 
-def _source_name(source: str | None) -> str:
-    return "<stdin>" if source in (None, "-") else os.fspath(source)
-
-
 def _print_diagnostics(reading_or_error, name: str) -> None:
     for diagnostic in reading_or_error.diagnostics:
         sys.stderr.write(f"{name}:{diagnostic}\n")
@@ -42,6 +37,8 @@ def _print_diagnostics(reading_or_error, name: str) -> None:
 def _read(source, profile, errors, max_bytes):
     from memcite.reading import parse_reply
 
+    check_choice(profile, PROFILE_CHOICES, "--profile")
+    check_choice(errors, ERROR_CHOICES, "--errors")
     text = read_text(source, errors=errors, max_bytes=max_bytes)
     return parse_reply(text, profile=profile)
 
@@ -53,7 +50,7 @@ def strip(
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> int:
     """Write the visible reply byte for byte to stdout; diagnostics go to stderr."""
-    name = _source_name(source)
+    name = source_name(source)
     try:
         reading = _read(source, profile, errors, max_bytes)
     except CitationError as error:
@@ -98,24 +95,18 @@ def parse(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
     """Print the reading of one reply, as JSON or as a readable summary."""
-    name = _source_name(source)
+    name = source_name(source)
     try:
         reading = _read(source, profile, errors, max_bytes)
     except CitationError as error:
         if json:
-            _dump({"error": str(error), "diagnostics": [d.to_dict() for d in error.diagnostics]})
+            dump_json({"error": str(error), "diagnostics": [d.to_dict() for d in error.diagnostics]})
             return error.exit_code
         return report_strict_failure(error, name)
     except MemciteError as error:
         return report_error(error)
     if json:
-        _dump(reading.to_dict())
+        dump_json(reading.to_dict())
     else:
         sys.stdout.write(format_reading(reading, name))
     return 0
-
-
-def _dump(obj) -> None:
-    import json as _json  # only --json needs it
-
-    sys.stdout.write(_json.dumps(obj, ensure_ascii=False) + "\n")

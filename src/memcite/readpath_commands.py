@@ -7,9 +7,11 @@ default paths:
 - ``CODEX_HOME`` (default ``~/.codex``): the memory root is ``$CODEX_HOME/memories``
   and project notes are ``$CODEX_HOME/memory/projects/<slug>/memory.md``;
 - ``MEMCITE_CACHE_DIR``: where cached instructions go (default: the user cache
-  dir, ``platformdirs.user_cache_dir("memcite")``, e.g. ``~/.cache/memcite``);
+  folder, e.g. ``~/.cache/memcite``);
 - ``TIKTOKEN_CACHE_DIR``: tiktoken's cache, searched for a BPE file;
 - ``MEMCITE_BPE_FILE``: a BPE file to use (as ``--bpe-file``).
+
+The locations themselves are resolved by ``memcite.paths``.
 """
 
 from __future__ import annotations
@@ -17,54 +19,14 @@ from __future__ import annotations
 import os
 import sys
 
+from memcite.console import check_choice, dump_json, report_error, warn
 from memcite.errors import InputError, MemciteError
 from memcite.inputs import DEFAULT_MAX_BYTES
+from memcite.paths import resolve_codex_home, user_cache_dir
 
 TOKENIZER_CHOICES = ("o200k_base", "cl100k_base", "approx")
 PROFILE_CHOICES = ("memcite", "codex")
 ERROR_CHOICES = ("strict", "replace")
-
-
-def _report(error: MemciteError) -> int:
-    sys.stderr.write(f"memcite: error: {error}\n")
-    return error.exit_code
-
-
-def _warn(message: str) -> None:
-    sys.stderr.write(f"memcite: warning: {message}\n")
-
-
-def _check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
-    if value not in choices:
-        raise InputError(f"{option}: {value!r} is not one of {', '.join(choices)}")
-
-
-def default_codex_home() -> str:
-    """``$CODEX_HOME``, else ``~/.codex``."""
-    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
-
-
-def user_cache_dir() -> str:
-    """``$MEMCITE_CACHE_DIR``, else ``platformdirs.user_cache_dir("memcite")``.
-
-    On Linux the platformdirs rule (``$XDG_CACHE_HOME/memcite``, else
-    ``~/.cache/memcite``) is applied here without importing platformdirs, which
-    would cost more than the rest of a cached ``memcite instructions``;
-    ``tests/test_instructions.py`` checks that both agree.
-    """
-    chosen = os.environ.get("MEMCITE_CACHE_DIR")
-    if chosen:
-        return chosen
-    if sys.platform.startswith("linux"):
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        if os.path.isabs(xdg):
-            return os.path.join(xdg, "memcite")
-        home = os.environ.get("HOME", "")
-        if os.path.isabs(home):
-            return os.path.join(home, ".cache", "memcite")
-    import platformdirs
-
-    return platformdirs.user_cache_dir("memcite", appauthor=False)
 
 
 def _tokenizer_loader(name: str, bpe_file: str | None):
@@ -92,16 +54,24 @@ def instructions(
 ) -> int:
     """Print the developer instructions for ``cwd`` (nothing when there is no memory to inject)."""
     try:
-        _check_choice(profile, PROFILE_CHOICES, "--profile")
-        _check_choice(errors, ERROR_CHOICES, "--errors")
+        check_choice(profile, PROFILE_CHOICES, "--profile")
+        check_choice(errors, ERROR_CHOICES, "--errors")
         name = tokenizer or ("approx" if profile == "codex" else "o200k_base")
-        _check_choice(name, TOKENIZER_CHOICES, "--tokenizer")
+        check_choice(name, TOKENIZER_CHOICES, "--tokenizer")
         if budget < 0:
             raise InputError(f"--budget: {budget} is below 0")
-        home = codex_home or default_codex_home()
-        root = memory_root or os.path.join(home, "memories")
+        home = resolve_codex_home(codex_home)
+        if memory_root:
+            root = os.path.expanduser(memory_root)
+            where = f"--memory-root {root}"
+        else:
+            root = os.path.join(home, "memories")  # as memcite.codex_home.memory_folder
+            where = f"the memory root {root} ($CODEX_HOME/memories)"
         if cwd is not None and not os.path.isdir(cwd):
             raise InputError(f"--cwd {cwd}: no such directory")
+        if not os.path.isdir(root):
+            warn(f"{where}: no such folder; no memory summary to inject "
+                 "(pass the folder holding memory_summary.md with --memory-root)")
         from memcite.instructions import build_instructions
 
         result = build_instructions(
@@ -116,19 +86,17 @@ def instructions(
             cache_dir=None if no_cache else user_cache_dir(),
         )
     except MemciteError as error:
-        return _report(error)
+        return report_error(error)
     if not explain:  # the table lists the warnings itself
         for warning in result.warnings:
-            _warn(warning)
+            warn(warning)
     if json:
-        import json as _json
-
         payload = result.to_dict()
         if explain:
             from memcite.instructions import explain as explain_table
 
             payload["explain"] = explain_table(result)
-        sys.stdout.write(_json.dumps(payload, ensure_ascii=False) + "\n")
+        dump_json(payload)
     elif explain:
         from memcite.instructions import explain as explain_table
 
@@ -153,8 +121,8 @@ def truncate(
     the head, cut at a heading or line boundary, with the marker inside the budget.
     """
     try:
-        _check_choice(tokenizer, TOKENIZER_CHOICES, "--tokenizer")
-        _check_choice(errors, ERROR_CHOICES, "--errors")
+        check_choice(tokenizer, TOKENIZER_CHOICES, "--tokenizer")
+        check_choice(errors, ERROR_CHOICES, "--errors")
         if budget < 0:
             raise InputError(f"--budget: {budget} is below 0")
         from memcite.inputs import read_text
@@ -171,12 +139,10 @@ def truncate(
             cut = truncate_to_budget(text, budget, loaded)
             result = cut.text
             if cut.truncated and not result:
-                sys.stderr.write(
-                    f"memcite: warning: a budget of {budget} tokens cannot hold even the cut marker;"
-                    " nothing was written (raise --budget)\n"
-                )
+                warn(f"a budget of {budget} tokens cannot hold even the cut marker;"
+                     " nothing was written (raise --budget)")
     except MemciteError as error:
-        return _report(error)
+        return report_error(error)
     out = sys.stdout.buffer
     out.write(result.encode("utf-8", "surrogatepass"))
     out.flush()

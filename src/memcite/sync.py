@@ -130,19 +130,58 @@ def _batches(rows: Iterable, size: int) -> Iterator[list]:
 
 
 def _normalised_stage1(rows: Iterable[tuple], invalid: list[int]) -> Iterator[tuple]:
+    """Rows with their thread id as Codex counts it (lowercase hyphenated); others are skipped."""
     for row in rows:
         thread_id = row[0]
-        # Codex stores lowercase hyphenated ids; anything else is normalised or skipped.
-        if not isinstance(thread_id, str):
+        normalized = normalize_thread_id(thread_id) if isinstance(thread_id, str) else None
+        if normalized is None:
             invalid[0] += 1
             continue
-        if len(thread_id) != 36 or thread_id.lower() != thread_id:
-            normalized = normalize_thread_id(thread_id)
-            if normalized is None:
-                invalid[0] += 1
-                continue
+        if normalized != thread_id:
             row = (normalized, *row[1:])
         yield row
+
+
+@dataclass(frozen=True)
+class SyncSources:
+    """What a Codex home offers to sync; ``check_codex_home`` finds it without writing anything."""
+
+    codex_home: str  # the real path
+    state_db: str
+    raw_memories: str
+    rollout_summaries: str
+    stage1_found: bool
+    raw_found: bool
+    summaries_found: bool
+
+    @property
+    def folder_found(self) -> bool:
+        return self.raw_found or self.summaries_found
+
+
+def check_codex_home(codex_home: str | os.PathLike) -> SyncSources:
+    """The sources of ``codex_home``, or a ``CodexHomeError`` when there is nothing to sync.
+
+    Called by ``memcite sync`` before it opens memcite's database, so that a
+    wrong home creates nothing.
+    """
+    real = os.path.realpath(os.fspath(codex_home))
+    if not os.path.isdir(real):
+        raise home.CodexHomeError(f"{real}: no such folder",
+                                  hint="pass the Codex home with --codex-home or CODEX_HOME")
+    folder = home.memory_folder(real)
+    state_db = home.state_db_path(real)
+    raw = os.path.join(folder, home.RAW_MEMORIES)
+    summaries = os.path.join(folder, home.ROLLOUT_SUMMARIES)
+    sources = SyncSources(real, state_db, raw, summaries, stage1_found=os.path.isfile(state_db),
+                          raw_found=os.path.isfile(raw), summaries_found=os.path.isdir(summaries))
+    if not sources.stage1_found and not sources.folder_found:
+        raise home.CodexHomeError(
+            f"{real}: no {home.STATE_DB} and no memory folder, nothing to sync "
+            "(the inventory is left as it was)",
+            hint="pass the Codex home (the folder holding memories_1.sqlite) with --codex-home",
+        )
+    return sources
 
 
 def sync_codex_home(
@@ -154,24 +193,12 @@ def sync_codex_home(
     progress: Progress | None = None,
 ) -> SyncReport:
     """Fill the inventory from ``codex_home`` (read-only); see the module docstring."""
-    codex_home = os.path.realpath(os.fspath(codex_home))
+    sources = check_codex_home(codex_home)
+    codex_home = sources.codex_home
+    db_path = sources.state_db
+    stage1_found = sources.stage1_found
     now = int(time.time()) if now is None else now
-    db_path = home.state_db_path(codex_home)
-    folder = home.memory_folder(codex_home)
-    raw_path = os.path.join(folder, home.RAW_MEMORIES)
-    summaries = os.path.join(folder, home.ROLLOUT_SUMMARIES)
-    stage1_found = os.path.isfile(db_path)
-    folder_found = os.path.isfile(raw_path) or os.path.isdir(summaries)
-    if not os.path.isdir(codex_home):
-        raise home.CodexHomeError(f"{codex_home}: no such folder",
-                                  hint="pass the Codex home with --codex-home or CODEX_HOME")
-    if not stage1_found and not folder_found:
-        raise home.CodexHomeError(
-            f"{codex_home}: no {home.STATE_DB} and no memory folder, nothing to sync "
-            "(the inventory is left as it was)",
-            hint="pass the Codex home (the folder holding memories_1.sqlite) with --codex-home",
-        )
-    total = home.count_stage1_outputs(db_path) if stage1_found else 0
+    total = home.count_stage1_outputs(db_path, command="sync") if stage1_found else 0
     with transaction(conn):
         before = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         sync_id = conn.execute(
@@ -182,7 +209,7 @@ def sync_codex_home(
     invalid = [0]
     stage1_rows = 0
     if stage1_found:
-        rows = _normalised_stage1(home.iter_stage1_outputs(db_path), invalid)
+        rows = _normalised_stage1(home.iter_stage1_outputs(db_path, command="sync"), invalid)
         for batch in _batches(rows, batch_rows):
             with transaction(conn):
                 conn.executemany(
@@ -193,12 +220,12 @@ def sync_codex_home(
                 progress("stage1_outputs", stage1_rows, total)
 
     folder_counts = {"raw_memories": 0, "rollout_summary": 0}
-    sources: list[tuple[str, Iterable[home.FolderMemory]]] = []
-    if os.path.isfile(raw_path):
-        sources.append(("raw_memories", home.iter_raw_memories(raw_path)))
-    if os.path.isdir(summaries):
-        sources.append(("rollout_summary", home.iter_rollout_summaries(summaries)))
-    for kind, found in sources:
+    passes: list[tuple[str, Iterable[home.FolderMemory]]] = []
+    if sources.raw_found:
+        passes.append(("raw_memories", home.iter_raw_memories(sources.raw_memories)))
+    if sources.summaries_found:
+        passes.append(("rollout_summary", home.iter_rollout_summaries(sources.rollout_summaries)))
+    for kind, found in passes:
         for batch in _batches(found, batch_rows):
             with transaction(conn):
                 conn.executemany(_UPSERT_FOLDER, [_folder_params(item, params) for item in batch])
@@ -236,7 +263,7 @@ def sync_codex_home(
         marked_missing=marked,
         invalid_ids=invalid[0],
         stage1_found=stage1_found,
-        folder_found=folder_found,
+        folder_found=sources.folder_found,
         raw_sections=folder_counts["raw_memories"],
         summary_headers=folder_counts["rollout_summary"],
     )

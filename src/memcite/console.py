@@ -1,0 +1,47 @@
+"""What every command body prints besides its result: errors, notes, warnings, JSON; and option checks.
+
+Shared by the command bodies (``*_commands``) so that the fast path and Typer
+print the same words; imports nothing beyond the standard library and
+``memcite.errors``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memcite.errors import InputError, MemciteError
+
+
+def report_error(error: MemciteError) -> int:
+    """Print a memcite error to stderr and return its exit code."""
+    sys.stderr.write(f"memcite: error: {error}\n")
+    return error.exit_code
+
+
+def note(message: str) -> None:
+    """Print an informational line to stderr."""
+    sys.stderr.write(f"memcite: {message}\n")
+
+
+def warn(message: str) -> None:
+    """Print a warning to stderr."""
+    sys.stderr.write(f"memcite: warning: {message}\n")
+
+
+def dump_json(obj) -> None:
+    """Print one JSON object on its own line."""
+    import json  # only --json needs it
+
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
+    """Refuse an option value that is not one of ``choices`` (exit 2, as a bad usage)."""
+    if value not in choices:
+        raise InputError(f"{option}: {value!r} is not one of {', '.join(choices)}")
+
+
+def source_name(source: str | os.PathLike | None) -> str:
+    """How messages name an input: its path, or ``<stdin>``."""
+    return "<stdin>" if source in (None, "-") else os.fspath(source)
