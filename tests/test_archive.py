@@ -46,7 +46,7 @@ def home(tmp_path):
 
 
 def _archive(conn, home, candidates, when=NOW + 10):
-    return archive_memories(conn, candidates, memory_root=home / "memories",
+    return archive_memories(conn, candidates, codex_home=home,
                             archive_dir=home / "memcite_archive", now=when, rule="codex")
 
 
@@ -126,9 +126,74 @@ def test_archiving_twice_never_overwrites_in_the_archive(home):
 
 def test_archive_folder_inside_the_memory_folder_is_refused(home):
     conn, home = home
+    candidate = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=1)
     with pytest.raises(ArchiveError, match="must not be inside"):
-        archive_memories(conn, [Candidate("x")], memory_root=home / "memories",
+        archive_memories(conn, candidate, codex_home=home,
                          archive_dir=home / "memories" / "old", now=NOW, rule="memcite")
+
+
+def test_a_symlinked_home_does_not_get_the_archive_inside_the_memory_folder(home, tmp_path):
+    conn, home = home
+    link = tmp_path / "link_to_home"
+    link.symlink_to(home)
+    candidate = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=1)
+    before = _tree(home / "memories")
+    with pytest.raises(ArchiveError, match="must not be inside"):
+        archive_memories(conn, candidate, codex_home=link,
+                         archive_dir=link / "memories" / "old", now=NOW, rule="codex")
+    assert _tree(home / "memories") == before
+
+
+def test_files_move_from_the_home_the_row_was_synced_from(home, tmp_path):
+    conn, home = home
+    elsewhere = tmp_path / "another_home"
+    (elsewhere / "memories" / "rollout_summaries").mkdir(parents=True)
+    candidates = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=200)
+    moved = archive_memories(conn, candidates, codex_home=elsewhere, now=NOW, rule="codex")
+    with_files = [m for m in moved if m.file_to]
+    assert with_files
+    assert all(m.codex_home == os.path.realpath(home) for m in moved)
+    for item in with_files:
+        assert item.file_from.startswith(os.path.realpath(home / "memories"))
+        assert item.file_to.startswith(os.path.realpath(home / "memcite_archive"))
+    assert not (elsewhere / "memcite_archive").exists()
+
+
+def test_prune_candidates_are_what_codex_itself_deletes(home):
+    """Codex's own start-up pruning query, run on its table, picks the same rows (the
+    folder-only rows of the sample home and rows gone from Codex are no candidates)."""
+    import sqlite3
+
+    conn, home = home
+    codex_db = sqlite3.connect(home / "memories_1.sqlite")
+    cutoff = NOW - 30 * 86_400
+    codex_rows = [row[0] for row in codex_db.execute(
+        "SELECT thread_id FROM stage1_outputs WHERE selected_for_phase2 = 0"
+        " AND COALESCE(last_usage, source_updated_at) < ?"
+        " ORDER BY COALESCE(last_usage, source_updated_at), source_updated_at, thread_id"
+        " LIMIT 200", (cutoff,))]
+    codex_db.close()
+    picked = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=200)
+    assert [c.thread_id for c in picked] == codex_rows
+    # Codex deletes the oldest row; after a sync, it is no longer a candidate either.
+    codex_db = sqlite3.connect(home / "memories_1.sqlite")
+    with codex_db:
+        codex_db.execute("DELETE FROM stage1_outputs WHERE thread_id = ?", (codex_rows[0],))
+    codex_db.close()
+    summaries = home / "memories" / "rollout_summaries"
+    for path in summaries.iterdir():
+        if codex_rows[0] in path.read_text():
+            path.unlink()
+    raw = home / "memories" / "raw_memories.md"
+    raw.write_text(raw.read_text().replace(codex_rows[0], "not-a-thread"))
+    sync_codex_home(conn, home, now=NOW + 1)
+    assert conn.execute("SELECT missing_since FROM memories WHERE thread_id = ?",
+                        (codex_rows[0],)).fetchone()[0] == NOW + 1
+    for rule in ("codex", "memcite"):
+        picked = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule=rule, limit=0)
+        assert codex_rows[0] not in [c.thread_id for c in picked]
+    assert [c.thread_id for c in prune_candidates(conn, as_of=NOW, max_unused_days=30,
+                                                  rule="codex", limit=200)] == codex_rows[1:]
 
 
 def test_unknown_or_bad_ids(home):

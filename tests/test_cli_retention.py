@@ -184,3 +184,84 @@ def test_no_database_and_no_codex_home_is_a_clear_error_and_creates_nothing(tmp_
         assert result.exit_code == 2, args
         assert "memcite sync" in result.output or "no such database" in result.output
     assert not (tmp_path / "data" / "memcite.sqlite").exists()
+
+
+def test_codex_rule_and_select_ignore_memcite_config(env, tmp_path, monkeypatch):
+    (tmp_path / "memcite.toml").write_text(
+        "[retention]\nmax_unused_days = 5\nmax_raw_memories_for_consolidation = 2\n")
+    monkeypatch.setenv("MEMCITE_CONFIG", str(tmp_path / "memcite.toml"))
+    mine = json.loads(runner.invoke(app, ["prune", "--json", "--as-of", AS_OF]).stdout)
+    assert (mine["max_unused_days"], mine["settings"]["sources"]["max_unused_days"]) == \
+        (5, "memcite")
+    codex = json.loads(runner.invoke(app, ["prune", "--rule", "codex", "--json", "--as-of",
+                                           AS_OF]).stdout)
+    assert (codex["max_unused_days"], codex["settings"]["sources"]["max_unused_days"]) == \
+        (30, "default")
+    (env["home"] / "config.toml").write_text("[memories]\nmax_unused_days = 12\n")
+    report = json.loads(runner.invoke(app, ["stats", "--rule", "codex", "--json", "--as-of",
+                                            AS_OF]).stdout)
+    assert report["max_unused_days"] == 12
+    selected = json.loads(runner.invoke(app, ["select", "--json", "--as-of", AS_OF]).stdout)
+    assert selected["settings"]["max_raw_memories_for_consolidation"] == 256
+    assert selected["settings"]["max_unused_days"] == 12
+
+
+def test_prune_and_stats_by_codex_rule_list_what_codex_deletes(env):
+    import sqlite3
+
+    codex_db = sqlite3.connect(env["home"] / "memories_1.sqlite")
+    expected = [row[0] for row in codex_db.execute(
+        "SELECT thread_id FROM stage1_outputs WHERE selected_for_phase2 = 0"
+        " AND COALESCE(last_usage, source_updated_at) < ?"
+        " ORDER BY COALESCE(last_usage, source_updated_at), source_updated_at, thread_id",
+        (NOW - 30 * 86_400,))]
+    codex_db.close()
+    report = json.loads(runner.invoke(app, ["prune", "--rule", "codex", "--limit", "0",
+                                            "--json", "--as-of", AS_OF]).stdout)
+    assert [item["thread_id"] for item in report["prune"]] == expected
+    assert report["not_in_codex_table"] == 3 and report["gone_from_codex"] == 0
+    text = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF]).stdout
+    assert f"would archive {len(expected)} memories" in text
+    assert "not judged: 3 memories only in the memory folder" in text
+    stats = json.loads(runner.invoke(app, ["stats", "--rule", "codex", "--limit", "0",
+                                           "--json", "--as-of", AS_OF]).stdout)
+    assert sorted(d["thread_id"] for d in stats["dead"]) == sorted(expected)
+
+
+def test_stats_straight_from_codex_says_there_is_no_citation_log(env, tmp_path):
+    env_vars = {**env["env"], "MEMCITE_DB": "", "MEMCITE_HOME": str(tmp_path / "fresh")}
+    code, out, err = run(["stats", "--as-of", AS_OF], env_vars)
+    assert code == 0, err
+    assert "no citation log (run memcite record or memcite ingest)" in out
+    assert "<- never cited" not in out and "(Codex: " not in out  # no claims from no log
+    top = out.split("Most cited")[1].splitlines()[1]
+    assert top.split()[:2] == [env["builder"].thread_id(22), "30"]
+
+
+def test_prune_apply_moves_files_from_the_home_the_rows_came_from(env, tmp_path):
+    other = tmp_path / "other_home"
+    other.mkdir()
+    summaries = env["home"] / "memories" / "rollout_summaries"
+    before = len(os.listdir(summaries))
+    result = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF, "--apply",
+                                 "--codex-home", str(other)])
+    assert result.exit_code == 0, result.output
+    assert len(os.listdir(summaries)) < before
+    assert (env["home"] / "memcite_archive").is_dir() and not (other / "memcite_archive").exists()
+    assert f"from the Codex home it was synced from, {os.path.realpath(env['home'])}" in \
+        result.stdout
+
+
+def test_prune_apply_refuses_an_archive_inside_the_memory_folder_of_a_symlinked_home(env,
+                                                                                      tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to(env["home"])
+    summaries = env["home"] / "memories" / "rollout_summaries"
+    before = sorted(os.listdir(summaries))
+    result = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF, "--apply",
+                                 "--codex-home", str(link),
+                                 "--archive-dir", str(link / "memories" / "old")])
+    assert result.exit_code == 2
+    assert "must not be inside" in result.output
+    assert sorted(os.listdir(summaries)) == before
+    assert not (env["home"] / "memories" / "old").exists()

@@ -75,3 +75,21 @@ def test_missing_corpus_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(demo, "__file__", str(tmp_path / "a" / "b" / "demo.py"))
     with pytest.raises(DemoError, match="MEMCITE_CORPUS"):
         find_corpus({})
+
+
+def test_the_demo_codex_count_is_what_codex_deletes_at_start_up(tmp_path):
+    import re
+    import sqlite3
+
+    out = io.StringIO()
+    run_demo(str(tmp_path), now=NOW, out=out)
+    text = out.getvalue()
+    assert "Dead memories" in text and "Citation checks" in text  # stats printed to ``out``
+    found = re.search(r"(\d+) by --rule codex \(what Codex itself deletes at start-up\)", text)
+    codex_db = sqlite3.connect(tmp_path / "codex_home" / "memories_1.sqlite")
+    deleted = codex_db.execute(
+        "SELECT count(*) FROM (SELECT thread_id FROM stage1_outputs WHERE selected_for_phase2 = 0"
+        " AND COALESCE(last_usage, source_updated_at) < ? LIMIT 200)",
+        (NOW - 30 * 86_400,)).fetchone()[0]
+    codex_db.close()
+    assert found and int(found.group(1)) == deleted

@@ -16,6 +16,7 @@ from memcite.retention import (
     codex_prune_selection,
     consolidation_selection,
     dead_memories,
+    in_scope,
     last_used,
     resolve_settings,
 )
@@ -45,6 +46,41 @@ def m(tid: str, **kw) -> MemoryUsage:
 ])
 def test_last_used_by_rule(memory, rule, expected):
     assert last_used(memory, rule) == expected
+
+
+@pytest.mark.parametrize(("memory", "memcite", "codex"), [
+    (m("a"), True, True),
+    (m("a", in_codex_table=False), True, False),  # only in the memory folder
+    (m("a", gone_from_codex=True), False, False),  # Codex no longer has it
+    (m("a", in_codex_table=False, gone_from_codex=True), False, False),
+])
+def test_which_memories_each_rule_judges(memory, memcite, codex):
+    assert (in_scope(memory, "memcite"), in_scope(memory, "codex")) == (memcite, codex)
+
+
+def test_rules_leave_out_folder_only_and_gone_memories():
+    old = {"source_updated_at": NOW - 90 * DAY}
+    memories = [m("table", **old), m("folder", in_codex_table=False, **old),
+                m("gone", gone_from_codex=True, **old)]
+    assert [d.thread_id for d in dead_memories(memories, as_of=NOW, max_unused_days=30)] == \
+        ["folder", "table"]
+    assert [d.thread_id for d in dead_memories(memories, as_of=NOW, max_unused_days=30,
+                                               rule="codex")] == ["table"]
+    assert [x.thread_id for x in codex_prune_selection(memories, now=NOW,
+                                                       max_unused_days=30)] == ["table"]
+    fresh = [m(x.thread_id, source_updated_at=NOW - DAY, in_codex_table=x.in_codex_table,
+               gone_from_codex=x.gone_from_codex) for x in memories]
+    assert [x.thread_id for x in consolidation_selection(fresh, now=NOW, max_unused_days=30,
+                                                         n=10)] == ["table"]
+
+
+def test_a_last_use_at_time_zero_is_a_time_not_a_null():
+    # Codex's SQL: COALESCE(last_usage, source_updated_at) >= cutoff; 0 is a value.
+    early = 10 * DAY  # the cutoff, 30 days before, is negative
+    at_zero = m("a", source_updated_at=0, codex_last_usage=0, codex_usage_count=1)
+    null = m("b")
+    assert consolidation_selection([at_zero, null], now=early, max_unused_days=30,
+                                   n=5) == [at_zero]
 
 
 def test_unknown_rule_is_an_input_error():
@@ -138,6 +174,16 @@ def test_bad_settings_are_config_errors(cli, mine, codex, message):
     assert info.value.exit_code == 2
 
 
+def test_codex_rule_settings_skip_memcite_config():
+    mine = {"max_unused_days": 60, "max_raw_memories_for_consolidation": 9}
+    settings = resolve_settings({}, mine, {"max_unused_days": 7}, rule="codex")
+    assert (settings.max_unused_days, settings.max_raw_memories_for_consolidation) == (7, 256)
+    assert settings.sources == {"max_unused_days": "codex",
+                                "max_raw_memories_for_consolidation": "default"}
+    assert resolve_settings({"max_unused_days": 3}, mine, {}, rule="codex").max_unused_days == 3
+    assert resolve_settings({}, mine, {"max_unused_days": 7}).max_unused_days == 60
+
+
 def test_config_files_are_read_from_their_tables(tmp_path):
     (tmp_path / "config.toml").write_text('model = "x"\n[memories]\nmax_unused_days = 12\n')
     assert retention.load_codex_memories_config(tmp_path) == {"max_unused_days": 12}
@@ -175,6 +221,8 @@ _memories = st.lists(
         codex_usage_count=st.one_of(st.none(), st.integers(0, 5)),
         selected_for_phase2=st.booleans(),
         has_text=st.booleans(),
+        in_codex_table=st.booleans(),
+        gone_from_codex=st.booleans(),
     ),
     max_size=40,
     unique_by=lambda x: x.thread_id,
@@ -203,7 +251,8 @@ def test_dead_by_memcite_rule_is_a_subset_of_dead_by_codex_rule(memories, days):
     codex = {d.thread_id for d in dead_memories(memories, as_of=NOW, max_unused_days=days,
                                                 rule="codex")}
     unknown = {x.thread_id for x in memories if last_used(x, "codex") is None}
-    assert mine - unknown <= codex
+    only_mine = {x.thread_id for x in memories if not in_scope(x, "codex")}  # folder-only rows
+    assert mine - unknown - only_mine <= codex
 
 
 @given(_memories, st.integers(0, 365), st.integers(1, 50))
@@ -212,8 +261,8 @@ def test_consolidation_takes_the_best_ranked_eligible_sorted_by_id(memories, day
     ids = [x.thread_id for x in chosen]
     assert ids == sorted(ids) and len(ids) <= n
     limit = NOW - days * DAY
-    eligible = [x for x in memories if x.has_text and last_used(x, "codex") is not None
-                and last_used(x, "codex") >= limit]
+    eligible = [x for x in memories if in_scope(x, "codex") and x.has_text
+                and last_used(x, "codex") is not None and last_used(x, "codex") >= limit]
     assert len(chosen) == min(n, len(eligible))
 
     def rank(x):
@@ -228,30 +277,41 @@ def test_consolidation_takes_the_best_ranked_eligible_sorted_by_id(memories, day
 # --------------------------------------------------------------------------- SQL agrees
 
 
-def _fill(conn, memories):
+def _fill(conn, memories, folder_sources):
+    """Rows as sync leaves them: ``source`` 'stage1_outputs' for a row of Codex's table, else
+    the folder source it was found in; ``missing_since`` set for a row gone from Codex."""
     with transaction(conn):
         conn.executemany(
             "INSERT INTO memories (thread_id, source_updated_at, last_usage, codex_last_usage,"
-            " usage_count, codex_usage_count, selected_for_phase2, source, first_synced_at,"
-            " synced_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'stage1_outputs', 0, 0)",
+            " usage_count, codex_usage_count, selected_for_phase2, source, missing_since,"
+            " first_synced_at, synced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)",
             [(x.thread_id, x.source_updated_at, x.last_usage, x.codex_last_usage, x.usage_count,
-              x.codex_usage_count, int(x.selected_for_phase2)) for x in memories])
+              x.codex_usage_count, int(x.selected_for_phase2),
+              "stage1_outputs" if x.in_codex_table else folder,
+              NOW - DAY if x.gone_from_codex else None)
+             for x, folder in zip(memories, folder_sources, strict=False)])
 
 
-@given(_memories, st.integers(0, 365), st.sampled_from(["memcite", "codex"]))
-def test_sql_dead_and_prune_agree_with_the_pure_rules(tmp_path_factory, memories, days, rule):
+@given(_memories, st.integers(0, 365), st.sampled_from(["memcite", "codex"]),
+       st.integers(0, 30), st.lists(st.sampled_from(["raw_memories", "rollout_summary"]),
+                                    min_size=40, max_size=40))
+def test_sql_dead_and_prune_agree_with_the_pure_rules(tmp_path_factory, memories, days, rule,
+                                                      limit, folder_sources):
+    """Folder-only and gone rows included: the SQL judges exactly the rows the pure rule does."""
     conn = open_store(tmp_path_factory.mktemp("db") / "m.sqlite")
     try:
-        _fill(conn, memories)
+        _fill(conn, memories, folder_sources)
         count, rows = dead_from_store(conn, as_of=NOW, max_unused_days=days, rule=rule, limit=0)
-        expected = [d.to_dict() for d in dead_memories(memories, as_of=NOW,
-                                                       max_unused_days=days, rule=rule)]
-        assert rows == expected and count == len(expected)
+        dead = dead_memories(memories, as_of=NOW, max_unused_days=days, rule=rule)
+        assert rows == [d.to_dict() for d in dead] and count == len(dead)
+        pruned = prune_candidates(conn, as_of=NOW, max_unused_days=days, rule=rule, limit=limit)
         if rule == "codex":
-            pruned = prune_candidates(conn, as_of=NOW, max_unused_days=days, rule="codex",
-                                      limit=200)
-            assert [c.thread_id for c in pruned] == [
-                x.thread_id for x in codex_prune_selection(memories, now=NOW,
-                                                           max_unused_days=days)]
+            expected = [x.thread_id for x in codex_prune_selection(
+                memories, now=NOW, max_unused_days=days, limit=limit or len(memories))]
+        else:  # memcite's rule spares the last consolidation's input too
+            selected = {x.thread_id for x in memories if x.selected_for_phase2}
+            expected = [d.thread_id for d in dead if d.thread_id not in selected]
+            expected = expected[:limit] if limit else expected
+        assert [c.thread_id for c in pruned] == expected
     finally:
         conn.close()

@@ -233,7 +233,43 @@ def test_report_straight_from_codex_database(tmp_path):
     expected_dead = [row["thread_id"] for row in builder.sample_rows(NOW)
                      if max(row["last_usage"] or 0, row["source_updated_at"]) < NOW - 30 * DAY]
     assert sorted(d["thread_id"] for d in report.dead) == sorted(expected_dead)
-    assert all(s.citations == 0 for s in report.sections) and report.sections
+    # No citation log: no sections or checks that would claim nothing was ever cited.
+    assert report.citation_log is False and report.to_dict()["citation_log"] is False
+    assert report.sections == [] and report.citation_checks.entries == 0
+    assert report.top[0]["codex_usage_count"] == 30
+
+
+def test_codex_rule_judges_only_rows_of_codex_table(ledger):
+    conn, home, builder = ledger
+    report = collect_stats(conn, memory_root=home / "memories", as_of=NOW, max_unused_days=30,
+                           rule="codex", limit=0)
+    in_table = {row["thread_id"] for row in builder.sample_rows(NOW)}
+    expected = {tid for tid in in_table if conn.execute(
+        "SELECT coalesce(codex_last_usage, source_updated_at) < ? FROM memories"
+        " WHERE thread_id = ?", (NOW - 30 * DAY, tid)).fetchone()[0]}
+    assert {d["thread_id"] for d in report.dead} == expected
+    assert report.dead_count == len(expected)
+    assert report.totals["in_codex_table"] == 33 and report.totals["memories"] == 36
+    assert report.totals["never_cited"] == 33 - report.totals["cited"]
+
+
+def test_memories_gone_from_codex_are_counted_apart(ledger):
+    conn, home, builder = ledger
+    gone = [builder.thread_id(28), builder.thread_id(2)]  # old and never cited; cited twice
+    conn.execute("UPDATE memories SET missing_since = ? WHERE thread_id IN (?, ?)",
+                 (NOW, *gone))
+    for rule in ("memcite", "codex"):
+        report = collect_stats(conn, memory_root=home / "memories", as_of=NOW,
+                               max_unused_days=30, rule=rule, limit=0)
+        assert report.totals["gone_from_codex"] == 2
+        assert report.totals["memories"] == 34 and report.totals["in_codex_table"] == 31
+        assert not set(gone) & {d["thread_id"] for d in report.dead}
+        assert report.dead_count == len(report.dead)
+        assert not set(gone) & {t["thread_id"] for t in report.top}
+    report = collect_stats(conn, memory_root=home / "memories", as_of=NOW, max_unused_days=30,
+                           limit=0)
+    assert report.totals["cited"] == 2  # t(3) and t(6); t(2) is gone
+    assert report.totals["never_cited"] == 34 - 2
 
 
 def test_cached_log_parts_are_reused_until_a_reply_or_a_cited_file_changes(ledger, tmp_path):

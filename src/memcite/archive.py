@@ -3,7 +3,13 @@
 Archiving a memory marks its inventory row ``archived_at``, moves its rollout
 summary file out of the memory folder into an archive folder (never deleting
 anything), and writes an ``archive_log`` row; restoring moves the file back,
-clears the mark and logs that too. Codex's database is never written.
+clears the mark and logs that too. Codex's database is never written. The
+memory folder is the one of the Codex home the row was synced from (the
+inventory can hold several homes), else the one of the home given.
+
+Memories gone from Codex (marked missing by sync) are never candidates: Codex
+no longer has them, so there is nothing left to archive; ``prune`` counts them
+apart. ``--rule codex`` only looks at rows of Codex's table, as Codex does.
 
 Each memory is one transaction; its file is moved first and moved back if the
 transaction fails, so a crash leaves at worst a file in the archive whose row
@@ -18,7 +24,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memcite.codex_home import ROLLOUT_SUMMARIES, iter_rollout_summaries
+from memcite.codex_home import ROLLOUT_SUMMARIES, iter_rollout_summaries, memory_folder
 from memcite.errors import MemciteError
 from memcite.store import transaction
 
@@ -54,10 +60,12 @@ class Moved:
     file_to: str | None = None
     problem: str | None = None
     done: bool = True  # False: skipped (not active / not archived)
+    codex_home: str | None = None  # archive: the home whose memory folder was used
 
     def to_dict(self) -> dict:
         return {"thread_id": self.thread_id, "action": self.action, "done": self.done,
-                "file_from": self.file_from, "file_to": self.file_to, "problem": self.problem}
+                "file_from": self.file_from, "file_to": self.file_to, "problem": self.problem,
+                "codex_home": self.codex_home}
 
 
 def _free_name(path: str) -> str:
@@ -97,37 +105,59 @@ class _SummaryFiles:
         return path if path and os.path.isfile(path) else None
 
 
+class _Home:
+    """One Codex home's memory folder, its summary files and where they are archived."""
+
+    def __init__(self, codex_home: str, archive_dir: str | os.PathLike | None) -> None:
+        self.codex_home = codex_home
+        memory_root = os.path.realpath(memory_folder(codex_home))
+        archive = os.path.realpath(os.fspath(archive_dir or default_archive_dir(codex_home)))
+        # Both real paths: a symlinked home or archive must not get the archive inside.
+        if archive == memory_root or archive.startswith(memory_root.rstrip(os.sep) + os.sep):
+            raise ArchiveError(f"{archive}: the archive folder must not be inside the memory "
+                               f"folder {memory_root}", hint="choose another --archive-dir")
+        self.files = _SummaryFiles(os.path.join(memory_root, ROLLOUT_SUMMARIES))
+        self.target_folder = os.path.join(archive, ROLLOUT_SUMMARIES)
+
+
 def archive_memories(
     conn: sqlite3.Connection,
     candidates: Iterable[Candidate],
     *,
-    memory_root: str | os.PathLike,
-    archive_dir: str | os.PathLike,
+    codex_home: str | os.PathLike,
     now: int,
     rule: str,
+    archive_dir: str | os.PathLike | None = None,
 ) -> list[Moved]:
-    """Archive each active candidate: move its summary file, mark the row, log it."""
-    memory_root = os.path.realpath(os.fspath(memory_root))
-    archive_dir = os.path.abspath(os.fspath(archive_dir))
-    if archive_dir == memory_root or archive_dir.startswith(memory_root + os.sep):
-        raise ArchiveError(f"{archive_dir}: the archive folder must not be inside the memory "
-                           f"folder {memory_root}", hint="choose another --archive-dir")
-    files = _SummaryFiles(os.path.join(memory_root, ROLLOUT_SUMMARIES))
-    target_folder = os.path.join(archive_dir, ROLLOUT_SUMMARIES)
-    results = []
+    """Archive each active candidate: move its summary file, mark the row, log it.
+
+    The file is looked for in the memory folder of the Codex home the row was
+    synced from, else of ``codex_home``; it goes to ``archive_dir``, else to
+    ``memcite_archive`` beside that home's memory folder. Every home is checked
+    before anything is moved.
+    """
+    fallback = os.fspath(codex_home)
+    rows = []
     for candidate in candidates:
         row = conn.execute(
-            "SELECT rollout_summary_file FROM memories WHERE thread_id = ? AND archived_at IS NULL",
-            (candidate.thread_id,)).fetchone()
+            "SELECT rollout_summary_file, codex_home FROM memories"
+            " WHERE thread_id = ? AND archived_at IS NULL", (candidate.thread_id,)).fetchone()
+        rows.append((candidate, row))
+    homes = {home: _Home(home, archive_dir)
+             for home in dict.fromkeys(row[1] or fallback for _, row in rows if row)}
+    results = []
+    for candidate, row in rows:
         if row is None:
             results.append(Moved(candidate.thread_id, "archive", done=False,
                                  problem="not an active memory"))
             continue
-        source = files.find(candidate.thread_id, row[0])
+        home = homes[row[1] or fallback]
+        source = home.files.find(candidate.thread_id, row[0])
         target = problem = None
         if source is not None:
             try:
-                target = _move(source, os.path.join(target_folder, os.path.basename(source)))
+                target = _move(source, os.path.join(home.target_folder,
+                                                    os.path.basename(source)))
             except OSError as exc:
                 problem = f"could not move {source}: {exc.strerror or exc}"
                 source = None
@@ -144,7 +174,8 @@ def archive_memories(
             if target is not None and source is not None:
                 shutil.move(target, source)
             raise
-        results.append(Moved(candidate.thread_id, "archive", source, target, problem))
+        results.append(Moved(candidate.thread_id, "archive", source, target, problem,
+                             codex_home=home.codex_home))
     return results
 
 
@@ -227,20 +258,22 @@ def prune_candidates(conn: sqlite3.Connection, *, as_of: int, max_unused_days: i
                      rule: str, limit: int) -> list[Candidate]:
     """The active memories ``prune`` would archive, oldest first, at most ``limit`` (0: all).
 
-    ``codex``: exactly Codex's start-up pruning (not selected for consolidation, Codex's
-    ``COALESCE(last_usage, source_updated_at)`` before the cutoff, ordered by it, then
-    ``source_updated_at``, then thread id). ``memcite``: the dead memories by memcite's rule,
-    stalest first, also sparing the ones in the last consolidation's input.
+    ``codex``: exactly Codex's start-up pruning (rows of Codex's table at the last sync, not
+    selected for consolidation, Codex's ``COALESCE(last_usage, source_updated_at)`` before
+    the cutoff, ordered by it, then ``source_updated_at``, then thread id). ``memcite``: the
+    dead memories by memcite's rule, stalest first, also sparing the ones in the last
+    consolidation's input. Memories gone from Codex are never candidates.
     """
     from memcite.retention import check_rule, cutoff, dead_reason
-    from memcite.stats import _USAGE_COLUMNS, _usage
+    from memcite.stats import RULE_LAST_USED, RULE_SCOPE, USAGE_COLUMNS, usage_from_row
 
     check_rule(rule)
-    column = "codex_last_used" if rule == "codex" else "last_used"
+    column = RULE_LAST_USED[rule]
     order = ("codex_last_used, source_updated_at, thread_id" if rule == "codex"
              else "last_used, thread_id")
     rows = conn.execute(
-        f"SELECT {_USAGE_COLUMNS}, {column} FROM memories WHERE archived_at IS NULL"
-        f" AND selected_for_phase2 = 0 AND {column} < ? ORDER BY {order} LIMIT ?",
+        f"SELECT {USAGE_COLUMNS}, {column} FROM memories WHERE archived_at IS NULL"
+        f" AND selected_for_phase2 = 0 AND {RULE_SCOPE[rule]} AND {column} < ?"
+        f" ORDER BY {order} LIMIT ?",
         (cutoff(as_of, max_unused_days), -1 if limit == 0 else limit))
-    return [Candidate(row[0], row[6], dead_reason(_usage(row), rule)) for row in rows]
+    return [Candidate(row[0], row[6], dead_reason(usage_from_row(row), rule)) for row in rows]

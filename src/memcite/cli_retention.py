@@ -26,13 +26,15 @@ CodexHomeOpt = Annotated[
 MaxUnusedOpt = Annotated[
     Optional[int],  # noqa: UP045
     typer.Option("--max-unused-days", min=0, show_default=False,
-                 help="Unused for more than this many days is dead (default: memcite config, "
-                 "then \\[memories] in Codex's config.toml, then 30)."),
+                 help="Unused for more than this many days is dead (default: memcite config "
+                 "(not for --rule codex or select), then \\[memories] in Codex's config.toml, "
+                 "then 30)."),
 ]
 RuleOpt = Annotated[
     str,
     typer.Option("--rule", help="memcite: last use is max(memcite's, Codex's, re-extraction); "
-                 "codex: Codex's COALESCE(last_usage, source_updated_at)."),
+                 "codex: Codex's COALESCE(last_usage, source_updated_at), on the rows of Codex's "
+                 "table only."),
 ]
 AsOfOpt = Annotated[
     Optional[str],  # noqa: UP045
@@ -52,13 +54,6 @@ def _exit(code: int) -> None:
         raise typer.Exit(code)
 
 
-def _check_rule(rule: str) -> None:
-    if rule not in retention_commands.RULE_CHOICES:
-        raise typer.BadParameter(
-            f"{rule!r} is not one of {', '.join(retention_commands.RULE_CHOICES)}",
-            param_hint="--rule")
-
-
 def stats(
     db: DbOpt = None,
     codex_home: CodexHomeOpt = None,
@@ -74,7 +69,6 @@ def stats(
         "no reply was recorded and no cited file changed).")] = False,
 ) -> None:
     """Usage report: dead memories, most cited, unknown ids, citation checks, sections, weeks."""
-    _check_rule(rule)
     _exit(retention_commands.stats(db, codex_home, max_unused_days, rule, as_of, since, limit,
                                    json, no_cache))
 
@@ -97,7 +91,6 @@ def prune(
     json: JsonOpt = False,
 ) -> None:
     """Preview the memories to forget; --apply archives them (files moved, never deleted)."""
-    _check_rule(rule)
     _exit(retention_commands.prune(db, codex_home, max_unused_days, rule, limit, as_of,
                                    archive_dir, apply, json))
 
@@ -126,7 +119,8 @@ def select(
     n: Annotated[
         Optional[int],  # noqa: UP045
         typer.Option("--n", min=1, show_default=False,
-                     help="max_raw_memories_for_consolidation (default: config, then 256)."),
+                     help="max_raw_memories_for_consolidation (default: \\[memories] in "
+                     "Codex's config.toml, then 256)."),
     ] = None,
     max_unused_days: MaxUnusedOpt = None,
     as_of: AsOfOpt = None,

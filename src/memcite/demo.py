@@ -123,7 +123,7 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     from memcite.archive import prune_candidates
     from memcite.codex_home import memory_folder
     from memcite.ledger import ReplyInput, record_reply
-    from memcite.retention_commands import _print_stats
+    from memcite.retention_commands import print_stats
     from memcite.stats import collect_stats
     from memcite.store import open_store
     from memcite.sync import sync_codex_home
@@ -179,9 +179,7 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
         write("== 5. memcite stats\n")
         stats = collect_stats(conn, memory_root=root, as_of=now, max_unused_days=30,
                               limit=10, weeks=True)
-        out.flush()
-        _print_stats(stats)
-        sys.stdout.flush()
+        print_stats(stats, file=out)
         write("\n== 6. memcite prune (a preview: nothing is moved without --apply)\n")
         candidates = prune_candidates(conn, as_of=now, max_unused_days=30, rule="memcite",
                                       limit=200)

@@ -6,8 +6,13 @@
   Codex's own counters).
 - ``codex_prune_selection``: exactly the rows Codex's start-up pruning deletes.
 - ``consolidation_selection``: the rows Codex's next consolidation takes, in its order.
-- ``resolve_settings``: command line, then memcite's config, then ``[memories]`` in
-  Codex's ``config.toml`` (clamped as Codex clamps), then Codex's defaults.
+- ``in_scope``: which memories a rule looks at. Codex's rules (``codex`` and the
+  selections) only at rows of Codex's table as of the last sync; memcite's at
+  every memory Codex still has. A memory Codex no longer has at all (sync marked
+  it missing) is counted apart by the callers, never judged by a rule.
+- ``resolve_settings``: command line, then memcite's config (skipped for Codex's
+  rules, which run on Codex's settings), then ``[memories]`` in Codex's
+  ``config.toml`` (clamped as Codex clamps), then Codex's defaults.
 
 See shared/spec/usage-and-retention.md. Reading the config files is the only
 I/O here (``load_codex_memories_config``, ``load_memcite_config``).
@@ -70,6 +75,8 @@ class MemoryUsage:
     codex_usage_count: int | None = None
     selected_for_phase2: bool = False
     has_text: bool = True  # raw_memory or rollout_summary is non-blank
+    in_codex_table: bool = True  # a stage1_outputs row at the last sync, not only in the folder
+    gone_from_codex: bool = False  # in neither at the last sync (marked missing, kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +102,14 @@ def check_rule(rule: str) -> str:
     if rule not in RULES:
         raise InputError(f"--rule: {rule!r} is not one of {', '.join(RULES)}")
     return rule
+
+
+def in_scope(memory: MemoryUsage, rule: str = "memcite") -> bool:
+    """Whether ``rule`` judges ``memory``: Codex's rule only the rows of Codex's table (what
+    its retention can delete), memcite's every memory Codex still has in some form."""
+    if memory.gone_from_codex:
+        return False
+    return memory.in_codex_table or check_rule(rule) != "codex"
 
 
 def last_used(memory: MemoryUsage, rule: str = "memcite") -> int | None:
@@ -148,11 +163,14 @@ def is_dead(memory: MemoryUsage, *, as_of: int, max_unused_days: int,
 
 def dead_memories(memories: Iterable[MemoryUsage], *, as_of: int, max_unused_days: int,
                   rule: str = "memcite") -> list[DeadMemory]:
-    """The dead memories, stalest first (ties by thread id)."""
+    """The dead memories among those ``rule`` judges (``in_scope``), stalest first (ties by
+    thread id)."""
     check_rule(rule)
     limit = cutoff(as_of, max_unused_days)
     found = []
     for memory in memories:
+        if not in_scope(memory, rule):
+            continue
         last = last_used(memory, rule)
         if last is not None and last < limit:
             found.append(DeadMemory(memory.thread_id, last, days_unused(last, as_of),
@@ -166,13 +184,13 @@ def dead_memories(memories: Iterable[MemoryUsage], *, as_of: int, max_unused_day
 
 def codex_prune_selection(memories: Iterable[MemoryUsage], *, now: int, max_unused_days: int,
                           limit: int = CODEX_PRUNE_LIMIT) -> list[MemoryUsage]:
-    """The rows Codex's start-up pruning deletes: not selected for consolidation, unused
-    (``COALESCE(last_usage, source_updated_at)`` on Codex's counters) since before the
-    cutoff, oldest first, at most ``limit``."""
+    """The rows Codex's start-up pruning deletes: rows of its table (``in_scope``) not selected
+    for consolidation, unused (``COALESCE(last_usage, source_updated_at)`` on Codex's
+    counters) since before the cutoff, oldest first, at most ``limit``."""
     def key(memory: MemoryUsage) -> tuple:
         return (last_used(memory, "codex"), memory.source_updated_at or 0, memory.thread_id)
 
-    chosen = [m for m in memories if not m.selected_for_phase2
+    chosen = [m for m in memories if in_scope(m, "codex") and not m.selected_for_phase2
               and is_dead(m, as_of=now, max_unused_days=max_unused_days, rule="codex")]
     chosen.sort(key=key)
     return chosen[: max(0, limit)]
@@ -180,11 +198,15 @@ def codex_prune_selection(memories: Iterable[MemoryUsage], *, now: int, max_unus
 
 def consolidation_selection(memories: Iterable[MemoryUsage], *, now: int, max_unused_days: int,
                             n: int) -> list[MemoryUsage]:
-    """The memories Codex's next consolidation takes: eligible (non-blank, used since the
-    cutoff), ranked by use, recency and thread id, the first ``n`` sorted by thread id."""
+    """The memories Codex's next consolidation takes: rows of its table (``in_scope``) that are
+    eligible (non-blank, used since the cutoff), ranked by use, recency and thread id, the
+    first ``n`` sorted by thread id. A NULL last use (SQL) is never eligible; 0 is a time."""
     limit_time = cutoff(now, max_unused_days)
-    eligible = [m for m in memories if m.has_text
-                and (last_used(m, "codex") or limit_time - 1) >= limit_time]
+    eligible = []
+    for m in memories:
+        last = last_used(m, "codex")
+        if in_scope(m, "codex") and m.has_text and last is not None and last >= limit_time:
+            eligible.append(m)
     # ORDER BY usage DESC, last used DESC, source_updated_at DESC, thread_id DESC
     eligible.sort(key=lambda m: (m.codex_usage_count or 0, last_used(m, "codex"),
                                  m.source_updated_at or 0, m.thread_id), reverse=True)
@@ -227,9 +249,17 @@ def resolve_settings(
     command_line: Mapping[str, int | None] | None = None,
     memcite_config: Mapping[str, object] | None = None,
     codex_config: Mapping[str, object] | None = None,
+    *,
+    rule: str = "memcite",
 ) -> Settings:
     """Each setting from the command line, else memcite's config, else Codex's ``[memories]``
-    (clamped), else Codex's default. Command-line and memcite values are checked, not clamped."""
+    (clamped), else Codex's default. Command-line and memcite values are checked, not clamped.
+
+    With ``rule`` ``codex`` (Codex's retention and selection) memcite's config is skipped:
+    what Codex does depends on Codex's settings alone.
+    """
+    if check_rule(rule) == "codex":
+        memcite_config = None
     values: dict[str, int] = {}
     sources: dict[str, str] = {}
     for name, minimum in RETENTION_SETTINGS.items():

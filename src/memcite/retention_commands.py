@@ -20,8 +20,7 @@ from memcite.ledger_commands import (
     resolve_codex_home,
     resolve_db_path,
 )
-
-RULE_CHOICES = ("memcite", "codex")
+from memcite.retention import check_rule
 
 
 def _dump(obj) -> None:
@@ -44,9 +43,10 @@ def _check_limit(limit: int, option: str = "--limit") -> int:
     return limit
 
 
-def resolve_settings_for(codex_home: str, *, max_unused_days: int | None = None,
-                         n: int | None = None):
-    """The retention settings: command line, memcite's config, Codex's ``[memories]``, defaults."""
+def resolve_settings_for(codex_home: str, *, rule: str = "memcite",
+                         max_unused_days: int | None = None, n: int | None = None):
+    """The retention settings: command line, memcite's config (not read for Codex's rules:
+    ``rule`` ``codex``, and ``select``), Codex's ``[memories]``, defaults."""
     from memcite.retention import (
         default_memcite_config_path,
         load_codex_memories_config,
@@ -54,11 +54,27 @@ def resolve_settings_for(codex_home: str, *, max_unused_days: int | None = None,
         resolve_settings,
     )
 
+    mine = load_memcite_config(default_memcite_config_path()) if rule == "memcite" else None
     return resolve_settings(
         {"max_unused_days": max_unused_days, "max_raw_memories_for_consolidation": n},
-        load_memcite_config(default_memcite_config_path()),
-        load_codex_memories_config(codex_home),
-    )
+        mine, load_codex_memories_config(codex_home), rule=rule)
+
+
+def _inputs(codex_home: str | None, *, rule: str, max_unused_days: int | None,
+            as_of: str | None, limit: int = 0, n: int | None = None):
+    """``(Codex home, settings, time to judge at)`` for a retention command, options checked."""
+    check_rule(rule)
+    _check_limit(limit)
+    home = resolve_codex_home(codex_home)
+    settings = resolve_settings_for(home, rule=rule, max_unused_days=max_unused_days, n=n)
+    return home, settings, _time(as_of, "--as-of", int(time.time()))
+
+
+def _failed(db: str | None, error: Exception) -> int:
+    """Report a memcite or database error from a command body; its exit code."""
+    if isinstance(error, sqlite3.Error):
+        error = _database_error(db, error)
+    return report_error(error)
 
 
 def _day(seconds: int | None) -> str:
@@ -91,12 +107,8 @@ def stats(
 ) -> int:
     """Print the usage report (dead memories, top, unknown ids, citation checks, sections)."""
     try:
-        if rule not in RULE_CHOICES:
-            raise InputError(f"--rule: {rule!r} is not one of {', '.join(RULE_CHOICES)}")
-        _check_limit(limit)
-        home = resolve_codex_home(codex_home)
-        settings = resolve_settings_for(home, max_unused_days=max_unused_days)
-        now = _time(as_of, "--as-of", int(time.time()))
+        home, settings, now = _inputs(codex_home, rule=rule, max_unused_days=max_unused_days,
+                                      as_of=as_of, limit=limit)
         since_time = _time(since, "--since", None)
         root = os.path.join(home, "memories")  # as memcite.codex_home, without importing it
         codex_db = os.path.join(home, "memories_1.sqlite")
@@ -125,19 +137,22 @@ def stats(
                                        **common)
             finally:
                 conn.close()
-    except MemciteError as error:
-        return report_error(error)
-    except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+    except (MemciteError, sqlite3.Error) as error:
+        return _failed(db, error)
     if json:
         _dump(report.to_dict())
     else:
-        _print_stats(report)
+        print_stats(report)
     return 0
 
 
-def _print_stats(report) -> None:
-    out = sys.stdout.write
+NO_CITATION_LOG = "no citation log (run memcite record or memcite ingest)"
+
+
+def print_stats(report, file=None) -> None:
+    """Print a ``memcite.stats.StatsReport`` as ``memcite stats`` does (to stdout by default)."""
+    file = file or sys.stdout
+    out = file.write
     t = report.totals
     source = "Codex's memories_1.sqlite (no memcite database)" if report.source == "codex" \
         else "memcite's ledger"
@@ -145,8 +160,15 @@ def _print_stats(report) -> None:
         f"dead after {report.max_unused_days} day(s) unused\n")
     counts = "Codex's counts" if report.source == "codex" or report.rule == "codex" \
         else "memcite's log"
-    out(f"  memories {t['memories']} (archived {t['archived']}), dead {t['dead']}; "
+    gone, in_table = t["gone_from_codex"], t["in_codex_table"]
+    scope = (f" of the {in_table} in Codex's table"
+             if report.rule == "codex" and in_table != t["memories"] else "")
+    out(f"  memories {t['memories']} (archived {t['archived']}"
+        f"{f', gone from Codex {gone}' if gone else ''}), dead {t['dead']}{scope}; "
         f"by {counts}: cited {t['cited']}, never cited {t['never_cited']}\n")
+    if gone:
+        out(f"  gone from Codex: {gone} memor{'y' if gone == 1 else 'ies'} no longer in Codex "
+            "(missing at the last sync), kept for their citations, counted apart\n")
     if report.source == "codex":
         out(f"  citations {t['citations']} (Codex's usage counts; no replies recorded)\n")
     else:
@@ -160,22 +182,27 @@ def _print_stats(report) -> None:
         out(f"  {dead['thread_id']}  {dead['days_unused']:>4} days unused  {dead['reason']}\n")
     if report.dead_count > len(report.dead):
         out(f"  … and {report.dead_count - len(report.dead)} more (--limit 0 lists all)\n")
-    out("\nMost cited:\n")
+    out("\nMost cited (Codex's usage counts):\n" if not report.citation_log
+        else "\nMost cited:\n")
     if not report.top:
         out("  none\n")
     for top in report.top:
-        codex = "" if top["codex_usage_count"] is None else f" (Codex: {top['codex_usage_count']})"
-        out(f"  {top['thread_id']}  {top['usage_count']:>5}{codex}  last {_day(top['last_used'])}\n")
-    if report.unknown_ids:
-        out("\nCited ids that are not known memories:\n")
-        for item in report.unknown_ids:
-            out(f"  {item['thread_id']}  {item['citations']} citation(s)\n")
-    if report.not_uuid_ids:
-        out("\nCited ids that are not UUIDs:\n")
-        for item in report.not_uuid_ids:
-            out(f"  {item['rollout_id']!r}  {item['citations']} citation(s)\n")
+        if not report.citation_log:  # Codex's count is the only one there is
+            count = f"{top['codex_usage_count'] or 0:>5}"
+        else:
+            count = f"{top['usage_count']:>5}" + ("" if top["codex_usage_count"] is None
+                                                 else f" (Codex: {top['codex_usage_count']})")
+        out(f"  {top['thread_id']}  {count}  last {_day(top['last_used'])}\n")
+    _print_list(out, "Cited ids that are not known memories",
+                [f"{item['thread_id']}  {item['citations']} citation(s)"
+                 for item in report.unknown_ids])
+    _print_list(out, "Cited ids that are not UUIDs",
+                [f"{item['rollout_id']!r}  {item['citations']} citation(s)"
+                 for item in report.not_uuid_ids])
     checks = report.citation_checks
-    if report.source == "memcite":
+    if not report.citation_log:
+        out(f"\nCitation checks and MEMORY.md sections: {NO_CITATION_LOG}\n")
+    else:
         out(f"\nCitation checks against {checks.memory_root or 'no memory folder'} "
             f"({checks.entries} distinct entries, {checks.citations} citations, "
             f"{checks.files_read} file(s) read):\n")
@@ -188,21 +215,25 @@ def _print_stats(report) -> None:
             for entry in checks.worst:
                 out(f"    {entry.path}:{entry.line_start}-{entry.line_end}  {entry.outcome}"
                     f"  ({entry.citations} citation(s))\n")
-    if report.files:
-        out("\nCitations per file:\n")
-        for item in report.files:
-            out(f"  {item['citations']:>6}  {item['path']}\n")
-    if report.sections:
-        out("\nMEMORY.md sections (citations):\n")
-        for section in report.sections:
-            mark = "" if section.citations else "   <- never cited"
-            out(f"  {section.citations:>6}  {'  ' * (section.level - 1)}{section.title}{mark}\n")
+    _print_list(out, "Citations per file",
+                [f"{item['citations']:>6}  {item['path']}" for item in report.files])
+    _print_list(out, "MEMORY.md sections (citations)",
+                [f"{s.citations:>6}  {'  ' * (s.level - 1)}{s.title}"
+                 + ("" if s.citations else "   <- never cited") for s in report.sections])
     if report.weeks:
-        sys.stdout.flush()
-        _print_weeks(report.weeks)
+        file.flush()
+        _print_weeks(report.weeks, file)
 
 
-def _print_weeks(weeks: list[dict]) -> None:
+def _print_list(out, title: str, lines: list[str]) -> None:
+    """A titled list of the report, indented; nothing when it is empty."""
+    if lines:
+        out(f"\n{title}:\n")
+        for line in lines:
+            out(f"  {line}\n")
+
+
+def _print_weeks(weeks: list[dict], file) -> None:
     """A bar chart of citations per week, drawn with rich."""
     from rich.console import Console
     from rich.table import Table
@@ -217,7 +248,7 @@ def _print_weeks(weeks: list[dict]) -> None:
     for week in shown:
         bar = "█" * max(1 if week["citations"] else 0, round(40 * week["citations"] / peak))
         table.add_row(week["week_start"], str(week["citations"]), f"[cyan]{bar}[/cyan]")
-    Console(file=sys.stdout, highlight=False).print(table)
+    Console(file=file, highlight=False).print(table)
 
 
 # --------------------------------------------------------------------------- prune, restore
@@ -234,34 +265,35 @@ def prune(
     apply: bool = False,
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
-    """Preview (or with ``apply``, archive) the memories the rule would forget."""
-    from memcite.archive import archive_memories, default_archive_dir, prune_candidates
-    from memcite.codex_home import memory_folder
+    """Preview (or with ``apply``, archive) the memories the rule would forget.
+
+    Memories gone from Codex are never offered (nothing is left to archive) and, with
+    ``--rule codex``, rows only in the memory folder are not judged (they are not in
+    Codex's table); both are counted in the output.
+    """
+    from memcite.archive import archive_memories, prune_candidates
+    from memcite.retention import cutoff
+    from memcite.stats import out_of_scope
     from memcite.store import open_store
 
     try:
-        if rule not in RULE_CHOICES:
-            raise InputError(f"--rule: {rule!r} is not one of {', '.join(RULE_CHOICES)}")
-        _check_limit(limit)
-        home = resolve_codex_home(codex_home)
-        settings = resolve_settings_for(home, max_unused_days=max_unused_days)
-        now = _time(as_of, "--as-of", int(time.time()))
+        home, settings, now = _inputs(codex_home, rule=rule, max_unused_days=max_unused_days,
+                                      as_of=as_of, limit=limit)
         conn = open_store(resolve_db_path(db), readonly=not apply)
         try:
             candidates = prune_candidates(conn, as_of=now, max_unused_days=settings.max_unused_days,
                                           rule=rule, limit=limit)
+            outside = out_of_scope(conn, limit_time=cutoff(now, settings.max_unused_days))
             moved = []
             if apply:
-                moved = archive_memories(
-                    conn, candidates, memory_root=memory_folder(home),
-                    archive_dir=archive_dir or default_archive_dir(home),
-                    now=int(time.time()), rule=rule)
+                moved = archive_memories(conn, candidates, codex_home=home,
+                                         archive_dir=archive_dir, now=int(time.time()),
+                                         rule=rule)
         finally:
             conn.close()
-    except MemciteError as error:
-        return report_error(error)
-    except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+    except (MemciteError, sqlite3.Error) as error:
+        return _failed(db, error)
+    folder_only = outside.folder_only if rule == "codex" else 0
     if json:
         _dump({
             "rule": rule, "as_of": now, "max_unused_days": settings.max_unused_days,
@@ -269,6 +301,8 @@ def prune(
             "prune": [{"thread_id": c.thread_id, "last_used": c.last_used, "reason": c.reason}
                       for c in candidates],
             "archived": [m.to_dict() for m in moved],
+            "gone_from_codex": outside.gone,
+            "not_in_codex_table": folder_only,
         })
         return 0
     out = sys.stdout.write
@@ -276,14 +310,25 @@ def prune(
     out(f"prune ({rule} rule, unused for more than {settings.max_unused_days} day(s) before "
         f"{_day(now)}): {verb} {len(candidates)} memor{'y' if len(candidates) == 1 else 'ies'}\n")
     files = {m.thread_id: m for m in moved}
+    here = os.path.realpath(home)
     for candidate in candidates:
         line = f"  {candidate.thread_id}  last used {_day(candidate.last_used)}  {candidate.reason}"
         item = files.get(candidate.thread_id)
+        if item and item.codex_home and os.path.realpath(item.codex_home) != here:
+            line += (f"\n      from the Codex home it was synced from, {item.codex_home} "
+                     f"(not {home})")
         if item and item.file_to:
             line += f"\n      moved {item.file_from} -> {item.file_to}"
         if item and item.problem:
             line += f"\n      note: {item.problem}"
         out(line + "\n")
+    if outside.gone:
+        out(f"not offered: {outside.gone} memor{'y' if outside.gone == 1 else 'ies'} already "
+            "gone from Codex (missing at the last sync; nothing left to archive)\n")
+    if folder_only:
+        out(f"not judged: {folder_only} memor{'y' if folder_only == 1 else 'ies'} only in the "
+            "memory folder, not in Codex's table (its retention never sees them; "
+            "--rule memcite does)\n")
     if not apply and candidates:
         out("nothing changed: this is a preview; add --apply to archive them "
             "(summary files are moved, never deleted; `memcite restore` undoes it)\n")
@@ -316,10 +361,8 @@ def restore(
                                        since=since_time, now=int(time.time()))
         finally:
             conn.close()
-    except MemciteError as error:
-        return report_error(error)
-    except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+    except (MemciteError, sqlite3.Error) as error:
+        return _failed(db, error)
     done = [r for r in results if r.done]
     if json:
         _dump({"restored": [r.to_dict() for r in results]})
@@ -353,9 +396,8 @@ def select(
     from memcite.retention import MemoryUsage, consolidation_selection
 
     try:
-        home = resolve_codex_home(codex_home)
-        settings = resolve_settings_for(home, max_unused_days=max_unused_days, n=n)
-        now = _time(as_of, "--as-of", int(time.time()))
+        home, settings, now = _inputs(codex_home, rule="codex", max_unused_days=max_unused_days,
+                                      as_of=as_of, n=n)
         codex_db = state_db_path(home)
         memories: list[MemoryUsage] = []
         if os.path.isfile(codex_db):
@@ -365,6 +407,7 @@ def select(
                 memories.append(MemoryUsage(thread, updated, None, last, 0, uses,
                                             bool(selected), bool(raw or summary)))
         else:
+            from memcite.stats import RULE_SCOPE
             from memcite.store import open_store
 
             source = resolve_db_path(db)
@@ -375,7 +418,7 @@ def select(
                 for row in conn.execute(
                         "SELECT thread_id, source_updated_at, codex_last_usage, codex_usage_count,"
                         " selected_for_phase2, has_raw_memory OR has_rollout_summary"
-                        " FROM memories WHERE archived_at IS NULL"):
+                        f" FROM memories WHERE archived_at IS NULL AND {RULE_SCOPE['codex']}"):
                     memories.append(MemoryUsage(row[0], row[1], None, row[2], 0, row[3],
                                                 bool(row[4]), bool(row[5])))
             finally:
@@ -383,10 +426,8 @@ def select(
         chosen = consolidation_selection(
             memories, now=now, max_unused_days=settings.max_unused_days,
             n=settings.max_raw_memories_for_consolidation)
-    except MemciteError as error:
-        return report_error(error)
-    except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+    except (MemciteError, sqlite3.Error) as error:
+        return _failed(db, error)
     if json:
         _dump({"source": source, "as_of": now, "settings": settings.to_dict(),
                "selected": [{"thread_id": m.thread_id, "usage_count": m.codex_usage_count,

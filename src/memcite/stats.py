@@ -2,7 +2,10 @@
 citation checks against the memory folder, where citations land, citations per week.
 
 Everything is read with plain ``sqlite3`` through indexes that cover the queries
-(see ``memcite.store``), so the report stays fast on large ledgers. Citation
+(see ``memcite.store``), so the report stays fast on large ledgers; the one scan
+(``out_of_scope``) counts the memories a rule leaves out. Memories gone from
+Codex (marked missing by sync) are counted apart (``gone_from_codex``), never as
+memories, dead or alive; Codex's rule only judges the rows of Codex's table. Citation
 checks group the logged entries by (path, range, hash) and read each memory file
 at most once; nothing outside the memory root is ever opened (``..``, absolute
 paths and symlinks leading out are reported, not followed).
@@ -302,10 +305,12 @@ class StatsReport:
     files: list[dict]
     sections: list[Section]
     weeks: list[dict] | None = None
+    citation_log: bool = True  # False: straight from Codex's database, nothing recorded
 
     def to_dict(self) -> dict:
         result = {
             "source": self.source,
+            "citation_log": self.citation_log,
             "as_of": self.as_of,
             "rule": self.rule,
             "max_unused_days": self.max_unused_days,
@@ -330,32 +335,86 @@ def _limit(limit: int) -> int:
     return -1 if limit == 0 else limit  # SQLite: LIMIT -1 is no limit
 
 
-def _usage(row) -> MemoryUsage:
+# --------------------------------------------------------------------------- rules in SQL
+
+# The columns ``usage_from_row`` reads, in its order (``SELECT {USAGE_COLUMNS} FROM memories``).
+USAGE_COLUMNS = ("thread_id, source_updated_at, last_usage, codex_last_usage, usage_count,"
+                 " codex_usage_count")
+# Each rule's last use: a generated, indexed column of ``memories``.
+RULE_LAST_USED = {"memcite": "last_used", "codex": "codex_last_used"}
+# The rows each rule judges (``memcite.retention.in_scope``), as a condition on ``memories``:
+# sync sets ``source`` to 'stage1_outputs' for a row of Codex's table (a row also found in the
+# folder keeps it) and ``missing_since`` for a row it no longer found anywhere.
+RULE_SCOPE = {
+    "memcite": "missing_since IS NULL",
+    "codex": "missing_since IS NULL AND source = 'stage1_outputs'",
+}
+# Active rows outside some rule's scope, counted in one scan and subtracted from the counts
+# the indexes cover (filtering those counts would cost a table lookup per dead row, ten
+# times the scan). No index covers missing_since or source yet: the scan costs ~20 ms at
+# 200,000 memories; a partial index whose WHERE is exactly this text would make it free.
+_OUT_OF_SCOPE = ("archived_at IS NULL AND (missing_since IS NOT NULL"
+                 " OR source != 'stage1_outputs')")
+
+
+def usage_from_row(row) -> MemoryUsage:
+    """A ``MemoryUsage`` from a row whose first columns are ``USAGE_COLUMNS``."""
     return MemoryUsage(thread_id=row[0], source_updated_at=row[1], last_usage=row[2],
                        codex_last_usage=row[3], usage_count=row[4] or 0,
                        codex_usage_count=row[5])
 
 
-_USAGE_COLUMNS = ("thread_id, source_updated_at, last_usage, codex_last_usage, usage_count,"
-                  " codex_usage_count")
+@dataclass(frozen=True, slots=True)
+class OutOfScope:
+    """Active (not archived) memories that some rule leaves out, and what they would count."""
+
+    limit_time: int  # the cutoff the ``dead`` counts are for
+    gone: int  # gone from Codex (marked missing by sync): no rule judges them
+    folder_only: int  # still in the memory folder, not in Codex's table: only memcite's rule
+    gone_cited: int  # of ``gone``: cited in memcite's log
+    dead: dict[str, int]  # per rule: rows outside its scope that its column calls dead
+    codex_cited: int  # rows outside Codex's scope with a Codex usage count
+
+    @property
+    def not_in_codex_table(self) -> int:
+        return self.gone + self.folder_only
+
+
+def out_of_scope(conn: sqlite3.Connection, *, limit_time: int) -> OutOfScope:
+    """Count the active memories outside the rules' scopes (one scan of ``memories``)."""
+    row = conn.execute(
+        "SELECT coalesce(sum(missing_since IS NOT NULL), 0), coalesce(sum(missing_since IS NULL),"
+        " 0), coalesce(sum(missing_since IS NOT NULL AND usage_count > 0), 0),"
+        " coalesce(sum(missing_since IS NOT NULL AND last_used < :cut), 0),"
+        " coalesce(sum(codex_last_used < :cut), 0), coalesce(sum(codex_usage_count > 0), 0)"
+        f" FROM memories WHERE {_OUT_OF_SCOPE}", {"cut": limit_time}).fetchone()
+    gone, folder_only, gone_cited, gone_dead, outside_codex_dead, codex_cited = row
+    return OutOfScope(limit_time, gone, folder_only, gone_cited,
+                      {"memcite": gone_dead, "codex": outside_codex_dead}, codex_cited)
 
 
 def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: int, rule: str,
-                    limit: int) -> tuple[int, list[dict]]:
-    """``(how many, the stalest ones)`` among active memories, through the covering indexes."""
+                    limit: int, outside: OutOfScope | None = None) -> tuple[int, list[dict]]:
+    """``(how many, the stalest ones)`` among the active memories ``rule`` judges.
+
+    Counted through the covering index, less the rows outside the rule's scope
+    (``outside``, counted here when not given for this cutoff).
+    """
     check_rule(rule)
-    column = "last_used" if rule == "memcite" else "codex_last_used"
+    column = RULE_LAST_USED[rule]
     limit_time = cutoff(as_of, max_unused_days)
+    if outside is None or outside.limit_time != limit_time:
+        outside = out_of_scope(conn, limit_time=limit_time)
     count = conn.execute(
         f"SELECT count(*) FROM memories WHERE archived_at IS NULL AND {column} < ?",
-        (limit_time,)).fetchone()[0]
+        (limit_time,)).fetchone()[0] - outside.dead[rule]
     rows = conn.execute(
-        f"SELECT {_USAGE_COLUMNS}, {column} FROM memories WHERE archived_at IS NULL"
-        f" AND {column} < ? ORDER BY {column}, thread_id LIMIT ?",
+        f"SELECT {USAGE_COLUMNS}, {column} FROM memories WHERE archived_at IS NULL"
+        f" AND {RULE_SCOPE[rule]} AND {column} < ? ORDER BY {column}, thread_id LIMIT ?",
         (limit_time, _limit(limit))).fetchall()
     dead = []
     for row in rows:
-        memory = _usage(row)
+        memory = usage_from_row(row)
         last = row[6] or 0
         dead.append({"thread_id": memory.thread_id, "last_used": last,
                      "days_unused": days_unused(last, as_of),
@@ -364,7 +423,7 @@ def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: in
 
 
 def _top_entry(row, rule: str) -> dict:
-    memory = _usage(row)
+    memory = usage_from_row(row)
     return {"thread_id": memory.thread_id, "usage_count": memory.usage_count,
             "codex_usage_count": memory.codex_usage_count, "last_usage": memory.last_usage,
             "codex_last_usage": memory.codex_last_usage, "last_used": last_used(memory, rule)}
@@ -399,26 +458,28 @@ def collect_stats(
     """
     check_rule(rule)
     folder = folder if folder is not None else MemoryFolder(memory_root)
-    # Counted through covering indexes: a scan of 200,000 rows would cost more than the rest.
+    # Counted through covering indexes, less the rows outside the rule's scope.
+    outside = out_of_scope(conn, limit_time=cutoff(as_of, max_unused_days))
     everything = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     archived, archived_cited = conn.execute(
         "SELECT count(*), coalesce(sum(usage_count > 0), 0) FROM memories"
         " WHERE archived_at IS NOT NULL").fetchone()
-    memories = everything - archived
+    memories = everything - archived - outside.gone
+    in_codex_table = everything - archived - outside.not_in_codex_table
     if rule == "memcite":  # cited in memcite's own log
-        cited = conn.execute(
-            "SELECT count(*) FROM memories WHERE usage_count > 0").fetchone()[0] - archived_cited
+        cited = conn.execute("SELECT count(*) FROM memories WHERE usage_count > 0"
+                             ).fetchone()[0] - archived_cited - outside.gone_cited
     else:
         cited = conn.execute("SELECT count(*) FROM memories WHERE archived_at IS NULL"
-                             " AND codex_usage_count > 0").fetchone()[0]
+                             " AND codex_usage_count > 0").fetchone()[0] - outside.codex_cited
     dead_count, dead = dead_from_store(conn, as_of=as_of, max_unused_days=max_unused_days,
-                                       rule=rule, limit=limit)
+                                       rule=rule, limit=limit, outside=outside)
     order = ("usage_count DESC, last_usage DESC" if rule == "memcite"
              else "codex_usage_count DESC, codex_last_usage DESC")
     where = "usage_count > 0" if rule == "memcite" else "codex_usage_count > 0"
     top = [_top_entry(row, rule) for row in conn.execute(
-        f"SELECT {_USAGE_COLUMNS} FROM memories WHERE {where} AND archived_at IS NULL"
-        f" ORDER BY {order}, thread_id LIMIT ?", (_limit(limit),))]
+        f"SELECT {USAGE_COLUMNS} FROM memories WHERE {where} AND archived_at IS NULL"
+        f" AND {RULE_SCOPE[rule]} ORDER BY {order}, thread_id LIMIT ?", (_limit(limit),))]
 
     since_sql, since_args = _since_filter(since)
     log = _log_parts(conn, folder, since, limit, cache_dir)
@@ -437,8 +498,10 @@ def collect_stats(
     totals = {
         "memories": memories,
         "archived": archived,
+        "gone_from_codex": outside.gone,
+        "in_codex_table": in_codex_table,
         "cited": cited,
-        "never_cited": memories - cited,
+        "never_cited": (memories if rule == "memcite" else in_codex_table) - cited,
         "dead": dead_count,
         "citations": citations,
         "replies": replies,
@@ -731,8 +794,9 @@ def collect_codex_stats(
 ) -> StatsReport:
     """The same report from Codex's ``memories_1.sqlite`` alone (opened read-only).
 
-    There is no citation log: checks, files and unknown ids are empty, and every
-    ``MEMORY.md`` section is listed with no citations.
+    There is no citation log (``citation_log`` False): checks, files, sections and
+    unknown ids are empty rather than claiming that nothing was ever cited; the
+    counts are Codex's own.
     """
     from memcite.codex_home import iter_stage1_outputs
 
@@ -750,11 +814,11 @@ def collect_codex_stats(
     top = [{"thread_id": m.thread_id, "usage_count": 0, "codex_usage_count": m.codex_usage_count,
             "last_usage": None, "codex_last_usage": m.codex_last_usage,
             "last_used": last_used(m, rule)} for m in (cited if not limit else cited[:limit])]
-    folder = MemoryFolder(memory_root)
-    sections = _memory_index_sections(folder)
     totals = {
         "memories": len(memories),
         "archived": 0,
+        "gone_from_codex": 0,
+        "in_codex_table": len(memories),
         "cited": len(cited),
         "never_cited": len(memories) - len(cited),
         "dead": len(dead_all),
@@ -764,4 +828,5 @@ def collect_codex_stats(
         "not_uuid_ids": 0,
     }
     return StatsReport(as_of, rule, max_unused_days, None, "codex", totals, dead, len(dead_all),
-                       top, [], [], CitationChecks(memory_root=folder.root), [], sections, None)
+                       top, [], [], CitationChecks(memory_root=MemoryFolder(memory_root).root),
+                       [], [], None, citation_log=False)
