@@ -358,3 +358,12 @@ def test_the_cached_tally_plus_new_replies_equals_a_full_check(
             memory.write_bytes(memory.read_bytes().replace(b"\n", b" \n", 1))
         assert comparable(report(cache)) == comparable(report(None))
     conn.close()
+
+
+def test_out_of_scope_count_uses_its_partial_index(tmp_path):
+    """stats._OUT_OF_SCOPE and migration m003's index WHERE must stay word for word equal."""
+    conn = open_store(tmp_path / "m.sqlite")
+    plan = conn.execute(
+        f"EXPLAIN QUERY PLAN SELECT count(*) FROM memories WHERE {stats_module._OUT_OF_SCOPE}"
+    ).fetchall()
+    assert any("memories_outside_codex" in row[-1] for row in plan), plan

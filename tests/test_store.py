@@ -31,6 +31,7 @@ EXPECTED_SCHEMA = {
             "memories_archived_at": ["archived_at"],
             "memories_codex_home_sync": ["codex_home", "last_sync_id"],
             "memories_codex_last_used": ["codex_last_used", "thread_id"],  # m002
+            "memories_outside_codex": ["missing_since", "source"],  # m003, partial
         },
     },
     "archive_log": {  # m002

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from memcite.errors import CitationError, InputError
 from memcite.models import Reading
-from memcite.store import transaction
+from memcite.store import read_snapshot, transaction
 from memcite.thread_ids import normalize_thread_id
 
 POLICIES = ("default", "codex")
@@ -548,8 +548,12 @@ _LOGGED_USAGE = """
 
 
 def rebuild(conn: sqlite3.Connection, *, apply: bool = True) -> RebuildReport:
-    """Recompute every memory's usage_count and last_usage from the log; report what differed."""
-    with transaction(conn):
+    """Recompute every memory's usage_count and last_usage from the log; report what differed.
+
+    With ``apply=False`` nothing is written: the comparison runs in a read
+    transaction, so it works on a read-only connection.
+    """
+    with transaction(conn) if apply else read_snapshot(conn):
         memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         differences = tuple(UsageDifference(*row) for row in conn.execute(_LOGGED_USAGE))
         if apply and differences:

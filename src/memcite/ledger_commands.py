@@ -433,12 +433,8 @@ def rebuild(
     from memcite.ledger import rebuild as rebuild_counts
 
     try:
-        if check:
-            # Read-only first: a missing database is an error, nothing is created or
-            # migrated. ``ledger.rebuild`` takes the write lock even to compare, so the
-            # comparison itself runs on a writable connection that is never migrated.
-            open_database(db, readonly=True).close()
-            conn = open_database(db, migrate_schema=False)
+        if check:  # read-only: a missing database is an error, nothing is created or migrated
+            conn = open_database(db, readonly=True)
         else:
             conn = open_database(db)
         try:

@@ -202,7 +202,24 @@ def m002_archive_log(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial, m002_archive_log)
+def m003_outside_codex_index(conn: sqlite3.Connection) -> None:
+    """An index of the few memories outside Codex's table, so stats counts them without a scan.
+
+    Its WHERE must stay word for word ``memcite.stats._OUT_OF_SCOPE``, or SQLite
+    will not use it.
+    """
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS memories_outside_codex ON memories (missing_since, source)"
+        " WHERE archived_at IS NULL AND (missing_since IS NOT NULL"
+        " OR source != 'stage1_outputs')"
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    m001_initial,
+    m002_archive_log,
+    m003_outside_codex_index,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -225,6 +242,17 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+@contextmanager
+def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction (``BEGIN``): every query inside sees the same state of the log."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
