@@ -24,10 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from plain_reader import plain_read  # noqa: E402
-
 from memcite import parse_reply  # noqa: E402
 from memcite.reading import _parser  # noqa: E402
+from plain_reader import plain_read  # noqa: E402
 
 OPEN = "<oai-mem-citation>"
 A, B = "019c6e27-e55b-73d1-87d8-4e01f1f75043", "019c7714-3b77-74d1-9866-e1f484aae2ab"

@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from plain_reader import plain_read
 
 from memcite import parse_reply
+from plain_reader import plain_read
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "replies"
 REPLIES = sorted(CORPUS.glob("*.txt"))

@@ -59,9 +59,9 @@ def test_a_reply_without_a_block_never_imports_lark():
 
 def test_strip_imports_nothing_heavy():
     code = (
-        "import sys; sys.argv = ['memcite', 'strip', %r]\n"
+        f"import sys; sys.argv = ['memcite', 'strip', {str(TYPICAL)!r}]\n"
         "from memcite.__main__ import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n" % str(TYPICAL)
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
     )
     modules = _modules_after(code)
     assert "lark" in modules  # the reply has a block
@@ -73,3 +73,11 @@ def test_reading_a_block_after_importing_regex_still_works():
     import regex  # noqa: F401  (tiktoken's dependency; lark must not break it or be broken by it)
 
     assert parse_reply(TYPICAL.read_text(encoding="utf-8")).citation is not None
+
+
+def test_every_public_name_resolves_and_is_listed():
+    import memcite
+
+    assert sorted(memcite.__all__) == sorted(memcite._HOME)
+    for name in memcite.__all__:
+        assert getattr(memcite, name).__name__ == name

@@ -27,9 +27,8 @@ SEEDS = os.path.join(HERE, os.pardir, os.pardir, "corpus", "replies")
 sys.path.insert(0, os.path.join(HERE, os.pardir))
 
 with atheris.instrument_imports():
-    from plain_reader import plain_read
-
     from memcite import CitationError, parse_reply
+    from plain_reader import plain_read
 
 
 def check_one_input(data: bytes) -> None:
