@@ -55,15 +55,22 @@ def best(function, number: int, repeat: int = 5) -> float:
     return min(timeit.repeat(function, number=number, repeat=repeat)) / number
 
 
-def cold(command: list[str], runs: int) -> float:
-    """Median wall time of a fresh process running ``command``."""
-    times = []
+def _wall(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start
+
+
+def cold_pair(command: list[str], baseline: list[str], runs: int) -> tuple[float, float]:
+    """Median wall times of fresh processes of ``command`` and ``baseline``, run in turn
+    (interleaved, so that a slow moment of the machine falls on both)."""
+    ours, base = [], []
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2]
+        base.append(_wall(baseline))
+        ours.append(_wall(command))
+    ours.sort()
+    base.sort()
+    return ours[len(ours) // 2], base[len(base) // 2]
 
 
 _RSS_PROBE = """
@@ -127,9 +134,7 @@ def main() -> int:
         reply.write_text(text, encoding="utf-8")
         command = [memcite_bin, "strip", str(reply)] if memcite_bin else [sys.executable, "-m", "memcite", "strip", str(reply)]
         subprocess.run(command, capture_output=True, check=True)  # warm the OS cache and lark's table cache
-        runs = 10 * scale
-        ours = cold(command, runs)
-        baseline = cold([sys.executable, "-c", "pass"], runs)
+        ours, baseline = cold_pair(command, [sys.executable, "-c", "pass"], 15 * scale)
     rows.append(("cold `memcite strip` vs python3 -c pass", ours / baseline, 8, f"{ours * 1e3:.0f} ms vs {baseline * 1e3:.0f} ms"))
 
     with_block = big[: -len(text)] + text

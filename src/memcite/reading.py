@@ -9,7 +9,6 @@ A reply with no block never imports lark. See shared/spec/citation.md.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import replace
 
 from memcite.errors import CitationError, MemciteError
@@ -64,7 +63,6 @@ class _Tags:
 
 _TAGS: _Tags | None = None
 _PARSER = None
-_TAG_LITERAL = re.compile(r'^([A-Z_]+):\s*"([^"\\]*)"', re.MULTILINE)
 
 
 def _grammar_text() -> str:
@@ -72,11 +70,24 @@ def _grammar_text() -> str:
         return handle.read()
 
 
+def _string_terminals(grammar: str) -> dict[str, str]:
+    """``NAME: "literal"`` lines of the grammar (no regex: this runs at every start-up)."""
+    literals = {}
+    for line in grammar.splitlines():
+        name, colon, rest = line.partition(":")
+        rest = rest.strip()
+        if colon and name.isupper() and name.isidentifier() and rest.startswith('"'):
+            end = rest.find('"', 1)
+            if end > 0 and "\\" not in rest[:end]:
+                literals[name] = rest[1:end]
+    return literals
+
+
 def tags() -> _Tags:
     """The tag literals of the grammar, without building the parser (cheap, cached)."""
     global _TAGS
     if _TAGS is None:
-        _TAGS = _Tags(dict(_TAG_LITERAL.findall(_grammar_text())))
+        _TAGS = _Tags(_string_terminals(_grammar_text()))
     return _TAGS
 
 
@@ -112,7 +123,10 @@ def split_entry(line: str) -> tuple[str, int | None, int | None, str]:
     return rust_trim(location[:colon]), _u32(rust_trim(first)), _u32(rust_trim(second)), note
 
 
-_ASCII_NUMBER = re.compile(r"\+?[0-9]+")
+def _is_u32_text(number: str) -> bool:
+    """``+?[0-9]+`` in ASCII digits (what Rust's u32 parser accepts, before the range)."""
+    digits = number[1:] if number.startswith("+") else number
+    return digits.isascii() and digits.isdigit()
 
 
 def why_dropped(line: str) -> tuple[str, str]:
@@ -141,7 +155,7 @@ def why_dropped(line: str) -> tuple[str, str]:
             f"the line range {location[colon + 1 :].strip()!r} is not '<start>-<end>'; Codex drops it",
         )
     for number in (rust_trim(first), rust_trim(second)):
-        if not _ASCII_NUMBER.fullmatch(number):
+        if not _is_u32_text(number):
             return (
                 "entry-bad-number",
                 f"{number!r} is not a line number (ASCII digits, optional '+'); Codex drops the entry",
@@ -155,7 +169,10 @@ def why_dropped(line: str) -> tuple[str, str]:
     return "entry-dropped", "Codex drops this line"
 
 
-_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
+def _has_drive(path: str) -> bool:
+    """``C:\\`` or ``C:/`` at the start: a Windows absolute path."""
+    return len(path) > 2 and path[1] == ":" and path[2] in "\\/" and path[0].isascii() \
+        and path[0].isalpha()
 
 
 def _entry_warnings(entry: CitationEntry) -> list[tuple[str, str]]:
@@ -179,11 +196,11 @@ def _entry_warnings(entry: CitationEntry) -> list[tuple[str, str]]:
         found.append(
             ("path-empty", "the entry has an empty path; name a file in the memory folder")
         )
-    elif path.startswith(("/", "\\", "~")) or _DRIVE.match(path):
+    elif path.startswith(("/", "\\", "~")) or _has_drive(path):
         found.append(
             ("path-absolute", f"path {path!r} is absolute; paths are relative to the memory folder")
         )
-    if path and ".." in re.split(r"[\\/]", path):
+    if path and ".." in path.replace("\\", "/").split("/"):
         found.append(
             ("path-parent", f"path {path!r} climbs out with '..'; it may point outside memory")
         )
@@ -408,8 +425,7 @@ def _short(value: str, limit: int = 60) -> str:
 # --------------------------------------------------------------------------- whole reply
 
 
-_NOT_SPACE = re.compile(f"[^{re.escape(RUST_WHITESPACE)}]")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+_FENCE = r"^ {0,3}(`{3,}|~{3,})"  # compiled (and cached by re) only when a fence is there
 
 
 def _inside_code_fence(text: str, offset: int) -> bool:
@@ -417,7 +433,9 @@ def _inside_code_fence(text: str, offset: int) -> bool:
     if text.find("```", 0, offset) < 0 and text.find("~~~", 0, offset) < 0:
         return False
     open_fence: str | None = None
-    for match in _FENCE.finditer(text, 0, offset):
+    import re
+
+    for match in re.compile(_FENCE, re.MULTILINE).finditer(text, 0, offset):
         fence = match.group(1)
         if open_fence is None:
             open_fence = fence
@@ -433,7 +451,7 @@ def _block_diagnostics(reader: _Reader, blocks: tuple[Block, ...]) -> None:
     later = False
     for index in range(len(blocks) - 1, -1, -1):
         following = blocks[index + 1].start if index + 1 < len(blocks) else len(text)
-        later = later or _NOT_SPACE.search(text, blocks[index].end, following) is not None
+        later = later or bool(rust_trim(text[blocks[index].end : following]))
         visible_after[index] = later
     for index, block in enumerate(blocks):
         if index:
