@@ -304,6 +304,11 @@ def test_sql_dead_and_prune_agree_with_the_pure_rules(tmp_path_factory, memories
         count, rows = dead_from_store(conn, as_of=NOW, max_unused_days=days, rule=rule, limit=0)
         dead = dead_memories(memories, as_of=NOW, max_unused_days=days, rule=rule)
         assert rows == [d.to_dict() for d in dead] and count == len(dead)
+        # counting the recent side and subtracting from the active rows gives the same
+        active = conn.execute("SELECT count(*) FROM memories WHERE archived_at IS NULL"
+                              ).fetchone()[0]
+        assert dead_from_store(conn, as_of=NOW, max_unused_days=days, rule=rule, limit=0,
+                               active=active)[0] == len(dead)
         pruned = prune_candidates(conn, as_of=NOW, max_unused_days=days, rule=rule, limit=limit)
         if rule == "codex":
             expected = [x.thread_id for x in codex_prune_selection(

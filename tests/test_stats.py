@@ -310,21 +310,25 @@ _ENTRY_CHOICES = [
     "MEMORY.md:1000-1001|note=[far]", "MEMORY.md:3-3|note=[blank?]", "../x.md:1-1|note=[out]",
     "/etc/passwd:1-1|note=[abs]", "gone.md:1-2|note=[missing]", "MEMORY.md:9-2|note=[reversed]",
 ]
+# thread numbers of the sample home (known after its sync), an id no home has, not a UUID
+_ID_CHOICES = [2, 3, 6, "0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee", "not-a-uuid", "NOT-A-UUID"]
 
 
 @given(
     batches=st.lists(
-        st.lists(st.lists(st.sampled_from(_ENTRY_CHOICES), min_size=1, max_size=4),
+        st.lists(st.tuples(st.lists(st.sampled_from(_ENTRY_CHOICES), min_size=1, max_size=4),
+                           st.lists(st.sampled_from(_ID_CHOICES), max_size=3)),
                  min_size=1, max_size=4),
         min_size=1, max_size=3),
+    sync_after=st.sampled_from([None, 0, 1]),
     edit_between=st.booleans(),
     limit=st.sampled_from([0, 1, 3]),
     since_days=st.sampled_from([None, 5]),
 )
-def test_the_cached_tally_plus_new_replies_equals_a_full_check(
-        tmp_path_factory, batches, edit_between, limit, since_days):
-    """Whatever is recorded between two reports, adding the new replies to the cached
-    tally gives exactly the report a full check gives."""
+def test_the_cached_tally_brought_up_to_date_equals_a_full_count(
+        tmp_path_factory, batches, sync_after, edit_between, limit, since_days):
+    """Whatever is recorded or synced between two reports, bringing the cached tally up
+    to date gives exactly the report a full count gives."""
     tmp_path = tmp_path_factory.mktemp("incremental")
     builder = _builder(find_corpus())
     home = tmp_path / "codex_home"
@@ -335,10 +339,12 @@ def test_the_cached_tally_plus_new_replies_equals_a_full_check(
     since = None if since_days is None else NOW - since_days * DAY
     serial = iter(range(10_000))
 
-    def record(entries):
+    def record(entries, ids):
         number = next(serial)
+        ids = [builder.thread_id(i) if isinstance(i, int) else i for i in ids]
         text = ("ok\n<oai-mem-citation>\n<citation_entries>\n" + "\n".join(entries)
-                + "\n</citation_entries>\n</oai-mem-citation>")
+                + "\n</citation_entries>\n<rollout_ids>\n" + "\n".join(ids)
+                + "\n</rollout_ids>\n</oai-mem-citation>")
         record_reply(conn, ReplyInput(text, id=f"r{number}", at=NOW - (number % 9) * DAY),
                      memory_root=root, now=NOW)
 
@@ -348,14 +354,17 @@ def test_the_cached_tally_plus_new_replies_equals_a_full_check(
 
     def comparable(result):
         checks = dict(result["citation_checks"], files_read=None)
-        return checks, result["files"], result["sections"]
+        return (checks, result["files"], result["sections"], result["unknown_ids"],
+                result["not_uuid_ids"], result["totals"])
 
     for index, batch in enumerate(batches):
-        for entries in batch:
-            record(entries)
+        for entries, ids in batch:
+            record(entries, ids)
         if edit_between and index == 1:  # a cited line edited (the cache's stamps must notice)
             memory = root / "MEMORY.md"
             memory.write_bytes(memory.read_bytes().replace(b"\n", b" \n", 1))
+        if sync_after == index:  # ids cited before the sync become known memories
+            sync_codex_home(conn, home, now=NOW)
         assert comparable(report(cache)) == comparable(report(None))
     conn.close()
 

@@ -394,20 +394,20 @@ def out_of_scope(conn: sqlite3.Connection, *, limit_time: int) -> OutOfScope:
 
 
 def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: int, rule: str,
-                    limit: int, outside: OutOfScope | None = None) -> tuple[int, list[dict]]:
+                    limit: int, outside: OutOfScope | None = None,
+                    active: int | None = None) -> tuple[int, list[dict]]:
     """``(how many, the stalest ones)`` among the active memories ``rule`` judges.
 
     Counted through the covering index, less the rows outside the rule's scope
-    (``outside``, counted here when not given for this cutoff).
+    (``outside``, counted here when not given for this cutoff). Given ``active``
+    (rows not archived), the smaller side of the cutoff is the one counted.
     """
     check_rule(rule)
     column = RULE_LAST_USED[rule]
     limit_time = cutoff(as_of, max_unused_days)
     if outside is None or outside.limit_time != limit_time:
         outside = out_of_scope(conn, limit_time=limit_time)
-    count = conn.execute(
-        f"SELECT count(*) FROM memories WHERE archived_at IS NULL AND {column} < ?",
-        (limit_time,)).fetchone()[0] - outside.dead[rule]
+    count = _count_before(conn, column, limit_time, active) - outside.dead[rule]
     rows = conn.execute(
         f"SELECT {USAGE_COLUMNS}, {column} FROM memories WHERE archived_at IS NULL"
         f" AND {RULE_SCOPE[rule]} AND {column} < ? ORDER BY {column}, thread_id LIMIT ?",
@@ -420,6 +420,21 @@ def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: in
                      "days_unused": days_unused(last, as_of),
                      "reason": dead_reason(memory, rule)})
     return count, dead
+
+
+def _count_before(conn: sqlite3.Connection, column: str, limit_time: int,
+                  active: int | None) -> int:
+    """Active rows with ``column < limit_time``. An index range is counted row by row, so
+    when most rows are stale, count the recent ones (at most half) and subtract."""
+    where = f"FROM memories WHERE archived_at IS NULL AND {column}"
+    if active is not None:
+        half = active // 2 + 1
+        recent = conn.execute(f"SELECT count(*) FROM (SELECT 1 {where} >= ? LIMIT ?)",
+                              (limit_time, half)).fetchone()[0]
+        if recent < half:
+            unknown = conn.execute(f"SELECT count(*) {where} IS NULL").fetchone()[0]
+            return active - recent - unknown
+    return conn.execute(f"SELECT count(*) {where} < ?", (limit_time,)).fetchone()[0]
 
 
 def _top_entry(row, rule: str) -> dict:
@@ -473,7 +488,8 @@ def collect_stats(
         cited = conn.execute("SELECT count(*) FROM memories WHERE archived_at IS NULL"
                              " AND codex_usage_count > 0").fetchone()[0] - outside.codex_cited
     dead_count, dead = dead_from_store(conn, as_of=as_of, max_unused_days=max_unused_days,
-                                       rule=rule, limit=limit, outside=outside)
+                                       rule=rule, limit=limit, outside=outside,
+                                       active=everything - archived)
     order = ("usage_count DESC, last_usage DESC" if rule == "memcite"
              else "codex_usage_count DESC, codex_last_usage DESC")
     where = "usage_count > 0" if rule == "memcite" else "codex_usage_count > 0"
@@ -525,57 +541,90 @@ def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None
     if began:
         conn.execute("BEGIN")
     try:
-        parts = _id_parts(conn, since, limit)
-        tally = _entry_tally(conn, folder, since, limit, cache_dir)
+        tally = _log_tally(conn, folder, since, limit, cache_dir)
     finally:
         if began:
             conn.execute("COMMIT")
-    files = [{"path": p, "citations": n}
-             for p, n in sorted(tally.per_file.items(), key=lambda item: (-item[1], item[0]))]
     tally.checks.files_read = folder.files_read
-    return {**parts, "checks": tally.checks, "files": files[:limit] if limit else files,
-            "sections": tally.sections}
+    unknown = _ranked(tally.unknown, limit)
+    not_uuid = _ranked(tally.not_uuid, limit)
+    return {
+        "unknown_count": len(tally.unknown), "unknown_citations": sum(tally.unknown.values()),
+        "unknown_ids": [{"thread_id": t, "citations": n} for t, n in unknown],
+        "not_uuid_count": len(tally.not_uuid),
+        "not_uuid_ids": [{"rollout_id": r, "citations": n} for r, n in not_uuid],
+        "checks": tally.checks, "files": [{"path": p, "citations": n}
+                                          for p, n in _ranked(tally.per_file, limit)],
+        "sections": tally.sections,
+    }
 
 
-def _id_parts(conn: sqlite3.Connection, since: int | None, limit: int) -> dict:
-    """Unknown and non-UUID ids (through partial indexes: cheap, so never cached)."""
-    since_sql, since_args = _since_filter(since)
-    unknown_count, unknown_citations = conn.execute(
-        "SELECT count(DISTINCT thread_id), count(*) FROM cited_ids WHERE known = 0"
-        " AND counted = 1 AND thread_id NOT IN (SELECT thread_id FROM memories)" + since_sql,
-        since_args).fetchone()
-    unknown_ids = [{"thread_id": t, "citations": n} for t, n in conn.execute(
-        "SELECT thread_id, count(*) AS n FROM cited_ids WHERE known = 0 AND counted = 1"
-        " AND thread_id NOT IN (SELECT thread_id FROM memories)" + since_sql +
-        " GROUP BY thread_id ORDER BY n DESC, thread_id LIMIT ?", (*since_args, _limit(limit)))]
-    not_uuid_count = conn.execute(
-        "SELECT count(DISTINCT rollout_id) FROM cited_ids WHERE thread_id IS NULL" + since_sql,
-        since_args).fetchone()[0]
-    not_uuid = [{"rollout_id": r, "citations": n} for r, n in conn.execute(
-        "SELECT rollout_id, count(*) AS n FROM cited_ids WHERE thread_id IS NULL" + since_sql +
-        " GROUP BY rollout_id ORDER BY n DESC, rollout_id LIMIT ?",
-        (*since_args, _limit(limit)))]
-    return {"unknown_count": unknown_count, "unknown_citations": unknown_citations,
-            "unknown_ids": unknown_ids, "not_uuid_count": not_uuid_count,
-            "not_uuid_ids": not_uuid}
+def _ranked(counts: dict[str, int], limit: int) -> list[tuple[str, int]]:
+    """Most first, then by name; ``limit`` 0 keeps all."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ranked[:limit] if limit else ranked
 
 
 # --------------------------------------------------------------------------- the entry tally
 
 
 @dataclass
-class EntryTally:
-    """Citation checks, citations per file and per MEMORY.md section, for the replies up to
-    ``last_reply`` (the log is append-only, so later replies can be added to it)."""
+class LogTally:
+    """What the citation log adds up to for the replies up to ``last_reply`` (the log is
+    append-only, so later replies can be added): citation checks, citations per file and
+    per MEMORY.md section, unknown ids (known ones taken out as of sync ``last_sync``)
+    and ids that are not UUIDs."""
 
     checks: CitationChecks
     per_file: dict[str, int]
     sections: list[Section]
+    unknown: dict[str, int]
+    not_uuid: dict[str, int]
     last_reply: int
+    last_sync: int
 
 
 def _last_reply(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT coalesce(max(id), 0) FROM replies").fetchone()[0]
+
+
+def _last_sync(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT coalesce(max(id), 0) FROM syncs").fetchone()[0]
+
+
+def _id_counts(conn: sqlite3.Connection, since: int | None, after_reply: int,
+               up_to: int) -> tuple[dict[str, int], dict[str, int]]:
+    """Counted ids that were no known memory when recorded (and still are not), and ids
+    that are not UUIDs, in replies ``after_reply < id <= up_to`` (partial indexes)."""
+    since_sql, since_args = _since_filter(since, "c.")
+    window = (after_reply, up_to, *since_args)
+    unknown = dict(conn.execute(
+        "SELECT c.thread_id, count(*) FROM cited_ids c WHERE c.known = 0 AND c.counted = 1"
+        " AND c.reply_id > ? AND c.reply_id <= ?" + since_sql +
+        " AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.thread_id = c.thread_id)"
+        " GROUP BY c.thread_id", window))
+    not_uuid = dict(conn.execute(
+        "SELECT c.rollout_id, count(*) FROM cited_ids c WHERE c.thread_id IS NULL"
+        " AND c.reply_id > ? AND c.reply_id <= ?" + since_sql + " GROUP BY c.rollout_id",
+        window))
+    return unknown, not_uuid
+
+
+def _add_counts(into: dict[str, int], more: dict[str, int]) -> None:
+    for key, count in more.items():
+        into[key] = into.get(key, 0) + count
+
+
+def _still_unknown(conn: sqlite3.Connection, unknown: dict[str, int]) -> dict[str, int]:
+    """``unknown`` without the ids a later sync made known memories."""
+    known = set()
+    ids = list(unknown)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        known.update(row[0] for row in conn.execute(
+            "SELECT thread_id FROM memories WHERE thread_id IN"
+            f" ({', '.join('?' * len(chunk))})", chunk))
+    return {thread_id: n for thread_id, n in unknown.items() if thread_id not in known}
 
 
 def _entry_rows(conn: sqlite3.Connection, since: int | None, after_reply: int, up_to: int):
@@ -589,22 +638,38 @@ def _entry_rows(conn: sqlite3.Connection, since: int | None, after_reply: int, u
 
 
 def _full_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
-                limit: int) -> EntryTally:
-    last_reply = _last_reply(conn)
+                limit: int) -> LogTally:
+    last_reply, last_sync = _last_reply(conn), _last_sync(conn)
     rows = _entry_rows(conn, since, 0, last_reply)
     checks = check_citations(rows, folder, limit=limit)
     per_file: dict[str, int] = {}
     sections = _memory_index_sections(folder)
     _add_to_places(rows, folder, per_file, sections)
-    return EntryTally(checks, per_file, sections, last_reply)
+    unknown, not_uuid = _id_counts(conn, since, 0, last_reply)
+    return LogTally(checks, per_file, sections, unknown, not_uuid, last_reply, last_sync)
 
 
-def _add_new_replies(conn: sqlite3.Connection, folder: MemoryFolder, tally: EntryTally,
+def _bring_up_to_date(conn: sqlite3.Connection, folder: MemoryFolder, tally: LogTally,
+                      since: int | None, limit: int) -> bool:
+    """Add the replies recorded after ``tally.last_reply`` and take out the ids synced since
+    ``tally.last_sync``; False when nothing changed."""
+    last_sync = _last_sync(conn)
+    synced = last_sync != tally.last_sync
+    if synced:
+        tally.unknown = _still_unknown(conn, tally.unknown)
+        tally.last_sync = last_sync
+    return _add_new_replies(conn, folder, tally, since, limit) or synced
+
+
+def _add_new_replies(conn: sqlite3.Connection, folder: MemoryFolder, tally: LogTally,
                      since: int | None, limit: int) -> bool:
     """Add the replies recorded after ``tally.last_reply``; False when there were none."""
     last_reply = _last_reply(conn)
     if last_reply == tally.last_reply:
         return False
+    unknown, not_uuid = _id_counts(conn, since, tally.last_reply, last_reply)
+    _add_counts(tally.unknown, unknown)
+    _add_counts(tally.not_uuid, not_uuid)
     rows = _entry_rows(conn, since, tally.last_reply, last_reply)
     since_sql, since_args = _since_filter(since)
     checks = tally.checks
@@ -664,7 +729,7 @@ def _add_to_places(entry_rows, folder: MemoryFolder, per_file: dict[str, int],
 
 # --------------------------------------------------------------------------- the tally's cache
 
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3
 
 
 def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
@@ -688,9 +753,9 @@ def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
     return stamps
 
 
-def _entry_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
-                 limit: int, cache_dir: str | os.PathLike | None) -> EntryTally:
-    """The entry tally, from the cache when no cited file changed, with new replies added.
+def _log_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
+               limit: int, cache_dir: str | os.PathLike | None) -> LogTally:
+    """The log's tally, from the cache when no cited file changed, brought up to date.
 
     Checking a million citations takes a while; after the first run only the
     replies recorded since are checked. Any change to a cited file (``stat``)
@@ -708,19 +773,21 @@ def _entry_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | No
     tally, stamps = _cache_read(path, folder, key)
     if tally is None:
         tally = _full_tally(conn, folder, since, limit)
-    elif not _add_new_replies(conn, folder, tally, since, limit):
+    elif not _bring_up_to_date(conn, folder, tally, since, limit):
         return tally
     for name in (*folder._resolved, MEMORY_INDEX):  # stamps already checked are kept
         if name not in stamps:
             stamps[name] = _path_stamp(folder, name)
     _cache_write(path, {"key": key, "stamps": stamps, "last_reply": tally.last_reply,
-                        "checks": tally.checks.to_dict(), "per_file": tally.per_file,
+                        "last_sync": tally.last_sync, "checks": tally.checks.to_dict(),
+                        "per_file": tally.per_file, "unknown": tally.unknown,
+                        "not_uuid": tally.not_uuid,
                         "sections": [section.to_dict() for section in tally.sections]})
     return tally
 
 
 def _cache_read(path: str, folder: MemoryFolder, key: str
-                ) -> tuple[EntryTally | None, dict[str, list | None]]:
+                ) -> tuple[LogTally | None, dict[str, list | None]]:
     """The cached tally and its file stamps, or ``(None, {})`` when any cited file changed."""
     import json
 
@@ -731,7 +798,7 @@ def _cache_read(path: str, folder: MemoryFolder, key: str
                                      for name, stamp in data["stamps"].items()):
             return None, {}
         checks = data["checks"]
-        tally = EntryTally(
+        tally = LogTally(
             checks=CitationChecks(
                 entries=checks["entries"], citations=checks["citations"],
                 outcomes=checks["outcomes"], files_read=0, memory_root=checks["memory_root"],
@@ -740,7 +807,8 @@ def _cache_read(path: str, folder: MemoryFolder, key: str
             per_file=data["per_file"],
             sections=[Section(s["title"], s["path"], s["level"], s["line"], s["end_line"],
                               s["citations"]) for s in data["sections"]],
-            last_reply=data["last_reply"])
+            unknown=data["unknown"], not_uuid=data["not_uuid"],
+            last_reply=data["last_reply"], last_sync=data["last_sync"])
         return tally, data["stamps"]
     except (OSError, ValueError, KeyError, TypeError):
         return None, {}
