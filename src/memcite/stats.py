@@ -598,13 +598,16 @@ def _id_counts(conn: sqlite3.Connection, since: int | None, after_reply: int,
     that are not UUIDs, in replies ``after_reply < id <= up_to`` (partial indexes)."""
     since_sql, since_args = _since_filter(since, "c.")
     window = (after_reply, up_to, *since_args)
+    # From the start, the partial indexes hold exactly these rows; for a few new replies,
+    # the primary key's range is far smaller ("+" keeps SQLite off the partial indexes).
+    flag = "+c." if after_reply else "c."
     unknown = dict(conn.execute(
-        "SELECT c.thread_id, count(*) FROM cited_ids c WHERE c.known = 0 AND c.counted = 1"
+        f"SELECT c.thread_id, count(*) FROM cited_ids c WHERE {flag}known = 0 AND c.counted = 1"
         " AND c.reply_id > ? AND c.reply_id <= ?" + since_sql +
         " AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.thread_id = c.thread_id)"
         " GROUP BY c.thread_id", window))
     not_uuid = dict(conn.execute(
-        "SELECT c.rollout_id, count(*) FROM cited_ids c WHERE c.thread_id IS NULL"
+        f"SELECT c.rollout_id, count(*) FROM cited_ids c WHERE {flag}thread_id IS NULL"
         " AND c.reply_id > ? AND c.reply_id <= ?" + since_sql + " GROUP BY c.rollout_id",
         window))
     return unknown, not_uuid
