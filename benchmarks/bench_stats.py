@@ -29,7 +29,7 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
-from memcite.ledger import cited_lines_sha256  # noqa: E402
+from memcite.memory_files import cited_lines_sha256  # noqa: E402
 from memcite.stats import MemoryFolder, collect_stats  # noqa: E402
 from memcite.store import open_store, transaction  # noqa: E402
 

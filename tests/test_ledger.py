@@ -12,15 +12,14 @@ from memcite.errors import CitationError, InputError
 from memcite.ledger import (
     MemoryFiles,
     ReplyInput,
-    cited_lines_sha256,
     parse_time,
     plan_ids,
     rebuild,
     record_replies,
     record_reply,
-    resolve_cited_path,
     terminated_counts,
 )
+from memcite.memory_files import cited_lines_sha256, resolve_cited_path
 from memcite.reading import parse_reply
 from memcite.store import open_store, transaction
 

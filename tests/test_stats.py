@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from memcite import stats as stats_module
 from memcite.demo import _builder, find_corpus
-from memcite.ledger import ReplyInput, cited_lines_sha256, record_reply
+from memcite.ledger import ReplyInput, record_reply
+from memcite.memory_files import cited_lines_sha256
 from memcite.stats import (
     MemoryFolder,
     Section,

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memcite.errors import CitationError, InputError
+from memcite.memory_files import byte_lines, lines_sha256, resolve_cited_path
 from memcite.models import Reading
 from memcite.store import read_snapshot, transaction
 from memcite.thread_ids import normalize_thread_id
@@ -173,51 +174,6 @@ def _plan(rollout_ids: Iterable[str], terminated_ids: int,
 # --------------------------------------------------------------------------- cited lines
 
 
-def _byte_lines(data: bytes) -> list[bytes]:
-    """Rust's ``str::lines`` on bytes: split on LF, drop one CR before it, no empty last line."""
-    if not data:
-        return []
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
-
-
-def cited_lines_sha256(data: bytes, line_start: int, line_end: int) -> str | None:
-    """SHA-256 (hex) of lines ``line_start..line_end`` (1-based, inclusive) joined by LF.
-
-    None when the range is reversed, starts at 0 or runs past the end of the file.
-    """
-    return _lines_sha256(_byte_lines(data), line_start, line_end)
-
-
-def _lines_sha256(lines: list[bytes], line_start: int, line_end: int) -> str | None:
-    if not 1 <= line_start <= line_end <= len(lines):
-        return None
-    return hashlib.sha256(b"\n".join(lines[line_start - 1 : line_end])).hexdigest()
-
-
-def resolve_cited_path(root: str, path: str) -> str | None:
-    """The real path of ``path`` inside the memory folder ``root``, or None.
-
-    None for an empty or absolute path, any ``..`` component, a path that is not
-    a regular file, or one whose real path (symlinks followed) leaves ``root``.
-    Nothing outside ``root`` is ever opened.
-    """
-    if not path or path.startswith(("/", "\\")) or os.path.isabs(path):
-        return None
-    parts = path.replace("\\", "/").split("/")
-    if ".." in parts or (len(parts[0]) >= 2 and parts[0][1] == ":"):
-        return None
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(os.path.join(real_root, *[p for p in parts if p not in ("", ".")]))
-    if real == real_root or not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        return None
-    if not os.path.isfile(real):
-        return None
-    return real
-
-
 class MemoryFiles:
     """The cited files of one memory folder, each read at most once per batch (by mtime and size).
 
@@ -263,7 +219,7 @@ class MemoryFiles:
                 hashes.append(ranges[span])
             except KeyError:
                 lines = self._files[real][1]
-                digest = ranges[span] = _lines_sha256(lines, line_start, line_end)
+                digest = ranges[span] = lines_sha256(lines, line_start, line_end)
                 hashes.append(digest)
         return hashes
 
@@ -280,7 +236,7 @@ class MemoryFiles:
             if stat.st_size <= MAX_CITED_FILE_BYTES:
                 try:
                     with open(real, "rb") as handle:
-                        lines = _byte_lines(handle.read())
+                        lines = byte_lines(handle.read())
                 except OSError:
                     lines = None
             cached = self._files[real] = (stamp, lines, {})

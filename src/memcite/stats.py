@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from memcite.memory_files import byte_lines, lines_sha256, locate
 from memcite.retention import (
     DAY,
     MemoryUsage,
@@ -78,30 +79,17 @@ class MemoryFolder:
     def _resolve(self, path: str) -> tuple[str, str | None]:
         if self.root is None:
             return "missing", None
-        if not path or path.startswith(("/", "\\")) or os.path.isabs(path):
-            return "outside_root", None
-        parts = path.replace("\\", "/").split("/")
-        if ".." in parts or (len(parts[0]) >= 2 and parts[0][1] == ":"):
-            return "outside_root", None
-        # As memcite.ledger.resolve_cited_path, telling a symlink leading out from a missing file.
-        real = os.path.realpath(os.path.join(self.root, *[p for p in parts if p not in ("", ".")]))
-        if real != self.root and not real.startswith(self.root.rstrip(os.sep) + os.sep):
-            return "outside_root", None  # a symlink leading out
-        if real == self.root or not os.path.isfile(real):
-            return "missing", None
-        return "ok", real
+        return locate(self.root, path)
 
     def lines(self, real: str) -> list[bytes] | None:
         """The lines of a file inside the root (Rust's ``lines``), read once and kept."""
         if real in self._lines:
             return self._lines[real]
-        from memcite.ledger import _byte_lines  # the ledger's own line rule (imported when needed)
-
         lines = None
         try:
             with open(real, "rb") as handle:
                 self.files_read += 1
-                lines = _byte_lines(handle.read())
+                lines = byte_lines(handle.read())
         except OSError:
             lines = None
         self._lines[real] = lines
@@ -168,9 +156,7 @@ def _range_state(lines: list[bytes] | None, line_start: int, line_end: int
         return "out_of_range", None
     if all(_is_blank(line) for line in lines[line_start - 1 : line_end]):
         return "blank", None
-    from memcite.ledger import _lines_sha256  # the hash recorded at citation time
-
-    return None, _lines_sha256(lines, line_start, line_end)
+    return None, lines_sha256(lines, line_start, line_end)  # as recorded at citation time
 
 
 @dataclass
