@@ -6,12 +6,12 @@ the other command groups live in ``cli_*`` modules that add themselves here.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from memcite import reading_commands
+from memcite.cli_options import ErrorsOpt, JsonOpt, MaxBytesOpt, SourceArg, exit_with
 from memcite.inputs import DEFAULT_MAX_BYTES
 
 app = typer.Typer(
@@ -22,10 +22,6 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-SourceArg = Annotated[
-    Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
-    typer.Argument(help="Reply file to read, or - for stdin (the default).", show_default=False),
-]
 ProfileOpt = Annotated[
     str,
     typer.Option(
@@ -34,18 +30,6 @@ ProfileOpt = Annotated[
         "strict: the same reading, problems are errors (exit 1).",
     ),
 ]
-ErrorsOpt = Annotated[
-    str,
-    typer.Option("--errors", help="strict: invalid UTF-8 is an error; replace: read it as U+FFFD."),
-]
-MaxBytesOpt = Annotated[
-    int, typer.Option("--max-bytes", help="Refuse inputs larger than this many bytes.", min=1)
-]
-
-
-def _exit(code: int) -> None:
-    if code:
-        raise typer.Exit(code)
 
 
 @app.command()
@@ -54,10 +38,10 @@ def parse(
     profile: ProfileOpt = "codex",
     errors: ErrorsOpt = "strict",
     max_bytes: MaxBytesOpt = DEFAULT_MAX_BYTES,
-    json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    json: JsonOpt = False,
 ) -> None:
     """Read the citation blocks of one reply: entries, ids, what Codex counts, diagnostics."""
-    _exit(reading_commands.parse(source, profile, errors, max_bytes, json))
+    exit_with(reading_commands.parse(source, profile, errors, max_bytes, json))
 
 
 @app.command()
@@ -68,7 +52,7 @@ def strip(
     max_bytes: MaxBytesOpt = DEFAULT_MAX_BYTES,
 ) -> None:
     """Write the visible reply, byte for byte, with every citation block removed."""
-    _exit(reading_commands.strip(source, profile, errors, max_bytes))
+    exit_with(reading_commands.strip(source, profile, errors, max_bytes))
 
 
 def _register_command_groups() -> None:
@@ -80,4 +64,4 @@ def _register_command_groups() -> None:
 
 _register_command_groups()
 
-__all__ = ["app", "Path"]
+__all__ = ["app"]

@@ -12,29 +12,9 @@ from typing import Annotated, Optional
 import typer
 
 from memcite import ledger_commands
+from memcite.cli_options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
 from memcite.inputs import DEFAULT_MAX_BYTES
 
-DbOpt = Annotated[
-    Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
-    typer.Option(
-        "--db",
-        help="memcite's database (default: $MEMCITE_DB, else memcite.sqlite in $MEMCITE_HOME "
-        "or the user data folder).",
-        envvar="MEMCITE_DB",
-        show_default=False,
-        show_envvar=False,
-    ),
-]
-CodexHomeOpt = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option(
-        "--codex-home",
-        help="Codex's home folder (default: $CODEX_HOME, else ~/.codex).",
-        envvar="CODEX_HOME",
-        show_default=False,
-        show_envvar=False,
-    ),
-]
 PolicyOpt = Annotated[
     str,
     typer.Option(
@@ -48,12 +28,6 @@ ProfileOpt = Annotated[
     typer.Option("--profile", help="codex: problems are warnings; strict: problems are errors "
                  "and the reply is not recorded."),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-def _exit(code: int) -> None:
-    if code:
-        raise typer.Exit(code)
 
 
 def record(
@@ -101,7 +75,7 @@ def record(
                                        "recorded (JSON Lines with --jsonl).")] = False,
 ) -> None:
     """Record the citations of one reply (printing the visible reply), or of a JSON Lines batch."""
-    _exit(ledger_commands.record(
+    exit_with(ledger_commands.record(
         source=source, db=db, codex_home=codex_home, jsonl=jsonl, policy=policy,
         profile=profile, errors=errors, max_bytes=max_bytes, id=id, at=at,
         thread_id=thread_id, cwd=cwd, json=json,
@@ -114,7 +88,7 @@ def sync(db: DbOpt = None, codex_home: CodexHomeOpt = None, json: JsonOpt = Fals
     if not json and sys.stderr.isatty():
         progress = _rich_progress()
     try:
-        _exit(ledger_commands.sync(db=db, codex_home=codex_home, json=json,
+        exit_with(ledger_commands.sync(db=db, codex_home=codex_home, json=json,
                                    progress=progress))
     finally:
         if progress is not None:
@@ -163,7 +137,7 @@ def ingest(
     Codex appended to it, counts nothing twice, while two turns that say the same
     thing each count, as in Codex.
     """
-    _exit(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
+    exit_with(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
                                  profile=profile, json=json))
 
 
@@ -174,7 +148,7 @@ def rebuild(
     json: JsonOpt = False,
 ) -> None:
     """Recompute usage counts from the citation log and report any difference."""
-    _exit(ledger_commands.rebuild(db=db, check=check, json=json))
+    exit_with(ledger_commands.rebuild(db=db, check=check, json=json))
 
 
 def register(app) -> None:

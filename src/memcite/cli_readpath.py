@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from memcite import readpath_commands
+from memcite.cli_options import ErrorsOpt, JsonOpt, exit_with
 from memcite.inputs import DEFAULT_MAX_BYTES
 
 _TOKENIZER_HELP = (
@@ -30,17 +31,6 @@ BpeFileOpt = Annotated[
         show_default=False,
     ),
 ]
-ErrorsOpt = Annotated[
-    str,
-    typer.Option(
-        "--errors", help="strict: invalid UTF-8 is an error; replace: read it as U+FFFD."
-    ),
-]
-
-
-def _exit(code: int) -> None:
-    if code:
-        raise typer.Exit(code)
 
 
 def instructions(
@@ -85,7 +75,7 @@ def instructions(
     ] = "memcite",
     errors: ErrorsOpt = "strict",
     bpe_file: BpeFileOpt = None,
-    json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    json: JsonOpt = False,
     explain: Annotated[
         bool, typer.Option("--explain", help="Print where the budget went instead.")
     ] = False,
@@ -94,7 +84,7 @@ def instructions(
     ] = False,
 ) -> None:
     """Print the developer instructions built from memory for a working directory."""
-    _exit(
+    exit_with(
         readpath_commands.instructions(
             cwd=cwd,
             memory_root=memory_root,
@@ -125,7 +115,7 @@ def truncate(
     ] = DEFAULT_MAX_BYTES,
 ) -> None:
     """Write a text cut to a token budget, byte for byte (approx: Codex's middle cut)."""
-    _exit(readpath_commands.truncate(source, budget, tokenizer, bpe_file, errors, max_bytes))
+    exit_with(readpath_commands.truncate(source, budget, tokenizer, bpe_file, errors, max_bytes))
 
 
 def register(app) -> None:

@@ -11,18 +11,8 @@ from typing import Annotated, Optional
 import typer
 
 from memcite import retention_commands
+from memcite.cli_options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
 
-DbOpt = Annotated[
-    Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
-    typer.Option("--db", help="memcite's database (default: $MEMCITE_DB, else the user data "
-                 "folder).", show_default=False),
-]
-CodexHomeOpt = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option("--codex-home", envvar="CODEX_HOME",
-                 help="Codex home holding memories/ and memories_1.sqlite (default ~/.codex).",
-                 show_default=False),
-]
 MaxUnusedOpt = Annotated[
     Optional[int],  # noqa: UP045
     typer.Option("--max-unused-days", min=0, show_default=False,
@@ -46,12 +36,6 @@ SinceOpt = Annotated[
     typer.Option("--since", help="Only citations from replies made at or after this time.",
                  show_default=False),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-
-
-def _exit(code: int) -> None:
-    if code:
-        raise typer.Exit(code)
 
 
 def stats(
@@ -69,7 +53,7 @@ def stats(
         "no reply was recorded and no cited file changed).")] = False,
 ) -> None:
     """Usage report: dead memories, most cited, unknown ids, citation checks, sections, weeks."""
-    _exit(retention_commands.stats(db, codex_home, max_unused_days, rule, as_of, since, limit,
+    exit_with(retention_commands.stats(db, codex_home, max_unused_days, rule, as_of, since, limit,
                                    json, no_cache))
 
 
@@ -91,7 +75,7 @@ def prune(
     json: JsonOpt = False,
 ) -> None:
     """Preview the memories to forget; --apply archives them (files moved, never deleted)."""
-    _exit(retention_commands.prune(db, codex_home, max_unused_days, rule, limit, as_of,
+    exit_with(retention_commands.prune(db, codex_home, max_unused_days, rule, limit, as_of,
                                    archive_dir, apply, json))
 
 
@@ -110,7 +94,7 @@ def restore(
     json: JsonOpt = False,
 ) -> None:
     """Undo `prune --apply`: summary files moved back, rows active again."""
-    _exit(retention_commands.restore(thread_ids, db, all, since, json))
+    exit_with(retention_commands.restore(thread_ids, db, all, since, json))
 
 
 def select(
@@ -127,7 +111,7 @@ def select(
     json: JsonOpt = False,
 ) -> None:
     """The memories Codex's next consolidation would take, in its order."""
-    _exit(retention_commands.select(db, codex_home, n, max_unused_days, as_of, json))
+    exit_with(retention_commands.select(db, codex_home, n, max_unused_days, as_of, json))
 
 
 def demo(
@@ -141,7 +125,7 @@ def demo(
     record, stats, prune preview."""
     from memcite.demo import demo_command
 
-    _exit(demo_command(keep))
+    exit_with(demo_command(keep))
 
 
 def register(app: typer.Typer) -> None:

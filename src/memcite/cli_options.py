@@ -1,0 +1,48 @@
+"""The options several ``memcite`` commands share, declared once for Typer."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+SourceArg = Annotated[
+    Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
+    typer.Argument(help="Reply file to read, or - for stdin (the default).", show_default=False),
+]
+ErrorsOpt = Annotated[
+    str,
+    typer.Option("--errors", help="strict: invalid UTF-8 is an error; replace: read it as U+FFFD."),
+]
+MaxBytesOpt = Annotated[
+    int, typer.Option("--max-bytes", help="Refuse inputs larger than this many bytes.", min=1)
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+DbOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--db",
+        help="memcite's database (default: $MEMCITE_DB, else memcite.sqlite in $MEMCITE_HOME "
+        "or the user data folder).",
+        envvar="MEMCITE_DB",
+        show_default=False,
+        show_envvar=False,
+    ),
+]
+CodexHomeOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--codex-home",
+        help="Codex's home folder, holding memories/ and memories_1.sqlite "
+        "(default: $CODEX_HOME, else ~/.codex).",
+        envvar="CODEX_HOME",
+        show_default=False,
+        show_envvar=False,
+    ),
+]
+
+
+def exit_with(code: int) -> None:
+    """End a Typer command with the exit code its body returned."""
+    if code:
+        raise typer.Exit(code)
