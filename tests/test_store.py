@@ -295,3 +295,24 @@ def test_report_queries_use_their_indexes(tmp_path, query, index):
     conn = open_store(tmp_path / "m.sqlite")
     plan = " ".join(row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + query))
     assert index in plan, plan
+
+
+def test_schema_seen_through_sqlite_utils(tmp_path):
+    """The migrated schema as an independent inspector (sqlite-utils) reads it: tables, the
+    plain columns (generated ones are hidden from it), index columns and which are partial."""
+    import sqlite_utils
+
+    db = sqlite_utils.Database(open_store(tmp_path / "m.sqlite"))
+    assert sorted(db.table_names()) == sorted(EXPECTED_SCHEMA)
+    generated = {"memories": {"last_used", "codex_last_used"}}
+    for name, spec in EXPECTED_SCHEMA.items():
+        table = db[name]
+        assert [c.name for c in table.columns] == [
+            c for c in spec["columns"] if c not in generated.get(name, set())], name
+        indexes = {i.name: i for i in table.indexes if i.origin == "c"}
+        assert {n: i.columns for n, i in indexes.items()} == {
+            n: [c for c in cols if c != "<expr>"] for n, cols in spec["indexes"].items()}, name
+    partial = {i.name for t in db.tables for i in t.indexes if i.partial}
+    assert partial == {"memories_active_last_used", "memories_codex_retention",
+                       "memories_usage_count", "memories_archived_at", "memories_codex_last_used",
+                       "memories_outside_codex", "cited_ids_unknown", "cited_ids_not_uuid"}
