@@ -73,11 +73,3 @@ def test_reading_a_block_after_importing_regex_still_works():
     import regex  # noqa: F401  (tiktoken's dependency; lark must not break it or be broken by it)
 
     assert parse_reply(TYPICAL.read_text(encoding="utf-8")).citation is not None
-
-
-def test_every_public_name_resolves_and_is_listed():
-    import memcite
-
-    assert sorted(memcite.__all__) == sorted(memcite._HOME)
-    for name in memcite.__all__:
-        assert getattr(memcite, name).__name__ == name
