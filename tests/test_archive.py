@@ -16,7 +16,7 @@ from memcite.archive import (
     prune_candidates,
     restore_memories,
 )
-from memcite.demo import _builder, find_corpus
+from memcite.demo import load_sample_builder
 from memcite.store import open_store
 from memcite.sync import sync_codex_home
 
@@ -36,7 +36,7 @@ def _tree(folder) -> dict[str, str]:
 
 @pytest.fixture
 def home(tmp_path):
-    builder = _builder(find_corpus())
+    builder = load_sample_builder()
     home = tmp_path / "codex_home"
     builder.build_codex_home(str(home), now=NOW)
     conn = open_store(tmp_path / "memcite.sqlite")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import sqlite3
@@ -15,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli import app
+from memcite.demo import load_sample_builder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -22,15 +22,7 @@ ROLLOUT = next((CORPUS / "codex_home" / "sessions").rglob("rollout-*.jsonl"))
 runner = CliRunner()
 
 
-def _builder():
-    spec = importlib.util.spec_from_file_location("build_codex_home",
-                                                  CORPUS / "build_codex_home.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BUILDER = _builder()
+BUILDER = load_sample_builder(CORPUS)
 KNOWN = BUILDER.thread_id(0)
 UNKNOWN = "019c0000-0000-7000-8000-00000000abcd"
 REPLY = (

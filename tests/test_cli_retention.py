@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli import app
-from memcite.demo import _builder, find_corpus
+from memcite.demo import load_sample_builder
 from memcite.ledger import ReplyInput, record_reply
 from memcite.store import open_store
 from memcite.sync import sync_codex_home
@@ -25,7 +25,7 @@ runner = CliRunner()
 @pytest.fixture
 def env(tmp_path, monkeypatch):
     """A synced sample home, a recorded reply, and an environment pointing memcite at them."""
-    builder = _builder(find_corpus())
+    builder = load_sample_builder()
     home = tmp_path / "codex_home"
     builder.build_codex_home(str(home), now=NOW)
     db = tmp_path / "memcite.sqlite"

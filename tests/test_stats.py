@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memcite import stats as stats_module
-from memcite.demo import _builder, find_corpus
+from memcite.demo import load_sample_builder
 from memcite.ledger import ReplyInput, record_reply
 from memcite.memory_files import cited_lines_sha256
 from memcite.stats import (
@@ -138,7 +138,7 @@ def test_section_counts_match_a_brute_force_overlap(ranges):
 @pytest.fixture
 def ledger(tmp_path):
     """The sample Codex home synced into a memcite database, with a few replies recorded."""
-    builder = _builder(find_corpus())
+    builder = load_sample_builder()
     home = tmp_path / "codex_home"
     builder.build_codex_home(str(home), now=NOW)
     conn = open_store(tmp_path / "memcite.sqlite")
@@ -220,7 +220,7 @@ def test_codex_rule_uses_codex_counters(ledger):
 
 
 def test_report_straight_from_codex_database(tmp_path):
-    builder = _builder(find_corpus())
+    builder = load_sample_builder()
     home = tmp_path / "home"
     builder.build_codex_home(str(home), now=NOW)
     db = home / "memories_1.sqlite"
@@ -331,7 +331,7 @@ def test_the_cached_tally_brought_up_to_date_equals_a_full_count(
     """Whatever is recorded or synced between two reports, bringing the cached tally up
     to date gives exactly the report a full count gives."""
     tmp_path = tmp_path_factory.mktemp("incremental")
-    builder = _builder(find_corpus())
+    builder = load_sample_builder()
     home = tmp_path / "codex_home"
     builder.build_codex_home(str(home), now=NOW)
     root = home / "memories"

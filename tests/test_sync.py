@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import sqlite3
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 
 from memcite import codex_home
 from memcite.codex_home import CodexHomeError
+from memcite.demo import load_sample_builder
 from memcite.ledger import rebuild, record_reply
 from memcite.store import open_store
 from memcite.sync import sync_codex_home
@@ -21,15 +21,7 @@ NOW = 1_800_000_000
 DAY = 86_400
 
 
-def _builder():
-    spec = importlib.util.spec_from_file_location("build_codex_home",
-                                                  CORPUS / "build_codex_home.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BUILDER = _builder()
+BUILDER = load_sample_builder(CORPUS)
 THREADS = {BUILDER.thread_id(i): row for i, row in enumerate(BUILDER.THREADS)}
 IN_DB = [t for t, row in THREADS.items() if row[-1] != "folder"]
 FOLDER_ONLY = [t for t, row in THREADS.items() if row[-1] == "folder"]

@@ -44,8 +44,10 @@ def find_corpus(environ=os.environ) -> str:
                          "corpus/ folder")
 
 
-def _builder(corpus: str):
-    path = os.path.join(corpus, "build_codex_home.py")
+def load_sample_builder(corpus: str | os.PathLike | None = None):
+    """The sample-home builder module (``build_codex_home.py``) of ``corpus``, else of the
+    corpus ``find_corpus`` finds; loaded without leaving bytecode beside it."""
+    path = os.path.join(corpus if corpus is not None else find_corpus(), "build_codex_home.py")
     spec = importlib.util.spec_from_file_location("memcite_demo_build_codex_home", path)
     module = importlib.util.module_from_spec(spec)
     before = sys.dont_write_bytecode
@@ -131,7 +133,7 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     out = out or sys.stdout
     write = out.write
     corpus = find_corpus()
-    builder = _builder(corpus)
+    builder = load_sample_builder(corpus)
     home = os.path.join(folder, "codex_home")
     db_path = os.path.join(folder, "memcite.sqlite")
 
