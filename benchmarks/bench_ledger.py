@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from build_codex_home import CODEX_SCHEMA, build_codex_home  # noqa: E402
 
-from memcite.ledger import ReplyInput, record_replies  # noqa: E402
-from memcite.store import open_store, transaction  # noqa: E402
+from memcite.ledger.recording import ReplyInput, record_replies  # noqa: E402
+from memcite.ledger.store import open_store, transaction  # noqa: E402
 from plain_reader import plain_read  # noqa: E402
 
 OPEN, CLOSE = "<oai-mem-citation>", "</oai-mem-citation>"

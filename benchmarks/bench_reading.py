@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from memcite import parse_reply  # noqa: E402
-from memcite.reading import _parser  # noqa: E402
+from memcite.citations.reading import _parser  # noqa: E402
 from plain_reader import plain_read  # noqa: E402
 
 OPEN = "<oai-mem-citation>"

@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from memcite.tokens import get_tokenizer  # noqa: E402
-from memcite.truncation import truncate_to_budget  # noqa: E402
+from memcite.readpath.tokens import get_tokenizer  # noqa: E402
+from memcite.readpath.truncation import truncate_to_budget  # noqa: E402
 
 
 def make_summary(size: int) -> str:

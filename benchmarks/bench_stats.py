@@ -6,7 +6,7 @@
 1. A cold ``memcite stats --json --limit 50`` (a new process each run, median of
    several) against ``python -c pass`` with the same interpreter: target <= 8x.
 2. Citation checks over 100,000 cited entries (in the same database): each memory
-   file is opened at most once, counted by wrapping ``open`` in ``memcite.stats``.
+   file is opened at most once, counted by wrapping ``open`` in ``memcite.retention.stats``.
 
 The database is written with plain SQL (what ``record`` would store), in a
 temporary folder that is removed at the end.
@@ -29,9 +29,9 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
-from memcite.memory_files import cited_lines_sha256  # noqa: E402
-from memcite.stats import MemoryFolder, collect_stats  # noqa: E402
-from memcite.store import open_store, transaction  # noqa: E402
+from memcite.ledger.memory_files import cited_lines_sha256  # noqa: E402
+from memcite.retention.stats import MemoryFolder, collect_stats  # noqa: E402
+from memcite.ledger.store import open_store, transaction  # noqa: E402
 
 NOW = 1_800_000_000
 DAY = 86_400
@@ -196,7 +196,7 @@ def main() -> None:
               f"= {uncached / baseline:.1f}x  (every cited entry checked again: the first run,"
               " or after a cited file changed)")
 
-        import memcite.stats as stats_module
+        import memcite.retention.stats as stats_module
 
         opened: list[str] = []
         real_open = builtins.open

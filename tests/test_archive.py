@@ -1,4 +1,4 @@
-"""Archiving and restoring (memcite.archive): rows marked, summary files moved and never
+"""Archiving and restoring (memcite.retention.archive): rows marked, summary files moved and never
 deleted, everything logged, and undone by restore."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from memcite.archive import (
+from memcite.retention.archive import (
     ArchiveError,
     Candidate,
     archive_log,
@@ -16,9 +16,9 @@ from memcite.archive import (
     prune_candidates,
     restore_memories,
 )
-from memcite.demo import load_sample_builder
-from memcite.store import open_store
-from memcite.sync import sync_codex_home
+from memcite.cli.demo import load_sample_builder
+from memcite.ledger.store import open_store
+from memcite.ledger.sync import sync_codex_home
 
 NOW = 1_800_000_000
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcite.cli import app
-from memcite.demo import load_sample_builder
+from memcite.cli.app import app
+from memcite.cli.demo import load_sample_builder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"

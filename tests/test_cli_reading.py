@@ -10,8 +10,8 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from memcite.cli import app
-from memcite.fastpath import FAST_COMMANDS
+from memcite.cli.app import app
+from memcite.cli.fastpath import FAST_COMMANDS
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "replies"
 TYPICAL = CORPUS / "typical.txt"
@@ -144,7 +144,7 @@ def test_fast_path_and_typer_print_the_same(args):
     ["truncate", "--errors", "ignore", str(TYPICAL)],
 ], ids=lambda a: " ".join(a[:3]))
 def test_a_bad_choice_is_one_message_on_both_paths(args, tmp_path):
-    # One check (memcite.console.check_choice) for the fast path and Typer alike.
+    # One check (memcite.cli.console.check_choice) for the fast path and Typer alike.
     env = {"MEMCITE_DB": str(tmp_path / "m.sqlite"), "CODEX_HOME": str(tmp_path)}
     fast = run(*args, env_extra=env)
     slow = run(*args, env_extra={**env, "MEMCITE_NO_FASTPATH": "1"})

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcite.cli import app
-from memcite.fastpath import FAST_COMMANDS
-from memcite.projects import find_project_root, project_note_path, project_slug
+from memcite.cli.app import app
+from memcite.cli.fastpath import FAST_COMMANDS
+from memcite.readpath.projects import find_project_root, project_note_path, project_slug
 
 CORPUS_HOME = Path(__file__).resolve().parent.parent / "corpus" / "memory_home"
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -73,7 +73,7 @@ def test_instructions_json(env):
 
 def test_codex_profile_json_summary_is_codexs(env):
     from memcite.rust_text import rust_trim
-    from memcite.truncation import truncate_approx
+    from memcite.readpath.truncation import truncate_approx
 
     text = (env["home"] / "memories" / "memory_summary.md").read_text()
     result = run_cli("instructions", "--profile", "codex", "--budget", "50", "--json")
@@ -180,7 +180,7 @@ def test_truncate_approx_writes_exact_bytes(env, text, budget, expected):
 
 
 def test_truncate_with_a_tokenizer_from_a_file(env, tmp_path):
-    from memcite.tokens import get_tokenizer
+    from memcite.readpath.tokens import get_tokenizer
 
     source = tmp_path / "long.md"
     source.write_text("".join(f"## Part {n}\n- item {n}\n" for n in range(500)))

@@ -11,11 +11,11 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from memcite.cli import app
-from memcite.demo import load_sample_builder
-from memcite.ledger import ReplyInput, record_reply
-from memcite.store import open_store
-from memcite.sync import sync_codex_home
+from memcite.cli.app import app
+from memcite.cli.demo import load_sample_builder
+from memcite.ledger.recording import ReplyInput, record_reply
+from memcite.ledger.store import open_store
+from memcite.ledger.sync import sync_codex_home
 
 NOW = 1_800_000_000
 AS_OF = str(NOW)

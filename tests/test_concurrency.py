@@ -12,9 +12,9 @@ import sys
 import time
 from collections import Counter
 
-from memcite import store
-from memcite.ledger import rebuild
-from memcite.store import open_store, transaction
+from memcite.ledger import store
+from memcite.ledger.recording import rebuild
+from memcite.ledger.store import open_store, transaction
 
 PROCESSES = 8
 REPLIES_EACH = 120

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from memcite.demo import DemoError, demo_command, find_corpus, run_demo
+from memcite.cli.demo import DemoError, demo_command, find_corpus, run_demo
 
 NOW = 1_800_000_000
 
@@ -70,7 +70,7 @@ def test_demo_keep_refuses_a_folder_that_is_not_empty(tmp_path, capsys):
 
 
 def test_missing_corpus_is_a_clear_error(monkeypatch, tmp_path):
-    import memcite.demo as demo
+    import memcite.cli.demo as demo
 
     monkeypatch.setattr(demo, "__file__", str(tmp_path / "a" / "b" / "demo.py"))
     with pytest.raises(DemoError, match="MEMCITE_CORPUS"):

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from memcite import parse_reply
-from memcite._lark_reader import CACHE_FILE, build_parser
-from memcite.reading import _grammar_text, _parser, grammar_path, tags
+from memcite.citations._lark_reader import CACHE_FILE, build_parser
+from memcite.citations.reading import _grammar_text, _parser, grammar_path, tags
 
 TYPICAL = Path(__file__).resolve().parent.parent / "corpus" / "replies" / "typical.txt"
 

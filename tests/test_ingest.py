@@ -9,8 +9,8 @@ import pytest
 import zstandard
 
 from memcite.errors import InputError
-from memcite.ingest import RolloutScan, check_rollout, ingest_rollout, iter_rollout_replies
-from memcite.store import open_store, transaction
+from memcite.ledger.ingest import RolloutScan, check_rollout, ingest_rollout, iter_rollout_replies
+from memcite.ledger.store import open_store, transaction
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 SAMPLE = next((CORPUS / "codex_home" / "sessions").rglob("rollout-*.jsonl"))

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memcite.errors import InputError
-from memcite.instructions import (
+from memcite.readpath.instructions import (
     SUMMARY_BEGINS,
     SUMMARY_ENDS,
     MemoryFileError,
@@ -20,10 +20,10 @@ from memcite.instructions import (
     codex_summary,
     explain,
 )
-from memcite.projects import find_project_root, project_note_path, project_slug
+from memcite.readpath.projects import find_project_root, project_note_path, project_slug
 from memcite.rust_text import rust_trim
-from memcite.tokens import get_tokenizer
-from memcite.truncation import truncate_approx
+from memcite.readpath.tokens import get_tokenizer
+from memcite.readpath.truncation import truncate_approx
 
 CORPUS_HOME = Path(__file__).resolve().parent.parent / "corpus" / "memory_home"
 
@@ -349,7 +349,7 @@ def test_a_new_project_note_misses_the_cache(home, project, tmp_path, o200k):
 
 
 def test_cache_files_are_private_and_bounded(home, tmp_path, o200k, monkeypatch):
-    import memcite.instructions as module
+    import memcite.readpath.instructions as module
 
     monkeypatch.setattr(module, "CACHE_ENTRIES", 3)
     cache = tmp_path / "cache"

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from memcite.errors import CitationError, InputError
-from memcite.ledger import (
+from memcite.ledger.recording import (
     MemoryFiles,
     ReplyInput,
     parse_time,
@@ -19,9 +19,9 @@ from memcite.ledger import (
     record_reply,
     terminated_counts,
 )
-from memcite.memory_files import cited_lines_sha256, resolve_cited_path
-from memcite.reading import parse_reply
-from memcite.store import open_store, transaction
+from memcite.ledger.memory_files import cited_lines_sha256, resolve_cited_path
+from memcite.citations.reading import parse_reply
+from memcite.ledger.store import open_store, transaction
 
 A = "019c6e27-e55b-73d1-87d8-4e01f1f75043"
 B = "019c7714-3b77-74d1-9866-e1f484aae2ab"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcite.projects import (
+from memcite.readpath.projects import (
     canonical_path,
     check_note,
     find_project_root,

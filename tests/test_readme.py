@@ -5,7 +5,7 @@ from pathlib import Path
 
 from typer.main import get_command
 
-from memcite.cli import app
+from memcite.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

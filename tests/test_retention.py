@@ -1,4 +1,4 @@
-"""Retention rules (memcite.retention): tables of exact cases and hypothesis properties,
+"""Retention rules (memcite.retention.rules): tables of exact cases and hypothesis properties,
 plus the SQL versions (stats, archive) agreeing with the pure rules."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcite import retention
-from memcite.archive import prune_candidates
-from memcite.retention import (
+from memcite.retention import rules as retention
+from memcite.retention.archive import prune_candidates
+from memcite.retention.rules import (
     DAY,
     ConfigError,
     MemoryUsage,
@@ -20,8 +20,8 @@ from memcite.retention import (
     last_used,
     resolve_settings,
 )
-from memcite.stats import dead_from_store
-from memcite.store import open_store, transaction
+from memcite.retention.stats import dead_from_store
+from memcite.ledger.store import open_store, transaction
 
 NOW = 1_800_000_000
 

@@ -4,7 +4,7 @@ import pytest
 
 from memcite import parse_reply
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
-from memcite.thread_ids import normalize_thread_id
+from memcite.citations.thread_ids import normalize_thread_id
 
 O, C = "<oai-mem-citation>", "</oai-mem-citation>"  # noqa: E741
 

@@ -1,4 +1,4 @@
-"""The usage report (memcite.stats): citation checks, sections, the whole report from
+"""The usage report (memcite.retention.stats): citation checks, sections, the whole report from
 memcite's ledger and straight from Codex's database."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcite import stats as stats_module
-from memcite.demo import load_sample_builder
-from memcite.ledger import ReplyInput, record_reply
-from memcite.memory_files import cited_lines_sha256
-from memcite.stats import (
+from memcite.retention import stats as stats_module
+from memcite.cli.demo import load_sample_builder
+from memcite.ledger.recording import ReplyInput, record_reply
+from memcite.ledger.memory_files import cited_lines_sha256
+from memcite.retention.stats import (
     MemoryFolder,
     Section,
     check_citations,
@@ -24,8 +24,8 @@ from memcite.stats import (
     count_section_citations,
     markdown_sections,
 )
-from memcite.store import open_store
-from memcite.sync import sync_codex_home
+from memcite.ledger.store import open_store
+from memcite.ledger.sync import sync_codex_home
 
 NOW = 1_800_000_000
 DAY = 86_400

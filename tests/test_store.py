@@ -8,8 +8,8 @@ import sqlite3
 
 import pytest
 
-from memcite import store
-from memcite.store import StoreError, migrate, open_store, schema_snapshot
+from memcite.ledger import store
+from memcite.ledger.store import StoreError, migrate, open_store, schema_snapshot
 
 # What a fresh database must hold: every column (generated ones included) and index.
 EXPECTED_SCHEMA = {

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from memcite import codex_home
-from memcite.codex_home import CodexHomeError
-from memcite.demo import load_sample_builder
-from memcite.ledger import rebuild, record_reply
-from memcite.store import open_store
-from memcite.sync import sync_codex_home
+from memcite.ledger import codex_home
+from memcite.ledger.codex_home import CodexHomeError
+from memcite.cli.demo import load_sample_builder
+from memcite.ledger.recording import rebuild, record_reply
+from memcite.ledger.store import open_store
+from memcite.ledger.sync import sync_codex_home
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 NOW = 1_800_000_000

@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from memcite import tokens
-from memcite.tokens import (
+from memcite.readpath import tokens
+from memcite.readpath.tokens import (
     ENCODINGS,
     ApproxTokenizer,
     TokenizerError,
@@ -217,7 +217,7 @@ def test_importing_tokens_does_not_import_tiktoken():
     import subprocess
     import sys
 
-    code = "import sys, memcite.tokens; print('tiktoken' in sys.modules)"
+    code = "import sys, memcite.readpath.tokens; print('tiktoken' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcite.tokens import ApproxTokenizer, get_tokenizer
-from memcite.truncation import (
+from memcite.readpath.tokens import ApproxTokenizer, get_tokenizer
+from memcite.readpath.truncation import (
     approx_token_count,
     truncate_approx,
     truncate_to_budget,

@@ -47,17 +47,17 @@ __all__ = [
 ]
 
 _HOME = {
-    "Block": "models", "Citation": "models", "CitationEntry": "models", "Diagnostic": "models",
-    "Reading": "models", "CitationError": "errors", "InputError": "errors",
-    "MemciteError": "errors", "normalize_thread_id": "thread_ids", "parse_reply": "reading",
-    "render_citation": "render", "ReplyInput": "ledger", "record_reply": "ledger",
-    "record_replies": "ledger", "rebuild": "ledger", "open_store": "store",
-    "sync_codex_home": "sync", "ingest_rollout": "ingest",
-    "build_instructions": "instructions", "get_tokenizer": "tokens", "project_slug": "projects",
-    "truncate_approx": "truncation", "truncate_to_budget": "truncation",
-    "collect_stats": "stats", "dead_memories": "retention",
-    "codex_prune_selection": "retention", "consolidation_selection": "retention",
-    "archive_memories": "archive", "restore_memories": "archive",
+    "Block": "citations.models", "Citation": "citations.models", "CitationEntry": "citations.models", "Diagnostic": "citations.models",
+    "Reading": "citations.models", "CitationError": "errors", "InputError": "errors",
+    "MemciteError": "errors", "normalize_thread_id": "citations.thread_ids", "parse_reply": "citations.reading",
+    "render_citation": "citations.render", "ReplyInput": "ledger.recording", "record_reply": "ledger.recording",
+    "record_replies": "ledger.recording", "rebuild": "ledger.recording", "open_store": "ledger.store",
+    "sync_codex_home": "ledger.sync", "ingest_rollout": "ledger.ingest",
+    "build_instructions": "readpath.instructions", "get_tokenizer": "readpath.tokens", "project_slug": "readpath.projects",
+    "truncate_approx": "readpath.truncation", "truncate_to_budget": "readpath.truncation",
+    "collect_stats": "retention.stats", "dead_memories": "retention.rules",
+    "codex_prune_selection": "retention.rules", "consolidation_selection": "retention.rules",
+    "archive_memories": "retention.archive", "restore_memories": "retention.archive",
 }
 
 

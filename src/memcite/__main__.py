@@ -8,12 +8,12 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     """Run memcite; exits with the command's exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
-    from memcite import fastpath
+    from memcite.cli import fastpath
 
     code = fastpath.run(args)
     if code is not None:
         sys.exit(code)
-    from memcite.cli import app
+    from memcite.cli.app import app
 
     app(args=args, prog_name="memcite")
 

@@ -29,7 +29,7 @@ _HEADING_LINE = re.compile(rb"\n(?=#{1,6}(?:[ \t]|\r?\n|$))")
 
 
 class Tokenizer(Protocol):
-    """What truncation needs from a tokenizer (see ``memcite.tokens``)."""
+    """What truncation needs from a tokenizer (see ``memcite.readpath.tokens``)."""
 
     name: str
 

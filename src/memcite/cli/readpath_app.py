@@ -1,6 +1,6 @@
 """The read-path commands, ``memcite instructions`` and ``memcite truncate``, added to the Typer app.
 
-The bodies live in ``memcite.readpath_commands`` so the fast path can run them
+The bodies live in ``memcite.cli.readpath_commands`` so the fast path can run them
 without Typer; these wrappers only declare the options.
 """
 
@@ -10,9 +10,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from memcite import readpath_commands
-from memcite.cli_options import ErrorsOpt, JsonOpt, exit_with
-from memcite.inputs import DEFAULT_MAX_BYTES
+from memcite.cli import readpath_commands
+from memcite.cli.options import ErrorsOpt, JsonOpt, exit_with
+from memcite.cli.inputs import DEFAULT_MAX_BYTES
 
 _TOKENIZER_HELP = (
     "o200k_base, cl100k_base, or approx (Codex's rule: 4 bytes per token, the middle cut out)."

@@ -12,9 +12,9 @@ import os
 from dataclasses import replace
 
 from memcite.errors import CitationError, MemciteError
-from memcite.models import Block, Citation, CitationEntry, Diagnostic, Reading
+from memcite.citations.models import Block, Citation, CitationEntry, Diagnostic, Reading
 from memcite.rust_text import RUST_WHITESPACE, rust_trim, rust_trim_end
-from memcite.thread_ids import counted_thread_ids, normalize_thread_id
+from memcite.citations.thread_ids import counted_thread_ids, normalize_thread_id
 
 PROFILES = ("codex", "strict")
 
@@ -28,7 +28,7 @@ _ENTRY_SHAPE = "<file>:<line_start>-<line_end>|note=[<why>]"
 
 def grammar_path() -> str:
     """Where ``citation.lark`` is: inside the installed package, else the checkout's ``grammar/``."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the memcite package
     for candidate in (
         os.path.join(here, "grammar", "citation.lark"),
         os.path.join(here, os.pardir, os.pardir, "grammar", "citation.lark"),
@@ -95,7 +95,7 @@ def _parser():
     """The LALR parser (contextual lexer) built once from the grammar, with its transformer."""
     global _PARSER
     if _PARSER is None:
-        from memcite._lark_reader import build_parser
+        from memcite.citations._lark_reader import build_parser
 
         _PARSER = build_parser(_grammar_text())
     return _PARSER

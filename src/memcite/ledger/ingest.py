@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from memcite.errors import InputError, MemciteError
-from memcite.ledger import ReplyInput, parse_time, record_replies
-from memcite.thread_ids import normalize_thread_id
+from memcite.ledger.recording import ReplyInput, parse_time, record_replies
+from memcite.citations.thread_ids import normalize_thread_id
 
 
 @dataclass

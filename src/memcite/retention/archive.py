@@ -24,9 +24,9 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memcite.codex_home import ROLLOUT_SUMMARIES, iter_rollout_summaries, memory_folder
+from memcite.ledger.codex_home import ROLLOUT_SUMMARIES, iter_rollout_summaries, memory_folder
 from memcite.errors import MemciteError
-from memcite.store import transaction
+from memcite.ledger.store import transaction
 
 ARCHIVE_FOLDER = "memcite_archive"
 
@@ -189,7 +189,7 @@ def restore_memories(
 ) -> list[Moved]:
     """Undo archiving for the given ids, all archived memories, or those archived at or after
     ``since``: move each summary file back (never over an existing file) and clear the mark."""
-    from memcite.thread_ids import normalize_thread_id
+    from memcite.citations.thread_ids import normalize_thread_id
 
     wanted: list[str] = []
     if all_archived or since is not None:
@@ -264,8 +264,8 @@ def prune_candidates(conn: sqlite3.Connection, *, as_of: int, max_unused_days: i
     dead memories by memcite's rule, stalest first, also sparing the ones in the last
     consolidation's input. Memories gone from Codex are never candidates.
     """
-    from memcite.retention import check_rule, cutoff, dead_reason
-    from memcite.stats import RULE_LAST_USED, RULE_SCOPE, USAGE_COLUMNS, usage_from_row
+    from memcite.retention.rules import check_rule, cutoff, dead_reason
+    from memcite.retention.stats import RULE_LAST_USED, RULE_SCOPE, USAGE_COLUMNS, usage_from_row
 
     check_rule(rule)
     column = RULE_LAST_USED[rule]

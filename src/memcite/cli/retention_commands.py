@@ -1,6 +1,6 @@
 """The bodies of ``memcite stats``, ``prune``, ``restore`` and ``select``; each returns the exit code.
 
-Shared by the Typer commands (``memcite.cli_retention``) and, for ``stats``, the
+Shared by the Typer commands (``memcite.cli.retention_app``) and, for ``stats``, the
 fast path: this module imports neither Typer, pydantic nor sqlite-utils, and
 rich only to draw the terminal chart.
 """
@@ -14,13 +14,13 @@ import sys
 import time
 
 from memcite.errors import InputError, MemciteError
-from memcite.ledger_commands import (
+from memcite.cli.ledger_commands import (
     _database_error,
     report_error,
     resolve_codex_home,
     resolve_db_path,
 )
-from memcite.retention import check_rule
+from memcite.retention.rules import check_rule
 
 
 def _dump(obj) -> None:
@@ -32,7 +32,7 @@ def _time(value: str | None, what: str, default: int | None) -> int | None:
         return default
     if value.strip().isdigit():
         return int(value)  # epoch seconds, without importing the ledger
-    from memcite.ledger import parse_time
+    from memcite.ledger.recording import parse_time
 
     return parse_time(value, what=what)
 
@@ -47,7 +47,7 @@ def resolve_settings_for(codex_home: str, *, rule: str = "memcite",
                          max_unused_days: int | None = None, n: int | None = None):
     """The retention settings: command line, memcite's config (not read for Codex's rules:
     ``rule`` ``codex``, and ``select``), Codex's ``[memories]``, defaults."""
-    from memcite.retention import (
+    from memcite.retention.rules import (
         default_memcite_config_path,
         load_codex_memories_config,
         load_memcite_config,
@@ -78,7 +78,7 @@ def _failed(db: str | None, error: Exception) -> int:
 
 
 def _day(seconds: int | None) -> str:
-    from memcite.retention import format_day
+    from memcite.retention.rules import format_day
 
     return "-" if not seconds else format_day(seconds)
 
@@ -110,13 +110,13 @@ def stats(
         home, settings, now = _inputs(codex_home, rule=rule, max_unused_days=max_unused_days,
                                       as_of=as_of, limit=limit)
         since_time = _time(since, "--since", None)
-        root = os.path.join(home, "memories")  # as memcite.codex_home, without importing it
+        root = os.path.join(home, "memories")  # as memcite.ledger.codex_home, without importing it
         codex_db = os.path.join(home, "memories_1.sqlite")
         path = resolve_db_path(db)
         common = dict(memory_root=root, as_of=now, max_unused_days=settings.max_unused_days,
                       rule=rule, limit=limit)
         if db is None and not os.path.exists(path) and os.path.isfile(codex_db):
-            from memcite.stats import collect_codex_stats
+            from memcite.retention.stats import collect_codex_stats
 
             if since_time is not None:
                 raise InputError("--since needs memcite's citation log; "
@@ -127,8 +127,8 @@ def stats(
             raise _nothing_to_report(path, home)
         else:
             from memcite.paths import user_cache_dir
-            from memcite.stats import collect_stats
-            from memcite.store import open_store
+            from memcite.retention.stats import collect_stats
+            from memcite.ledger.store import open_store
 
             conn = open_store(path, readonly=True)
             try:
@@ -150,7 +150,7 @@ NO_CITATION_LOG = "no citation log (run memcite record or memcite ingest)"
 
 
 def print_stats(report, file=None) -> None:
-    """Print a ``memcite.stats.StatsReport`` as ``memcite stats`` does (to stdout by default)."""
+    """Print a ``memcite.retention.stats.StatsReport`` as ``memcite stats`` does (to stdout by default)."""
     file = file or sys.stdout
     out = file.write
     t = report.totals
@@ -271,10 +271,10 @@ def prune(
     ``--rule codex``, rows only in the memory folder are not judged (they are not in
     Codex's table); both are counted in the output.
     """
-    from memcite.archive import archive_memories, prune_candidates
-    from memcite.retention import cutoff
-    from memcite.stats import out_of_scope
-    from memcite.store import open_store
+    from memcite.retention.archive import archive_memories, prune_candidates
+    from memcite.retention.rules import cutoff
+    from memcite.retention.stats import out_of_scope
+    from memcite.ledger.store import open_store
 
     try:
         home, settings, now = _inputs(codex_home, rule=rule, max_unused_days=max_unused_days,
@@ -343,8 +343,8 @@ def restore(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
     """Undo ``prune --apply`` for the given ids, ``--all``, or ``--since TIME``."""
-    from memcite.archive import restore_memories
-    from memcite.store import open_store
+    from memcite.retention.archive import restore_memories
+    from memcite.ledger.store import open_store
 
     thread_ids = list(thread_ids or [])
     try:
@@ -392,8 +392,8 @@ def select(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
     """Print the memories Codex's next consolidation would take, in its order."""
-    from memcite.codex_home import iter_stage1_outputs, state_db_path
-    from memcite.retention import MemoryUsage, consolidation_selection
+    from memcite.ledger.codex_home import iter_stage1_outputs, state_db_path
+    from memcite.retention.rules import MemoryUsage, consolidation_selection
 
     try:
         home, settings, now = _inputs(codex_home, rule="codex", max_unused_days=max_unused_days,
@@ -407,8 +407,8 @@ def select(
                 memories.append(MemoryUsage(thread, updated, None, last, 0, uses,
                                             bool(selected), bool(raw or summary)))
         else:
-            from memcite.stats import RULE_SCOPE
-            from memcite.store import open_store
+            from memcite.retention.stats import RULE_SCOPE
+            from memcite.ledger.store import open_store
 
             source = resolve_db_path(db)
             if db is None and not os.path.exists(source):

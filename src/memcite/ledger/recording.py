@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memcite.errors import CitationError, InputError
-from memcite.memory_files import byte_lines, lines_sha256, resolve_cited_path
-from memcite.models import Reading
-from memcite.store import read_snapshot, transaction
-from memcite.thread_ids import normalize_thread_id
+from memcite.ledger.memory_files import byte_lines, lines_sha256, resolve_cited_path
+from memcite.citations.models import Reading
+from memcite.ledger.store import read_snapshot, transaction
+from memcite.citations.thread_ids import normalize_thread_id
 
 POLICIES = ("default", "codex")
 MAX_CITED_FILE_BYTES = 64 * 1024 * 1024
@@ -126,7 +126,7 @@ def terminated_counts(text: str, reading: Reading) -> tuple[int, int]:
         return 0, 0
     if not reading.blocks or reading.blocks[-1].terminated:
         return len(citation.entries), len(citation.rollout_ids)
-    from memcite.reading import parse_reply
+    from memcite.citations.reading import parse_reply
 
     before = parse_reply(text[: reading.blocks[-1].start], profile="codex").citation
     if before is None:
@@ -358,7 +358,7 @@ def record_reply(
 
     Raises ``CitationError`` when ``profile="strict"`` finds problems (nothing recorded).
     """
-    from memcite.reading import parse_reply
+    from memcite.citations.reading import parse_reply
 
     if isinstance(reply, str):
         reply = ReplyInput(reply)
@@ -435,7 +435,7 @@ def record_replies(
 
     Re-running a batch after a crash records exactly the replies that were missing.
     """
-    from memcite.reading import parse_reply
+    from memcite.citations.reading import parse_reply
 
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")

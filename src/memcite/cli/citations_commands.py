@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import sys
 
-from memcite.console import check_choice, dump_json, report_error, source_name
+from memcite.cli.console import check_choice, dump_json, report_error, source_name
 from memcite.errors import CitationError, MemciteError
-from memcite.inputs import DEFAULT_MAX_BYTES, read_text
-from memcite.models import Reading
+from memcite.cli.inputs import DEFAULT_MAX_BYTES, read_text
+from memcite.citations.models import Reading
 
 PROFILE_CHOICES = ("codex", "strict")
 ERROR_CHOICES = ("strict", "replace")
@@ -35,7 +35,7 @@ def _print_diagnostics(reading_or_error, name: str) -> None:
 
 
 def _read(source, profile, errors, max_bytes):
-    from memcite.reading import parse_reply
+    from memcite.citations.reading import parse_reply
 
     check_choice(profile, PROFILE_CHOICES, "--profile")
     check_choice(errors, ERROR_CHOICES, "--errors")

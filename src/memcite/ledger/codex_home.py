@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from memcite.errors import MemciteError
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
-from memcite.thread_ids import normalize_thread_id
+from memcite.citations.thread_ids import normalize_thread_id
 
 STATE_DB = "memories_1.sqlite"
 MEMORY_FOLDER = "memories"

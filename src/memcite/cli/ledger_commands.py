@@ -1,6 +1,6 @@
 """The bodies of ``memcite record``, ``sync``, ``ingest`` and ``rebuild``; each returns the exit code.
 
-Shared by the Typer commands (``memcite.cli_ledger``) and, for ``record``, the
+Shared by the Typer commands (``memcite.cli.ledger_app``) and, for ``record``, the
 fast path: this module imports neither Typer, rich nor sqlite-utils. Default
 locations come from ``memcite.paths``; resolving them creates nothing: the
 default data folder is created only by a command about to write to its
@@ -15,12 +15,12 @@ import os
 import sys
 from collections.abc import Iterator
 
-from memcite.console import check_choice, dump_json, note, report_error, source_name
+from memcite.cli.console import check_choice, dump_json, note, report_error, source_name
 from memcite.errors import CitationError, InputError, MemciteError
-from memcite.inputs import DEFAULT_MAX_BYTES, decode_utf8, read_bytes
+from memcite.cli.inputs import DEFAULT_MAX_BYTES, decode_utf8, read_bytes
 from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
 
-# resolve_* and report_error are also used by memcite.retention_commands.
+# resolve_* and report_error are also used by memcite.cli.retention_commands.
 __all__ = ["ingest", "open_database", "rebuild", "record", "report_error", "resolve_codex_home",
            "resolve_db_path", "sync"]
 
@@ -37,7 +37,7 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
     A writer creates the default data folder first if it is missing; a database
     named with ``--db`` or ``$MEMCITE_DB`` must be in a folder that exists.
     """
-    from memcite.store import StoreError, open_store
+    from memcite.ledger.store import StoreError, open_store
 
     folder = None if readonly else default_db_folder(db)
     if folder is not None and not os.path.isdir(folder):
@@ -52,7 +52,7 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
 
 
 def _database_error(db: str | None, exc: Exception) -> MemciteError:
-    from memcite.store import StoreError
+    from memcite.ledger.store import StoreError
 
     name = db or "the memcite database"
     text = str(exc)
@@ -97,7 +97,7 @@ def _open_jsonl(source: str):
 
 def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> Iterator:
     """Yield ``ReplyInput``s from a JSON Lines handle; a bad line is noted and skipped."""
-    from memcite.ledger import ReplyInput, parse_time
+    from memcite.ledger.recording import ReplyInput, parse_time
 
     for number, raw in enumerate(_bounded_lines(handle, max_bytes), start=1):
         where = f"{name}:{number}"
@@ -153,7 +153,7 @@ def record(
     """Record one reply (printing the visible reply) or, with ``jsonl``, a batch of replies."""
     import sqlite3
 
-    from memcite.ledger import POLICIES
+    from memcite.ledger.recording import POLICIES
 
     try:
         check_choice(policy, POLICIES, "--policy")
@@ -186,8 +186,8 @@ def record(
 def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, at,
                 thread_id, cwd) -> int:
     """Read the reply, print it, then record it: a database problem never costs the reply."""
-    from memcite.ledger import ReplyInput, parse_time
-    from memcite.reading import parse_reply
+    from memcite.ledger.recording import ReplyInput, parse_time
+    from memcite.citations.reading import parse_reply
 
     name = source_name(source)
     text = decode_utf8(read_bytes(source, max_bytes=max_bytes), name=name, errors=errors)
@@ -215,7 +215,7 @@ def _record_reply(db, reply, profile, policy, root):
     """``record_reply`` in the command's database; a database problem is a ``MemciteError``."""
     import sqlite3
 
-    from memcite.ledger import record_reply
+    from memcite.ledger.recording import record_reply
 
     try:
         conn = open_database(db)
@@ -260,7 +260,7 @@ class _Problems:
 
 
 def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> int:
-    from memcite.ledger import record_replies
+    from memcite.ledger.recording import record_replies
 
     problems = _Problems()
     totals = {"recorded": 0, "duplicate": 0, "rejected": 0}
@@ -309,7 +309,7 @@ def sync(
     """Fill the inventory from a Codex home and print what changed."""
     import sqlite3
 
-    from memcite.sync import check_codex_home, sync_codex_home
+    from memcite.ledger.sync import check_codex_home, sync_codex_home
 
     try:
         home = check_codex_home(resolve_codex_home(codex_home)).codex_home  # before the database
@@ -351,13 +351,13 @@ def ingest(
 ) -> int:
     """Record the assistant replies of the given rollout files; print one line per file.
 
-    Each reply is keyed by its session and line (see ``memcite.ingest``).
+    Each reply is keyed by its session and line (see ``memcite.ledger.ingest``).
     """
     import sqlite3
 
-    from memcite.codex_home import memory_folder
-    from memcite.ingest import check_rollout, ingest_rollout
-    from memcite.ledger import POLICIES
+    from memcite.ledger.codex_home import memory_folder
+    from memcite.ledger.ingest import check_rollout, ingest_rollout
+    from memcite.ledger.recording import POLICIES
 
     code = 0
     try:
@@ -430,7 +430,7 @@ def rebuild(
     """Recompute usage counts from the log; with ``check``, only report (exit 1 on a difference)."""
     import sqlite3
 
-    from memcite.ledger import rebuild as rebuild_counts
+    from memcite.ledger.recording import rebuild as rebuild_counts
 
     try:
         if check:  # read-only: a missing database is an error, nothing is created or migrated

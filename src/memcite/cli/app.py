@@ -1,6 +1,6 @@
 """The ``memcite`` command line: parses arguments, calls the library, prints, maps errors to exit codes.
 
-Per-reply commands keep their bodies in light modules (see ``memcite.fastpath``);
+Per-reply commands keep their bodies in light modules (see ``memcite.cli.fastpath``);
 the other command groups live in ``cli_*`` modules that add themselves here.
 """
 
@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
-from memcite import reading_commands
-from memcite.cli_options import ErrorsOpt, JsonOpt, MaxBytesOpt, SourceArg, exit_with
-from memcite.inputs import DEFAULT_MAX_BYTES
+from memcite.cli import citations_commands
+from memcite.cli.options import ErrorsOpt, JsonOpt, MaxBytesOpt, SourceArg, exit_with
+from memcite.cli.inputs import DEFAULT_MAX_BYTES
 
 app = typer.Typer(
     name="memcite",
@@ -41,7 +41,7 @@ def parse(
     json: JsonOpt = False,
 ) -> None:
     """Read the citation blocks of one reply: entries, ids, what Codex counts, diagnostics."""
-    exit_with(reading_commands.parse(source, profile, errors, max_bytes, json))
+    exit_with(citations_commands.parse(source, profile, errors, max_bytes, json))
 
 
 @app.command()
@@ -52,13 +52,13 @@ def strip(
     max_bytes: MaxBytesOpt = DEFAULT_MAX_BYTES,
 ) -> None:
     """Write the visible reply, byte for byte, with every citation block removed."""
-    exit_with(reading_commands.strip(source, profile, errors, max_bytes))
+    exit_with(citations_commands.strip(source, profile, errors, max_bytes))
 
 
 def _register_command_groups() -> None:
-    from memcite import cli_ledger, cli_readpath, cli_retention
+    from memcite.cli import ledger_app, readpath_app, retention_app
 
-    for module in (cli_ledger, cli_readpath, cli_retention):
+    for module in (ledger_app, readpath_app, retention_app):
         module.register(app)
 
 

@@ -52,22 +52,22 @@ def positive_int(value: str) -> int:
 PROFILE = choice("codex", "strict")
 ERRORS = choice("strict", "replace")
 
-# Each entry mirrors a Typer command in memcite.cli; keep the two in step
+# Each entry mirrors a Typer command in memcite.cli.app; keep the two in step
 # (the CLI tests compare the option names with the Typer commands).
 FAST_COMMANDS: dict[str, FastCommand] = {
     "strip": FastCommand(
-        target="memcite.reading_commands:strip",
+        target="memcite.cli.citations_commands:strip",
         positionals=("source",),
         options={"--profile": PROFILE, "--errors": ERRORS, "--max-bytes": positive_int},
     ),
     "parse": FastCommand(
-        target="memcite.reading_commands:parse",
+        target="memcite.cli.citations_commands:parse",
         positionals=("source",),
         options={"--profile": PROFILE, "--errors": ERRORS, "--max-bytes": positive_int},
         flags=("--json",),
     ),
     "instructions": FastCommand(
-        target="memcite.readpath_commands:instructions",
+        target="memcite.cli.readpath_commands:instructions",
         options={
             "--cwd": str,
             "--memory-root": str,
@@ -82,7 +82,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         envvars={"codex_home": "CODEX_HOME", "bpe_file": "MEMCITE_BPE_FILE"},
     ),
     "stats": FastCommand(
-        target="memcite.retention_commands:stats",
+        target="memcite.cli.retention_commands:stats",
         options={
             "--db": str,
             "--codex-home": str,
@@ -96,7 +96,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         envvars={"codex_home": "CODEX_HOME"},
     ),
     "truncate": FastCommand(
-        target="memcite.readpath_commands:truncate",
+        target="memcite.cli.readpath_commands:truncate",
         positionals=("source",),
         options={
             "--budget": int,
@@ -108,7 +108,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         envvars={"bpe_file": "MEMCITE_BPE_FILE"},
     ),
     "record": FastCommand(
-        target="memcite.ledger_commands:record",
+        target="memcite.cli.ledger_commands:record",
         positionals=("source",),
         options={
             "--db": str,

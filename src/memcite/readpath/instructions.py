@@ -269,7 +269,7 @@ def render_instructions(
 
 def codex_summary(text: str, budget: int = DEFAULT_BUDGET) -> str:
     """The summary as Codex injects it: trimmed (Rust's rule), then cut by the 4-bytes rule."""
-    from memcite.truncation import truncate_approx
+    from memcite.readpath.truncation import truncate_approx
 
     return truncate_approx(rust_trim(text), budget)
 
@@ -277,7 +277,7 @@ def codex_summary(text: str, budget: int = DEFAULT_BUDGET) -> str:
 def _build_codex(
     memory_root: str, summary_data: bytes | None, budget: int, tokenizer_name: str, load_tokenizer
 ) -> Instructions:
-    from memcite.truncation import approx_token_count, truncate_approx
+    from memcite.readpath.truncation import approx_token_count, truncate_approx
 
     summary_path = os.path.join(memory_root, SUMMARY_FILE)
     warnings: list[str] = []
@@ -363,7 +363,7 @@ def _section_end(text: str, start: int) -> int:
 
 def _fit_summary(text: str, budget: int, tokenizer, marker: str):
     """The summary's head within ``budget``, keeping its index section when a cut would drop it."""
-    from memcite.truncation import Truncation, truncate_to_budget
+    from memcite.readpath.truncation import Truncation, truncate_to_budget
 
     whole = truncate_to_budget(text, budget, tokenizer, marker=marker)
     if not whole.truncated:
@@ -404,8 +404,8 @@ def _build_memcite(
     load_tokenizer,
     errors: str,
 ) -> Instructions:
-    from memcite.projects import check_note
-    from memcite.truncation import truncate_to_budget
+    from memcite.readpath.projects import check_note
+    from memcite.readpath.truncation import truncate_to_budget
 
     summary_path = os.path.join(memory_root, SUMMARY_FILE)
     warnings: list[str] = []
@@ -554,7 +554,7 @@ def build_instructions(
     if tokenizer_name is None:
         tokenizer_name = "approx" if profile == "codex" else "o200k_base"
     if load_tokenizer is None:
-        from memcite.tokens import get_tokenizer
+        from memcite.readpath.tokens import get_tokenizer
 
         def load_tokenizer():
             return get_tokenizer(tokenizer_name)
@@ -564,7 +564,7 @@ def build_instructions(
     summary_data = _read_summary(summary_path, memory_root, profile)
     note = note_data = None
     if profile == "memcite" and codex_home is not None and cwd is not None:
-        from memcite.projects import (
+        from memcite.readpath.projects import (
             ProjectNote,
             find_project_root,
             project_note_path,

@@ -1,6 +1,6 @@
 """The ledger commands, ``memcite sync``, ``record``, ``ingest`` and ``rebuild``, added to the Typer app.
 
-The bodies live in ``memcite.ledger_commands`` (``record`` also runs there on
+The bodies live in ``memcite.cli.ledger_commands`` (``record`` also runs there on
 the fast path, without Typer); these wrappers only declare the options.
 """
 
@@ -11,9 +11,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from memcite import ledger_commands
-from memcite.cli_options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
-from memcite.inputs import DEFAULT_MAX_BYTES
+from memcite.cli import ledger_commands
+from memcite.cli.options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
+from memcite.cli.inputs import DEFAULT_MAX_BYTES
 
 PolicyOpt = Annotated[
     str,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memcite.models import Citation
-from memcite.reading import tags
+from memcite.citations.models import Citation
+from memcite.citations.reading import tags
 
 
 def render_citation(citation: Citation) -> str:

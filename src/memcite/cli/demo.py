@@ -32,7 +32,7 @@ def find_corpus(environ=os.environ) -> str:
     candidates = []
     if environ.get("MEMCITE_CORPUS"):
         candidates.append(environ["MEMCITE_CORPUS"])
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the memcite package
     candidates.append(os.path.join(here, "_corpus"))  # shipped in the wheel (pyproject force-include)
     candidates.append(os.path.normpath(os.path.join(here, "..", "..", "corpus")))
     for folder in candidates:
@@ -122,13 +122,13 @@ def _summary_name(corpus: str, slug: str) -> str:
 def run_demo(folder: str, *, now: int, out=None) -> dict:
     """Run the loop in ``folder`` (an empty folder); print each step to ``out``; return
     the stats report as a dict."""
-    from memcite.archive import prune_candidates
-    from memcite.codex_home import memory_folder
-    from memcite.ledger import ReplyInput, record_reply
-    from memcite.retention_commands import print_stats
-    from memcite.stats import collect_stats
-    from memcite.store import open_store
-    from memcite.sync import sync_codex_home
+    from memcite.retention.archive import prune_candidates
+    from memcite.ledger.codex_home import memory_folder
+    from memcite.ledger.recording import ReplyInput, record_reply
+    from memcite.cli.retention_commands import print_stats
+    from memcite.retention.stats import collect_stats
+    from memcite.ledger.store import open_store
+    from memcite.ledger.sync import sync_codex_home
 
     out = out or sys.stdout
     write = out.write
@@ -201,10 +201,10 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
 
 def _instructions_excerpt(root: str, home: str) -> str:
     try:
-        from memcite.instructions import build_instructions
-        from memcite.tokens import get_tokenizer
+        from memcite.readpath.instructions import build_instructions
+        from memcite.readpath.tokens import get_tokenizer
     except ImportError:  # the read path is not installed
-        return "   (skipped: memcite.instructions is not available)\n"
+        return "   (skipped: memcite.readpath.instructions is not available)\n"
     try:
         result = build_instructions(root, profile="memcite", budget=400, tokenizer_name="approx",
                                     load_tokenizer=lambda: get_tokenizer("approx"),

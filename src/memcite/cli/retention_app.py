@@ -1,7 +1,7 @@
 """``memcite stats``, ``prune``, ``restore``, ``select`` and ``demo``: thin Typer wrappers.
 
-The bodies live in ``memcite.retention_commands`` (shared with the fast path) and
-``memcite.demo``; this module only declares the options.
+The bodies live in ``memcite.cli.retention_commands`` (shared with the fast path) and
+``memcite.cli.demo``; this module only declares the options.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from memcite import retention_commands
-from memcite.cli_options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
+from memcite.cli import retention_commands
+from memcite.cli.options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
 
 MaxUnusedOpt = Annotated[
     Optional[int],  # noqa: UP045
@@ -123,7 +123,7 @@ def demo(
 ) -> None:
     """Run the whole loop on a sample Codex home in a temporary folder: sync, instructions,
     record, stats, prune preview."""
-    from memcite.demo import demo_command
+    from memcite.cli.demo import demo_command
 
     exit_with(demo_command(keep))
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 import sys
 
-from memcite.console import check_choice, dump_json, report_error, warn
+from memcite.cli.console import check_choice, dump_json, report_error, warn
 from memcite.errors import InputError, MemciteError
-from memcite.inputs import DEFAULT_MAX_BYTES
+from memcite.cli.inputs import DEFAULT_MAX_BYTES
 from memcite.paths import resolve_codex_home, user_cache_dir
 
 TOKENIZER_CHOICES = ("o200k_base", "cl100k_base", "approx")
@@ -31,7 +31,7 @@ ERROR_CHOICES = ("strict", "replace")
 
 def _tokenizer_loader(name: str, bpe_file: str | None):
     def load():
-        from memcite.tokens import get_tokenizer
+        from memcite.readpath.tokens import get_tokenizer
 
         cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
         return get_tokenizer(name, bpe_file=bpe_file, tiktoken_cache_dir=cache)
@@ -65,14 +65,14 @@ def instructions(
             root = os.path.expanduser(memory_root)
             where = f"--memory-root {root}"
         else:
-            root = os.path.join(home, "memories")  # as memcite.codex_home.memory_folder
+            root = os.path.join(home, "memories")  # as memcite.ledger.codex_home.memory_folder
             where = f"the memory root {root} ($CODEX_HOME/memories)"
         if cwd is not None and not os.path.isdir(cwd):
             raise InputError(f"--cwd {cwd}: no such directory")
         if not os.path.isdir(root):
             warn(f"{where}: no such folder; no memory summary to inject "
                  "(pass the folder holding memory_summary.md with --memory-root)")
-        from memcite.instructions import build_instructions
+        from memcite.readpath.instructions import build_instructions
 
         result = build_instructions(
             root,
@@ -93,12 +93,12 @@ def instructions(
     if json:
         payload = result.to_dict()
         if explain:
-            from memcite.instructions import explain as explain_table
+            from memcite.readpath.instructions import explain as explain_table
 
             payload["explain"] = explain_table(result)
         dump_json(payload)
     elif explain:
-        from memcite.instructions import explain as explain_table
+        from memcite.readpath.instructions import explain as explain_table
 
         sys.stdout.write(explain_table(result))
     elif result.instructions is not None:
@@ -125,15 +125,15 @@ def truncate(
         check_choice(errors, ERROR_CHOICES, "--errors")
         if budget < 0:
             raise InputError(f"--budget: {budget} is below 0")
-        from memcite.inputs import read_text
+        from memcite.cli.inputs import read_text
 
         text = read_text(source, errors=errors, max_bytes=max_bytes)
         if tokenizer == "approx":
-            from memcite.truncation import truncate_approx
+            from memcite.readpath.truncation import truncate_approx
 
             result = truncate_approx(text, budget)
         else:
-            from memcite.truncation import truncate_to_budget
+            from memcite.readpath.truncation import truncate_to_budget
 
             loaded = _tokenizer_loader(tokenizer, bpe_file)()
             cut = truncate_to_budget(text, budget, loaded)

@@ -2,7 +2,7 @@
 citation checks against the memory folder, where citations land, citations per week.
 
 Everything is read with plain ``sqlite3`` through indexes that cover the queries
-(see ``memcite.store``), so the report stays fast on large ledgers; the one scan
+(see ``memcite.ledger.store``), so the report stays fast on large ledgers; the one scan
 (``out_of_scope``) counts the memories a rule leaves out. Memories gone from
 Codex (marked missing by sync) are counted apart (``gone_from_codex``), never as
 memories, dead or alive; Codex's rule only judges the rows of Codex's table. Citation
@@ -20,8 +20,8 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memcite.memory_files import byte_lines, lines_sha256, locate
-from memcite.retention import (
+from memcite.ledger.memory_files import byte_lines, lines_sha256, locate
+from memcite.retention.rules import (
     DAY,
     MemoryUsage,
     check_rule,
@@ -328,7 +328,7 @@ USAGE_COLUMNS = ("thread_id, source_updated_at, last_usage, codex_last_usage, us
                  " codex_usage_count")
 # Each rule's last use: a generated, indexed column of ``memories``.
 RULE_LAST_USED = {"memcite": "last_used", "codex": "codex_last_used"}
-# The rows each rule judges (``memcite.retention.in_scope``), as a condition on ``memories``:
+# The rows each rule judges (``memcite.retention.rules.in_scope``), as a condition on ``memories``:
 # sync sets ``source`` to 'stage1_outputs' for a row of Codex's table (a row also found in the
 # folder keeps it) and ``missing_since`` for a row it no longer found anywhere.
 RULE_SCOPE = {
@@ -830,7 +830,7 @@ def fill_weeks(rows: Iterable[tuple[int, int]]) -> list[dict]:
     counts = dict(rows)
     if not counts:
         return []
-    from memcite.retention import format_day
+    from memcite.retention.rules import format_day
 
     return [{"week_start": format_day(week * WEEK + _MONDAY_OFFSET),
              "citations": counts.get(week, 0)}
@@ -855,7 +855,7 @@ def collect_codex_stats(
     unknown ids are empty rather than claiming that nothing was ever cited; the
     counts are Codex's own.
     """
-    from memcite.codex_home import iter_stage1_outputs
+    from memcite.ledger.codex_home import iter_stage1_outputs
 
     check_rule(rule)
     memories = []

@@ -205,7 +205,7 @@ def m002_archive_log(conn: sqlite3.Connection) -> None:
 def m003_outside_codex_index(conn: sqlite3.Connection) -> None:
     """An index of the few memories outside Codex's table, so stats counts them without a scan.
 
-    Its WHERE must stay word for word ``memcite.stats._OUT_OF_SCOPE``, or SQLite
+    Its WHERE must stay word for word ``memcite.retention.stats._OUT_OF_SCOPE``, or SQLite
     will not use it.
     """
     conn.execute(
