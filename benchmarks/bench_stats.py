@@ -30,8 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
 from memcite.ledger.memory_files import cited_lines_sha256  # noqa: E402
-from memcite.retention.stats import MemoryFolder, collect_stats  # noqa: E402
 from memcite.ledger.store import open_store, transaction  # noqa: E402
+from memcite.retention.stats import MemoryFolder, collect_stats  # noqa: E402
 
 NOW = 1_800_000_000
 DAY = 86_400

@@ -8,6 +8,9 @@ import os
 
 import pytest
 
+from memcite.cli.demo import load_sample_builder
+from memcite.ledger.store import open_store
+from memcite.ledger.sync import sync_codex_home
 from memcite.retention.archive import (
     ArchiveError,
     Candidate,
@@ -16,9 +19,6 @@ from memcite.retention.archive import (
     prune_candidates,
     restore_memories,
 )
-from memcite.cli.demo import load_sample_builder
-from memcite.ledger.store import open_store
-from memcite.ledger.sync import sync_codex_home
 
 NOW = 1_800_000_000
 

@@ -72,8 +72,8 @@ def test_instructions_json(env):
 
 
 def test_codex_profile_json_summary_is_codexs(env):
-    from memcite.rust_text import rust_trim
     from memcite.readpath.truncation import truncate_approx
+    from memcite.rust_text import rust_trim
 
     text = (env["home"] / "memories" / "memory_summary.md").read_text()
     result = run_cli("instructions", "--profile", "codex", "--budget", "50", "--json")

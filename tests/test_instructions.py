@@ -21,9 +21,9 @@ from memcite.readpath.instructions import (
     explain,
 )
 from memcite.readpath.projects import find_project_root, project_note_path, project_slug
-from memcite.rust_text import rust_trim
 from memcite.readpath.tokens import get_tokenizer
 from memcite.readpath.truncation import truncate_approx
+from memcite.rust_text import rust_trim
 
 CORPUS_HOME = Path(__file__).resolve().parent.parent / "corpus" / "memory_home"
 

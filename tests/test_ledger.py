@@ -8,7 +8,9 @@ import sqlite3
 
 import pytest
 
+from memcite.citations.reading import parse_reply
 from memcite.errors import CitationError, InputError
+from memcite.ledger.memory_files import cited_lines_sha256, resolve_cited_path
 from memcite.ledger.recording import (
     MemoryFiles,
     ReplyInput,
@@ -19,8 +21,6 @@ from memcite.ledger.recording import (
     record_reply,
     terminated_counts,
 )
-from memcite.ledger.memory_files import cited_lines_sha256, resolve_cited_path
-from memcite.citations.reading import parse_reply
 from memcite.ledger.store import open_store, transaction
 
 A = "019c6e27-e55b-73d1-87d8-4e01f1f75043"

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memcite.ledger.store import open_store, transaction
 from memcite.retention import rules as retention
 from memcite.retention.archive import prune_candidates
 from memcite.retention.rules import (
@@ -21,7 +22,6 @@ from memcite.retention.rules import (
     resolve_settings,
 )
 from memcite.retention.stats import dead_from_store
-from memcite.ledger.store import open_store, transaction
 
 NOW = 1_800_000_000
 

@@ -3,8 +3,8 @@
 import pytest
 
 from memcite import parse_reply
-from memcite.rust_text import RUST_WHITESPACE, rust_trim
 from memcite.citations.thread_ids import normalize_thread_id
+from memcite.rust_text import RUST_WHITESPACE, rust_trim
 
 O, C = "<oai-mem-citation>", "</oai-mem-citation>"  # noqa: E741
 

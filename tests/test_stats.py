@@ -10,10 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcite.retention import stats as stats_module
 from memcite.cli.demo import load_sample_builder
-from memcite.ledger.recording import ReplyInput, record_reply
 from memcite.ledger.memory_files import cited_lines_sha256
+from memcite.ledger.recording import ReplyInput, record_reply
+from memcite.ledger.store import open_store
+from memcite.ledger.sync import sync_codex_home
+from memcite.retention import stats as stats_module
 from memcite.retention.stats import (
     MemoryFolder,
     Section,
@@ -24,8 +26,6 @@ from memcite.retention.stats import (
     count_section_citations,
     markdown_sections,
 )
-from memcite.ledger.store import open_store
-from memcite.ledger.sync import sync_codex_home
 
 NOW = 1_800_000_000
 DAY = 86_400

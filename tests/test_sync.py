@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from memcite.cli.demo import load_sample_builder
 from memcite.ledger import codex_home
 from memcite.ledger.codex_home import CodexHomeError
-from memcite.cli.demo import load_sample_builder
 from memcite.ledger.recording import rebuild, record_reply
 from memcite.ledger.store import open_store
 from memcite.ledger.sync import sync_codex_home

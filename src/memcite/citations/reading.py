@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from memcite.errors import CitationError, MemciteError
 from memcite.citations.models import Block, Citation, CitationEntry, Diagnostic, Reading
-from memcite.rust_text import RUST_WHITESPACE, rust_trim, rust_trim_end
 from memcite.citations.thread_ids import counted_thread_ids, normalize_thread_id
+from memcite.errors import CitationError, MemciteError
+from memcite.rust_text import RUST_WHITESPACE, rust_trim, rust_trim_end
 
 PROFILES = ("codex", "strict")
 

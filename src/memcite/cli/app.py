@@ -11,8 +11,8 @@ from typing import Annotated
 import typer
 
 from memcite.cli import citations_commands
-from memcite.cli.options import ErrorsOpt, JsonOpt, MaxBytesOpt, SourceArg, exit_with
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
+from memcite.cli.options import ErrorsOpt, JsonOpt, MaxBytesOpt, SourceArg, exit_with
 
 app = typer.Typer(
     name="memcite",

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import sys
 
-from memcite.cli.console import check_choice, dump_json, report_error, source_name
-from memcite.errors import CitationError, MemciteError
-from memcite.cli.inputs import DEFAULT_MAX_BYTES, read_text
 from memcite.citations.models import Reading
+from memcite.cli.console import check_choice, dump_json, report_error, source_name
+from memcite.cli.inputs import DEFAULT_MAX_BYTES, read_text
+from memcite.errors import CitationError, MemciteError
 
 PROFILE_CHOICES = ("codex", "strict")
 ERROR_CHOICES = ("strict", "replace")

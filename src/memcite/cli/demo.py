@@ -122,13 +122,13 @@ def _summary_name(corpus: str, slug: str) -> str:
 def run_demo(folder: str, *, now: int, out=None) -> dict:
     """Run the loop in ``folder`` (an empty folder); print each step to ``out``; return
     the stats report as a dict."""
-    from memcite.retention.archive import prune_candidates
+    from memcite.cli.retention_commands import print_stats
     from memcite.ledger.codex_home import memory_folder
     from memcite.ledger.recording import ReplyInput, record_reply
-    from memcite.cli.retention_commands import print_stats
-    from memcite.retention.stats import collect_stats
     from memcite.ledger.store import open_store
     from memcite.ledger.sync import sync_codex_home
+    from memcite.retention.archive import prune_candidates
+    from memcite.retention.stats import collect_stats
 
     out = out or sys.stdout
     write = out.write

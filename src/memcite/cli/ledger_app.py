@@ -12,8 +12,8 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import ledger_commands
-from memcite.cli.options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
+from memcite.cli.options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
 
 PolicyOpt = Annotated[
     str,

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Iterator
 
 from memcite.cli.console import check_choice, dump_json, note, report_error, source_name
-from memcite.errors import CitationError, InputError, MemciteError
 from memcite.cli.inputs import DEFAULT_MAX_BYTES, decode_utf8, read_bytes
+from memcite.errors import CitationError, InputError, MemciteError
 from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
 
 # resolve_* and report_error are also used by memcite.cli.retention_commands.
@@ -186,8 +186,8 @@ def record(
 def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, at,
                 thread_id, cwd) -> int:
     """Read the reply, print it, then record it: a database problem never costs the reply."""
-    from memcite.ledger.recording import ReplyInput, parse_time
     from memcite.citations.reading import parse_reply
+    from memcite.ledger.recording import ReplyInput, parse_time
 
     name = source_name(source)
     text = decode_utf8(read_bytes(source, max_bytes=max_bytes), name=name, errors=errors)

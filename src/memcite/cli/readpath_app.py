@@ -11,8 +11,8 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import readpath_commands
-from memcite.cli.options import ErrorsOpt, JsonOpt, exit_with
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
+from memcite.cli.options import ErrorsOpt, JsonOpt, exit_with
 
 _TOKENIZER_HELP = (
     "o200k_base, cl100k_base, or approx (Codex's rule: 4 bytes per token, the middle cut out)."

@@ -20,8 +20,8 @@ import os
 import sys
 
 from memcite.cli.console import check_choice, dump_json, report_error, warn
-from memcite.errors import InputError, MemciteError
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
+from memcite.errors import InputError, MemciteError
 from memcite.paths import resolve_codex_home, user_cache_dir
 
 TOKENIZER_CHOICES = ("o200k_base", "cl100k_base", "approx")

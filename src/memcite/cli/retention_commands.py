@@ -13,13 +13,13 @@ import sqlite3
 import sys
 import time
 
-from memcite.errors import InputError, MemciteError
 from memcite.cli.ledger_commands import (
     _database_error,
     report_error,
     resolve_codex_home,
     resolve_db_path,
 )
+from memcite.errors import InputError, MemciteError
 from memcite.retention.rules import check_rule
 
 
@@ -126,9 +126,9 @@ def stats(
         elif db is None and not os.path.exists(path):
             raise _nothing_to_report(path, home)
         else:
+            from memcite.ledger.store import open_store
             from memcite.paths import user_cache_dir
             from memcite.retention.stats import collect_stats
-            from memcite.ledger.store import open_store
 
             conn = open_store(path, readonly=True)
             try:
@@ -271,10 +271,10 @@ def prune(
     ``--rule codex``, rows only in the memory folder are not judged (they are not in
     Codex's table); both are counted in the output.
     """
+    from memcite.ledger.store import open_store
     from memcite.retention.archive import archive_memories, prune_candidates
     from memcite.retention.rules import cutoff
     from memcite.retention.stats import out_of_scope
-    from memcite.ledger.store import open_store
 
     try:
         home, settings, now = _inputs(codex_home, rule=rule, max_unused_days=max_unused_days,
@@ -343,8 +343,8 @@ def restore(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
     """Undo ``prune --apply`` for the given ids, ``--all``, or ``--since TIME``."""
-    from memcite.retention.archive import restore_memories
     from memcite.ledger.store import open_store
+    from memcite.retention.archive import restore_memories
 
     thread_ids = list(thread_ids or [])
     try:
@@ -407,8 +407,8 @@ def select(
                 memories.append(MemoryUsage(thread, updated, None, last, 0, uses,
                                             bool(selected), bool(raw or summary)))
         else:
-            from memcite.retention.stats import RULE_SCOPE
             from memcite.ledger.store import open_store
+            from memcite.retention.stats import RULE_SCOPE
 
             source = resolve_db_path(db)
             if db is None and not os.path.exists(source):

@@ -17,9 +17,9 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
-from memcite.citations.thread_ids import normalize_thread_id
 
 STATE_DB = "memories_1.sqlite"
 MEMORY_FOLDER = "memories"

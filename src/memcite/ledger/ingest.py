@@ -22,9 +22,9 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import InputError, MemciteError
 from memcite.ledger.recording import ReplyInput, parse_time, record_replies
-from memcite.citations.thread_ids import normalize_thread_id
 
 
 @dataclass

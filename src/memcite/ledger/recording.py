@@ -21,11 +21,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from memcite.citations.models import Reading
+from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import CitationError, InputError
 from memcite.ledger.memory_files import byte_lines, lines_sha256, resolve_cited_path
-from memcite.citations.models import Reading
 from memcite.ledger.store import read_snapshot, transaction
-from memcite.citations.thread_ids import normalize_thread_id
 
 POLICIES = ("default", "codex")
 MAX_CITED_FILE_BYTES = 64 * 1024 * 1024

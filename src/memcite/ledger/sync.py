@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
+from memcite.citations.thread_ids import normalize_thread_id
 from memcite.ledger import codex_home as home
 from memcite.ledger.recording import backfill_usage
 from memcite.ledger.store import transaction
-from memcite.citations.thread_ids import normalize_thread_id
 
 BATCH_ROWS = 5000
 

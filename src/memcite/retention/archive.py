@@ -24,8 +24,8 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memcite.ledger.codex_home import ROLLOUT_SUMMARIES, iter_rollout_summaries, memory_folder
 from memcite.errors import MemciteError
+from memcite.ledger.codex_home import ROLLOUT_SUMMARIES, iter_rollout_summaries, memory_folder
 from memcite.ledger.store import transaction
 
 ARCHIVE_FOLDER = "memcite_archive"
