@@ -8,7 +8,7 @@ times are relative to ``--now`` so that ages and usage stay meaningful whenever
 it is built. The memory folder (``raw_memories.md``, ``rollout_summaries/``,
 ``MEMORY.md``, ``memory_summary.md``) is committed text under
 ``corpus/codex_home/memories`` and copied as is. Thread ids are UUIDv7 with fixed
-times, and summary file names follow the stem rule of spec/layout.md §1.
+times, and summary file names follow the stem rule of docs/memory-layout.md §1.
 
 The 36 threads vary in age, use and selection; three of them have no row in the
 database (their summaries outlived Codex's pruning), two rows have no summary
@@ -85,7 +85,7 @@ def thread_id(index: int) -> str:
 
 
 def summary_stem(thread: str, slug: str) -> str:
-    """``{YYYY-MM-DDTHH-MM-SS}-{hash4}[-{slug}]`` (spec/layout.md §1)."""
+    """``{YYYY-MM-DDTHH-MM-SS}-{hash4}[-{slug}]`` (docs/memory-layout.md §1)."""
     digits = thread.replace("-", "")
     moment = datetime.fromtimestamp(int(digits[:12], 16) / 1000, tz=UTC)
     low = int(digits[-8:], 16) % 62**4

@@ -40,7 +40,7 @@ REPLIES = {
     "no_block": "Plain answer with no memory used.\nSecond line.\n",
     "crlf_reply": answer(["MEMORY.md:1-2|note=[crlf]"], [A]).replace("\n", "\r\n"),
     "unicode_prose": answer(["skills/ünï/SKILL.md:3-9|note=[naïve café ✓]"], [A], "Voilà 😀 — fini.\n\n"),
-    # spec §4, the table
+    # docs/citation-format.md §4, the table
     "entry_plain": answer(["MEMORY.md:1-2|note=[x]"]),
     "entry_padded": answer(["  MEMORY.md : 3 - 5 |note=[  padded  ]  "]),
     "entry_windows_path": answer(["C:\\memories\\MEMORY.md:2-4|note=[ok]"]),
@@ -71,7 +71,7 @@ REPLIES = {
         ["\u3000MEMORY.md:1-2|note=[ideographic]\u3000", "MEMORY.md:3-4|note=[x]\x1c", "\ufeffMEMORY.md:5-6|note=[bom]"]
     ),
     "entries_bare_cr_does_not_split": answer(["a.md:1-1|note=[1]\rb.md:2-2|note=[2]"]),
-    # spec §2, Stage A
+    # docs/citation-format.md §2, stage A
     "stage_a_inline_block": f"hello{O}<rollout_ids>\n{A}\n</rollout_ids>{C} world",
     "stage_a_newline_kept": f"answer\n{O}<rollout_ids>\n{A}\n</rollout_ids>{C}",
     "stage_a_unterminated": f"answer\n{O}\n<citation_entries>\nMEMORY.md:1-2|note=[x]\n</citation_entries>\n<rollout_ids>\n{A}\n",
@@ -83,14 +83,14 @@ REPLIES = {
     "stage_a_legacy_wrapper": f"answer\n<memory_citation>\n<rollout_ids>\n{A}\n</rollout_ids>\n</memory_citation>",
     "stage_a_two_blocks": f"one{block(['a.md:1-1|note=[1]'], [A])}two{block(['b.md:2-2|note=[2]'], [B, A])}",
     "stage_a_block_not_at_end": block(["MEMORY.md:1-2|note=[x]"]) + "\n\nAnd more text after.",
-    # spec §3, Stage B
+    # docs/citation-format.md §3, stage B
     "stage_b_legacy_thread_ids": f"ok\n{O}\n<thread_ids>\n{A}\nnot-a-uuid\n{B}\n</thread_ids>\n{C}",
     "stage_b_rollout_over_thread_ids": f"ok\n{O}\n<rollout_ids>\n{A}\n</rollout_ids>\n<thread_ids>\n{B}\n</thread_ids>\n{C}",
     "stage_b_second_entries_ignored": f"{O}<citation_entries>\na:1-1|note=[1]\n</citation_entries>\n<citation_entries>\nb:2-2|note=[2]\n</citation_entries>{C}",
     "stage_b_entries_unclosed": f"{O}<citation_entries>\na:1-1|note=[1]\n<rollout_ids>\n{A}\n</rollout_ids>{C}",
     "stage_b_sections_reversed": f"{O}<rollout_ids>\n{A}\n</rollout_ids>\n<citation_entries>\na:1-1|note=[1]\n</citation_entries>{C}",
     "stage_b_empty_block": f"nothing here{O}\n{C}",
-    # spec §5, ids
+    # docs/citation-format.md §5, ids
     "ids_spellings": answer(
         [],
         [A, A.upper(), B.replace("-", ""), "{" + B + "}", "urn:uuid:" + A, "URN:UUID:" + A, "not-a-uuid", A],

@@ -1,4 +1,4 @@
-"""A plain reading of citation blocks with str.find, written straight from shared/spec/citation.md.
+"""A plain reading of citation blocks with str.find, written straight from docs/citation-format.md.
 
 Independent of memcite's code (no shared helpers): the tests compare memcite's
 grammar-based reader with it, and the benchmarks use it as the baseline.

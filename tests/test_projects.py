@@ -34,7 +34,7 @@ from memcite.readpath.projects import (
         ("Ünïcode", "n-code"),  # non-ASCII letters are outside [a-z0-9]
         ("x" * 50, "x" * 40),  # cut to 40 characters
         ("日本", "project"),
-        # cut after stripping, as the spec orders it: a "-" at character 40 stays
+        # cut after stripping: a "-" at character 40 stays (a deviation, see docs/memory-layout.md §2)
         ("a" * 39 + "_b", "a" * 39 + "-"),
     ],
 )

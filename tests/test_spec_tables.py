@@ -1,4 +1,4 @@
-"""Every example of shared/spec/citation.md as a table of exact cases."""
+"""Every example of docs/citation-format.md as a table of exact cases."""
 
 import pytest
 
@@ -18,7 +18,7 @@ def entries_of(*lines: str):
     return [(e.path, e.line_start, e.line_end, e.note) for e in reading.citation.entries]
 
 
-# spec §4, the table, row by row
+# docs/citation-format.md §4, the table, row by row
 ENTRY_TABLE = [
     ("MEMORY.md:1-2|note=[x]", ("MEMORY.md", 1, 2, "x")),
     ("  MEMORY.md : 3 - 5 |note=[  padded  ]  ", ("MEMORY.md", 3, 5, "padded")),
@@ -72,7 +72,7 @@ def test_entries_keep_order_and_duplicates_across_blocks():
     assert [(e.path, e.note) for e in entries] == [("b.md", "1"), ("a.md", "2"), ("b.md", "1")]
 
 
-# spec §2, Stage A
+# docs/citation-format.md §2, stage A
 STAGE_A = [
     ("no block at all", "no block at all"),
     (f"hello{O}x{C} world", "hello world"),
@@ -115,7 +115,7 @@ def test_block_in_code_fence_is_counted_and_reported():
     assert "block-in-code-fence" in {d.code for d in reading.diagnostics}
 
 
-# spec §3, Stage B
+# docs/citation-format.md §3, stage B
 def ids_of(body: str):
     reading = parse_reply(f"{O}{body}{C}")
     return None if reading.citation is None else list(reading.citation.rollout_ids)
@@ -200,7 +200,7 @@ def test_not_rust_whitespace_is_kept(char):
     assert entries_of(f"{char}a.md:1-2|note=[x]") == [(f"{char}a.md", 1, 2, "x")]
 
 
-# spec §5: which ids Codex counts
+# docs/citation-format.md §5: which ids Codex counts
 UUID = "019c6e27-e55b-73d1-87d8-4e01f1f75043"
 ID_TABLE = [
     (UUID, UUID),

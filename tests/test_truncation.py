@@ -20,7 +20,7 @@ TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=400)
 
 
 def reference_approx(text: str, budget: int) -> str:
-    """The spec's rule written out character by character, as a second opinion."""
+    """Codex's rule (docs/read-path.md) written out character by character, as a second opinion."""
     if not text:
         return text
     size = len(text.encode("utf-8"))

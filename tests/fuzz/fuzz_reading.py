@@ -6,7 +6,7 @@
 Each input is decoded as UTF-8 (bad bytes replaced) and read by memcite; the
 harness fails on any exception and on any broken invariant: the visible text and
 the blocks account for every character, the reading agrees with the plain
-str.find reading written from the spec, and the strict profile refuses exactly
+str.find reading written from docs/citation-format.md, and the strict profile refuses exactly
 the replies that have warnings. New inputs go to a temporary folder, never
 into corpus/.
 """

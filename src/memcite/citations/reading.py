@@ -3,7 +3,7 @@
 Stage A (finding blocks) and the section search of Stage B are plain substring
 searches, as in Codex, with the tag literals taken from ``grammar/citation.lark``.
 The text inside a section is read by the LALR parser built from that grammar.
-A reply with no block never imports lark. See shared/spec/citation.md.
+A reply with no block never imports lark. See docs/citation-format.md.
 """
 
 from __future__ import annotations

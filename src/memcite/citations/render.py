@@ -1,4 +1,4 @@
-"""Writing a citation block in the form the model is asked to use (spec/citation.md §1)."""
+"""Writing a citation block in the form the model is asked to use (docs/citation-format.md §1)."""
 
 from __future__ import annotations
 

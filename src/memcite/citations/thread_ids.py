@@ -1,4 +1,4 @@
-"""Which cited ids Codex counts, and in what form (spec/citation.md §5)."""
+"""Which cited ids Codex counts, and in what form (docs/citation-format.md §5)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ created beside it); nothing here ever writes to a Codex home. ``immutable``
 tells SQLite the file cannot change, so a read made that way is checked: if
 the file changed while it was read (Codex wrote), the read is refused. Rows and
 headers are yielded one at a time, so a home of any size is read in constant memory.
-See shared/spec/usage-and-retention.md and shared/spec/layout.md §1.
+See docs/usage-and-retention.md and docs/memory-layout.md §1.
 """
 
 from __future__ import annotations

@@ -137,7 +137,7 @@ def terminated_counts(text: str, reading: Reading) -> tuple[int, int]:
 def plan_ids(rollout_ids: Iterable[str], terminated_ids: int, policy: str) -> list[CitedId]:
     """Which ids a policy counts (``known`` left False).
 
-    ``codex``: every id that is a UUID, as Codex does (spec §5-6), unclosed blocks
+    ``codex``: every id that is a UUID, as Codex does (docs/citation-format.md §5-6), unclosed blocks
     included and spelling variants of one UUID counted separately. ``default``: each
     distinct thread once per reply, from closed blocks only.
     """

@@ -2,7 +2,7 @@
 
 ``build_instructions`` reads ``memory_summary.md`` (and, for the ``memcite``
 profile, the working directory's project note), fits them to a token budget
-and wraps them in the instructions template. Profiles (spec/read-path.md):
+and wraps them in the instructions template. Profiles (docs/read-path.md):
 
 - ``codex``: exactly the summary Codex injects: trimmed, cut in the middle by
   the 4-bytes rule; nothing when it is missing, unreadable, not UTF-8 or empty.

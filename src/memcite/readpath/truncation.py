@@ -1,7 +1,7 @@
 """Cutting text to a token budget: Codex's 4-bytes rule, and memcite's head cut at section boundaries.
 
 Pure functions of their inputs. ``truncate_approx`` reproduces, byte for byte,
-what Codex does to ``memory_summary.md`` (spec/read-path.md, "What Codex
+what Codex does to ``memory_summary.md`` (docs/read-path.md, "What Codex
 does", step 3). ``truncate_to_budget`` keeps the head of the text and cuts it
 at a markdown heading when that costs little, else at a line boundary, else at
 a character boundary; it encodes only a prefix of the text (extended while it

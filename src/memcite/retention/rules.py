@@ -14,7 +14,7 @@
   rules, which run on Codex's settings), then ``[memories]`` in Codex's
   ``config.toml`` (clamped as Codex clamps), then Codex's defaults.
 
-See shared/spec/usage-and-retention.md. Reading the config files is the only
+See docs/usage-and-retention.md. Reading the config files is the only
 I/O here (``load_codex_memories_config``, ``load_memcite_config``).
 """
 
