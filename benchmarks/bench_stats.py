@@ -6,7 +6,7 @@
 1. A cold ``memcite stats --json --limit 50`` (a new process each run, median of
    several) against ``python -c pass`` with the same interpreter: target <= 8x.
 2. Citation checks over 100,000 cited entries (in the same database): each memory
-   file is opened at most once, counted by wrapping ``open`` in ``memcite.retention.stats``.
+   file is opened at most once, counted by wrapping ``open`` in ``memcite.retention.checks``.
 
 The database is written with plain SQL (what ``record`` would store), in a
 temporary folder that is removed at the end.
@@ -31,7 +31,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
 from memcite.ledger.memory_files import cited_lines_sha256  # noqa: E402
 from memcite.ledger.store import open_store, transaction  # noqa: E402
-from memcite.retention.stats import MemoryFolder, collect_stats  # noqa: E402
+from memcite.retention.checks import MemoryFolder  # noqa: E402
+from memcite.retention.stats import collect_stats  # noqa: E402
 
 NOW = 1_800_000_000
 DAY = 86_400
@@ -196,7 +197,7 @@ def main() -> None:
               f"= {uncached / baseline:.1f}x  (every cited entry checked again: the first run,"
               " or after a cited file changed)")
 
-        import memcite.retention.stats as stats_module
+        import memcite.retention.checks as checks_module
 
         opened: list[str] = []
         real_open = builtins.open
@@ -205,7 +206,7 @@ def main() -> None:
             opened.append(os.fspath(file))
             return real_open(file, *a, **kw)
 
-        stats_module.open = counting_open
+        checks_module.open = counting_open
         conn = open_store(db, readonly=True)
         try:
             started = time.perf_counter()
@@ -214,7 +215,7 @@ def main() -> None:
             elapsed = time.perf_counter() - started
         finally:
             conn.close()
-            del stats_module.open
+            del checks_module.open
         checks = report.citation_checks
         cited_files = len({os.path.realpath(p) for p in opened})
         print(f"citation checks: {checks.citations:,} cited entries ({checks.entries:,} distinct)"

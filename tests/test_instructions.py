@@ -12,15 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memcite.errors import InputError
-from memcite.readpath.instructions import (
-    SUMMARY_BEGINS,
-    SUMMARY_ENDS,
-    MemoryFileError,
-    build_instructions,
-    codex_summary,
-    explain,
-)
+from memcite.readpath.codex_profile import codex_summary
+from memcite.readpath.explain import explain
+from memcite.readpath.instructions import MemoryFileError, build_instructions
 from memcite.readpath.projects import find_project_root, project_note_path, project_slug
+from memcite.readpath.template import SUMMARY_BEGINS, SUMMARY_ENDS
 from memcite.readpath.tokens import get_tokenizer
 from memcite.readpath.truncation import truncate_approx
 from memcite.rust_text import rust_trim
@@ -349,7 +345,7 @@ def test_a_new_project_note_misses_the_cache(home, project, tmp_path, o200k):
 
 
 def test_cache_files_are_private_and_bounded(home, tmp_path, o200k, monkeypatch):
-    import memcite.readpath.instructions as module
+    import memcite.readpath.instructions_cache as module
 
     monkeypatch.setattr(module, "CACHE_ENTRIES", 3)
     cache = tmp_path / "cache"

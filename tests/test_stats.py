@@ -1,4 +1,4 @@
-"""The usage report (memcite.retention.stats): citation checks, sections, the whole report from
+"""The usage report (memcite.retention.stats, .checks, .tally): citation checks, sections, the whole report from
 memcite's ledger and straight from Codex's database."""
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from memcite.ledger.memory_files import cited_lines_sha256
 from memcite.ledger.recording import ReplyInput, record_reply
 from memcite.ledger.store import open_store
 from memcite.ledger.sync import sync_codex_home
+from memcite.retention import checks as checks_module
 from memcite.retention import stats as stats_module
-from memcite.retention.stats import (
+from memcite.retention.checks import (
     MemoryFolder,
     Section,
     check_citations,
     check_entry,
-    collect_codex_stats,
-    collect_stats,
     count_section_citations,
     markdown_sections,
 )
+from memcite.retention.stats import collect_codex_stats, collect_stats
 
 NOW = 1_800_000_000
 DAY = 86_400
@@ -84,7 +84,7 @@ def test_nothing_outside_the_root_is_opened_and_each_file_once(folder, monkeypat
         opened.append(os.path.realpath(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(stats_module, "open", counting_open, raising=False)
+    monkeypatch.setattr(checks_module, "open", counting_open, raising=False)
     rows = [("MEMORY.md", 1, 2, None, 3), ("MEMORY.md", 4, 5, None, 1),
             ("out.md", 1, 1, None, 1), ("../secret.md", 1, 1, None, 1),
             ("sub/n.md", 1, 1, None, 2), ("in.md", 2, 2, None, 1)] * 50

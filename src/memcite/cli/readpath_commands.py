@@ -93,12 +93,12 @@ def instructions(
     if json:
         payload = result.to_dict()
         if explain:
-            from memcite.readpath.instructions import explain as explain_table
+            from memcite.readpath.explain import explain as explain_table
 
             payload["explain"] = explain_table(result)
         dump_json(payload)
     elif explain:
-        from memcite.readpath.instructions import explain as explain_table
+        from memcite.readpath.explain import explain as explain_table
 
         sys.stdout.write(explain_table(result))
     elif result.instructions is not None:

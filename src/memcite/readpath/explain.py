@@ -1,0 +1,43 @@
+"""The table behind ``memcite instructions --explain``: where the budget went, per source."""
+
+from __future__ import annotations
+
+from memcite.readpath.instructions import Instructions
+
+
+def explain(result: Instructions) -> str:
+    """A table of where the budget went, for ``--explain``."""
+    rows = [("source", "scope", "tokens", "cut", "left out")]
+    for source in result.sources:
+        left_out = ""
+        if source.truncated:
+            about = "" if source.omitted_exact else "~"
+            left_out = f"{about}{source.omitted_tokens} tokens ({source.omitted_bytes} bytes)"
+        rows.append(
+            (
+                source.path,
+                source.scope,
+                str(source.tokens),
+                "yes" if source.truncated else "no",
+                left_out,
+            )
+        )
+    headings = result.used - sum(source.tokens for source in result.sources)
+    if result.sources and headings:
+        rows.append(("(headings, separators)", "", str(headings), "", ""))
+    rows.append((f"total, budget {result.budget}", "", str(result.used), "", ""))
+    rows.append(("template (outside the budget)", "", str(result.template_tokens), "", ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = []
+    for row in rows:
+        cells = [
+            row[i].rjust(widths[i]) if i == 2 else row[i].ljust(widths[i]) for i in range(5)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    cache = "hit" if result.cached else "miss"
+    lines.append(f"profile {result.profile}, tokenizer {result.tokenizer}, cache {cache}")
+    if result.instructions is None:
+        lines.append("nothing to inject: no summary or project note with any content")
+    for warning in result.warnings:
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines) + "\n"

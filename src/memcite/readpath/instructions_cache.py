@@ -1,0 +1,106 @@
+"""The cache of built instructions: JSON files in ``<cache dir>/instructions/``.
+
+Each entry is keyed by the SHA-256 of the memory files' bytes, their paths, the
+budget, the tokenizer, the profile and the template version, so a repeated call
+reads the files, hashes them and prints, without loading a tokenizer. The caller
+chooses the cache directory (the CLI: ``$MEMCITE_CACHE_DIR``, else the user cache
+dir); entries are written 0600 in a 0700 folder, and at most ``CACHE_ENTRIES`` are
+kept. A damaged entry is rebuilt; a cache that cannot be written is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from memcite.readpath.instructions import TEMPLATE_VERSION, Instructions, SourceUse
+
+CACHE_ENTRIES = 64
+
+
+def _digest(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def cache_key(profile, budget, tokenizer_name, errors, memory_root, summary, note, note_data):
+    """The key of one result: a hash of everything the instructions depend on."""
+    parts = [
+        "memcite-instructions",
+        TEMPLATE_VERSION,
+        profile,
+        str(budget),
+        tokenizer_name,
+        errors,
+        memory_root,
+        _digest(summary) or "-",
+    ]
+    if note is not None:
+        parts += [note.project_root, note.path, _digest(note_data) or "-"]
+    joined = "\0".join(parts).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(joined).hexdigest()
+
+
+def read_cached(cache_dir: str, key: str) -> Instructions | None:
+    """The cached result for ``key`` (``cached`` True), or None."""
+    path = os.path.join(cache_dir, "instructions", key + ".json")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            raw = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    import json
+
+    try:
+        return _from_cache_dict(json.loads(raw))
+    except (ValueError, KeyError, TypeError):
+        return None  # a damaged entry is rebuilt
+
+
+def write_cached(cache_dir: str, key: str, result: Instructions) -> None:
+    """Store ``result``; a cache that cannot be written is skipped (it only saves time)."""
+    import json
+
+    folder = os.path.join(cache_dir, "instructions")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        path = os.path.join(folder, key + ".json")
+        temporary = f"{path}.{os.getpid()}.tmp"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(_cache_dict(result), handle, ensure_ascii=False)
+        os.replace(temporary, path)
+        _cache_prune(folder)
+    except OSError:
+        return
+
+
+def _cache_prune(folder: str) -> None:
+    entries = [entry for entry in os.scandir(folder) if entry.name.endswith(".json")]
+    if len(entries) <= CACHE_ENTRIES:
+        return
+    entries.sort(key=lambda entry: entry.stat().st_mtime)
+    for entry in entries[: len(entries) - CACHE_ENTRIES]:
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+def _cache_dict(result: Instructions) -> dict:
+    return {**result.to_dict(), "template_tokens": result.template_tokens}
+
+
+def _from_cache_dict(data: dict) -> Instructions:
+    return Instructions(
+        instructions=data["instructions"],
+        summary=data["summary"],
+        truncated=data["truncated"],
+        budget=data["tokens"]["budget"],
+        used=data["tokens"]["used"],
+        sources=tuple(SourceUse.from_dict(s) for s in data["sources"]),
+        profile=data["profile"],
+        tokenizer=data["tokenizer"],
+        template_tokens=data["template_tokens"],
+        warnings=tuple(data["warnings"]),
+        cached=True,
+    )

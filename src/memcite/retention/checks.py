@@ -1,0 +1,260 @@
+"""Citation checks against the memory folder, and where citations land in ``MEMORY.md``.
+
+A cited entry (path, line range, hash at citation time) is checked against the memory
+folder as it is now: each file is read at most once (``MemoryFolder``), and nothing
+outside the memory root is ever opened (``..``, absolute paths and symlinks leading
+out are reported, not followed). ``MEMORY.md`` is cut into its markdown sections so
+that citations can be counted per section.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from memcite.ledger.memory_files import byte_lines, lines_sha256, locate
+from memcite.rust_text import RUST_WHITESPACE
+
+MEMORY_INDEX = "MEMORY.md"
+
+# Outcomes of a citation check, from worst to best.
+CHECK_OUTCOMES = ("outside_root", "missing", "out_of_range", "blank", "changed", "unverified",
+                  "ok")
+_OUTCOME_TEXT = {
+    "outside_root": "points outside the memory folder (not read)",
+    "missing": "no such file in the memory folder",
+    "out_of_range": "line range out of bounds",
+    "blank": "the cited lines are blank",
+    "changed": "the lines changed since they were cited",
+    "unverified": "no hash was recorded when cited",
+    "ok": "unchanged",
+}
+_HEADING = re.compile(rb"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(rb"^[ \t]{0,3}(```|~~~)")
+
+
+# --------------------------------------------------------------------------- the memory folder
+
+
+class MemoryFolder:
+    """The files of one memory folder, each read at most once; ``files_read`` counts opens."""
+
+    def __init__(self, root: str | os.PathLike | None) -> None:
+        self.root = None
+        if root is not None and os.path.isdir(root):
+            self.root = os.path.realpath(os.fspath(root))
+        self.files_read = 0
+        self._resolved: dict[str, tuple[str, str | None]] = {}
+        self._lines: dict[str, list[bytes] | None] = {}
+        self.ranges: dict[tuple[str, int, int], tuple[str | None, str | None]] = {}
+
+    def resolve(self, path: str) -> tuple[str, str | None]:
+        """``(outcome, real path)``: ``ok`` with the file's real path, or ``outside_root`` /
+        ``missing`` with None. Only the file system's names are looked at, never contents."""
+        cached = self._resolved.get(path)
+        if cached is None:
+            cached = self._resolved[path] = self._resolve(path)
+        return cached
+
+    def _resolve(self, path: str) -> tuple[str, str | None]:
+        if self.root is None:
+            return "missing", None
+        return locate(self.root, path)
+
+    def lines(self, real: str) -> list[bytes] | None:
+        """The lines of a file inside the root (Rust's ``lines``), read once and kept."""
+        if real in self._lines:
+            return self._lines[real]
+        lines = None
+        try:
+            with open(real, "rb") as handle:
+                self.files_read += 1
+                lines = byte_lines(handle.read())
+        except OSError:
+            lines = None
+        self._lines[real] = lines
+        return lines
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedEntry:
+    """One distinct cited entry (path, range, hash at citation time) and what it is now."""
+
+    path: str
+    line_start: int
+    line_end: int
+    outcome: str
+    citations: int
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "outcome": self.outcome,
+            "problem": _OUTCOME_TEXT[self.outcome],
+            "citations": self.citations,
+        }
+
+
+def check_entry(folder: MemoryFolder, path: str, line_start: int, line_end: int,
+                recorded_sha256: str | None) -> str:
+    """The outcome of checking one cited entry against the folder as it is now."""
+    outcome, real = folder.resolve(path)
+    if real is None:
+        return outcome
+    key = (real, line_start, line_end)
+    state = folder.ranges.get(key)
+    if state is None:
+        state = folder.ranges[key] = _range_state(folder.lines(real), line_start, line_end)
+    outcome, current = state
+    if outcome is not None:
+        return outcome
+    if recorded_sha256 is None:
+        return "unverified"
+    return "ok" if current == recorded_sha256 else "changed"
+
+
+_ASCII_SPACE = b" \t\n\x0b\x0c\r"
+
+
+def _is_blank(line: bytes) -> bool:
+    stripped = line.strip(_ASCII_SPACE)
+    if not stripped:
+        return True
+    if stripped.isascii():
+        return False
+    return not stripped.decode("utf-8", "replace").strip(RUST_WHITESPACE)
+
+
+def _range_state(lines: list[bytes] | None, line_start: int, line_end: int
+                 ) -> tuple[str | None, str | None]:
+    """``(outcome, None)`` when the range is unusable, else ``(None, its hash now)``."""
+    if lines is None:
+        return "missing", None
+    if not 1 <= line_start <= line_end <= len(lines):
+        return "out_of_range", None
+    if all(_is_blank(line) for line in lines[line_start - 1 : line_end]):
+        return "blank", None
+    return None, lines_sha256(lines, line_start, line_end)  # as recorded at citation time
+
+
+@dataclass
+class CitationChecks:
+    """Counts per outcome (distinct entries and citations) and the worst offenders."""
+
+    entries: int = 0
+    citations: int = 0
+    outcomes: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {o: {"entries": 0, "citations": 0} for o in CHECK_OUTCOMES})
+    worst: list[CheckedEntry] = field(default_factory=list)
+    files_read: int = 0
+    memory_root: str | None = None
+
+    @property
+    def broken(self) -> int:
+        """Citations whose entry is not ``ok`` or ``unverified``."""
+        return sum(v["citations"] for k, v in self.outcomes.items()
+                   if k not in ("ok", "unverified"))
+
+    def to_dict(self) -> dict:
+        return {
+            "memory_root": self.memory_root,
+            "entries": self.entries,
+            "citations": self.citations,
+            "broken": self.broken,
+            "outcomes": {k: dict(v) for k, v in self.outcomes.items()},
+            "worst": [entry.to_dict() for entry in self.worst],
+            "files_read": self.files_read,
+        }
+
+
+def check_citations(rows: Iterable[tuple[str, int, int, str | None, int]],
+                    folder: MemoryFolder, *, limit: int | None = 20) -> CitationChecks:
+    """Check ``(path, line_start, line_end, lines_sha256, citations)`` rows against ``folder``.
+
+    Counts are per distinct entry (hash included); the worst offenders are listed per
+    place and outcome (entries cited with different hashes that fail alike are one row).
+    """
+    checks = CitationChecks(memory_root=folder.root)
+    bad: dict[tuple[str, int, int, str], int] = {}
+    for path, line_start, line_end, digest, count in rows:
+        outcome = check_entry(folder, path, line_start, line_end, digest)
+        checks.entries += 1
+        checks.citations += count
+        checks.outcomes[outcome]["entries"] += 1
+        checks.outcomes[outcome]["citations"] += count
+        if outcome not in ("ok", "unverified"):
+            key = (path, line_start, line_end, outcome)
+            bad[key] = bad.get(key, 0) + count
+    checks.worst = rank_worst([CheckedEntry(*key, count) for key, count in bad.items()], limit)
+    checks.files_read = folder.files_read
+    return checks
+
+
+def rank_worst(bad: list[CheckedEntry], limit: int | None) -> list[CheckedEntry]:
+    """The failing entries, most cited first, then worst outcome, then place; ``limit`` 0 or
+    None keeps all."""
+    rank = {outcome: index for index, outcome in enumerate(CHECK_OUTCOMES)}
+    bad.sort(key=lambda e: (-e.citations, rank[e.outcome], e.path, e.line_start, e.line_end))
+    return bad if not limit else bad[:limit]
+
+
+# --------------------------------------------------------------------------- MEMORY.md sections
+
+
+@dataclass
+class Section:
+    """One markdown heading of ``MEMORY.md`` and the citations landing in it."""
+
+    title: str
+    path: str  # parent headings and this one, joined by " > "
+    level: int
+    line: int
+    end_line: int
+    citations: int = 0
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "path": self.path, "level": self.level, "line": self.line,
+                "end_line": self.end_line, "citations": self.citations}
+
+
+def markdown_sections(lines: list[bytes]) -> list[Section]:
+    """The ATX headings of a markdown file (fenced code skipped), each running to the next."""
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    fenced = False
+    for number, line in enumerate(lines, start=1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        match = None if fenced else _HEADING.match(line)
+        if match is None:
+            continue
+        level = len(match.group(1))
+        title = match.group(2).decode("utf-8", "replace")
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        sections.append(Section(title, " > ".join(t for _, t in stack), level, number, number))
+    for index, section in enumerate(sections):
+        section.end_line = sections[index + 1].line - 1 if index + 1 < len(sections) else len(lines)
+    return sections
+
+
+def count_section_citations(sections: list[Section],
+                            ranges: Iterable[tuple[int, int, int]]) -> None:
+    """Add ``citations`` for each ``(line_start, line_end, count)`` to every section it overlaps
+    (a heading's section ends where the next heading starts)."""
+    starts = [section.line for section in sections]
+    for line_start, line_end, count in ranges:
+        low, high = min(line_start, line_end), max(line_start, line_end)
+        first = max(0, bisect.bisect_right(starts, low) - 1)
+        for section in sections[first:]:
+            if section.line > high:
+                break
+            if section.end_line >= low:
+                section.citations += count
