@@ -59,7 +59,7 @@ def _sentence(error: dict) -> str:
             return f"{where}: unknown key; did you mean {_dotted((*table, close[0]))}?"
         return f"{where}: unknown key; {place} accepts {', '.join(valid) or 'no keys'}"
     if kind in ("model_type", "dict_type", "model_attributes_type"):
-        return f"{where}: must be a table ([{where}]), got {value!r}"
+        return f"{where}: [{where}] must be a table, got {value!r}"
     if kind in ("int_type", "int_parsing", "int_from_float"):
         return f"{where}: expected a whole number (a TOML integer such as 30), got {value!r}"
     if kind == "greater_than_equal":
