@@ -356,7 +356,9 @@ def check_memcite_config(data: dict, path: str) -> None:
 
     problems = config_problems(data)
     if problems:
-        raise ConfigError(f"{path}: " + "; ".join(problems),
+        text = problems[0] if len(problems) == 1 else (
+            f"{len(problems)} problems:" + "".join(f"\n  {problem}" for problem in problems))
+        raise ConfigError(f"{path}: {text}",
                           hint="fix the file (`memcite schema config` shows every key), "
                                "or point MEMCITE_CONFIG elsewhere")
 
