@@ -7,7 +7,6 @@ form, what is wrong, the closest valid key for a misspelt one); the loader
 
 from __future__ import annotations
 
-import difflib
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -51,6 +50,8 @@ def _sentence(error: dict) -> str:
     where = _dotted(error["loc"])
     kind, value = error["type"], error.get("input")
     if kind == "extra_forbidden":
+        import difflib  # only a misspelt key needs it
+
         table, key = error["loc"][:-1], str(error["loc"][-1])
         valid = _valid_keys(MemciteConfig, table)
         close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
