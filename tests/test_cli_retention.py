@@ -58,7 +58,7 @@ def test_stats_json_shape(env):
     assert report["memories"] == 36
     assert report["top"][0]["thread_id"] == env["builder"].thread_id(2)
     assert report["citation_checks"]["outcomes"]["outside_root"]["entries"] == 1
-    assert {"thread_id", "last_used", "days_unused", "reason"} == set(report["dead"][0])
+    assert {"thread_id", "last_used", "last_used_iso", "days_unused", "reason"} == set(report["dead"][0])
 
 
 def test_stats_text_shows_dead_checks_sections_and_chart(env):
@@ -120,7 +120,7 @@ def test_prune_previews_then_applies_and_restore_undoes(env):
     result = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF, "--json"])
     assert result.exit_code == 0, result.output
     preview = json.loads(result.stdout)["prune"]
-    assert preview and {"thread_id", "last_used", "reason"} == set(preview[0])
+    assert preview and {"thread_id", "last_used", "last_used_iso", "reason"} == set(preview[0])
     assert sorted(os.listdir(summaries)) == before
     assert env["db"].read_bytes() == db_before
     text = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF]).stdout

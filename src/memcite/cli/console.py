@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from memcite.errors import InputError, MemciteError
 
@@ -29,11 +30,45 @@ def warn(message: str) -> None:
     sys.stderr.write(f"memcite: warning: {message}\n")
 
 
+# The keys that hold a time in Unix seconds, in any --json output. Each gets a sibling
+# ``<key>_iso`` with the same instant as ISO 8601 UTC (see memcite.contracts.outputs).
+TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_usage",
+                       "logged_last_usage", "source_updated_at", "replied_at"})
+
+
+def iso_utc(seconds: int | None) -> str | None:
+    """``seconds`` as ``YYYY-MM-DDTHH:MM:SSZ``; None when it is None or beyond years 1-9999."""
+    if seconds is None:
+        return None
+    try:
+        t = time.gmtime(seconds)
+    except (OverflowError, OSError, ValueError):
+        return None
+    if not 1 <= t.tm_year <= 9999:
+        return None
+    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+            f"T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z")
+
+
+def with_iso_times(obj):
+    """``obj`` with ``<key>_iso`` after every time key (``TIME_KEYS``) of every object in it."""
+    if isinstance(obj, list):
+        return [with_iso_times(item) for item in obj]
+    if not isinstance(obj, dict):
+        return obj
+    result = {}
+    for key, value in obj.items():
+        result[key] = with_iso_times(value)
+        if key in TIME_KEYS and (value is None or type(value) is int):
+            result[f"{key}_iso"] = iso_utc(value)
+    return result
+
+
 def dump_json(obj) -> None:
-    """Print one JSON object on its own line."""
+    """Print one JSON object on its own line, each time in it also as ISO 8601 UTC."""
     import json  # only --json needs it
 
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(with_iso_times(obj), ensure_ascii=False) + "\n")
 
 
 def check_choice(value: str, choices: tuple[str, ...], option: str) -> None:

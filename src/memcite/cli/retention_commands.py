@@ -7,12 +7,12 @@ rich only to draw the terminal chart.
 
 from __future__ import annotations
 
-import json as _json
 import os
 import sqlite3
 import sys
 import time
 
+from memcite.cli.console import dump_json
 from memcite.cli.ledger_commands import (
     _database_error,
     report_error,
@@ -21,10 +21,6 @@ from memcite.cli.ledger_commands import (
 )
 from memcite.errors import InputError, MemciteError
 from memcite.retention.rules import check_rule
-
-
-def _dump(obj) -> None:
-    sys.stdout.write(_json.dumps(obj, ensure_ascii=False) + "\n")
 
 
 def _time(value: str | None, what: str, default: int | None) -> int | None:
@@ -140,7 +136,7 @@ def stats(
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
     if json:
-        _dump(report.to_dict())
+        dump_json(report.to_dict())
     else:
         print_stats(report)
     return 0
@@ -295,7 +291,7 @@ def prune(
         return _failed(db, error)
     folder_only = outside.folder_only if rule == "codex" else 0
     if json:
-        _dump({
+        dump_json({
             "rule": rule, "as_of": now, "max_unused_days": settings.max_unused_days,
             "settings": settings.to_dict(), "applied": apply,
             "prune": [{"thread_id": c.thread_id, "last_used": c.last_used, "reason": c.reason}
@@ -365,7 +361,7 @@ def restore(
         return _failed(db, error)
     done = [r for r in results if r.done]
     if json:
-        _dump({"restored": [r.to_dict() for r in results]})
+        dump_json({"restored": [r.to_dict() for r in results]})
     else:
         sys.stdout.write(f"restored {len(done)} memor{'y' if len(done) == 1 else 'ies'}\n")
         for item in results:
@@ -429,7 +425,7 @@ def select(
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
     if json:
-        _dump({"source": source, "as_of": now, "settings": settings.to_dict(),
+        dump_json({"source": source, "as_of": now, "settings": settings.to_dict(),
                "selected": [{"thread_id": m.thread_id, "usage_count": m.codex_usage_count,
                              "last_usage": m.codex_last_usage,
                              "source_updated_at": m.source_updated_at} for m in chosen]})

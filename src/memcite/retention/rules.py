@@ -15,7 +15,8 @@
   ``config.toml`` (clamped as Codex clamps), then Codex's defaults.
 
 See docs/usage-and-retention.md. Reading the config files is the only
-I/O here (``load_codex_memories_config``, ``load_memcite_config``).
+I/O here (``load_codex_memories_config``, ``load_memcite_config``); memcite's own file
+is checked against its model in ``memcite.contracts.config``.
 """
 
 from __future__ import annotations
@@ -321,11 +322,45 @@ def load_codex_memories_config(codex_home: str | os.PathLike) -> dict:
 
 
 def load_memcite_config(path: str | os.PathLike | None) -> dict:
-    """The ``[retention]`` table of memcite's config file ({} when there is none)."""
+    """The ``[retention]`` table of memcite's config file ({} when there is none).
+
+    The whole file is checked against ``memcite.contracts.config.MemciteConfig``: an unknown
+    key or a bad value is a ``ConfigError`` naming the file, the key and the closest valid key.
+    """
     if path is None:
         return {}
     path = os.fspath(path)
-    return _table(_load_toml(path), "retention", path)
+    data = _load_toml(path)
+    if data is None:
+        return {}
+    check_memcite_config(data, path)
+    return dict(data.get("retention", {}))
+
+
+def _plainly_valid(data: dict) -> bool:
+    """True for a file holding only known retention settings with usable values: what the
+    model accepts too, decided without importing pydantic (the common case stays fast)."""
+    if not set(data) <= {"retention"}:
+        return False
+    table = data.get("retention", {})
+    return isinstance(table, dict) and all(
+        name in RETENTION_SETTINGS and type(value) is int and value >= RETENTION_SETTINGS[name]
+        for name, value in table.items())
+
+
+def check_memcite_config(data: dict, path: str) -> None:
+    """Refuse a parsed config file the model does not accept, with every problem in one error."""
+    if _plainly_valid(data):
+        return
+    from memcite.contracts.config import config_problems
+
+    problems = config_problems(data)
+    if problems:
+        text = problems[0] if len(problems) == 1 else (
+            f"{len(problems)} problems:" + "".join(f"\n  {problem}" for problem in problems))
+        raise ConfigError(f"{path}: {text}",
+                          hint="fix the file (`memcite schema config` shows every key), "
+                               "or point MEMCITE_CONFIG elsewhere")
 
 
 def default_memcite_config_path(environ: Mapping[str, str] = os.environ) -> str | None:

@@ -1,0 +1,40 @@
+"""The promises memcite makes to scripts: the shape of every ``--json`` output and of its config file.
+
+The pydantic models live in ``memcite.contracts.outputs`` and ``memcite.contracts.config``;
+their JSON Schemas ship beside them in ``schemas/`` (``memcite schema NAME`` prints one).
+This module imports neither pydantic nor any other wing, so the commands that only name or
+print a schema stay light. The contracts sit just above the shared base: any wing may use
+them (lazily), and they import nothing from the wings.
+"""
+
+from __future__ import annotations
+
+import os
+
+# name -> what the schema describes; the same names as OUTPUT_MODELS in memcite.contracts.outputs
+# (plus "config"), and as the files in schemas/.
+SCHEMAS: dict[str, str] = {
+    "parse": "memcite parse --json: the reading of one reply (or, strict, its problems)",
+    "record": "memcite record --json: the reading of one reply and what recording it did",
+    "record-jsonl": "memcite record --jsonl FILE --json: one line per reply of the batch",
+    "instructions": "memcite instructions --json: the developer instructions and the budget",
+    "stats": "memcite stats --json: the usage report",
+    "prune": "memcite prune --json: the memories the rule would archive (or archived)",
+    "restore": "memcite restore --json: what restoring did",
+    "select": "memcite select --json: what Codex's next consolidation would take",
+    "sync": "memcite sync --json: what a sync read and changed",
+    "ingest": "memcite ingest --json: one line per rollout file",
+    "rebuild": "memcite rebuild --json: usage counts that differ from the log",
+    "schema": "memcite schema --json: the names of these schemas",
+    "config": "memcite's config file (config.toml), as TOML tables",
+}
+
+SCHEMA_FOLDER = os.path.join(os.path.dirname(__file__), "schemas")
+
+
+def schema_file(name: str) -> str:
+    """Where the shipped JSON Schema of ``name`` is (one of ``SCHEMAS``)."""
+    return os.path.join(SCHEMA_FOLDER, f"{name}.schema.json")
+
+
+__all__ = ["SCHEMAS", "SCHEMA_FOLDER", "schema_file"]

@@ -1,0 +1,80 @@
+"""memcite's config file as a pydantic model: every table and key it may hold, and their values.
+
+`config_problems` turns what the model refuses into plain sentences (the key in dotted
+form, what is wrong, the closest valid key for a misspelt one); the loader
+(`memcite.retention.rules.load_memcite_config`) raises them as one error naming the file.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class RetentionConfig(_Table):
+    """`[retention]`: the settings of `stats` and `prune` under memcite's rule."""
+
+    max_unused_days: Annotated[int, Field(ge=0)] | None = Field(
+        None, description="A memory unused for more days than this is dead (default: Codex's "
+                          "[memories] max_unused_days, else 30).")
+    max_raw_memories_for_consolidation: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="How many memories a consolidation takes (default: Codex's, else 256).")
+
+
+class MemciteConfig(_Table):
+    """The whole file: one table per part of memcite."""
+
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)
+
+
+def _valid_keys(model: type[BaseModel], location: tuple) -> list[str]:
+    """The keys the table at `location` (a path of table names) accepts."""
+    for name in location:
+        annotation = model.model_fields[name].annotation
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        model = annotation
+    return list(model.model_fields)
+
+
+def _dotted(location: tuple) -> str:
+    return ".".join(str(part) for part in location)
+
+
+def _sentence(error: dict) -> str:
+    where = _dotted(error["loc"])
+    kind, value = error["type"], error.get("input")
+    if kind == "extra_forbidden":
+        import difflib  # only a misspelt key needs it
+
+        table, key = error["loc"][:-1], str(error["loc"][-1])
+        valid = _valid_keys(MemciteConfig, table)
+        close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+        place = f"[{_dotted(table)}]" if table else "the file"
+        if close:
+            return f"{where}: unknown key; did you mean {_dotted((*table, close[0]))}?"
+        return f"{where}: unknown key; {place} accepts {', '.join(valid) or 'no keys'}"
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return f"{where}: [{where}] must be a table, got {value!r}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"{where}: expected a whole number (a TOML integer such as 30), got {value!r}"
+    if kind == "greater_than_equal":
+        return f"{where}: must be at least {error['ctx']['ge']}, got {value!r}"
+    return f"{where}: {error['msg']}, got {value!r}"
+
+
+def config_problems(data: object) -> list[str]:
+    """What is wrong with a parsed config file, one sentence per problem (empty: all is well)."""
+    try:
+        MemciteConfig.model_validate(data)
+    except ValidationError as exc:
+        return [_sentence(error) for error in exc.errors(include_url=False)]
+    return []
+
+
+__all__ = ["MemciteConfig", "RetentionConfig", "config_problems"]

@@ -1,0 +1,56 @@
+"""The JSON Schemas of the contracts, generated from the models (``memcite schema --write``).
+
+The files in ``schemas/`` are this module's output; a test checks they are current.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from pydantic import BaseModel
+
+from memcite.contracts import SCHEMAS
+from memcite.contracts.config import MemciteConfig
+from memcite.contracts.outputs import OUTPUT_MODELS
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def models() -> dict[str, type[BaseModel]]:
+    """Every contract by schema name, in the order of ``SCHEMAS``."""
+    known = {**OUTPUT_MODELS, "config": MemciteConfig}
+    return {name: known[name] for name in SCHEMAS}
+
+
+def json_schema(name: str) -> dict:
+    """The JSON Schema of one contract (KeyError for an unknown name)."""
+    schema = models()[name].model_json_schema()
+    return {"$schema": DIALECT, **schema, "description": schema.get("description")
+            or SCHEMAS[name]}
+
+
+def schema_text(name: str) -> str:
+    """``json_schema(name)`` as the shipped file holds it."""
+    return json.dumps(json_schema(name), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schemas(folder: str, names: list[str] | None = None) -> list[str]:
+    """Write ``<name>.schema.json`` for each name (all by default) into ``folder``; the paths.
+
+    Each file is written beside its final name, flushed, then renamed over it.
+    """
+    written = []
+    for name in names or list(SCHEMAS):
+        path = os.path.join(folder, f"{name}.schema.json")
+        temporary = f"{path}.tmp{os.getpid()}"
+        with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(schema_text(name))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        written.append(path)
+    return written
+
+
+__all__ = ["json_schema", "models", "schema_text", "write_schemas"]

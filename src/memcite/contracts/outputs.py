@@ -1,0 +1,450 @@
+"""One pydantic model per `--json` output: the keys memcite prints, their types and meaning.
+
+The commands build plain dicts (the per-reply ones must start fast, without pydantic);
+the tests validate what they print against these models, so the two cannot drift.
+Every model forbids unknown keys. A time is a whole number of Unix seconds under its
+own name and, under the same name with `_iso`, the same instant as an ISO 8601 UTC
+string (`2027-01-15T08:00:00Z`; null when the seconds are null or out of range).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+Iso = Annotated[
+    str | None,
+    Field(description="The time beside it as ISO 8601 UTC (null when it is null).",
+          pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"),
+]
+Count = Annotated[int, Field(ge=0)]
+Rule = Literal["memcite", "codex"]
+CheckOutcome = Literal["outside_root", "missing", "out_of_range", "blank", "changed",
+                       "unverified", "ok"]
+
+
+class Contract(BaseModel):
+    """A JSON object whose keys are all known: anything else is drift."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# --------------------------------------------------------------------------- parse
+
+
+class CitationEntry(Contract):
+    """One accepted line of a `<citation_entries>` section, as Codex keeps it."""
+
+    path: str
+    line_start: int
+    line_end: int
+    note: str
+
+
+class Citation(Contract):
+    """What Codex's reader yields for a reply: entries and ids, in order."""
+
+    entries: list[CitationEntry]
+    rollout_ids: list[str] = Field(description="The ids as written in <rollout_ids>.")
+
+
+class Diagnostic(Contract):
+    """Something Codex passes over silently, with where it is in the reply."""
+
+    severity: Literal["info", "warning", "error"]
+    code: str = Field(description="Stable, kebab-case, e.g. entry-no-note.")
+    message: str
+    line: int = Field(ge=1, description="1-based line in the reply.")
+    column: int = Field(ge=1, description="1-based column, in characters.")
+
+
+class Reading(Contract):
+    """Everything memcite reads from one reply."""
+
+    visible: str = Field(description="The reply with every citation block removed.")
+    citation: Citation | None = Field(description="null when the reply has no citation.")
+    thread_ids: list[str] = Field(description="The ids Codex counts, normalised, in order.")
+    diagnostics: list[Diagnostic]
+
+
+class ParseFailure(Contract):
+    """A strict reading that found problems (exit 1): the first as text, then all of them."""
+
+    error: str
+    diagnostics: list[Diagnostic]
+
+
+class ParseOutput(RootModel[Reading | ParseFailure]):
+    """`memcite parse --json`: the reading, or with `--profile strict` its problems."""
+
+
+# --------------------------------------------------------------------------- record
+
+
+class CitedId(Contract):
+    """One id as written in a reply, and what recording it did."""
+
+    rollout_id: str = Field(description="The id as written.")
+    thread_id: str | None = Field(description="Normalised; null when it is not a UUID.")
+    terminated: bool = Field(description="False when its block was never closed.")
+    counted: bool = Field(description="Added to the memory's usage count under the policy.")
+    known: bool = Field(description="A memory in the inventory when recorded.")
+
+
+class RecordedReply(Contract):
+    """What recording one reply did (one line of `record --jsonl FILE --json`)."""
+
+    status: Literal["recorded", "duplicate", "rejected"]
+    key: str = Field(description="The reply's key: its id, else the SHA-256 of its text.")
+    key_kind: Literal["id", "sha256"]
+    replied_at: int
+    replied_at_iso: Iso
+    counted: list[str] = Field(description="Thread ids whose usage count went up, once per increment.")
+    unknown_ids: list[str] = Field(description="UUIDs cited that are not memories in the inventory.")
+    not_uuid_ids: list[str] = Field(description="Ids as written that are not UUIDs (never counted).")
+    ids: list[CitedId]
+    entries: Count = Field(description="Citation entries logged.")
+    entries_hashed: Count = Field(description="Of those, entries whose cited lines were hashed.")
+    error: str | None = Field(None, description="Why a rejected reply was not recorded.")
+    where: str | None = Field(None, description="The input line, FILE:LINE (with --jsonl).")
+
+
+class RecordOutput(Contract):
+    """`memcite record --json`: the reading, and what recording did (null when it failed)."""
+
+    reading: Reading
+    recorded: RecordedReply | None
+    error: str | None = Field(None, description="Why the reply was not recorded.")
+
+
+# --------------------------------------------------------------------------- instructions
+
+
+class TokenUse(Contract):
+    budget: Count
+    used: Count = Field(description="Tokens of the summary.")
+
+
+class SourceUse(Contract):
+    """How much of one memory file went into the instructions."""
+
+    scope: str = Field(description="Where the file applies, e.g. global or project.")
+    path: str
+    tokens: Count
+    truncated: bool
+    omitted_bytes: Count
+    omitted_tokens: Count
+    omitted_exact: bool = Field(description="False when omitted_tokens is an estimate.")
+
+
+class InstructionsOutput(Contract):
+    """`memcite instructions --json`: what goes into the model's context, and the budget."""
+
+    instructions: str | None = Field(description="null when there is no memory to inject.")
+    summary: str | None
+    truncated: bool
+    tokens: TokenUse
+    sources: list[SourceUse]
+    profile: Literal["memcite", "codex"]
+    tokenizer: str
+    warnings: list[str]
+    explain: str | None = Field(None, description="The --explain table (with --explain).")
+
+
+# --------------------------------------------------------------------------- stats
+
+
+class StatsTotals(Contract):
+    memories: Count = Field(description="Memories the report covers (not gone from Codex).")
+    archived: Count
+    gone_from_codex: Count = Field(description="Missing at the last sync, kept, counted apart.")
+    in_codex_table: Count
+    cited: Count
+    never_cited: Count
+    dead: Count
+    citations: Count
+    replies: Count
+    unknown_ids: Count
+    not_uuid_ids: Count
+
+
+class DeadMemory(Contract):
+    """A memory unused for longer than the limit, and why."""
+
+    thread_id: str
+    last_used: int
+    last_used_iso: Iso
+    days_unused: Count
+    reason: str
+
+
+class CitedMemory(Contract):
+    """One of the most cited memories."""
+
+    thread_id: str
+    usage_count: Count = Field(description="memcite's count, from its citation log.")
+    codex_usage_count: int | None = Field(description="Codex's own count.")
+    last_usage: int | None
+    last_usage_iso: Iso
+    codex_last_usage: int | None
+    codex_last_usage_iso: Iso
+    last_used: int | None = Field(description="The last use under the report's rule.")
+    last_used_iso: Iso
+
+
+class UnknownId(Contract):
+    thread_id: str
+    citations: Count
+
+
+class NotUuidId(Contract):
+    rollout_id: str
+    citations: Count
+
+
+class OutcomeCount(Contract):
+    entries: Count
+    citations: Count
+
+
+class Outcomes(Contract):
+    """Distinct entries and citations per outcome, worst first."""
+
+    outside_root: OutcomeCount
+    missing: OutcomeCount
+    out_of_range: OutcomeCount
+    blank: OutcomeCount
+    changed: OutcomeCount
+    unverified: OutcomeCount
+    ok: OutcomeCount
+
+
+class CheckedEntry(Contract):
+    """One distinct cited entry and what it is now."""
+
+    path: str
+    line_start: int
+    line_end: int
+    outcome: CheckOutcome
+    problem: str
+    citations: Count
+
+
+class CitationChecks(Contract):
+    """The logged entries checked against the memory folder as it is now."""
+
+    memory_root: str | None
+    entries: Count
+    citations: Count
+    broken: Count = Field(description="Citations whose entry is neither ok nor unverified.")
+    outcomes: Outcomes
+    worst: list[CheckedEntry]
+    files_read: Count
+
+
+class FileCitations(Contract):
+    path: str
+    citations: Count
+
+
+class Section(Contract):
+    """A heading of MEMORY.md and the citations landing in its lines."""
+
+    title: str
+    path: str = Field(description="The headings above it and its own, joined by ' > '.")
+    level: int = Field(ge=1, le=6)
+    line: int
+    end_line: int
+    citations: Count
+
+
+class Week(Contract):
+    week_start: str = Field(description="The Monday, YYYY-MM-DD (UTC).")
+    citations: Count
+
+
+class StatsOutput(Contract):
+    """`memcite stats --json`: the usage report."""
+
+    source: Literal["memcite", "codex"] = Field(
+        description="memcite's ledger, or Codex's memories_1.sqlite when there is no ledger.")
+    citation_log: bool
+    as_of: int
+    as_of_iso: Iso
+    rule: Rule
+    max_unused_days: Count
+    since: int | None
+    since_iso: Iso
+    memories: Count
+    totals: StatsTotals
+    dead_count: Count
+    dead: list[DeadMemory]
+    top: list[CitedMemory]
+    unknown_ids: list[UnknownId]
+    not_uuid_ids: list[NotUuidId]
+    citation_checks: CitationChecks
+    files: list[FileCitations]
+    sections: list[Section]
+    weeks: list[Week] | None = Field(None, description="Citations per week (not printed by --json).")
+
+
+# --------------------------------------------------------------------------- prune, restore, select
+
+
+class SettingSources(Contract):
+    """Where each setting came from."""
+
+    max_unused_days: Literal["cli", "memcite", "codex", "default"]
+    max_raw_memories_for_consolidation: Literal["cli", "memcite", "codex", "default"]
+
+
+class Settings(Contract):
+    """The retention settings in force."""
+
+    max_unused_days: Count
+    max_raw_memories_for_consolidation: int = Field(ge=1)
+    sources: SettingSources
+
+
+class PruneCandidate(Contract):
+    thread_id: str
+    last_used: int | None
+    last_used_iso: Iso
+    reason: str | None
+
+
+class Moved(Contract):
+    """What archiving or restoring did to one memory."""
+
+    thread_id: str
+    action: Literal["archive", "restore"]
+    done: bool = Field(description="False: skipped (not active, or not archived).")
+    file_from: str | None
+    file_to: str | None
+    problem: str | None
+    codex_home: str | None
+
+
+class PruneOutput(Contract):
+    """`memcite prune --json`."""
+
+    rule: Rule
+    as_of: int
+    as_of_iso: Iso
+    max_unused_days: Count
+    settings: Settings
+    applied: bool
+    prune: list[PruneCandidate]
+    archived: list[Moved]
+    gone_from_codex: Count = Field(description="Not offered: already gone from Codex.")
+    not_in_codex_table: Count = Field(description="Not judged by --rule codex: only in the folder.")
+
+
+class RestoreOutput(Contract):
+    """`memcite restore --json`."""
+
+    restored: list[Moved]
+
+
+class SelectedMemory(Contract):
+    thread_id: str
+    usage_count: int | None = Field(description="Codex's usage count.")
+    last_usage: int | None = Field(description="Codex's last usage.")
+    last_usage_iso: Iso
+    source_updated_at: int | None
+    source_updated_at_iso: Iso
+
+
+class SelectOutput(Contract):
+    """`memcite select --json`: Codex's next consolidation, sorted by thread id."""
+
+    source: str = Field(description="The database read.")
+    as_of: int
+    as_of_iso: Iso
+    settings: Settings
+    selected: list[SelectedMemory]
+
+
+# --------------------------------------------------------------------------- sync, ingest, rebuild
+
+
+class SyncOutput(Contract):
+    """`memcite sync --json`."""
+
+    codex_home: str
+    sync_id: int
+    stage1_rows: Count
+    folder_threads: Count
+    inserted: Count
+    updated: Count
+    marked_missing: Count
+    invalid_ids: Count
+    stage1_found: bool
+    folder_found: bool
+    raw_sections: Count
+    summary_headers: Count
+
+
+class IngestOutput(Contract):
+    """One line of `memcite ingest --json`: what ingesting one rollout file recorded."""
+
+    path: str
+    session_id: str | None
+    replies: Count
+    recorded: Count
+    duplicates: Count
+    rejected: Count
+    counted: Count
+    unknown_ids: list[str]
+    not_uuid_ids: list[str]
+    bad_lines: list[int] = Field(description="The first lines that are not JSON.")
+    bad_line_count: Count
+
+
+class UsageDifference(Contract):
+    thread_id: str
+    usage_count: int
+    last_usage: int | None
+    last_usage_iso: Iso
+    logged_usage_count: Count
+    logged_last_usage: int | None
+    logged_last_usage_iso: Iso
+
+
+class RebuildOutput(Contract):
+    """`memcite rebuild --json`."""
+
+    memories: Count
+    differences: list[UsageDifference]
+    applied: bool
+
+
+# --------------------------------------------------------------------------- schema
+
+
+class SchemaName(Contract):
+    name: str = Field(description="What to pass to `memcite schema NAME`.")
+    description: str
+
+
+class SchemaList(Contract):
+    """`memcite schema --json`: the schemas memcite ships."""
+
+    schemas: list[SchemaName]
+
+
+OUTPUT_MODELS: dict[str, type[BaseModel]] = {
+    "parse": ParseOutput,
+    "record": RecordOutput,
+    "record-jsonl": RecordedReply,
+    "instructions": InstructionsOutput,
+    "stats": StatsOutput,
+    "prune": PruneOutput,
+    "restore": RestoreOutput,
+    "select": SelectOutput,
+    "sync": SyncOutput,
+    "ingest": IngestOutput,
+    "rebuild": RebuildOutput,
+    "schema": SchemaList,
+}
