@@ -326,8 +326,8 @@ def test_with_iso_times_puts_each_iso_right_after_its_time_and_leaves_the_rest()
 
 def test_the_models_enumerations_are_the_librarys():
     from memcite.citations.models import SEVERITIES
-    from memcite.retention.rules import RULES
     from memcite.retention.checks import CHECK_OUTCOMES
+    from memcite.retention.rules import RULES
 
     assert typing.get_args(contracts.CheckOutcome) == CHECK_OUTCOMES
     assert tuple(contracts.Outcomes.model_fields) == CHECK_OUTCOMES
