@@ -83,6 +83,10 @@ def run_typer(args: list[str]) -> int:
         result = app(args=args, prog_name="memcite", standalone_mode=False)
     except _OutputClosed:
         raise BrokenPipeError from None
+    except SystemExit as exc:  # click's own answer to a closed pipe (while printing help): exit 1
+        if isinstance(exc.__context__, BrokenPipeError):
+            raise BrokenPipeError from None
+        raise
     except typer.Abort:
         return EXIT_INTERRUPTED
     except typer.TyperException as error:  # click's usage errors: printed as click prints them

@@ -19,7 +19,7 @@ from memcite.cli.ledger_commands import (
     resolve_codex_home,
     resolve_db_path,
 )
-from memcite.errors import InputError, MemciteError
+from memcite.errors import EXIT_BAD_INPUT, EXIT_OK, InputError, MemciteError
 from memcite.retention.rules import check_rule
 
 
@@ -251,10 +251,11 @@ def _print_weeks(weeks: list[dict], file, *, cut: int | None = CHART_WEEKS) -> N
     if len(shown) < len(weeks):
         title += (f" (the last {len(shown)} of {len(weeks)} weeks; "
                   "--since shows more, --json lists every week)")
+    file.write(f"\n{title}:\n")
+    file.flush()
     block = "█" if _can_encode(file, "█") else "#"
     peak = max(week["citations"] for week in shown) or 1
-    table = Table(title=title, show_header=True, header_style="bold",
-                  box=None, padding=(0, 1))
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 1))
     table.add_column("week of")
     table.add_column("citations", justify="right")
     table.add_column("")
@@ -399,7 +400,8 @@ def restore(
             if item.problem:
                 line += f"  ({item.problem})"
             sys.stdout.write(line + "\n")
-    return 1 if len(done) < len(results) and thread_ids else 0
+    # An id that was not archived is a bad input item: the others are restored, exit 2.
+    return EXIT_BAD_INPUT if len(done) < len(results) and thread_ids else EXIT_OK
 
 
 # --------------------------------------------------------------------------- select
