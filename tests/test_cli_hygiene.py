@@ -120,6 +120,23 @@ def test_a_closed_output_pipe_is_exit_141_without_a_traceback(args, paths, env):
     assert code == EXIT_BROKEN_PIPE
 
 
+@pytest.mark.parametrize("paths", BOTH_PATHS)
+def test_record_into_a_closed_pipe_still_records(paths, env, tmp_path):
+    reply = tmp_path / "reply.txt"
+    reply.write_text("Done.\n\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-1|note=[x]\n"
+                     f"</citation_entries>\n<rollout_ids>\n{BUILDER.thread_id(0)}\n"
+                     "</rollout_ids>\n</oai-mem-citation>")
+    code, err = _run_into_closed_pipe(["record", str(reply)], {**env, **paths})
+    assert code == EXIT_BROKEN_PIPE and "Traceback" not in err
+    import sqlite3
+
+    conn = sqlite3.connect(env["MEMCITE_DB"])
+    try:
+        assert conn.execute("SELECT count(*) FROM replies").fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
 def test_the_chart_reports_a_broken_pipe_instead_of_exiting_1():
     from memcite.cli.retention_commands import _print_weeks
 
@@ -190,6 +207,12 @@ def test_a_strict_reading_still_passes_the_visible_reply_through(command, paths,
     if command == "record":
         assert "not recorded" in err
         assert not Path(env["MEMCITE_DB"]).exists()
+
+
+def test_a_strict_json_error_names_the_file():
+    code, out, _ = run(["parse", "--json", "--profile", "strict", str(SPELLINGS)])
+    assert code == EXIT_FINDINGS
+    assert json.loads(out)["error"].startswith(f"{SPELLINGS}:6:1: ")
 
 
 @pytest.mark.parametrize("paths", BOTH_PATHS)

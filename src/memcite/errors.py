@@ -40,8 +40,11 @@ class CitationError(MemciteError):
         first = self.diagnostics[0]
         self.line = first.line
         self.column = first.column
+        super().__init__(self.located(source))
+
+    def located(self, source: str) -> str:
+        """The message with the reply named ``source`` (a path, or ``<stdin>``)."""
+        first = self.diagnostics[0]
         more = len(self.diagnostics) - 1
         tail = f" (and {more} more)" if more else ""
-        super().__init__(
-            f"{source}:{first.line}:{first.column}: {first.message} [{first.code}]{tail}"
-        )
+        return f"{source}:{first.line}:{first.column}: {first.message} [{first.code}]{tail}"

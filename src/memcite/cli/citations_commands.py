@@ -108,7 +108,8 @@ def parse(
         reading = _read(source, profile, errors, max_bytes)
     except CitationError as error:
         if json:
-            dump_json({"error": str(error), "diagnostics": [d.to_dict() for d in error.diagnostics]})
+            dump_json({"error": error.located(name),
+                       "diagnostics": [d.to_dict() for d in error.diagnostics]})
             return error.exit_code
         return report_strict_failure(error, name)
     except MemciteError as error:

@@ -212,10 +212,14 @@ def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, 
                        at=None if at is None else parse_time(at, what="--at"),
                        thread_id=thread_id or None, cwd=cwd or None, where=name)
     reading = parse_reply(text, profile=profile)  # strict: CitationError, nothing printed
+    closed = None  # a reader that went away does not cost the recording
     if not json:
         for diagnostic in reading.diagnostics:
             sys.stderr.write(f"{name}:{diagnostic}\n")
-        write_visible(reading.visible)
+        try:
+            write_visible(reading.visible)
+        except BrokenPipeError as exc:
+            closed = exc
     try:
         result = _record_reply(db, reply, profile, policy, root)
     except MemciteError as error:
@@ -223,7 +227,9 @@ def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, 
     if json:
         dump_json({"reading": reading.to_dict(), "recorded": result.to_dict()})
     _report_result(result, quiet=json)
-    return 0
+    if closed is not None:
+        raise closed  # exit 141 (memcite.__main__), once the reply is recorded
+    return EXIT_OK
 
 
 def _record_reply(db, reply, profile, policy, root):
