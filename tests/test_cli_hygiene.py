@@ -247,6 +247,26 @@ def test_reading_a_reply_from_a_terminal_says_how_to_end_it(monkeypatch, capsys)
     assert "reading the reply from the terminal; end it with Ctrl-D" in capsys.readouterr().err
 
 
+def test_a_real_terminal_on_stdin_gets_the_hint():
+    import pty
+
+    master, slave = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "memcite", "strip"], stdin=slave,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    os.close(slave)
+    try:
+        _wait_reading_stdin(process)
+        os.write(master, b"hello\n\x04")
+        out, err = process.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert (process.returncode, out) == (0, b"hello\n")
+    assert err.decode().startswith("memcite: reading the reply from the terminal; end it with Ctrl-D")
+
+
 def test_no_terminal_hint_when_stdin_is_a_pipe(env):
     code, out, err = run(["strip", "-"], env, stdin=b"hi")
     assert (code, out, err) == (0, b"hi", "")
