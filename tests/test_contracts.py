@@ -137,9 +137,9 @@ def synced(ledger_env):
     return ledger_env
 
 
-def invoke(args: list[str]) -> str:
+def invoke(args: list[str], expect: int = 0) -> str:
     result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == expect, result.output
     return result.stdout
 
 
@@ -185,7 +185,7 @@ def test_sync_ingest_and_rebuild_json_fit_the_models(ledger_env):
     assert synced.inserted > 0
     bad = ledger_env["tmp"] / "rollout-bad.jsonl"
     bad.write_bytes(ROLLOUT.read_bytes() + b'{"type": "response_item", "role": "assistant", truncated\n')
-    ingested = check("ingest", invoke(["ingest", str(ROLLOUT), str(bad), "--json"]))
+    ingested = check("ingest", invoke(["ingest", str(ROLLOUT), str(bad), "--json"], expect=2))
     assert len(ingested) == 2 and ingested[1].bad_line_count == 1
     (clean,) = check("rebuild", invoke(["rebuild", "--check", "--json"]))
     assert clean.differences == [] and not clean.applied

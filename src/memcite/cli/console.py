@@ -80,3 +80,18 @@ def check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
 def source_name(source: str | os.PathLike | None) -> str:
     """How messages name an input: its path, or ``<stdin>``."""
     return "<stdin>" if source in (None, "-") else os.fspath(source)
+
+
+DISTRIBUTION = "codex-memcite"  # the name memcite is published under (the command stays memcite)
+
+
+def memcite_version() -> str:
+    """memcite's version, from the installed package's metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from memcite import __version__
+
+        return __version__

@@ -10,21 +10,38 @@ is inside the temporary folder, which is removed at the end unless kept.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
 
-from memcite.errors import MemciteError
+from memcite.errors import EXIT_BAD_INPUT, MemciteError
 
 DAY = 86_400
-DEMO_PROJECT = "/home/dev/memcite"
+DEMO_PROJECT = "/home/dev/memcite"  # the cwd of the sample replies (only recorded)
+DEMO_BUDGET = 400
 CORPUS_REPLIES = ("entry_plain.txt", "entry_escaping_paths.txt", "entry_bad_numbers.txt")
 
 
 class DemoError(MemciteError):
-    """The demo's sample data cannot be found (exit 2)."""
+    """The demo's sample data cannot be found, or its folder cannot be used (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+def demo_paths(folder: str) -> dict[str, str]:
+    """Where the demo in ``folder`` keeps the sample Codex home, its database and its cache,
+    by the environment variable that points memcite at each."""
+    return {"CODEX_HOME": os.path.join(folder, "codex_home"),
+            "MEMCITE_DB": os.path.join(folder, "memcite.sqlite"),
+            "MEMCITE_CACHE_DIR": os.path.join(folder, "cache")}
+
+
+def _q(path: str) -> str:
+    return shlex.quote(path)
 
 
 def find_corpus(environ=os.environ) -> str:
@@ -134,8 +151,11 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     write = out.write
     corpus = find_corpus()
     builder = load_sample_builder(corpus)
-    home = os.path.join(folder, "codex_home")
-    db_path = os.path.join(folder, "memcite.sqlite")
+    folder = os.path.abspath(folder)
+    paths = demo_paths(folder)
+    home, db_path = paths["CODEX_HOME"], paths["MEMCITE_DB"]
+    # Each step's header is the command that does the same (paths in full, runnable as printed).
+    where = f"--db {_q(db_path)} --codex-home {_q(home)}"
 
     write(f"== 1. A sample Codex home in {home}\n")
     builder.build_codex_home(home, now=now)
@@ -145,19 +165,26 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
 
     # memcite's caches (lark's tables) go inside the folder too, for the run only.
     cache_before = os.environ.get("MEMCITE_CACHE_DIR")
-    os.environ["MEMCITE_CACHE_DIR"] = os.path.join(folder, "cache")
+    os.environ["MEMCITE_CACHE_DIR"] = paths["MEMCITE_CACHE_DIR"]
     conn = open_store(db_path)
     try:
-        write(f"== 2. memcite sync --codex-home {home}\n")
+        write(f"== 2. memcite sync {where}\n")
         report = sync_codex_home(conn, home, now=now)
         write(f"   {report.stage1_rows} rows from memories_1.sqlite (read-only), "
               f"{report.folder_threads} sections and summaries; {report.inserted} memories\n\n")
 
-        write(f"== 3. memcite instructions --cwd {DEMO_PROJECT}\n")
-        write(_instructions_excerpt(root, home) + "\n")
+        write(f"== 3. memcite instructions --codex-home {_q(home)} --cwd {_q(folder)} "
+              f"--budget {DEMO_BUDGET} --tokenizer approx\n")
+        write(_instructions_excerpt(root, home, folder) + "\n")
 
-        write("== 4. memcite record: sample replies\n")
-        for reply in sample_replies(builder.thread_id, corpus):
+        replies = sample_replies(builder.thread_id, corpus)
+        batch = os.path.join(folder, "replies.jsonl")
+        with open(batch, "w", encoding="utf-8") as handle:
+            for reply in replies:
+                handle.write(json.dumps({"text": reply.text, "cwd": DEMO_PROJECT,
+                                         "at": now - int(reply.days_ago * DAY)}) + "\n")
+        write(f"== 4. memcite record {where} --jsonl {_q(batch)}\n")
+        for reply in replies:
             result = record_reply(
                 conn, ReplyInput(reply.text, at=now - int(reply.days_ago * DAY),
                                  cwd=DEMO_PROJECT), memory_root=root, now=now)
@@ -178,11 +205,12 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
             handle.write("\n".join(lines))
         write("   (then MEMORY.md line 26 is edited, as a consolidation would)\n\n")
 
-        write("== 5. memcite stats\n")
+        write(f"== 5. memcite stats {where} --as-of {now} --max-unused-days 30 --limit 10\n")
         stats = collect_stats(conn, memory_root=root, as_of=now, max_unused_days=30,
                               limit=10, weeks=True)
         print_stats(stats, file=out)
-        write("\n== 6. memcite prune (a preview: nothing is moved without --apply)\n")
+        write(f"\n== 6. memcite prune {where} --as-of {now} --max-unused-days 30\n"
+              "   (a preview: nothing is moved without --apply)\n")
         candidates = prune_candidates(conn, as_of=now, max_unused_days=30, rule="memcite",
                                       limit=200)
         for candidate in candidates:
@@ -199,16 +227,17 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     return stats.to_dict()
 
 
-def _instructions_excerpt(root: str, home: str) -> str:
+def _instructions_excerpt(root: str, home: str, cwd: str) -> str:
     try:
         from memcite.readpath.instructions import build_instructions
         from memcite.readpath.tokens import get_tokenizer
     except ImportError:  # the read path is not installed
         return "   (skipped: memcite.readpath.instructions is not available)\n"
     try:
-        result = build_instructions(root, profile="memcite", budget=400, tokenizer_name="approx",
+        result = build_instructions(root, profile="memcite", budget=DEMO_BUDGET,
+                                    tokenizer_name="approx",
                                     load_tokenizer=lambda: get_tokenizer("approx"),
-                                    codex_home=home, cwd=DEMO_PROJECT, cache_dir=None)
+                                    codex_home=home, cwd=cwd, cache_dir=None)
     except MemciteError as error:
         return f"   (skipped: {error})\n"
     text = result.instructions or ""
@@ -226,10 +255,7 @@ def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
     now = int(time.time()) if now is None else now
     try:
         if keep is not None:
-            os.makedirs(keep, exist_ok=True)
-            if os.listdir(keep):
-                raise DemoError(f"{keep}: not empty", hint="give --keep a new or empty folder")
-            folder = keep
+            folder = _kept_folder(keep)
         else:
             folder = tempfile.mkdtemp(prefix="memcite-demo-")
         try:
@@ -240,6 +266,28 @@ def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
     except MemciteError as error:
         sys.stderr.write(f"memcite: error: {error}\n")
         return error.exit_code
-    where = f"kept in {folder}" if keep else "the temporary folder was removed"
-    sys.stdout.write(f"\ndone ({where}).\n")
+    if keep is None:
+        sys.stdout.write("\ndone (the temporary folder was removed).\n")
+        return 0
+    exports = " ".join(f"{name}={_q(path)}" for name, path in demo_paths(folder).items())
+    sys.stdout.write(f"\ndone (kept in {folder}). To point later commands at the demo's "
+                     f"Codex home, database and cache:\n\n  export {exports}\n\n"
+                     "then, for example: memcite stats; memcite prune; memcite select\n")
     return 0
+
+
+def _kept_folder(keep: str) -> str:
+    """``keep`` as an absolute path, created if missing; refused unless it is an empty folder."""
+    folder = os.path.abspath(os.path.expanduser(keep))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if os.listdir(folder):
+            raise DemoError(f"--keep {keep}: not empty", hint="give --keep a new or empty folder")
+    except FileExistsError:
+        raise DemoError(f"--keep {keep}: not a folder",
+                        hint="give --keep a new or empty folder") from None
+    except OSError as exc:
+        raise DemoError(f"--keep {keep}: cannot create or read the folder "
+                        f"({exc.strerror or exc})", hint="give --keep a new or empty folder "
+                        "in a place you can write") from None
+    return folder

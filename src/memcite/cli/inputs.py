@@ -16,6 +16,7 @@ def read_bytes(source: str | os.PathLike | None, *, max_bytes: int = DEFAULT_MAX
     name = "<stdin>" if source in (None, "-") else os.fspath(source)
     try:
         if source in (None, "-"):
+            hint_if_terminal()
             data = sys.stdin.buffer.read(max_bytes + 1)
         else:
             with open(source, "rb") as handle:
@@ -32,6 +33,18 @@ def read_bytes(source: str | os.PathLike | None, *, max_bytes: int = DEFAULT_MAX
             hint="raise the limit with --max-bytes N",
         )
     return data
+
+
+def hint_if_terminal(what: str = "the reply") -> None:
+    """Say on stderr that stdin is being read, when it is a terminal (a pipe is expected)."""
+    try:
+        interactive = sys.stdin.isatty()
+    except (AttributeError, ValueError):  # closed or replaced stdin
+        interactive = False
+    if interactive:
+        sys.stderr.write(f"memcite: reading {what} from the terminal; end it with Ctrl-D "
+                         "(or give a FILE, or pipe it in)\n")
+        sys.stderr.flush()
 
 
 def decode_utf8(data: bytes, *, name: str = "<input>", errors: str = "strict") -> str:

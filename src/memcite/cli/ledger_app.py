@@ -13,19 +13,20 @@ import typer
 
 from memcite.cli import ledger_commands
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
-from memcite.cli.options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
+from memcite.cli.options import CodexHomeOpt, DbOpt, ErrorsOpt, JsonOpt, choices, exit_with
 
 PolicyOpt = Annotated[
     str,
     typer.Option(
-        "--policy",
+        "--policy", metavar=choices(ledger_commands.POLICY_CHOICES),
         help="default: each distinct thread once per reply, closed blocks only; "
         "codex: count exactly as Codex does.",
     ),
 ]
 ProfileOpt = Annotated[
     str,
-    typer.Option("--profile", help="codex: problems are warnings; strict: problems are errors "
+    typer.Option("--profile", metavar=choices(ledger_commands.PROFILE_CHOICES),
+                 help="codex: problems are warnings; strict: problems are errors "
                  "and the reply is not recorded."),
 ]
 
@@ -34,42 +35,39 @@ def record(
     source: Annotated[
         Optional[str],  # noqa: UP045
         typer.Argument(help="Reply file to read, or - for stdin (the default).",
-                       show_default=False),
+                       show_default=False, metavar="FILE"),
     ] = None,
     db: DbOpt = None,
     codex_home: CodexHomeOpt = None,
     jsonl: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--jsonl", help='One reply per line: {"text", "id"?, "at"?, "thread_id"?, '
+        typer.Option("--jsonl", metavar="FILE", help='One reply per line: {"text", "id"?, "at"?, "thread_id"?, '
                      '"cwd"?}; - for stdin.', show_default=False),
     ] = None,
     policy: PolicyOpt = "default",
     profile: ProfileOpt = "codex",
-    errors: Annotated[
-        str, typer.Option("--errors", help="strict: invalid UTF-8 is an error; "
-                          "replace: read it as U+FFFD.")
-    ] = "strict",
+    errors: ErrorsOpt = "strict",
     max_bytes: Annotated[
         int, typer.Option("--max-bytes", help="Refuse a reply larger than this many bytes.",
-                          min=1)
+                          min=1, metavar="N")
     ] = DEFAULT_MAX_BYTES,
     id: Annotated[  # noqa: A002 - the option is --id
         Optional[str],  # noqa: UP045
-        typer.Option("--id", help="A stable id for the reply (default: the SHA-256 of its text).",
+        typer.Option("--id", metavar="ID", help="A stable id for the reply (default: the SHA-256 of its text).",
                      show_default=False),
     ] = None,
     at: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--at", help="When the reply was made: epoch seconds or ISO 8601 "
+        typer.Option("--at", metavar="TIME", help="When the reply was made: epoch seconds or ISO 8601 "
                      "(default: now).", show_default=False),
     ] = None,
     thread_id: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--thread-id", help="The thread that replied.", show_default=False),
+        typer.Option("--thread-id", metavar="ID", help="The thread that replied.", show_default=False),
     ] = None,
     cwd: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--cwd", help="The working directory of that thread.", show_default=False),
+        typer.Option("--cwd", metavar="DIR", help="The working directory of that thread.", show_default=False),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the reading and what was "
                                        "recorded (JSON Lines with --jsonl).")] = False,
@@ -122,13 +120,20 @@ def ingest(
     rollouts: Annotated[
         list[str],
         typer.Argument(help="Codex session files (rollout-*.jsonl or .jsonl.zst), given "
-                       "explicitly; nothing is searched for.", show_default=False),
+                       "explicitly; nothing is searched for.", show_default=False,
+                       metavar="ROLLOUT"),
     ],
     db: DbOpt = None,
     codex_home: CodexHomeOpt = None,
     policy: PolicyOpt = "default",
     profile: ProfileOpt = "codex",
     json: Annotated[bool, typer.Option("--json", help="One JSON object per file.")] = False,
+    progress: Annotated[
+        Optional[bool],  # noqa: UP045
+        typer.Option("--progress/--no-progress", help="Show progress on stderr while a long "
+                     "file is read (default: only when stderr is a terminal).",
+                     show_default=False),
+    ] = None,
 ) -> None:
     """Record the assistant replies found in Codex session files (no reply text is stored).
 
@@ -138,7 +143,7 @@ def ingest(
     thing each count, as in Codex.
     """
     exit_with(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
-                                 profile=profile, json=json))
+                                 profile=profile, json=json, progress=progress))
 
 
 def rebuild(

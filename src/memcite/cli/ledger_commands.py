@@ -15,9 +15,17 @@ import os
 import sys
 from collections.abc import Iterator
 
+from memcite.cli.citations_commands import report_strict_failure, write_visible
 from memcite.cli.console import check_choice, dump_json, note, report_error, source_name
-from memcite.cli.inputs import DEFAULT_MAX_BYTES, decode_utf8, read_bytes
-from memcite.errors import CitationError, InputError, MemciteError
+from memcite.cli.inputs import DEFAULT_MAX_BYTES, decode_utf8, hint_if_terminal, read_bytes
+from memcite.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    CitationError,
+    InputError,
+    MemciteError,
+)
 from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
 
 # resolve_* and report_error are also used by memcite.cli.retention_commands.
@@ -25,6 +33,7 @@ __all__ = ["ingest", "open_database", "rebuild", "record", "report_error", "reso
            "resolve_db_path", "sync"]
 
 PROFILE_CHOICES = ("codex", "strict")
+POLICY_CHOICES = ("default", "codex")  # memcite.ledger.recording.POLICIES (not imported here)
 ERROR_CHOICES = ("strict", "replace")
 
 
@@ -84,6 +93,7 @@ def _open_jsonl(source: str):
     """The binary handle of a JSON Lines input (stdin for ``-``); a clear error if it cannot be read."""
     name = source_name(source)
     if source == "-":
+        hint_if_terminal("JSON Lines")
         return sys.stdin.buffer
     try:
         return open(source, "rb")
@@ -123,6 +133,8 @@ def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> 
 def _reply_from_object(item, where, reply_type, parse_time):
     if not isinstance(item, dict) or not isinstance(item.get("text"), str):
         raise InputError(f'{where}: expected an object with a "text" string')
+    if not item["text"].strip():
+        raise InputError(f'{where}: "text" is empty')
     fields = {}
     for name in ("id", "thread_id", "cwd"):
         value = item.get(name)
@@ -173,10 +185,12 @@ def record(
             return _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json)
         return _record_one(source, db, root, policy, profile, errors, max_bytes, json,
                            id, at, thread_id, cwd)
-    except CitationError as error:
-        for diagnostic in error.diagnostics:
-            sys.stderr.write(f"{source_name(source)}:{diagnostic}\n")
-        return report_error(error)
+    except CitationError as error:  # strict: the reply is passed through, not recorded
+        if not json:
+            write_visible(error.visible)
+        code = report_strict_failure(error, source_name(source))
+        note("note: the reply was not recorded")
+        return code
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
@@ -191,16 +205,21 @@ def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, 
 
     name = source_name(source)
     text = decode_utf8(read_bytes(source, max_bytes=max_bytes), name=name, errors=errors)
+    if not text.strip():
+        raise InputError(f"{name}: the reply is empty; nothing recorded",
+                         hint="pass the agent's reply as FILE or on stdin")
     reply = ReplyInput(text=text, id=id or None,
                        at=None if at is None else parse_time(at, what="--at"),
                        thread_id=thread_id or None, cwd=cwd or None, where=name)
     reading = parse_reply(text, profile=profile)  # strict: CitationError, nothing printed
+    closed = None  # a reader that went away does not cost the recording
     if not json:
         for diagnostic in reading.diagnostics:
             sys.stderr.write(f"{name}:{diagnostic}\n")
-        out = sys.stdout.buffer
-        out.write(reading.visible.encode("utf-8", "surrogatepass"))
-        out.flush()
+        try:
+            write_visible(reading.visible)
+        except BrokenPipeError as exc:
+            closed = exc
     try:
         result = _record_reply(db, reply, profile, policy, root)
     except MemciteError as error:
@@ -208,7 +227,9 @@ def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, 
     if json:
         dump_json({"reading": reading.to_dict(), "recorded": result.to_dict()})
     _report_result(result, quiet=json)
-    return 0
+    if closed is not None:
+        raise closed  # exit 141 (memcite.__main__), once the reply is recorded
+    return EXIT_OK
 
 
 def _record_reply(db, reply, profile, policy, root):
@@ -294,7 +315,8 @@ def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> 
         f" {len(unknown)} id(s) not in the inventory, {len(not_uuid)} id(s) not UUIDs"
     )
     (sys.stderr if json else sys.stdout).write(summary + "\n")
-    return 1 if totals["rejected"] or problems.count else 0
+    code = EXIT_FINDINGS if totals["rejected"] else EXIT_OK
+    return EXIT_BAD_INPUT if problems.count else code
 
 
 # --------------------------------------------------------------------------- sync, ingest, rebuild
@@ -348,10 +370,14 @@ def ingest(
     policy: str = "default",
     profile: str = "codex",
     json: bool = False,  # noqa: A002 - mirrors the --json flag
+    progress: bool | None = None,
 ) -> int:
     """Record the assistant replies of the given rollout files; print one line per file.
 
     Each reply is keyed by its session and line (see ``memcite.ledger.ingest``).
+    Exit 2 when a file could not be read or had bad lines (the others are done),
+    1 when a strict reading rejected replies. ``progress``: None shows it on a
+    terminal's stderr only.
     """
     import sqlite3
 
@@ -381,22 +407,78 @@ def ingest(
         return report_error(error)
     except sqlite3.Error as exc:
         return report_error(_database_error(db, exc))
+    shown = IngestProgress() if (sys.stderr.isatty() if progress is None else progress) else None
     try:
         for path in readable:
             try:
                 report = ingest_rollout(conn, path, profile=profile, policy=policy,
-                                        memory_root=root)
+                                        memory_root=root, progress=shown)
             except MemciteError as error:
                 code = max(code, report_error(error))
                 continue
+            finally:
+                if shown is not None:
+                    shown.done()
             _print_ingest_report(path, report, json)
+            if report.bad_line_count:
+                code = max(code, EXIT_BAD_INPUT)
             if report.rejected:
-                code = max(code, 1)
+                code = max(code, EXIT_FINDINGS)
     except sqlite3.Error as exc:
         return report_error(_database_error(db, exc))
     finally:
         conn.close()
     return code
+
+
+class IngestProgress:
+    """``ingest``'s progress on stderr: nothing for the first second, then a line at most
+    every ``interval`` seconds (rewritten in place on a terminal)."""
+
+    def __init__(self, *, interval: float = 1.0, stream=None, clock=None) -> None:
+        import time
+
+        self._clock = clock or time.monotonic
+        self._stream = stream or sys.stderr
+        self._interval = interval
+        self._path: str | None = None
+        self._started = self._last = 0.0
+        self._drawn = False
+
+    def __call__(self, scan) -> None:
+        now = self._clock()
+        if scan.path != self._path:
+            self._path, self._started, self._last = scan.path, now, now
+        if now - self._last < self._interval:
+            return
+        self._last = now
+        size = None if scan.path.endswith(".zst") else _file_size(scan.path)
+        read = f"{scan.offset / 1e6:.0f} MB" + (
+            f" of {size / 1e6:.0f} MB ({100 * scan.offset // size}%)" if size else "")
+        line = (f"memcite: ingest {scan.path}: {read}, {scan.lines} lines, "
+                f"{scan.replies} repl{'y' if scan.replies == 1 else 'ies'}, "
+                f"{now - self._started:.0f} s")
+        if self._stream.isatty():
+            self._stream.write("\r\x1b[K" + line)
+            self._drawn = True
+        else:
+            self._stream.write(line + "\n")
+        self._stream.flush()
+
+    def done(self) -> None:
+        """Clear the line drawn on a terminal (the file's report follows on stdout)."""
+        if self._drawn:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+            self._drawn = False
+        self._path = None
+
+
+def _file_size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path) or None
+    except OSError:
+        return None
 
 
 def _print_ingest_report(path: str, report, json: bool) -> None:
@@ -459,4 +541,4 @@ def rebuild(
                     f"  {d.thread_id}: usage_count {d.usage_count} -> {d.logged_usage_count},"
                     f" last_usage {d.last_usage} -> {d.logged_last_usage}\n"
                 )
-    return 1 if check and report.differences else 0
+    return EXIT_FINDINGS if check and report.differences else EXIT_OK

@@ -12,19 +12,20 @@ import typer
 
 from memcite.cli import readpath_commands
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
-from memcite.cli.options import ErrorsOpt, JsonOpt, exit_with
+from memcite.cli.options import ErrorsOpt, JsonOpt, choices, exit_with
 
 _TOKENIZER_HELP = (
     "o200k_base, cl100k_base, or approx (Codex's rule: 4 bytes per token, the middle cut out)."
 )
 
 BudgetOpt = Annotated[
-    int, typer.Option("--budget", help="Token budget for the memory text.", min=0)
+    int, typer.Option("--budget", help="Token budget for the memory text.", min=0, metavar="N")
 ]
 BpeFileOpt = Annotated[
     Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
     typer.Option(
         "--bpe-file",
+        metavar="FILE",
         help="A .tiktoken file (plain or gzipped) to use instead of the installed one; "
         "checked against its published sha256.",
         envvar="MEMCITE_BPE_FILE",
@@ -36,12 +37,14 @@ BpeFileOpt = Annotated[
 def instructions(
     cwd: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--cwd", help="Working directory whose project note is used.", show_default=False),
+        typer.Option("--cwd", metavar="DIR", help="Working directory whose project note is used.",
+                     show_default=False),
     ] = None,
     memory_root: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
             "--memory-root",
+            metavar="DIR",
             help="Folder holding memory_summary.md (default: $CODEX_HOME/memories).",
             show_default=False,
         ),
@@ -50,6 +53,7 @@ def instructions(
         Optional[str],  # noqa: UP045
         typer.Option(
             "--codex-home",
+            metavar="DIR",
             help="Codex home holding memory/projects/ (default: $CODEX_HOME, else ~/.codex).",
             envvar="CODEX_HOME",
             show_default=False,
@@ -60,6 +64,7 @@ def instructions(
         Optional[str],  # noqa: UP045
         typer.Option(
             "--tokenizer",
+            metavar=choices(readpath_commands.TOKENIZER_CHOICES),
             help="o200k_base (the default), cl100k_base, or approx (Codex's 4 bytes per token, "
             "the default with --profile codex).",
             show_default=False,
@@ -69,6 +74,7 @@ def instructions(
         str,
         typer.Option(
             "--profile",
+            metavar=choices(readpath_commands.PROFILE_CHOICES),
             help="memcite: exact tokens, this project's note then the global summary; "
             "codex: exactly the summary Codex injects.",
         ),
@@ -104,14 +110,17 @@ def instructions(
 def truncate(
     source: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Argument(help="File to cut, or - for stdin (the default).", show_default=False),
+        typer.Argument(help="File to cut, or - for stdin (the default).", show_default=False,
+                       metavar="FILE"),
     ] = None,
     budget: BudgetOpt = 2500,
-    tokenizer: Annotated[str, typer.Option("--tokenizer", help=_TOKENIZER_HELP)] = "o200k_base",
+    tokenizer: Annotated[str, typer.Option("--tokenizer", help=_TOKENIZER_HELP,
+                                          metavar=choices(readpath_commands.TOKENIZER_CHOICES))] = "o200k_base",
     bpe_file: BpeFileOpt = None,
     errors: ErrorsOpt = "strict",
     max_bytes: Annotated[
-        int, typer.Option("--max-bytes", help="Refuse inputs larger than this many bytes.", min=1)
+        int, typer.Option("--max-bytes", help="Refuse inputs larger than this many bytes.", min=1,
+                          metavar="N")
     ] = DEFAULT_MAX_BYTES,
 ) -> None:
     """Write a text cut to a token budget, byte for byte (approx: Codex's middle cut)."""

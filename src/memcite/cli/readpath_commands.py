@@ -69,9 +69,11 @@ def instructions(
             where = f"the memory root {root} ($CODEX_HOME/memories)"
         if cwd is not None and not os.path.isdir(cwd):
             raise InputError(f"--cwd {cwd}: no such directory")
+        found_problems = []  # warned now, and listed in --json with the reader's warnings
         if not os.path.isdir(root):
-            warn(f"{where}: no such folder; no memory summary to inject "
-                 "(pass the folder holding memory_summary.md with --memory-root)")
+            found_problems.append(f"{where}: no such folder; no memory summary to inject "
+                                  "(pass the folder holding memory_summary.md with --memory-root)")
+            warn(found_problems[-1])
         from memcite.readpath.instructions import build_instructions
 
         result = build_instructions(
@@ -92,6 +94,7 @@ def instructions(
             warn(warning)
     if json:
         payload = result.to_dict()
+        payload["warnings"] = found_problems + payload["warnings"]
         if explain:
             from memcite.readpath.explain import explain as explain_table
 

@@ -11,29 +11,31 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import retention_commands
-from memcite.cli.options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
+from memcite.cli.options import CodexHomeOpt, DbOpt, JsonOpt, choices, exit_with
+from memcite.retention.rules import RULES
 
 MaxUnusedOpt = Annotated[
     Optional[int],  # noqa: UP045
-    typer.Option("--max-unused-days", min=0, show_default=False,
+    typer.Option("--max-unused-days", min=0, metavar="N", show_default=False,
                  help="Unused for more than this many days is dead (default: memcite config "
-                 "(not for --rule codex or select), then \\[memories] in Codex's config.toml, "
+                 "(not for --rule codex or select), then [memories] in Codex's config.toml, "
                  "then 30)."),
 ]
 RuleOpt = Annotated[
     str,
-    typer.Option("--rule", help="memcite: last use is max(memcite's, Codex's, re-extraction); "
+    typer.Option("--rule", metavar=choices(RULES),
+                 help="memcite: last use is max(memcite's, Codex's, re-extraction); "
                  "codex: Codex's COALESCE(last_usage, source_updated_at), on the rows of Codex's "
                  "table only."),
 ]
 AsOfOpt = Annotated[
     Optional[str],  # noqa: UP045
-    typer.Option("--as-of", help="Judge ages as of this time (epoch seconds or ISO 8601; "
+    typer.Option("--as-of", metavar="TIME", help="Judge ages as of this time (epoch seconds or ISO 8601; "
                  "default now).", show_default=False),
 ]
 SinceOpt = Annotated[
     Optional[str],  # noqa: UP045
-    typer.Option("--since", help="Only citations from replies made at or after this time.",
+    typer.Option("--since", metavar="TIME", help="Only citations from replies made at or after this time.",
                  show_default=False),
 ]
 
@@ -45,7 +47,7 @@ def stats(
     rule: RuleOpt = "memcite",
     as_of: AsOfOpt = None,
     since: SinceOpt = None,
-    limit: Annotated[int, typer.Option("--limit", min=0,
+    limit: Annotated[int, typer.Option("--limit", min=0, metavar="N",
                                        help="Rows per list; 0 lists everything.")] = 20,
     json: JsonOpt = False,
     no_cache: Annotated[bool, typer.Option(
@@ -62,12 +64,12 @@ def prune(
     codex_home: CodexHomeOpt = None,
     max_unused_days: MaxUnusedOpt = None,
     rule: RuleOpt = "memcite",
-    limit: Annotated[int, typer.Option("--limit", min=0,
+    limit: Annotated[int, typer.Option("--limit", min=0, metavar="N",
                                        help="At most this many (0: no limit).")] = 200,
     as_of: AsOfOpt = None,
     archive_dir: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--archive-dir", help="Where summary files go (default "
+        typer.Option("--archive-dir", metavar="DIR", help="Where summary files go (default "
                      "$CODEX_HOME/memcite_archive).", show_default=False),
     ] = None,
     apply: Annotated[bool, typer.Option("--apply", help="Archive them (default: preview only).")
@@ -82,13 +84,13 @@ def prune(
 def restore(
     thread_ids: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Argument(help="Thread ids to restore.", show_default=False),
+        typer.Argument(help="Thread ids to restore.", show_default=False, metavar="ID"),
     ] = None,
     db: DbOpt = None,
     all: Annotated[bool, typer.Option("--all", help="Restore every archived memory.")] = False,  # noqa: A002
     since: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--since", help="Restore what was archived at or after this time.",
+        typer.Option("--since", metavar="TIME", help="Restore what was archived at or after this time.",
                      show_default=False),
     ] = None,
     json: JsonOpt = False,
@@ -102,8 +104,8 @@ def select(
     codex_home: CodexHomeOpt = None,
     n: Annotated[
         Optional[int],  # noqa: UP045
-        typer.Option("--n", min=1, show_default=False,
-                     help="max_raw_memories_for_consolidation (default: \\[memories] in "
+        typer.Option("--n", min=1, metavar="N", show_default=False,
+                     help="max_raw_memories_for_consolidation (default: [memories] in "
                      "Codex's config.toml, then 256)."),
     ] = None,
     max_unused_days: MaxUnusedOpt = None,
@@ -117,7 +119,7 @@ def select(
 def demo(
     keep: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--keep", help="Build the demo in this (new or empty) folder and keep it.",
+        typer.Option("--keep", metavar="DIR", help="Build the demo in this (new or empty) folder and keep it.",
                      show_default=False),
     ] = None,
 ) -> None:

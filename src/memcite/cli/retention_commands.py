@@ -19,7 +19,7 @@ from memcite.cli.ledger_commands import (
     resolve_codex_home,
     resolve_db_path,
 )
-from memcite.errors import InputError, MemciteError
+from memcite.errors import EXIT_BAD_INPUT, EXIT_OK, InputError, MemciteError
 from memcite.retention.rules import check_rule
 
 
@@ -128,7 +128,7 @@ def stats(
 
             conn = open_store(path, readonly=True)
             try:
-                report = collect_stats(conn, since=since_time, weeks=not json,
+                report = collect_stats(conn, since=since_time, weeks=True,
                                        cache_dir=None if no_cache else user_cache_dir(),
                                        **common)
             finally:
@@ -218,7 +218,7 @@ def print_stats(report, file=None) -> None:
                  + ("" if s.citations else "   <- never cited") for s in report.sections])
     if report.weeks:
         file.flush()
-        _print_weeks(report.weeks, file)
+        _print_weeks(report.weeks, file, cut=CHART_WEEKS if report.since is None else None)
 
 
 def _print_list(out, title: str, lines: list[str]) -> None:
@@ -229,22 +229,45 @@ def _print_list(out, title: str, lines: list[str]) -> None:
             out(f"  {line}\n")
 
 
-def _print_weeks(weeks: list[dict], file) -> None:
-    """A bar chart of citations per week, drawn with rich."""
+CHART_WEEKS = 26  # weeks drawn without --since (--json lists them all)
+
+
+def _print_weeks(weeks: list[dict], file, *, cut: int | None = CHART_WEEKS) -> None:
+    """A bar chart of citations per week (the last ``cut`` weeks, saying so), drawn with rich;
+    ``#`` bars where the output cannot encode block characters."""
     from rich.console import Console
     from rich.table import Table
 
-    shown = weeks[-26:]
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # rich would exit 1; memcite's entry point exits 141
+            raise BrokenPipeError
+
+    shown = weeks[-cut:] if cut else weeks
+    title = f"Citations per week, {shown[0]['week_start']} to {shown[-1]['week_start']}"
+    if len(shown) < len(weeks):
+        title += (f" (the last {len(shown)} of {len(weeks)} weeks; "
+                  "--since shows more, --json lists every week)")
+    file.write(f"\n{title}:\n")
+    file.flush()
+    block = "█" if _can_encode(file, "█") else "#"
     peak = max(week["citations"] for week in shown) or 1
-    table = Table(title="Citations per week", show_header=True, header_style="bold",
-                  box=None, padding=(0, 1))
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 1))
     table.add_column("week of")
     table.add_column("citations", justify="right")
     table.add_column("")
     for week in shown:
-        bar = "█" * max(1 if week["citations"] else 0, round(40 * week["citations"] / peak))
+        bar = block * max(1 if week["citations"] else 0, round(40 * week["citations"] / peak))
         table.add_row(week["week_start"], str(week["citations"]), f"[cyan]{bar}[/cyan]")
-    Console(file=file, highlight=False).print(table)
+    _Console(file=file, highlight=False, safe_box=True).print(table)
+
+
+def _can_encode(file, text: str) -> bool:
+    encoding = getattr(file, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- prune, restore
@@ -373,7 +396,8 @@ def restore(
             if item.problem:
                 line += f"  ({item.problem})"
             sys.stdout.write(line + "\n")
-    return 1 if len(done) < len(results) and thread_ids else 0
+    # An id that was not archived is a bad input item: the others are restored, exit 2.
+    return EXIT_BAD_INPUT if len(done) < len(results) and thread_ids else EXIT_OK
 
 
 # --------------------------------------------------------------------------- select

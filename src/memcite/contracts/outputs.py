@@ -261,6 +261,7 @@ class Section(Contract):
 
 class Week(Contract):
     week_start: str = Field(description="The Monday, YYYY-MM-DD (UTC).")
+    week_start_epoch: int = Field(description="The same Monday, 00:00 UTC, in Unix seconds.")
     citations: Count
 
 

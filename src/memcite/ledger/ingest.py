@@ -19,7 +19,7 @@ import io
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from memcite.citations.thread_ids import normalize_thread_id
@@ -38,6 +38,11 @@ class RolloutScan:
     replies: int = 0
     bad_lines: list[int] = field(default_factory=list)  # not JSON (first few kept)
     bad_line_count: int = 0
+    offset: int = 0  # bytes read so far (of the decompressed text for .zst)
+
+
+# ``progress(scan)`` is called every this many lines while a rollout is read.
+PROGRESS_EVERY_LINES = 4096
 
 
 def check_rollout(path: str | os.PathLike) -> None:
@@ -120,9 +125,11 @@ def _assistant_text(payload: dict) -> str | None:
     )
 
 
-def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = None
+def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = None,
+                         progress: Callable[[RolloutScan], None] | None = None,
                          ) -> Iterator[ReplyInput]:
-    """Yield each assistant reply of one rollout file, with the session's thread id and cwd."""
+    """Yield each assistant reply of one rollout file, with the session's thread id and cwd;
+    ``progress(scan)``, if given, is called now and then as lines are read."""
     path = os.fspath(path)
     scan = scan if scan is not None else RolloutScan(path)
     origin = f"ingest:{os.path.abspath(path)}"
@@ -130,6 +137,9 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
     try:
         for number, line in _candidate_lines(handle):
             scan.lines = number
+            if progress is not None and number % PROGRESS_EVERY_LINES == 0:
+                scan.offset = handle.tell()
+                progress(scan)
             # A cheap look before parsing: most lines (tool output, reasoning) are not replies.
             if line is None:
                 continue
@@ -216,12 +226,17 @@ def ingest_rollout(
     policy: str = "default",
     memory_root: str | os.PathLike | None = None,
     now: int | None = None,
+    progress: Callable[[RolloutScan], None] | None = None,
 ) -> IngestReport:
-    """Record every assistant reply of one rollout file (one transaction per reply)."""
+    """Record every assistant reply of one rollout file (one transaction per reply).
+
+    A file with neither a ``session_meta`` line nor an assistant reply is not a
+    Codex session file: ``InputError`` (nothing was recorded).
+    """
     path = os.fspath(path)
     scan = RolloutScan(path)
     report = IngestReport(path, None)
-    results = record_replies(conn, iter_rollout_replies(path, scan), profile=profile,
+    results = record_replies(conn, iter_rollout_replies(path, scan, progress), profile=profile,
                              policy=policy, memory_root=memory_root, now=now)
     for result in results:
         report.replies += 1
@@ -234,6 +249,11 @@ def ingest_rollout(
             report.duplicates += 1
         else:
             report.rejected += 1
+    if scan.session_id is None and not report.replies:
+        raise InputError(
+            f"{path}: not a Codex session file: no session_meta line and no assistant reply"
+            f" in {scan.lines} line(s)",
+            hint="give the rollout-*.jsonl files of $CODEX_HOME/sessions")
     report.session_id = scan.session_id
     report.bad_lines = scan.bad_lines
     report.bad_line_count = scan.bad_line_count

@@ -37,7 +37,8 @@ def explain(result: Instructions) -> str:
     cache = "hit" if result.cached else "miss"
     lines.append(f"profile {result.profile}, tokenizer {result.tokenizer}, cache {cache}")
     if result.instructions is None:
-        lines.append("nothing to inject: no summary or project note with any content")
+        lines.append("nothing to inject: the budget is 0 tokens" if result.budget == 0
+                     else "nothing to inject: no summary or project note with any content")
     for warning in result.warnings:
         lines.append(f"warning: {warning}")
     return "\n".join(lines) + "\n"

@@ -269,7 +269,7 @@ def collect_stats(
         "unknown_ids": log["unknown_count"],
         "not_uuid_ids": log["not_uuid_count"],
     }
-    week_rows = _weeks(conn, since_sql, since_args) if weeks else None
+    week_rows = _weeks(conn, since=since, until=as_of) if weeks else None
     return StatsReport(as_of, rule, max_unused_days, since, "memcite", totals, dead, dead_count,
                        top, log["unknown_ids"], log["not_uuid_ids"], log["checks"], log["files"],
                        log["sections"], week_rows)
@@ -310,25 +310,40 @@ def _ranked(counts: dict[str, int], limit: int) -> list[tuple[str, int]]:
     return ranked[:limit] if limit else ranked
 
 
-def _weeks(conn: sqlite3.Connection, since_sql: str, since_args: tuple) -> list[dict]:
+def _weeks(conn: sqlite3.Connection, *, since: int | None, until: int) -> list[dict]:
+    """Citations per week of the replies made from ``since`` to ``until`` (both included):
+    every week from ``since``'s (else the first citation's) to ``until``'s."""
     rows = conn.execute(
         "SELECT (r.replied_at - ?) / ? AS week, count(*) FROM cited_ids c"
         " JOIN replies r ON r.id = c.reply_id WHERE c.counted = 1"
-        + since_sql.replace("reply_id", "c.reply_id") + " GROUP BY week ORDER BY week",
-        (_MONDAY_OFFSET, WEEK, *since_args)).fetchall()
-    return fill_weeks(rows)
+        " AND r.replied_at >= ? AND r.replied_at <= ? GROUP BY week ORDER BY week",
+        (_MONDAY_OFFSET, WEEK, -1 if since is None else since, until)).fetchall()
+    first = None if since is None else _week_number(since)
+    if first is None and not rows:
+        return []
+    return fill_weeks(rows, first=first, last=_week_number(until))
 
 
-def fill_weeks(rows: Iterable[tuple[int, int]]) -> list[dict]:
-    """``(week number, citations)`` rows as a list of weeks from the first to the last, gaps as 0."""
+def _week_number(seconds: int) -> int:
+    return (seconds - _MONDAY_OFFSET) // WEEK
+
+
+def fill_weeks(rows: Iterable[tuple[int, int]], *, first: int | None = None,
+               last: int | None = None) -> list[dict]:
+    """``(week number, citations)`` rows as a list of weeks from ``first`` (default: the first
+    row's) to ``last`` (default: the last row's), gaps as 0; each week's Monday as an ISO
+    8601 day and in epoch seconds."""
     counts = dict(rows)
-    if not counts:
+    if not counts and (first is None or last is None):
         return []
     from memcite.retention.rules import format_day
 
+    first = min(counts) if first is None else first
+    last = max(counts) if last is None else last
     return [{"week_start": format_day(week * WEEK + _MONDAY_OFFSET),
+             "week_start_epoch": week * WEEK + _MONDAY_OFFSET,
              "citations": counts.get(week, 0)}
-            for week in range(min(counts), max(counts) + 1)]
+            for week in range(first, last + 1)]
 
 
 # --------------------------------------------------------------------------- straight from Codex
