@@ -88,7 +88,7 @@ def lint(
             if not targets:
                 note(f"nothing to lint: neither {' nor '.join(default_paths(codex_home))} exists "
                      "(pass a folder, or --codex-home)")
-        from memcite.retention.lint import lint_paths
+        from memcite.lint.run import lint_paths
 
         report = lint_paths(targets)
     except MemciteError as error:
@@ -118,7 +118,7 @@ def lint_hook(paths: list[str] | None = None, *, strict: bool = False, codex_hom
 
         payload = _json.loads(data)
         roots = list(paths) if paths else default_paths(codex_home)
-        from memcite.retention.hook_paths import touched_memory_files
+        from memcite.lint.hook_paths import touched_memory_files
 
         touched = touched_memory_files(payload, roots)
         if not touched:
@@ -129,7 +129,7 @@ def lint_hook(paths: list[str] | None = None, *, strict: bool = False, codex_hom
 
 
 def _lint_touched(touched: list[str], roots: list[str], strict: bool) -> int:
-    from memcite.retention.lint import lint_paths
+    from memcite.lint.run import lint_paths
 
     real_roots = [os.path.realpath(root) for root in roots]
     folders: list[str] = []
