@@ -54,7 +54,8 @@ class Finding:
 
 
 def make_finding(code: str, path: str, line: int, column: int, message: str, hint: str = "",
-             severity: str | None = None) -> Finding:
+                 severity: str | None = None) -> Finding:
+    """A finding of ``code``, with the code's usual severity unless ``severity`` is given."""
     return Finding(code, severity or CODES[code][0], path, line, column, message, hint)
 
 

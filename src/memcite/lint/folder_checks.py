@@ -95,6 +95,8 @@ def check_rollout_summary(path: str, name: str, text: str) -> list[Finding]:
     findings = []
     fields: dict[str, tuple[str, int]] = {}
     lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the file's last newline ends a line, it does not start one
     ended = False
     for number, raw in enumerate(lines, start=1):
         line = raw.removesuffix("\r")

@@ -49,7 +49,7 @@ _PREFIX = re.compile(r"^\[(?P<tag>[A-Za-z]{2,12})\](?=[ \t]|$)")
 _ID_COMMENT = re.compile(r"<!--[ \t]*id[ \t]*:[ \t]*(?P<id>[A-Za-z0-9_-]{2,40})[ \t]*-->", re.IGNORECASE)
 _ID_BRACES = re.compile(r"[ \t]*\{#(?P<id>[A-Za-z0-9_-]{2,40})\}[ \t]*$")
 _ID_LEADING = re.compile(r"^`(?P<id>(?=[a-z0-9-]*\d)[a-z0-9][a-z0-9-]{3,15})`(?:[ \t]+|$)")
-_DECISION = re.compile(r"(?:^|(?<=[\s*_(]))Decision[ \t]*:[ \t]*(?P<text>.+?)(?:[ \t]+—[ \t]+.*)?$",
+_DECISION = re.compile(r"(?:^|(?<=[\s*_(]))Decision[ \t]*:(?:\*\*|__)?[ \t]*(?P<text>.+?)(?:[ \t]+—[ \t]+.*)?$",
                        re.IGNORECASE)
 _TRAILING_DATE = re.compile(r"[ \t]*[\[(]\d{4}-\d\d-\d\d[\])]$")
 
