@@ -105,6 +105,7 @@ def test_field_spellings(line, key):
         ("- Use WAL <!-- id: d7f3 -->", "d7f3", "Use WAL"),
         ("- Use WAL {#wal-1}", "wal-1", "Use WAL"),
         ("- [CORE] `ab12` Use WAL", "ab12", "Use WAL"),
+        ("- `ab12` [CORE] Use WAL", "ab12", "Use WAL"),
         ("- `pytest` is the runner", None, "`pytest` is the runner"),  # no digit: a code span, not an id
         ("- Use WAL\n  Id: x9", "x9", "Use WAL"),
     ],

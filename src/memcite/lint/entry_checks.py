@@ -179,7 +179,7 @@ def check_supersession(files: Sequence[tuple[str, Sequence[Entry]]]) -> list[Fin
                 line, column = (entry.mark.line, entry.mark.column) if entry.mark else (entry.line_start, 1)
                 findings.append(_finding(
                     "superseded-not-irr", path, line, column,
-                    f"superseded entry is marked {('[' + entry.tier + ']') if entry.tier else 'with no tier'}",
+                    f"superseded entry is marked [{entry.tier}]" if entry.tier else "superseded entry has no tier",
                     "mark it [IRR] so that consolidation prunes it"))
             edges[_key(located)] = _targets(index, located)
     findings.extend(_loops(nodes, edges))

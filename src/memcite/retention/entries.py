@@ -190,7 +190,12 @@ def _opening(rest: str, line: int, column: int) -> tuple[TierMark | None, str | 
     leading = _ID_LEADING.match(rest)
     if leading:
         entry_id = leading.group("id")
+        column += leading.end()
         rest = rest[leading.end():]
+        prefix = None if mark else _PREFIX.match(rest)  # the id may come first: - `a1b2` [CORE] text
+        if prefix:
+            mark = TierMark(prefix.group("tag"), line, column)
+            rest = rest[prefix.end():].lstrip(" \t")
     comment = _ID_COMMENT.search(rest)
     if comment:
         entry_id = entry_id or comment.group("id")
