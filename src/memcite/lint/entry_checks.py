@@ -177,9 +177,9 @@ def check_supersession(files: Sequence[tuple[str, Sequence[Entry]]]) -> list[Fin
                     seen.append(_key(target))
             if entry.superseded_by and entry.tier != "IRR":
                 line, column = (entry.mark.line, entry.mark.column) if entry.mark else (entry.line_start, 1)
+                marked = f"is marked [{entry.tier}]" if entry.tier else "has no tier"
                 findings.append(_finding(
-                    "superseded-not-irr", path, line, column,
-                    f"superseded entry is marked [{entry.tier}]" if entry.tier else "superseded entry has no tier",
+                    "superseded-not-irr", path, line, column, f"superseded entry {marked}",
                     "mark it [IRR] so that consolidation prunes it"))
             edges[_key(located)] = _targets(index, located)
     findings.extend(_loops(nodes, edges))

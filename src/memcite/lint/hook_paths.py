@@ -53,7 +53,7 @@ def candidate_paths(payload: object) -> list[str]:
         if "\n" not in text and len(text) <= 4096:
             found.append(text.strip())
         found.extend(word for word in _WORD.findall(text) if _looks_like_memory_path(word))
-    return found[:MAX_CANDIDATES]
+    return list(dict.fromkeys(found))[:MAX_CANDIDATES]
 
 
 def _inside(path: str, root: str) -> bool:
