@@ -124,6 +124,7 @@ def test_entry_ids(line, entry_id, text):
         ("Use WAL — readers never block — PR 12", "Durable decisions", "Use WAL"),
         ("Use WAL — readers never block", "Current state", None),
         ("No decision here", None, None),
+        ("DECISION: shout", None, "shout"),
     ],
 )
 def test_decisions(text, heading, decision):

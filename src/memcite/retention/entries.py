@@ -86,6 +86,8 @@ class Entry:
     mark: TierMark | None = None
     entry_id: str | None = None
     fields: tuple[EntryField, ...] = field(default=())
+    title: str = ""  # its name for ``superseded_by:``: the text up to the first `` — ``
+    decision: str | None = None  # its ``Decision: …`` text, or its title under a decisions heading
 
     @property
     def tier(self) -> str | None:
@@ -101,21 +103,6 @@ class Entry:
     def importance(self) -> float:
         return IMPORTANCE[self.tier]
 
-    @property
-    def title(self) -> str:
-        """The entry's name for ``superseded_by:``: its text up to the first `` — ``."""
-        return entry_title(self.text)
-
-    @property
-    def decision(self) -> str | None:
-        """The decision the entry states: its ``Decision: …`` text, or its title under a decisions heading."""
-        match = _DECISION.search(self.text)
-        if match:
-            return match.group("text").strip()
-        if self.heading and "decision" in self.heading.lower():
-            return self.title or None
-        return None
-
     def values(self, key: str) -> list[EntryField]:
         """The entry's lines of one key (``source``, ``superseded_by``, ...), in file order."""
         return [item for item in self.fields if item.key == key]
@@ -123,6 +110,17 @@ class Entry:
     @property
     def superseded_by(self) -> list[str]:
         return [item.value for item in self.fields if item.key == "superseded_by" and item.value]
+
+
+def entry_decision(text: str, heading: str | None) -> str | None:
+    """The decision an entry states: its ``Decision: …`` text, or its title under a decisions heading."""
+    if ":" in text:
+        match = _DECISION.search(text)
+        if match:
+            return match.group("text").strip()
+    if heading and "decision" in heading.lower():
+        return entry_title(text) or None
+    return None
 
 
 def entry_title(text: str) -> str:
@@ -224,16 +222,19 @@ class _Open:
         if entry_id is None:
             ids = [item.value for item in self.fields if item.key == "id" and item.value]
             entry_id = ids[0] if ids else None
+        heading = headings[-1] if headings else None
         return Entry(
             line_start=self.line_start,
             line_end=self.line_end,
             text=self.text,
             body="\n".join(self.body),
-            heading=headings[-1] if headings else None,
+            heading=heading,
             headings=headings,
             mark=self.mark,
             entry_id=entry_id,
             fields=tuple(self.fields),
+            title=entry_title(self.text),
+            decision=entry_decision(self.text, heading),
         )
 
 
@@ -341,6 +342,7 @@ __all__ = [
     "Entry",
     "EntryField",
     "TierMark",
+    "entry_decision",
     "entry_title",
     "normalize_name",
     "read_entries",
