@@ -10,6 +10,7 @@ from memcite.retention.entries import (
     entry_title,
     normalize_name,
     read_entries,
+    text_lines,
     tier_suggestion,
 )
 
@@ -211,10 +212,17 @@ def test_lines_above_shift_entries_without_changing_them(entries, above):
 @given(st.text(max_size=400))
 def test_any_text_reads_without_error_and_entries_are_ordered(text):
     entries = read_entries(text)
-    line_count = len(text.splitlines())
+    line_count = len(text_lines(text))
     previous_end = 0
     for entry in entries:
         assert previous_end < entry.line_start <= entry.line_end <= line_count
         for item in entry.fields:
             assert entry.line_start <= item.line <= entry.line_end
         previous_end = entry.line_end
+
+
+def test_lines_are_numbered_as_codex_numbers_them():
+    # Only LF ends a line (a form feed or U+2028 does not), as in Rust's str::lines.
+    entries = read_entries("- one\x0cstill one\r\n- two\u2028still two\n- three")
+    assert [(e.text, e.line_start) for e in entries] == [
+        ("one\x0cstill one", 1), ("two\u2028still two", 2), ("three", 3)]

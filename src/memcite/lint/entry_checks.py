@@ -6,7 +6,6 @@ Pure functions of entries as ``memcite.retention.entries`` reads them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from memcite.lint.findings import Finding
 from memcite.lint.findings import make_finding as _finding
@@ -18,6 +17,7 @@ from memcite.retention.entries import (
     read_entries,
     tier_suggestion,
 )
+from memcite.retention.supersession import EntryIndex, Located, entry_key, superseding
 
 CORE_LIMIT = 80
 CORE_NEAR_LIMIT = 72
@@ -95,55 +95,6 @@ def check_provenance(path: str, entries: Sequence[Entry]) -> list[Finding]:
 # --------------------------------------------------------------------------- supersession
 
 
-@dataclass(frozen=True, slots=True)
-class Located:
-    """An entry and the file it is in."""
-
-    path: str
-    entry: Entry
-
-
-class EntryIndex:
-    """Entries of several files, found by id, title or decision (same file first)."""
-
-    def __init__(self, files: Sequence[tuple[str, Sequence[Entry]]]) -> None:
-        self.files = files
-        self._by_id: dict[str, list[Located]] = {}
-        self._by_name: dict[str, list[Located]] = {}
-        for path, entries in files:
-            for entry in entries:
-                located = Located(path, entry)
-                if entry.entry_id:
-                    self._by_id.setdefault(entry.entry_id, []).append(located)
-                names = {normalize_name(entry.title)}
-                if entry.decision:
-                    names.add(normalize_name(entry.decision))
-                for name in names - {""}:
-                    self._by_name.setdefault(name, []).append(located)
-
-    def resolve(self, value: str, path: str) -> Located | None:
-        """The entry a ``superseded_by:`` value names: by id, else by title or decision."""
-        text = value.strip().strip("\"'`").strip()
-        candidates = self._by_id.get(text.lstrip("#")) or self._by_name.get(normalize_name(text)) or []
-        for located in candidates:
-            if located.path == path:
-                return located
-        return candidates[0] if candidates else None
-
-
-def _key(located: Located) -> tuple[str, int]:
-    return located.path, located.entry.line_start
-
-
-def _targets(index: EntryIndex, located: Located) -> list[Located]:
-    found = []
-    for value in located.entry.superseded_by:
-        target = index.resolve(value, located.path)
-        if target is not None and _key(target) not in {_key(t) for t in found}:
-            found.append(target)
-    return found
-
-
 def check_supersession(files: Sequence[tuple[str, Sequence[Entry]]]) -> list[Finding]:
     """Dangling references, forks, loops, superseded entries not IRR, and duplicate live decisions."""
     index = EntryIndex(files)
@@ -153,7 +104,7 @@ def check_supersession(files: Sequence[tuple[str, Sequence[Entry]]]) -> list[Fin
     for path, entries in files:
         for entry in entries:
             located = Located(path, entry)
-            nodes[_key(located)] = located
+            nodes[entry_key(located)] = located
             seen: list[tuple[str, int]] = []
             for item in entry.values("superseded_by"):
                 if not item.value:
@@ -168,20 +119,20 @@ def check_supersession(files: Sequence[tuple[str, Sequence[Entry]]]) -> list[Fin
                         f"superseded_by: {item.value!r} matches no entry's id, title or decision",
                         "name the replacing entry exactly as its title (text before ' — ') or its id"))
                     continue
-                if _key(target) not in seen and seen:
+                if entry_key(target) not in seen and seen:
                     findings.append(_finding(
                         "superseded-twice", path, item.line, item.column,
                         f"superseded a second time, by {_describe(target, path)}",
                         "keep one superseded_by: line; supersede the other replacement in turn"))
-                if _key(target) not in seen:
-                    seen.append(_key(target))
+                if entry_key(target) not in seen:
+                    seen.append(entry_key(target))
             if entry.superseded_by and entry.tier != "IRR":
                 line, column = (entry.mark.line, entry.mark.column) if entry.mark else (entry.line_start, 1)
                 marked = f"is marked [{entry.tier}]" if entry.tier else "has no tier"
                 findings.append(_finding(
                     "superseded-not-irr", path, line, column, f"superseded entry {marked}",
                     "mark it [IRR] so that consolidation prunes it"))
-            edges[_key(located)] = _targets(index, located)
+            edges[entry_key(located)] = superseding(index, located)
     findings.extend(_loops(nodes, edges))
     findings.extend(_duplicates(files))
     return findings
@@ -209,7 +160,7 @@ def _loops(nodes: dict, edges: dict) -> list[Finding]:
             targets = edges.get(node, [])
             if position < len(targets):
                 stack[-1] = (node, position + 1)
-                nxt = _key(targets[position])
+                nxt = entry_key(targets[position])
                 if state.get(nxt) == 1:
                     cycle = path[path.index(nxt):]
                     members = frozenset(cycle)
@@ -271,8 +222,6 @@ def check_entry_files(files: Sequence[tuple[str, str]]) -> list[Finding]:
 __all__ = [
     "CORE_LIMIT",
     "CORE_NEAR_LIMIT",
-    "EntryIndex",
-    "Located",
     "check_entry_files",
     "check_provenance",
     "check_supersession",

@@ -248,6 +248,17 @@ def _field(line: str, number: int) -> EntryField | None:
     return EntryField(key, match.group("value"), number, match.start("key") + 1)
 
 
+def text_lines(text: str) -> list[str]:
+    """Rust's ``str::lines``, the numbering Codex's citations use: split on LF only, one CR
+    before it dropped, no empty last line."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def read_entries(text: str) -> list[Entry]:
     """Every entry of a memory file's ``text``, in file order (see the module's docstring)."""
     entries: list[Entry] = []
@@ -262,7 +273,7 @@ def read_entries(text: str) -> list[Entry]:
             entries.append(current.close(tuple(title for _, title in headings)))
             current = None
 
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text_lines(text), start=1):
         line = raw.rstrip()
         if fence is not None:
             if _FENCE.match(line) and line.strip().startswith(fence):
@@ -346,5 +357,6 @@ __all__ = [
     "entry_title",
     "normalize_name",
     "read_entries",
+    "text_lines",
     "tier_suggestion",
 ]
