@@ -282,3 +282,16 @@ def test_the_sample_codex_home_is_clean():
     root = Path(__file__).resolve().parent.parent / "corpus" / "codex_home" / "memories"
     report = lint_paths([str(root)])
     assert report.files > 10 and report.findings == ()
+
+
+def test_links_out_of_the_folder_are_not_followed(tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("- [CROE] secret content\n")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "inside.md").write_text("- fine\n")
+    (folder / "link.md").symlink_to(outside)
+    (folder / "inner.md").symlink_to(folder / "inside.md")
+    report = lint_paths([str(folder)])
+    assert [(f.path.rsplit("/", 1)[1], f.code, f.message) for f in report.findings] == [
+        ("link.md", "file-unreadable", "a link leading out of the folder, not followed")]

@@ -61,6 +61,13 @@ def _report_json(report, paths: list[str]) -> dict:
     }
 
 
+def stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):
+        return False
+
+
 def lint(
     paths: list[str] | None = None,
     json: bool = False,  # noqa: A002 - mirrors the --json flag
@@ -71,6 +78,10 @@ def lint(
 ) -> int:
     """Lint memory files and folders; print the findings; 0 clean, 1 findings, 2 bad usage."""
     if hook:
+        if stdin_is_terminal():
+            return report_error(InputError("--hook reads the JSON payload of Codex's PostToolUse hook "
+                                           "on stdin", hint="run it from Codex's hooks.json, or pipe a "
+                                           "payload into it"))
         return lint_hook(paths, strict=strict, codex_home=codex_home)
     try:
         check_choice(format, FORMATS, "--format")

@@ -84,23 +84,35 @@ def _read(path: str) -> tuple[str | None, str]:
 
 
 def collect_files(path: str) -> list[tuple[str, str]]:
-    """``(shown path, kind)`` of every file ``lint`` checks under ``path`` (a file or folder)."""
-    if os.path.isdir(path):
+    """``(shown path, kind)`` of every file ``lint`` checks under ``path`` (a file or folder).
+
+    Kinds: ``memory``, ``summary``, ``rollout``, ``adhoc``, ``entries``, and two that
+    are reported rather than read: ``link-out`` (a symbolic link leading out of the
+    folder) and ``unlisted`` (a folder that could not be listed).
+    """
+    if not os.path.isdir(path):
+        parts = tuple(os.path.normpath(path).split(os.sep))
+        return [(path, _kind(parts, False) or "entries")]
+    try:
         names = set(os.listdir(path))
-        codex_folder = any(marker in names for marker in _CODEX_MARKERS)
-        found = []
-        for folder, dirs, files in os.walk(path):
-            rel = os.path.relpath(folder, path)
-            parts = () if rel == "." else tuple(rel.split(os.sep))
-            dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
-            for name in sorted(files):
-                kind = _kind((*parts, name), codex_folder)
-                if kind is not None:
-                    found.append((os.path.join(folder, name), kind))
-        return found
-    parts = tuple(os.path.normpath(path).split(os.sep))
-    kind = _kind(parts, False) or "entries"
-    return [(path, kind)]
+    except OSError:
+        return [(path, "unlisted")]
+    codex_folder = any(marker in names for marker in _CODEX_MARKERS)
+    real_root = os.path.realpath(path).rstrip(os.sep) + os.sep
+    found = []
+    for folder, dirs, files in os.walk(path):
+        rel = os.path.relpath(folder, path)
+        parts = () if rel == "." else tuple(rel.split(os.sep))
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            kind = _kind((*parts, name), codex_folder)
+            if kind is None:
+                continue
+            full = os.path.join(folder, name)
+            if os.path.islink(full) and not os.path.realpath(full).startswith(real_root):
+                kind = "link-out"
+            found.append((full, kind))
+    return found
 
 
 def _line_counter(root: str):
@@ -131,6 +143,11 @@ def lint_files(files: Sequence[tuple[str, str]]) -> LintReport:
     entry_files: list[tuple[str, str]] = []
     counters: dict[str, object] = {}
     for path, kind in files:
+        if kind in ("link-out", "unlisted"):
+            why = "a link leading out of the folder, not followed" if kind == "link-out" else \
+                "a folder that cannot be listed"
+            findings.append(_finding("file-unreadable", path, 1, 1, why, "fix or remove it"))
+            continue
         if kind == "adhoc":
             findings.extend(check_adhoc_name(path, os.path.basename(path)))
             continue
