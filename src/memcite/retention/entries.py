@@ -194,11 +194,11 @@ def _opening(rest: str, line: int, column: int) -> tuple[TierMark | None, str | 
         if prefix:
             mark = TierMark(prefix.group("tag"), line, column)
             rest = rest[prefix.end():].lstrip(" \t")
-    comment = _ID_COMMENT.search(rest)
+    comment = _ID_COMMENT.search(rest) if "<!--" in rest else None
     if comment:
         entry_id = entry_id or comment.group("id")
         rest = (rest[: comment.start()] + rest[comment.end():]).strip()
-    braces = _ID_BRACES.search(rest)
+    braces = _ID_BRACES.search(rest) if rest.rstrip().endswith("}") else None
     if braces:
         entry_id = entry_id or braces.group("id")
         rest = rest[: braces.start()]
