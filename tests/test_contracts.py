@@ -361,3 +361,17 @@ def test_per_reply_commands_and_stats_do_not_import_pydantic(synced, args):
     err = done.stderr.decode()
     assert done.returncode == 0 and done.stdout, err
     assert err.rsplit("LOADED=", 1)[1] == ""
+
+
+LINT_CASES = sorted(p for p in (Path(__file__).resolve().parent.parent / "corpus" / "lint").iterdir()
+                    if p.is_dir())
+
+
+@pytest.mark.parametrize("case", LINT_CASES, ids=[c.name for c in LINT_CASES])
+def test_lint_json_of_every_golden_folder_fits_the_model(case):
+    roots = [str(case / name) for name in ("memories", "memory") if (case / name).is_dir()]
+    result = runner.invoke(app, ["lint", *roots, "--json"])
+    assert result.exit_code in (0, 1), result.output
+    (report,) = check("lint", result.stdout)
+    assert report.errors + report.warnings == len(report.findings)
+    assert (result.exit_code == 1) == (report.errors > 0)

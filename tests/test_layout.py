@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memcite"
 
 # From the bottom up. "base" is the few shared top-level modules.
-WINGS = ("base", "contracts", "citations", "ledger", "readpath", "retention", "notes", "cli")
+WINGS = ("base", "contracts", "citations", "ledger", "readpath", "retention", "lint", "notes", "cli")
 BASE_MODULES = ("__init__", "__main__", "errors", "paths", "rust_text")
 GRAB_BAGS = ("utils", "helpers", "core")
 

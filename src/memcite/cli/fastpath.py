@@ -23,6 +23,7 @@ class FastCommand:
 
     target: str  # "module:function"; called with keyword arguments, returns an exit code
     positionals: tuple[str, ...] = ()  # names of optional positional arguments, in order
+    variadic: bool = False  # the last positional takes every remaining argument, as a list
     options: dict[str, type] = field(default_factory=dict)  # "--max-bytes": int
     flags: tuple[str, ...] = ()  # "--json": boolean, False unless given
     defaults: dict[str, object] = field(default_factory=dict)  # env-dependent defaults
@@ -107,6 +108,14 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         },
         envvars={"bpe_file": "MEMCITE_BPE_FILE"},
     ),
+    "lint": FastCommand(
+        target="memcite.cli.lint_commands:lint",
+        positionals=("paths",),
+        variadic=True,
+        options={"--format": choice("text", "github"), "--codex-home": str},
+        flags=("--json", "--strict", "--hook"),
+        envvars={"codex_home": "CODEX_HOME"},
+    ),
     "record": FastCommand(
         target="memcite.cli.ledger_commands:record",
         positionals=("source",),
@@ -167,6 +176,10 @@ def parse_args(spec: FastCommand, args: list[str]) -> dict | None:
         else:
             positionals.append(arg)
         index += 1
+    if spec.variadic and spec.positionals:
+        fixed = len(spec.positionals) - 1
+        if len(positionals) > fixed:
+            positionals[fixed:] = [positionals[fixed:]]
     if len(positionals) > len(spec.positionals):
         return None
     for name, value in zip(spec.positionals, positionals, strict=False):

@@ -25,6 +25,7 @@ SCHEMAS: dict[str, str] = {
     "sync": "memcite sync --json: what a sync read and changed",
     "ingest": "memcite ingest --json: one line per rollout file",
     "rebuild": "memcite rebuild --json: usage counts that differ from the log",
+    "lint": "memcite lint --json: the findings of one run",
     "schema": "memcite schema --json: the names of these schemas",
     "config": "memcite's config file (config.toml), as TOML tables",
 }

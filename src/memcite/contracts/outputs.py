@@ -421,6 +421,31 @@ class RebuildOutput(Contract):
     applied: bool
 
 
+# --------------------------------------------------------------------------- lint
+
+
+class LintFinding(Contract):
+    code: str = Field(description="A stable finding code (README, section Lint).")
+    severity: Literal["error", "warning"]
+    path: str
+    line: int
+    column: int
+    message: str
+    hint: str
+
+
+class LintOutput(Contract):
+    """`memcite lint --json`: the findings of one run."""
+
+    checked_at: int = Field(description="When the check ran, Unix seconds.")
+    checked_at_iso: str | None
+    paths: list[str]
+    files: Count
+    errors: Count
+    warnings: Count
+    findings: list[LintFinding]
+
+
 # --------------------------------------------------------------------------- schema
 
 
@@ -447,5 +472,6 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     "sync": SyncOutput,
     "ingest": IngestOutput,
     "rebuild": RebuildOutput,
+    "lint": LintOutput,
     "schema": SchemaList,
 }

@@ -1,0 +1,221 @@
+"""The checks of Codex's memory folder formats: the summary's ``v1``, ad-hoc note names,
+rollout summary headers and names, and ``path:a-b`` pointers.
+
+Pure functions of names and text (the pointer check asks a callback for line counts).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from memcite.citations.thread_ids import normalize_thread_id
+from memcite.lint.findings import WARNING, Finding
+from memcite.lint.findings import make_finding as _finding
+
+# --------------------------------------------------------------------------- Codex's folder
+
+
+def check_memory_summary(path: str, text: str) -> list[Finding]:
+    """``memory_summary.md`` opens with the line ``v1``, exactly."""
+    first = text.split("\n", 1)[0].removesuffix("\r")
+    if first == "v1":
+        return []
+    shown = first if len(first) <= 40 else first[:40] + "…"
+    return [_finding("summary-not-v1", path, 1, 1, f"the first line is {shown!r}, not 'v1'",
+                     "Codex reads the summary only when its first line is exactly v1")]
+
+
+_ADHOC_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-")
+_ADHOC_SLUG = re.compile(r"[a-z0-9-]{1,80}")
+
+
+def adhoc_name_problem(name: str) -> str | None:
+    """Why ``name`` breaks Codex's rule for ad-hoc note files, or None when it follows it.
+
+    At most 128 bytes, ending ``.md``, a 20-byte prefix ``YYYY-MM-DDTHH-MM-SS-``,
+    then a slug of 1 to 80 bytes of ``[a-z0-9-]``.
+    """
+    size = len(name.encode("utf-8"))
+    if size > 128:
+        return f"{size} bytes, more than 128"
+    if not name.endswith(".md"):
+        return "does not end with .md"
+    if not _ADHOC_PREFIX.match(name):
+        return "does not start with a UTC time YYYY-MM-DDTHH-MM-SS-"
+    slug = name[20:-3]
+    if not _ADHOC_SLUG.fullmatch(slug):
+        if not slug:
+            return "has no slug after the time"
+        if len(slug.encode("utf-8")) > 80:
+            return "slug longer than 80 bytes"
+        return f"slug {slug!r} holds characters other than a-z, 0-9 and -"
+    return None
+
+
+def adhoc_note_name(now: datetime, slug: str) -> str:
+    """A name Codex accepts for an ad-hoc note written at ``now`` about ``slug`` (any text)."""
+    moment = now.astimezone(UTC) if now.tzinfo else now
+    cleaned = re.sub(r"[^a-z0-9-]+", "-", slug.lower()).strip("-")
+    cleaned = re.sub(r"-{2,}", "-", cleaned)[:80].strip("-") or "note"
+    return f"{moment:%Y-%m-%dT%H-%M-%S}-{cleaned}.md"
+
+
+def check_adhoc_name(path: str, name: str) -> list[Finding]:
+    problem = adhoc_name_problem(name)
+    if problem is None:
+        return []
+    return [_finding("adhoc-name-invalid", path, 1, 1, f"ad-hoc note name {name!r} {problem}",
+                     "name it YYYY-MM-DDTHH-MM-SS-<slug>.md with a slug of a-z, 0-9 and -")]
+
+
+_HEADER = re.compile(r"([a-z_][a-z0-9_]*):[ \t]*(.*?)[ \t]*")
+_RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[Zz]|[+-]\d\d:\d\d)")
+_REQUIRED_HEADER = ("thread_id", "updated_at", "rollout_path", "cwd")
+_BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_STEM = re.compile(r"(?P<time>\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d)-(?P<hash>[0-9A-Za-z]{4})(?:-(?P<slug>.*))?")
+
+
+def summary_stem(thread_id: str) -> str | None:
+    """The ``{time}-{hash4}`` Codex names a UUIDv7 thread's summary file with, or None if not v7."""
+    digits = thread_id.replace("-", "")
+    if len(digits) != 32 or digits[12] != "7":
+        return None
+    moment = datetime.fromtimestamp(int(digits[:12], 16) / 1000, tz=UTC)
+    number = int(digits[-8:], 16) % 62**4
+    code = ""
+    for _ in range(4):
+        number, digit = divmod(number, 62)
+        code = _BASE62[digit] + code
+    return f"{moment:%Y-%m-%dT%H-%M-%S}-{code}"
+
+
+def check_rollout_summary(path: str, name: str, text: str) -> list[Finding]:
+    """The header (``thread_id:``, ``updated_at:``, ``rollout_path:``, ``cwd:``, blank line) and name."""
+    findings = []
+    fields: dict[str, tuple[str, int]] = {}
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the file's last newline ends a line, it does not start one
+    ended = False
+    for number, raw in enumerate(lines, start=1):
+        line = raw.removesuffix("\r")
+        if not line.strip():
+            if number == 1:
+                findings.append(_finding("rollout-summary-header", path, 1, 1,
+                                         "the file opens with a blank line, not the header",
+                                         "start with thread_id: <uuid>"))
+                return findings
+            ended = True
+            break
+        match = _HEADER.fullmatch(line)
+        if match is None:
+            findings.append(_finding(
+                "rollout-summary-header", path, number, 1,
+                f"header line {line[:40]!r} is not 'key: value'",
+                "end the header with a blank line before the summary"))
+            ended = True
+            break
+        key, value = match.groups()
+        if key in fields:
+            findings.append(_finding("rollout-summary-header", path, number, 1,
+                                     f"{key}: given twice (first on line {fields[key][1]})",
+                                     "keep one"))
+        else:
+            fields[key] = (value, number)
+    if not ended and fields:
+        findings.append(_finding("rollout-summary-header", path, len(lines), 1,
+                                 "no blank line after the header, and no summary",
+                                 "a blank line separates the header from the summary"))
+    missing = [key for key in _REQUIRED_HEADER if key not in fields]
+    if missing:
+        findings.append(_finding("rollout-summary-header", path, 1, 1,
+                                 f"header without {', '.join(k + ':' for k in missing)}",
+                                 "Codex writes thread_id:, updated_at:, rollout_path: and cwd:"))
+    if "updated_at" in fields:
+        value, number = fields["updated_at"]
+        if not _RFC3339.fullmatch(value):
+            findings.append(_finding("rollout-summary-header", path, number, 13,
+                                     f"updated_at: {value!r} is not an RFC 3339 time",
+                                     "write it as 2026-01-31T12:00:00Z"))
+    if "thread_id" in fields:
+        value, number = fields["thread_id"]
+        normalized = normalize_thread_id(value)
+        if normalized is None:
+            findings.append(_finding("rollout-thread-id", path, number, 12,
+                                     f"thread_id: {value!r} is not a UUID",
+                                     "the thread id is the UUID in the session file's name"))
+        elif normalized != value:
+            findings.append(_finding("rollout-thread-id", path, number, 12,
+                                     f"thread_id: {value!r} is not written as Codex writes it",
+                                     f"write {normalized}", severity=WARNING))
+        else:
+            findings.extend(_check_stem(path, name, normalized))
+    return findings
+
+
+def _check_stem(path: str, name: str, thread_id: str) -> list[Finding]:
+    expected = summary_stem(thread_id)
+    stem = name.removesuffix(".md")
+    match = _STEM.fullmatch(stem)
+    if expected is None:
+        return []
+    if match is None or f"{match.group('time')}-{match.group('hash')}" != expected:
+        return [_finding("rollout-summary-name", path, 1, 1,
+                         f"file name {name!r} does not start with {expected}, the stem of its thread",
+                         "Codex finds a summary by its name; rename it or fix thread_id:")]
+    return []
+
+
+# Pointers: "path:a-b" where path starts in the memory folder.
+_POINTER = re.compile(
+    r"(?<![\w./-])(?P<path>(?:MEMORY\.md|memory_summary\.md|raw_memories\.md"
+    r"|(?:rollout_summaries|skills|extensions)/[\w./-]*[\w])):(?P<start>\d{1,10})-(?P<end>\d{1,10})(?!\d)"
+)
+
+
+def find_pointers(text: str) -> list[tuple[int, int, str, int, int]]:
+    """``(line, column, path, start, end)`` for every ``path:a-b`` pointer into the memory folder."""
+    found = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if ":" not in line:
+            continue
+        for match in _POINTER.finditer(line):
+            found.append((number, match.start() + 1, match.group("path"), int(match.group("start")),
+                          int(match.group("end"))))
+    return found
+
+
+def check_pointers(path: str, text: str, line_count) -> list[Finding]:
+    """Pointers whose file is missing or whose range is outside it.
+
+    ``line_count(relative path)`` is the number of lines of that file in the memory
+    folder, or None when there is no such file inside it.
+    """
+    findings = []
+    for line, column, target, start, end in find_pointers(text):
+        count = line_count(target)
+        shown = f"{target}:{start}-{end}"
+        if count is None:
+            findings.append(_finding("pointer-missing", path, line, column,
+                                     f"{shown} points at a file that is not in the memory folder",
+                                     "fix the path or remove the pointer"))
+        elif not 1 <= start <= end <= count:
+            why = "reversed" if start > end else ("starts at 0" if start == 0 else
+                                                  f"past the end ({target} has {count} lines)")
+            findings.append(_finding("pointer-range", path, line, column,
+                                     f"{shown} points at nothing: the range is {why}",
+                                     "update the range to the lines it means"))
+    return findings
+
+
+__all__ = [
+    "adhoc_name_problem",
+    "adhoc_note_name",
+    "check_adhoc_name",
+    "check_memory_summary",
+    "check_pointers",
+    "check_rollout_summary",
+    "find_pointers",
+    "summary_stem",
+]

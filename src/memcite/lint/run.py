@@ -1,0 +1,185 @@
+"""``memcite lint`` as a library: find the memory files under some paths, read them, run every check.
+
+The thin part with I/O: files are read whole up to ``MAX_FILE_BYTES``, regular
+files only, and a file that cannot be read is a finding, not a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memcite.lint.entry_checks import check_entry_files
+from memcite.lint.findings import ERROR, WARNING, Finding, sort_findings
+from memcite.lint.findings import make_finding as _finding
+from memcite.lint.folder_checks import (
+    check_adhoc_name,
+    check_memory_summary,
+    check_pointers,
+    check_rollout_summary,
+)
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+# --------------------------------------------------------------------------- files and folders
+
+
+@dataclass(frozen=True, slots=True)
+class LintReport:
+    """What ``lint_paths`` found, and how many files it read."""
+
+    findings: tuple[Finding, ...]
+    files: int
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for f in self.findings if f.severity == WARNING)
+
+
+_CODEX_MARKERS = ("MEMORY.md", "memory_summary.md", "raw_memories.md", "rollout_summaries")
+_SKIPPED_DIRS = ("archive", "skills", ".git")
+
+
+def _kind(parts: tuple[str, ...], codex_folder: bool) -> str | None:
+    """What a file is, from its path inside a linted folder: which checks it gets (None: none)."""
+    name = parts[-1]
+    if name.startswith("."):
+        return None
+    if parts[-4:-1] == ("extensions", "ad_hoc", "notes"):
+        return "adhoc"
+    if not name.endswith(".md"):
+        return None
+    if name == "memory_summary.md":
+        return "summary"
+    if name == "MEMORY.md":
+        return "memory"
+    if len(parts) >= 2 and parts[-2] == "rollout_summaries":
+        return "rollout"
+    if codex_folder or name == "raw_memories.md":
+        return None
+    return "entries"
+
+
+def _read(path: str) -> tuple[str | None, str]:
+    """``(text, "")`` of a regular file, or ``(None, why it could not be read)``."""
+    try:
+        if not os.path.isfile(path):
+            return None, "not a regular file"
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    if len(data) > MAX_FILE_BYTES:
+        return None, f"larger than {MAX_FILE_BYTES} bytes, not read"
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 (byte {exc.start})"
+
+
+def collect_files(path: str) -> list[tuple[str, str]]:
+    """``(shown path, kind)`` of every file ``lint`` checks under ``path`` (a file or folder).
+
+    Kinds: ``memory``, ``summary``, ``rollout``, ``adhoc``, ``entries``, and two that
+    are reported rather than read: ``link-out`` (a symbolic link leading out of the
+    folder) and ``unlisted`` (a folder that could not be listed).
+    """
+    if not os.path.isdir(path):
+        parts = tuple(os.path.normpath(path).split(os.sep))
+        return [(path, _kind(parts, False) or "entries")]
+    try:
+        names = set(os.listdir(path))
+    except OSError:
+        return [(path, "unlisted")]
+    codex_folder = any(marker in names for marker in _CODEX_MARKERS)
+    real_root = os.path.realpath(path).rstrip(os.sep) + os.sep
+    found = []
+    for folder, dirs, files in os.walk(path):
+        rel = os.path.relpath(folder, path)
+        parts = () if rel == "." else tuple(rel.split(os.sep))
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            kind = _kind((*parts, name), codex_folder)
+            if kind is None:
+                continue
+            full = os.path.join(folder, name)
+            if os.path.islink(full) and not os.path.realpath(full).startswith(real_root):
+                kind = "link-out"
+            found.append((full, kind))
+    return found
+
+
+def _line_counter(root: str):
+    from memcite.ledger.memory_files import byte_lines, locate
+
+    real_root = os.path.realpath(root)
+    cache: dict[str, int | None] = {}
+
+    def count(relative: str) -> int | None:
+        if relative not in cache:
+            status, real = locate(real_root, relative)
+            if real is None:
+                cache[relative] = None
+            else:
+                try:
+                    with open(real, "rb") as handle:
+                        cache[relative] = len(byte_lines(handle.read(MAX_FILE_BYTES)))
+                except OSError:
+                    cache[relative] = None
+        return cache[relative]
+
+    return count
+
+
+def lint_files(files: Sequence[tuple[str, str]]) -> LintReport:
+    """Run the checks on ``(path, kind)`` pairs (see ``collect_files``)."""
+    findings: list[Finding] = []
+    entry_files: list[tuple[str, str]] = []
+    counters: dict[str, object] = {}
+    for path, kind in files:
+        if kind in ("link-out", "unlisted"):
+            why = "a link leading out of the folder, not followed" if kind == "link-out" else \
+                "a folder that cannot be listed"
+            findings.append(_finding("file-unreadable", path, 1, 1, why, "fix or remove it"))
+            continue
+        if kind == "adhoc":
+            findings.extend(check_adhoc_name(path, os.path.basename(path)))
+            continue
+        text, why = _read(path)
+        if text is None:
+            findings.append(_finding("file-unreadable", path, 1, 1, f"{why}", "fix or remove the file"))
+            continue
+        if kind in ("memory", "entries"):
+            entry_files.append((path, text))
+        if kind == "summary":
+            findings.extend(check_memory_summary(path, text))
+        if kind in ("memory", "summary"):
+            base = os.path.dirname(path) or "."
+            counter = counters.setdefault(base, _line_counter(base))
+            findings.extend(check_pointers(path, text, counter))
+        if kind == "rollout":
+            findings.extend(check_rollout_summary(path, os.path.basename(path), text))
+    findings.extend(check_entry_files(entry_files))
+    return LintReport(tuple(sort_findings(findings)), len(files))
+
+
+def lint_paths(paths: Sequence[str]) -> LintReport:
+    """Lint files and folders: a Codex memory folder, memcite's notes folder, or single files."""
+    files: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for path in paths:
+        for item in collect_files(path):
+            real = os.path.realpath(item[0])
+            if real not in seen:
+                seen.add(real)
+                files.append(item)
+    return lint_files(files)
+
+
+__all__ = ["MAX_FILE_BYTES", "LintReport", "collect_files", "lint_files", "lint_paths"]
