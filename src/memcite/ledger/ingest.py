@@ -120,15 +120,21 @@ def _assistant_text(payload: dict) -> str | None:
     )
 
 
-def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = None
-                         ) -> Iterator[ReplyInput]:
-    """Yield each assistant reply of one rollout file, with the session's thread id and cwd."""
+def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = None, *,
+                         handle=None, first_line: int = 0) -> Iterator[ReplyInput]:
+    """Yield each assistant reply of one rollout file, with the session's thread id and cwd.
+
+    ``handle`` (closed at the end) reads from a later point of the file, whose first line is
+    line ``first_line + 1``; ``scan`` then carries the session id and cwd read before it
+    (see ``memcite.ledger.session_offsets``).
+    """
     path = os.fspath(path)
     scan = scan if scan is not None else RolloutScan(path)
     origin = f"ingest:{os.path.abspath(path)}"
-    handle = _open_lines(path)
+    handle = _open_lines(path) if handle is None else handle
     try:
         for number, line in _candidate_lines(handle):
+            number += first_line
             scan.lines = number
             # A cheap look before parsing: most lines (tool output, reasoning) are not replies.
             if line is None:
@@ -216,12 +222,19 @@ def ingest_rollout(
     policy: str = "default",
     memory_root: str | os.PathLike | None = None,
     now: int | None = None,
+    scan: RolloutScan | None = None,
+    handle=None,
+    first_line: int = 0,
 ) -> IngestReport:
-    """Record every assistant reply of one rollout file (one transaction per reply)."""
+    """Record every assistant reply of one rollout file (one transaction per reply).
+
+    ``scan``, ``handle`` and ``first_line`` read from a later point (see ``iter_rollout_replies``).
+    """
     path = os.fspath(path)
-    scan = RolloutScan(path)
+    scan = scan if scan is not None else RolloutScan(path)
     report = IngestReport(path, None)
-    results = record_replies(conn, iter_rollout_replies(path, scan), profile=profile,
+    replies = iter_rollout_replies(path, scan, handle=handle, first_line=first_line)
+    results = record_replies(conn, replies, profile=profile,
                              policy=policy, memory_root=memory_root, now=now)
     for result in results:
         report.replies += 1
