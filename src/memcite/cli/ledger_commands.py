@@ -21,7 +21,7 @@ from memcite.errors import CitationError, InputError, MemciteError
 from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
 
 # resolve_* and report_error are also used by memcite.cli.retention_commands.
-__all__ = ["ingest", "open_database", "rebuild", "record", "report_error", "resolve_codex_home",
+__all__ = ["ingest", "ingest_home", "open_database", "rebuild", "record", "report_error", "resolve_codex_home",
            "resolve_db_path", "sync"]
 
 PROFILE_CHOICES = ("codex", "strict")
@@ -31,13 +31,15 @@ ERROR_CHOICES = ("strict", "replace")
 # --------------------------------------------------------------------------- the database
 
 
-def open_database(db: str | None, *, readonly: bool = False, migrate_schema: bool = True):
+def open_database(db: str | None, *, readonly: bool = False, migrate_schema: bool = True,
+                  busy_timeout_ms: int | None = None):
     """Open the command's database (see ``memcite.paths.resolve_db_path``).
 
     A writer creates the default data folder first if it is missing; a database
     named with ``--db`` or ``$MEMCITE_DB`` must be in a folder that exists.
+    ``busy_timeout_ms`` shortens the wait for another writer (the Stop hook's).
     """
-    from memcite.ledger.store import StoreError, open_store
+    from memcite.ledger.store import BUSY_TIMEOUT_MS, StoreError, open_store
 
     folder = None if readonly else default_db_folder(db)
     if folder is not None and not os.path.isdir(folder):
@@ -48,7 +50,8 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
                              f"({exc.strerror or exc})",
                              hint="set MEMCITE_HOME or MEMCITE_DB to a writable place, "
                                   "or pass --db") from None
-    return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema)
+    return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema,
+                      busy_timeout_ms=busy_timeout_ms or BUSY_TIMEOUT_MS)
 
 
 def _database_error(db: str | None, exc: Exception) -> MemciteError:
@@ -342,16 +345,20 @@ def sync(
 
 
 def ingest(
-    rollouts: list[str],
+    rollouts: list[str] | None = None,
     db: str | None = None,
     codex_home: str | None = None,
     policy: str = "default",
     profile: str = "codex",
     json: bool = False,  # noqa: A002 - mirrors the --json flag
+    since: str | None = None,
+    progress=None,
 ) -> int:
     """Record the assistant replies of the given rollout files; print one line per file.
 
-    Each reply is keyed by its session and line (see ``memcite.ledger.ingest``).
+    With no files, every session file of the Codex home, each read from where the
+    last read stopped (``ingest_home``). Each reply is keyed by its session and line
+    (see ``memcite.ledger.ingest``).
     """
     import sqlite3
 
@@ -359,12 +366,16 @@ def ingest(
     from memcite.ledger.ingest import check_rollout, ingest_rollout
     from memcite.ledger.recording import POLICIES
 
+    if not rollouts:
+        return ingest_home(db=db, codex_home=codex_home, policy=policy, profile=profile,
+                           json=json, since=since, progress=progress)
     code = 0
     try:
         check_choice(policy, POLICIES, "--policy")
         check_choice(profile, PROFILE_CHOICES, "--profile")
-        if not rollouts:
-            raise InputError("give one or more rollout files (.jsonl or .jsonl.zst)")
+        if since is not None:
+            raise InputError("--since chooses among the session files of a Codex home; "
+                             "with files named, leave it out")
         root = memory_folder(resolve_codex_home(codex_home))
         readable = []
         for path in rollouts:  # before the database: bad inputs alone create nothing
@@ -397,6 +408,65 @@ def ingest(
     finally:
         conn.close()
     return code
+
+
+def ingest_home(
+    db: str | None = None,
+    codex_home: str | None = None,
+    policy: str = "default",
+    profile: str = "codex",
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+    since: str | None = None,
+    progress=None,
+) -> int:
+    """Bring every session file of a Codex home up to date, from the stored offsets."""
+    import sqlite3
+
+    from memcite.ledger.codex_home import memory_folder
+    from memcite.ledger.recording import POLICIES, parse_time
+    from memcite.ledger.session_offsets import SESSION_FOLDERS, ingest_codex_home
+
+    try:
+        check_choice(policy, POLICIES, "--policy")
+        check_choice(profile, PROFILE_CHOICES, "--profile")
+        after = None if since is None else parse_time(since, what="--since")
+        home = resolve_codex_home(codex_home)
+        if not any(os.path.isdir(os.path.join(home, f)) for f in SESSION_FOLDERS):
+            raise InputError(f"{home}: no sessions/ or archived_sessions/ folder, no session "
+                             "to ingest", hint="pass Codex's home with --codex-home DIR, or "
+                             "name session files")
+        conn = open_database(db)
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+
+    def show(result) -> None:
+        if result.status != "read":
+            return
+        if json:
+            dump_json(result.to_dict())
+        elif result.report.replies or result.reread:
+            _print_ingest_report(result.path, result.report, False)
+
+    try:
+        summary = ingest_codex_home(conn, home, since=after, progress=progress, on_file=show,
+                                    profile=profile, policy=policy,
+                                    memory_root=memory_folder(home))
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    finally:
+        conn.close()
+    for problem in summary.failed:
+        note(f"{problem} (skipped)")
+    (sys.stderr if json else sys.stdout).write(
+        f"{summary.codex_home}: {summary.files} session file(s), {summary.read} read "
+        f"({summary.reread} again from the start), {summary.unchanged} unchanged; "
+        f"{summary.replies} repl{'y' if summary.replies == 1 else 'ies'}, {summary.recorded} "
+        f"recorded, {summary.duplicates} already recorded, {summary.counted} citation(s) counted\n")
+    return 1 if summary.failed or summary.rejected else 0
 
 
 def _print_ingest_report(path: str, report, json: bool) -> None:

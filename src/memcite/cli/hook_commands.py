@@ -1,0 +1,152 @@
+"""The body of ``memcite hook stop``: what Codex's ``Stop`` hook runs after every turn.
+
+Codex passes the hook payload as JSON on stdin; its ``transcript_path`` is the
+session file (``last_assistant_message`` has already lost its citation block,
+so the file is the source). The replies added since the last run are recorded
+(``memcite.ledger.session_offsets``), reading at most ``HOOK_READ_BUDGET`` bytes
+so that a first run at the end of a huge session still ends in time (the next
+turn reads on from there).
+
+A hook must never get in the agent's way: Codex would make the agent go on if
+it exited 2 or printed a ``decision``. So whatever happens this exits 0 and
+writes nothing to stdout or stderr; it waits for a busy database for at most
+``HOOK_BUSY_TIMEOUT_MS`` and then gives up; and every run, with its counts or
+its error, is a line in memcite's hook log (``memcite.ledger.hook_log``) that
+``memcite doctor`` shows. Run on the fast path: Typer is never imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+HOOK_BUSY_TIMEOUT_MS = 1000
+HOOK_READ_BUDGET = 32 * 1024 * 1024
+MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+
+
+class _Skip(Exception):
+    """Nothing to do for this payload (no session file): logged as ``skipped``."""
+
+
+class _BadPayload(Exception):
+    """The payload cannot be used: logged as an error."""
+
+
+def codex_home_of(transcript_path: str) -> str | None:
+    """The Codex home a session file lies in (``sessions/YYYY/MM/DD/`` or ``archived_sessions/``)."""
+    folder = os.path.dirname(os.path.abspath(transcript_path))
+    if os.path.basename(folder) == "archived_sessions":
+        return os.path.dirname(folder)
+    parts = []
+    for _ in range(3):
+        folder, part = os.path.split(folder)
+        parts.append(part)
+    if os.path.basename(folder) == "sessions" and all(part.isdigit() for part in parts):
+        return os.path.dirname(folder)
+    return None
+
+
+def read_payload(stream, limit: int = MAX_PAYLOAD_BYTES) -> dict:
+    """The hook payload: one JSON object of at most ``limit`` bytes."""
+    import json
+
+    if stream.isatty():
+        raise _BadPayload("no payload on stdin (this command is run by Codex's Stop hook)")
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise _BadPayload(f"the payload is larger than {limit} bytes")
+    if not data.strip():
+        raise _BadPayload("the payload is empty")
+    try:
+        payload = json.loads(data)
+    except ValueError as exc:
+        raise _BadPayload(f"the payload is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise _BadPayload("the payload is not a JSON object")
+    return payload
+
+
+def _describe(exc: BaseException) -> str:
+    import sqlite3
+
+    from memcite.errors import MemciteError
+
+    if isinstance(exc, MemciteError | _BadPayload | _Skip):
+        return str(exc)
+    if isinstance(exc, sqlite3.Error):
+        return f"memcite's database: {exc}"
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        return f"interrupted ({type(exc).__name__})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> None:
+    payload = read_payload(stdin)
+    for key in ("session_id", "turn_id", "hook_event_name"):
+        if isinstance(payload.get(key), str):
+            entry[key] = payload[key]
+    transcript = payload.get("transcript_path")
+    if transcript is None or transcript == "":
+        raise _Skip("the payload has no transcript_path (a session without a session file)")
+    if not isinstance(transcript, str):
+        raise _BadPayload("transcript_path is not a string")
+    entry["transcript_path"] = transcript
+
+    from memcite.cli.ledger_commands import open_database
+    from memcite.ledger.session_offsets import ingest_session_file
+    from memcite.paths import resolve_codex_home
+
+    home = codex_home or codex_home_of(transcript) or resolve_codex_home()
+    conn = open_database(db, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+    try:
+        result = ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
+                                     memory_root=os.path.join(home, "memories"))
+    finally:
+        conn.close()
+    report = result.report
+    entry.update(
+        status="ok",
+        replies=report.replies if report else 0,
+        recorded=report.recorded if report else 0,
+        counted=report.counted if report else 0,
+        from_offset=result.from_offset,
+        to_offset=result.to_offset,
+        reread=result.reread,
+        caught_up=result.caught_up,
+    )
+    if report is not None and report.bad_line_count:
+        entry["bad_lines"] = report.bad_line_count
+
+
+def hook_stop(db: str | None = None, codex_home: str | None = None,
+              ignored_args: list[str] | None = None, stdin=None) -> int:
+    """Record what the session file gained since the last turn; always 0, never a byte on stdout."""
+    from memcite.ledger.hook_log import append_entry, log_time
+    from memcite.paths import hook_log_path
+
+    clock = time.monotonic()
+    entry: dict = {"event": "stop", **log_time(time.time())}
+    if ignored_args:
+        entry["ignored_args"] = " ".join(ignored_args)
+    saved = sys.stdout, sys.stderr
+    sink = None
+    try:
+        sink = open(os.devnull, "w")  # noqa: SIM115 - whatever a library prints goes nowhere
+        sys.stdout = sys.stderr = sink
+        _run_stop(entry, db, codex_home, stdin if stdin is not None else sys.stdin.buffer)
+    except _Skip as reason:
+        entry.update(status="skipped", reason=str(reason))
+    except BaseException as exc:  # noqa: BLE001 - a hook never fails, whatever happened
+        entry.update(status="error", error=_describe(exc))
+    finally:
+        sys.stdout, sys.stderr = saved
+        if sink is not None:
+            sink.close()
+        entry["ms"] = round((time.monotonic() - clock) * 1000, 1)
+        try:
+            append_entry(hook_log_path(), entry)
+        except BaseException:  # noqa: BLE001, S110 - nowhere left to report it
+            pass
+    return 0
