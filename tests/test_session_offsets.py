@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from codex_sessions import (
     MEMORIES,
     memory_folder,
@@ -13,7 +14,6 @@ from codex_sessions import (
     turn,
     write_session,
 )
-
 from memcite.errors import InputError
 from memcite.ledger.ingest import ingest_rollout
 from memcite.ledger.session_offsets import (

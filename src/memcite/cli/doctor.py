@@ -333,7 +333,7 @@ def check_notes_folder(inputs: DoctorInputs) -> Check:
         return Check("notes-folder", OK, f"{root}: no notes yet")
     wide: list[str] = []
     seen = 0
-    for folder, folders, files in os.walk(root):
+    for folder, _folders, files in os.walk(root):
         for name in [".", *files]:
             path = folder if name == "." else os.path.join(folder, name)
             seen += 1

@@ -48,9 +48,11 @@ def codex_home_of(transcript_path: str) -> str | None:
     return None
 
 
-def read_payload(stream, limit: int = MAX_PAYLOAD_BYTES) -> dict:
-    """The hook payload: one JSON object of at most ``limit`` bytes."""
+def read_payload(stream, limit: int | None = None) -> dict:
+    """The hook payload: one JSON object of at most ``limit`` bytes (``MAX_PAYLOAD_BYTES``)."""
     import json
+
+    limit = MAX_PAYLOAD_BYTES if limit is None else limit
 
     if stream.isatty():
         raise _BadPayload("no payload on stdin (this command is run by Codex's Stop hook)")

@@ -204,9 +204,18 @@ def ingest_session_file(
     """
     path = os.fspath(path)
     key = session_key(path)
+    stored = load_offset(conn, key)
+    if stored is not None and stored.byte_offset == stored.size:
+        try:  # read to its end last time, and not touched since: one stat
+            info = os.stat(path)
+        except OSError:
+            info = None
+        if info is not None and stat_module.S_ISREG(info.st_mode) and \
+                (info.st_size, info.st_mtime_ns) == (stored.size, stored.mtime_ns):
+            return SessionRead(path, "unchanged", stored.size, stored.size, stored.size,
+                               session_id=stored.session_id)
     handle, info = _open_regular(path)
     size, mtime_ns = info.st_size, info.st_mtime_ns
-    stored = load_offset(conn, key)
     if path.endswith(".zst"):
         return _ingest_compressed(conn, path, key, handle, size, mtime_ns, stored,
                                   profile=profile, policy=policy, memory_root=memory_root, now=now)
@@ -214,9 +223,6 @@ def ingest_session_file(
         start, first_line, reread = 0, 0, stored is not None
         scan = RolloutScan(path)
         if stored is not None:
-            if (stored.size, stored.mtime_ns) == (size, mtime_ns) and stored.byte_offset == size:
-                return SessionRead(path, "unchanged", size, size, size,
-                                   session_id=stored.session_id)
             if stored.byte_offset <= size and fingerprint(handle, stored.byte_offset) == \
                     stored.fingerprint:
                 start, first_line, reread = stored.byte_offset, stored.lines_read, False
