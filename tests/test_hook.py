@@ -244,3 +244,33 @@ def test_the_log_is_rotated_and_bounded(tmp_path, monkeypatch):
     assert len(last[-1]["error"]) == hook_log.MAX_FIELD_CHARS
     assert oct(log.stat().st_mode & 0o777) == "0o600"
     assert oct(log.parent.stat().st_mode & 0o777) == "0o700"
+
+
+def test_a_payload_whose_stdin_stays_open_is_read_to_the_end_of_the_object(home, tmp_path):
+    path = write_session(home, SESSION, 1)
+    process = subprocess.Popen([sys.executable, "-m", "memcite", "hook", "stop"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    data = payload(path)
+    process.stdin.write(data[:50])
+    process.stdin.flush()
+    time.sleep(0.2)
+    process.stdin.write(data[50:])
+    process.stdin.flush()  # and never closed
+    try:
+        assert process.wait(timeout=30) == 0
+    finally:
+        process.stdin.close()
+    assert process.stdout.read() == b"" and _log(tmp_path)[-1]["recorded"] == 2
+
+
+def test_a_run_past_its_deadline_stops_and_says_so(home, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("memcite.cli.hook_commands.HOOK_DEADLINE_SECONDS", 0.2)
+
+    def slow(*args, **kwargs):
+        time.sleep(5)
+
+    monkeypatch.setattr("memcite.ledger.session_offsets.ingest_session_file", slow)
+    started = time.monotonic()
+    run_hook(payload(write_session(home, SESSION, 1)), capsys)
+    assert time.monotonic() - started < 3
+    assert "gave up after" in _log(tmp_path)[-1]["error"]

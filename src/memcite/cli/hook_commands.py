@@ -22,6 +22,8 @@ import sys
 import time
 
 HOOK_BUSY_TIMEOUT_MS = 1000
+# The hook gives up after this long, well inside the 30 s setup gives Codex as its timeout.
+HOOK_DEADLINE_SECONDS = 20
 HOOK_READ_BUDGET = 32 * 1024 * 1024
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 
@@ -32,6 +34,27 @@ class _Skip(Exception):
 
 class _BadPayload(Exception):
     """The payload cannot be used: logged as an error."""
+
+
+class _Deadline(Exception):
+    """The run took longer than ``HOOK_DEADLINE_SECONDS``: it stops (the next turn goes on)."""
+
+
+def _stop_at_deadline(signum, frame) -> None:
+    raise _Deadline(f"gave up after {HOOK_DEADLINE_SECONDS} s (the next turn reads on)")
+
+
+def _set_deadline(seconds: float) -> None:
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        return  # Windows: Codex's own timeout is the limit
+    try:
+        if seconds:
+            signal.signal(signal.SIGALRM, _stop_at_deadline)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    except ValueError:
+        pass  # not the main thread (a library caller): no alarm
 
 
 def codex_home_of(transcript_path: str) -> str | None:
@@ -56,9 +79,7 @@ def read_payload(stream, limit: int | None = None) -> dict:
 
     if stream.isatty():
         raise _BadPayload("no payload on stdin (this command is run by Codex's Stop hook)")
-    data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise _BadPayload(f"the payload is larger than {limit} bytes")
+    data = _read_object(stream, limit)
     if not data.strip():
         raise _BadPayload("the payload is empty")
     try:
@@ -70,12 +91,44 @@ def read_payload(stream, limit: int | None = None) -> dict:
     return payload
 
 
+def _read_object(stream, limit: int) -> bytes:
+    """The bytes on ``stream`` up to its end, or up to a complete JSON object (Codex closes
+    stdin after the payload; this does not rely on it)."""
+    import json
+
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        descriptor = None
+    if descriptor is None:
+        data = stream.read(limit + 1)
+    else:
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(descriptor, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if chunk.rstrip().endswith(b"}"):
+                try:
+                    json.loads(b"".join(chunks))
+                except ValueError:
+                    continue
+                break
+        data = b"".join(chunks)
+    if len(data) > limit:
+        raise _BadPayload(f"the payload is larger than {limit} bytes")
+    return data
+
+
 def _describe(exc: BaseException) -> str:
     import sqlite3
 
     from memcite.errors import MemciteError
 
-    if isinstance(exc, MemciteError | _BadPayload | _Skip):
+    if isinstance(exc, MemciteError | _BadPayload | _Skip | _Deadline):
         return str(exc)
     if isinstance(exc, sqlite3.Error):
         return f"memcite's database: {exc}"
@@ -96,12 +149,15 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
         raise _BadPayload("transcript_path is not a string")
     entry["transcript_path"] = transcript
 
-    from memcite.cli.ledger_commands import open_database
     from memcite.ledger.session_offsets import ingest_session_file
-    from memcite.paths import resolve_codex_home
+    from memcite.ledger.store import open_store
+    from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
 
     home = codex_home or codex_home_of(transcript) or resolve_codex_home()
-    conn = open_database(db, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+    folder = default_db_folder(db)  # as ledger_commands.open_database, without its imports
+    if folder is not None and not os.path.isdir(folder):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    conn = open_store(resolve_db_path(db), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
     try:
         result = ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
                                      memory_root=os.path.join(home, "memories"))
@@ -137,12 +193,17 @@ def hook_stop(db: str | None = None, codex_home: str | None = None,
     try:
         sink = open(os.devnull, "w")  # noqa: SIM115 - whatever a library prints goes nowhere
         sys.stdout = sys.stderr = sink
+        _set_deadline(HOOK_DEADLINE_SECONDS)
         _run_stop(entry, db, codex_home, stdin if stdin is not None else sys.stdin.buffer)
     except _Skip as reason:
         entry.update(status="skipped", reason=str(reason))
     except BaseException as exc:  # noqa: BLE001 - a hook never fails, whatever happened
         entry.update(status="error", error=_describe(exc))
     finally:
+        try:
+            _set_deadline(0)
+        except BaseException:  # noqa: BLE001, S110 - a late alarm is not worth a failure
+            pass
         sys.stdout, sys.stderr = saved
         if sink is not None:
             sink.close()

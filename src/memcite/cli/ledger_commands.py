@@ -31,15 +31,13 @@ ERROR_CHOICES = ("strict", "replace")
 # --------------------------------------------------------------------------- the database
 
 
-def open_database(db: str | None, *, readonly: bool = False, migrate_schema: bool = True,
-                  busy_timeout_ms: int | None = None):
+def open_database(db: str | None, *, readonly: bool = False, migrate_schema: bool = True):
     """Open the command's database (see ``memcite.paths.resolve_db_path``).
 
     A writer creates the default data folder first if it is missing; a database
     named with ``--db`` or ``$MEMCITE_DB`` must be in a folder that exists.
-    ``busy_timeout_ms`` shortens the wait for another writer (the Stop hook's).
     """
-    from memcite.ledger.store import BUSY_TIMEOUT_MS, StoreError, open_store
+    from memcite.ledger.store import StoreError, open_store
 
     folder = None if readonly else default_db_folder(db)
     if folder is not None and not os.path.isdir(folder):
@@ -50,8 +48,7 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
                              f"({exc.strerror or exc})",
                              hint="set MEMCITE_HOME or MEMCITE_DB to a writable place, "
                                   "or pass --db") from None
-    return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema,
-                      busy_timeout_ms=busy_timeout_ms or BUSY_TIMEOUT_MS)
+    return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema)
 
 
 def _database_error(db: str | None, exc: Exception) -> MemciteError:
