@@ -211,3 +211,16 @@ def test_a_whole_home_twice_records_nothing_the_second_time(conn, tmp_path):
     assert (second.files, second.unchanged, second.recorded) == (5, 5, 0)
     hashed = conn.execute("SELECT count(*) FROM cited_entries WHERE lines_sha256 IS NOT NULL")
     assert hashed.fetchone()[0] == 10
+
+
+def test_the_window_reads_only_its_bytes(tmp_path):
+    from memcite.ledger.session_offsets import _Window
+
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789\nabcdef\n")
+    window = _Window(open(path, "rb"), 3, 14)
+    assert window.readline(4) == b"3456"
+    assert window.readline() == b"789\n"
+    assert window.read() == b"abc"
+    assert window.read(5) == b"" and window.readline() == b""
+    window.close()

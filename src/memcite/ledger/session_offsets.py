@@ -147,7 +147,7 @@ def whole_lines_end(handle, start: int, size: int, budget: int | None = None) ->
 
 
 class _Window:
-    """A binary reader over ``[start, end)`` of an open file (readline and close only)."""
+    """A binary reader over ``[start, end)`` of an open file (read, readline, close)."""
 
     def __init__(self, handle, start: int, end: int) -> None:
         self._handle = handle
@@ -161,6 +161,13 @@ class _Window:
         line = self._handle.readline(size)
         self._left -= len(line)
         return line
+
+    def read(self, size: int = -1) -> bytes:
+        if self._left <= 0:
+            return b""
+        data = self._handle.read(self._left if size is None or size < 0 else min(size, self._left))
+        self._left -= len(data)
+        return data
 
     def close(self) -> None:
         self._handle.close()
