@@ -384,8 +384,8 @@ def _write_atomically(path: str, text: str) -> None:
     os.makedirs(folder, exist_ok=True)
     try:
         mode = os.stat(path).st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o600
+    except FileNotFoundError:  # config.toml may come to hold tokens: private from the start
+        mode = 0o600 if path.endswith(CONFIG_FILE) else 0o644
     data = text.encode("utf-8")
     temporary = os.path.join(folder, f".{os.path.basename(path)}.memcite-{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)

@@ -243,7 +243,7 @@ def check_database(inputs: DoctorInputs) -> Check:
     path = inputs.db_path
     if not os.path.exists(path):
         return Check("database", WARNING, f"{path}: not created yet (the first hook run, record, "
-                     "ingest or sync creates it)", "memcite ingest --codex-home")
+                     "ingest or sync creates it)", "memcite ingest (every session of the Codex home)")
     try:
         conn = open_store(path, readonly=True)
     except StoreError as error:
