@@ -171,3 +171,17 @@ def test_the_command_exit_codes_and_json(tmp_path):
     line = next(line for line in done.stdout.splitlines() if "stop-hook" in line)
     assert line.startswith("failure  stop-hook: ") and "(fix: memcite setup codex --apply)" in line
     assert len(done.stdout.splitlines()) == len(report["checks"])
+
+
+def test_a_hook_written_inline_in_config_toml_counts_with_its_own_trust_key(tmp_path):
+    inputs = healthy_home(tmp_path)
+    home = inputs.codex_home
+    os.unlink(os.path.join(home, "hooks.json"))
+    key = f"{os.path.join(home, 'config.toml')}:stop:0:0"
+    with open(os.path.join(home, "config.toml"), "w") as handle:
+        handle.write("[features]\nmemories = true\n\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\n"
+                     f'type = "command"\ncommand = "{STOP_COMMAND}"\ntimeout = 30\n\n'
+                     f'[hooks.state."{key}"]\ntrusted_hash = "{codex_hook_hash("Stop", HANDLER)}"\n')
+    checks = {c.name: c for c in run_checks(inputs)}
+    assert checks["stop-hook"].status == "ok" and "config.toml" in checks["stop-hook"].message
+    assert checks["hook-trust"].status == "ok"

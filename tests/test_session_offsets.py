@@ -224,3 +224,59 @@ def test_the_window_reads_only_its_bytes(tmp_path):
     assert window.read() == b"abc"
     assert window.read(5) == b"" and window.readline() == b""
     window.close()
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _run(*args, env):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "memcite", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {**os.environ, "MEMCITE_DB": str(tmp_path / "cli.sqlite"),
+            "CODEX_HOME": str(tmp_path / "codex"), "MEMCITE_HOME": str(tmp_path / "data")}
+
+
+def test_ingest_with_no_files_brings_the_home_up_to_date(tmp_path, env):
+    import json
+
+    home = tmp_path / "codex"
+    memory_folder(home)
+    first_path = write_session(home, session_id(1), 2)
+    write_session(home, session_id(2), 1, archived=True, zst=True)
+    done = _run("ingest", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "2 session file(s), 2 read (0 again from the start), 0 unchanged; 6 replies, 6 recorded" \
+        in done.stdout
+    with open(first_path, "ab") as handle:
+        handle.write(turn(3))
+    done = _run("ingest", "--json", env=env)
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(d["path"], d["status"], d["recorded"], d["reread"]) for d in lines] == \
+        [(str(first_path), "read", 2, False)]
+    assert lines[0]["from_offset"] > 0 and lines[0]["to_offset"] == first_path.stat().st_size
+    assert "1 unchanged" in done.stderr
+    again = _run("ingest", "--codex-home", str(home), env=env)
+    assert "0 read" in again.stdout and "0 recorded" in again.stdout
+
+
+def test_ingest_since_and_its_errors(tmp_path, env):
+    home = tmp_path / "codex"
+    old = write_session(home, session_id(1), 1, day=1)
+    write_session(home, session_id(2), 1, day=2)
+    os.utime(old, (1_000_000_000, 1_000_000_000))
+    done = _run("ingest", "--since", "2020-01-01", env=env)
+    assert done.returncode == 0 and "1 session file(s)" in done.stdout
+    bad = _run("ingest", "--since", "yesterday", env=env)
+    assert bad.returncode == 2 and "--since" in bad.stderr
+    both = _run("ingest", str(old), "--since", "2020-01-01", env=env)
+    assert both.returncode == 2 and "leave it out" in both.stderr
+    empty = _run("ingest", "--codex-home", str(tmp_path / "nothing"), env=env)
+    assert empty.returncode == 2 and "no sessions/" in empty.stderr
+    assert not (tmp_path / "nothing").exists()

@@ -149,11 +149,29 @@ def _hook_folders(inputs: DoctorInputs) -> list[str]:
     return folders
 
 
-def find_stop_hook(inputs: DoctorInputs) -> tuple[str, int, int, dict] | str | None:
-    """Where memcite's Stop hook is (hooks.json, group, handler, handler), a problem, or None."""
+def find_stop_hook(inputs: DoctorInputs, config: dict | None = None
+                   ) -> tuple[str, int, int, dict] | str | None:
+    """Where memcite's Stop hook is (its file, group, handler, the handler), a problem, or None.
+
+    Looked for in ``hooks.json`` of the home and of the project, then in the home's
+    ``config.toml`` ``[hooks]`` table (Codex reads both; the trust key names the file).
+    """
     import json
 
     wanted = codex_setup.memcite_handlers(lint=False)["Stop"]
+    found = _find_in_hooks_json(inputs, wanted, json)
+    if found is not None:
+        return found
+    inline = (config or {}).get("hooks")
+    if isinstance(inline, dict) and isinstance(inline.get("Stop"), list):
+        matches = codex_setup.find_handlers({"hooks": {"Stop": inline["Stop"]}}, "Stop", wanted)
+        if matches:
+            group, handler, entry = matches[0]
+            return os.path.join(inputs.codex_home, codex_setup.CONFIG_FILE), group, handler, entry
+    return None
+
+
+def _find_in_hooks_json(inputs: DoctorInputs, wanted: dict, json):
     for folder in _hook_folders(inputs):
         path = os.path.join(folder, codex_setup.HOOKS_FILE)
         try:
@@ -366,7 +384,7 @@ def run_checks(inputs: DoctorInputs) -> list[Check]:
         checks.append(check_codex_config(inputs, config, error))
         checks += [check_memories_db(inputs, config), check_memories_enabled(config),
                    check_hooks_feature(config)]
-        found = find_stop_hook(inputs)
+        found = find_stop_hook(inputs, config)
         checks += [check_stop_hook(inputs, found), check_hook_trust(inputs, found, config)]
     checks += [check_hook_runs(inputs), check_database(inputs), *check_tokenizers(inputs),
                check_cache_folder(inputs), check_notes_folder(inputs)]
