@@ -265,3 +265,16 @@ def test_trust_records_are_read_by_key(tmp_path, state, status):
         config = {"hooks": {"state": {f"{os.path.abspath(path)}:stop:1:0": state}}}
     trust = trust_state(path, "Stop", 1, 0, handler, config)
     assert trust.status == status and trust.key.endswith(":stop:1:0")
+
+
+def test_removing_says_when_the_users_hooks_move_up_a_place(tmp_path):
+    full_setup(tmp_path)
+    hooks = json.loads((tmp_path / "hooks.json").read_text())
+    hooks["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "later.sh"}]})
+    (tmp_path / "hooks.json").write_text(json.dumps(hooks, indent=2) + "\n")
+    plan = plan_setup(tmp_path, remove=True)
+    assert any("move up one place" in note for note in plan.notes)
+    apply_plan(plan)
+    assert json.loads((tmp_path / "hooks.json").read_text())["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": "later.sh"}]}]
+    assert not any("move up" in note for note in plan_setup(tmp_path, remove=True).notes)

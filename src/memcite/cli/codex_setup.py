@@ -251,11 +251,17 @@ def _remove_hooks(path: str, text: str | None, handlers: dict[str, dict],
                 plan.notes.append(f"{path}: the {event} hook running `{handler['command']}` was "
                                   "changed since setup added it; left as is")
                 continue
-            group = document["hooks"][event][group_index]
+            groups = document["hooks"][event]
+            group = groups[group_index]
             del group["hooks"][handler_index]
             removed = True
+            shifted = handler_index < len(group["hooks"])
             if not group["hooks"] and set(group) <= {"hooks"}:
-                del document["hooks"][event][group_index]
+                del groups[group_index]
+                shifted = group_index < len(groups)
+            if shifted:  # Codex keys trust by place: the hooks after this one move up
+                plan.notes.append(f"{path}: the {event} hooks after memcite's move up one place; "
+                                  "Codex will ask you to trust them again in /hooks")
         if event in document["hooks"] and not document["hooks"][event]:
             del document["hooks"][event]
     if not removed:
