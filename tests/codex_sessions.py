@@ -28,7 +28,7 @@ def session_meta(session_id: str, cwd: str = "/home/dev/project", instructions: 
 
 
 def cited_reply(number: int, memory: str = MEMORIES[0]) -> str:
-    return (f"Turn {number}: done, as the memory said.\n\n<oai-mem-citation>\n<citation_entries>\n"
+    return (f"Turn {number}: done, as the memory said (turn {number}).\n\n<oai-mem-citation>\n<citation_entries>\n"
             f"MEMORY.md:1-2|note=[turn {number}]\n</citation_entries>\n<rollout_ids>\n{memory}\n"
             "</rollout_ids>\n</oai-mem-citation>")
 

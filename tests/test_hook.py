@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from codex_sessions import MEMORIES, memory_folder, session_bytes, session_id, turn, write_session
+from codex_sessions import (
+    MEMORIES,
+    cited_reply,
+    memory_folder,
+    session_bytes,
+    session_id,
+    turn,
+    write_session,
+)
 from memcite.cli.hook_commands import codex_home_of, hook_stop
 from memcite.ledger import hook_log
 from memcite.ledger.hook_log import append_entry, read_entries
@@ -56,10 +64,10 @@ def _usage(tmp_path: Path) -> int:
         conn.close()
 
 
-def payload(path, **extra) -> bytes:
+def payload(path, message=None, **extra) -> bytes:
     body = {"session_id": SESSION, "turn_id": "t1", "transcript_path": str(path), "cwd": "/w",
             "hook_event_name": "Stop", "model": "gpt-5", "permission_mode": "default",
-            "stop_hook_active": False, "last_assistant_message": "done (citation stripped)"}
+            "stop_hook_active": False, "last_assistant_message": message}
     body.update(extra)
     return json.dumps(body).encode()
 
@@ -274,3 +282,45 @@ def test_a_run_past_its_deadline_stops_and_says_so(home, tmp_path, capsys, monke
     run_hook(payload(write_session(home, SESSION, 1)), capsys)
     assert time.monotonic() - started < 3
     assert "gave up after" in _log(tmp_path)[-1]["error"]
+
+
+def visible(number: int) -> str:
+    """``last_assistant_message`` of a turn: its final reply without the citation block."""
+    return cited_reply(number).split("<oai-mem-citation>")[0].rstrip()
+
+
+def test_a_final_reply_not_yet_on_disk_is_waited_for(home, tmp_path, capsys):
+    path = write_session(home, SESSION, 1)
+    lines = turn(2).splitlines(keepends=True)
+    with open(path, "ab") as handle:
+        handle.write(b"".join(lines[:-2]))  # the final reply and its event copy still queued
+
+    def flush_later():
+        time.sleep(0.4)
+        with open(path, "ab") as handle:
+            handle.write(b"".join(lines[-2:]))
+
+    writer = threading.Thread(target=flush_later)
+    writer.start()
+    run_hook(payload(path, visible(2)), capsys)
+    writer.join()
+    entry = _log(tmp_path)[-1]
+    assert entry["status"] == "ok" and entry.get("waited_for_reply")
+    assert entry["replies"] == 4 and _usage(tmp_path) == 2  # both turns' citations
+
+
+def test_a_final_reply_already_on_disk_costs_no_wait(home, tmp_path, capsys):
+    path = write_session(home, SESSION, 3)
+    started = time.monotonic()
+    run_hook(payload(path, visible(3)), capsys)
+    assert time.monotonic() - started < 1.4
+    assert "waited_for_reply" not in _log(tmp_path)[-1]
+
+
+def test_a_final_reply_that_never_comes_delays_the_hook_a_bounded_time(home, tmp_path, capsys):
+    path = write_session(home, SESSION, 1)
+    started = time.monotonic()
+    run_hook(payload(path, "a reply Codex never wrote to the file"), capsys)
+    assert 1.4 <= time.monotonic() - started < 5
+    entry = _log(tmp_path)[-1]
+    assert entry["status"] == "ok" and entry["recorded"] == 2 and "waited_for_reply" not in entry

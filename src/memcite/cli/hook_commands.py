@@ -5,7 +5,10 @@ session file (``last_assistant_message`` has already lost its citation block,
 so the file is the source). The replies added since the last run are recorded
 (``memcite.ledger.session_offsets``), reading at most ``HOOK_READ_BUDGET`` bytes
 so that a first run at the end of a huge session still ends in time (the next
-turn reads on from there).
+turn reads on from there). Codex queues the final reply for the session file
+before it runs the hook; when the end of ``last_assistant_message`` is not in
+what was read, the hook waits up to ``FLUSH_WAIT_SECONDS`` for the file to grow
+and reads once more (a reply still missing is read by the next turn's run).
 
 A hook must never get in the agent's way: Codex would make the agent go on if
 it exited 2 or printed a ``decision``. So whatever happens this exits 0 and
@@ -22,6 +25,10 @@ import sys
 import time
 
 HOOK_BUSY_TIMEOUT_MS = 1000
+# Codex runs the Stop hook once the final reply is queued for the session file, which may
+# not have reached the disk yet: when it is not there, wait this long for the file to grow.
+FLUSH_WAIT_SECONDS = 1.5
+REPLY_NEEDLE_CHARS = 24
 # The hook gives up after this long, well inside the 30 s setup gives Codex as its timeout.
 HOOK_DEADLINE_SECONDS = 20
 HOOK_READ_BUDGET = 32 * 1024 * 1024
@@ -159,23 +166,62 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
         os.makedirs(folder, mode=0o700, exist_ok=True)
     conn = open_store(resolve_db_path(db), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
     try:
-        result = ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
-                                     memory_root=os.path.join(home, "memories"))
+        read = [ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
+                                    memory_root=os.path.join(home, "memories"))]
+        message = payload.get("last_assistant_message")
+        if read[-1].caught_up and isinstance(message, str) and \
+                not reply_on_disk(transcript, read[-1].to_offset, message) and \
+                wait_for_growth(transcript, read[-1].to_offset, FLUSH_WAIT_SECONDS):
+            entry["waited_for_reply"] = True
+            read.append(ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
+                                            memory_root=os.path.join(home, "memories")))
     finally:
         conn.close()
-    report = result.report
+    reports = [r.report for r in read if r.report is not None]
     entry.update(
         status="ok",
-        replies=report.replies if report else 0,
-        recorded=report.recorded if report else 0,
-        counted=report.counted if report else 0,
-        from_offset=result.from_offset,
-        to_offset=result.to_offset,
-        reread=result.reread,
-        caught_up=result.caught_up,
+        replies=sum(r.replies for r in reports),
+        recorded=sum(r.recorded for r in reports),
+        counted=sum(r.counted for r in reports),
+        from_offset=read[0].from_offset,
+        to_offset=read[-1].to_offset,
+        reread=read[0].reread,
+        caught_up=read[-1].caught_up,
     )
-    if report is not None and report.bad_line_count:
-        entry["bad_lines"] = report.bad_line_count
+    if sum(r.bad_line_count for r in reports):
+        entry["bad_lines"] = sum(r.bad_line_count for r in reports)
+
+
+def reply_on_disk(path: str, end: int, message: str) -> bool:
+    """Whether the end of the turn's final reply (``last_assistant_message``, the reply before
+    its citation block) is in the last MiB before ``end``; True when there is nothing to look for."""
+    import json
+
+    needle = message.strip()[-REPLY_NEEDLE_CHARS:]
+    if not needle:
+        return True
+    escaped = json.dumps(needle, ensure_ascii=False)[1:-1].encode("utf-8", "replace")
+    try:
+        with open(path, "rb") as handle:
+            start = max(0, end - (1 << 20))
+            handle.seek(start)
+            return escaped in handle.read(end - start)
+    except OSError:
+        return True
+
+
+def wait_for_growth(path: str, size: int, seconds: float) -> bool:
+    """Whether the file grows past ``size`` within ``seconds`` (looked at every 50 ms)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        try:
+            if os.stat(path).st_size > size:
+                time.sleep(0.05)  # the rest of the line
+                return True
+        except OSError:
+            return False
+    return False
 
 
 def hook_stop(db: str | None = None, codex_home: str | None = None,
