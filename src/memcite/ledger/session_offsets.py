@@ -84,9 +84,13 @@ def session_key(path: str | os.PathLike) -> str:
 
 def load_offset(conn: sqlite3.Connection, path: str | os.PathLike) -> SessionOffset | None:
     """The stored offset of ``path``, or None when it was never read."""
+    return _load(conn, session_key(path))
+
+
+def _load(conn: sqlite3.Connection, key: str) -> SessionOffset | None:
     row = conn.execute(
         "SELECT path, session_id, cwd, byte_offset, lines_read, fingerprint, size, mtime_ns"
-        " FROM session_offsets WHERE path = ?", (session_key(path),)).fetchone()
+        " FROM session_offsets WHERE path = ?", (key,)).fetchone()
     return SessionOffset(*row) if row else None
 
 
@@ -211,7 +215,7 @@ def ingest_session_file(
     """
     path = os.fspath(path)
     key = session_key(path)
-    stored = load_offset(conn, key)
+    stored = _load(conn, key)
     if stored is not None and stored.byte_offset == stored.size:
         try:  # read to its end last time, and not touched since: one stat
             info = os.stat(path)
