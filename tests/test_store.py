@@ -58,6 +58,11 @@ EXPECTED_SCHEMA = {
             "cited_ids_not_uuid": ["rollout_id"],  # partial: thread_id IS NULL
         },
     },
+    "session_offsets": {  # m006
+        "columns": ["path", "session_id", "cwd", "byte_offset", "lines_read", "fingerprint",
+                    "size", "mtime_ns", "updated_at"],
+        "indexes": {},
+    },
     "cited_entries": {
         "columns": ["reply_id", "position", "path", "line_start", "line_end", "note", "line",
                     "terminated", "lines_sha256"],

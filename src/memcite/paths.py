@@ -12,7 +12,8 @@ compare them on Linux):
   ``~/.local/share/memcite`` on Linux, ``~/Library/Application Support/memcite``
   on macOS, ``%LOCALAPPDATA%\\memcite`` on Windows;
 - the database: ``--db``, else ``$MEMCITE_DB``, else ``memcite.sqlite`` in the data folder;
-- the Codex home: ``--codex-home``, else ``$CODEX_HOME``, else ``~/.codex``.
+- the Codex home: ``--codex-home``, else ``$CODEX_HOME``, else ``~/.codex``;
+- the hook log: ``logs/hooks.log`` in the data folder (created by the first hook run).
 
 ``~`` is expanded in every value, whether it came from an option or the environment.
 """
@@ -23,6 +24,7 @@ import os
 import sys
 
 DB_FILE_NAME = "memcite.sqlite"
+HOOK_LOG_NAME = os.path.join("logs", "hooks.log")
 APP_NAME = "memcite"
 
 
@@ -91,3 +93,8 @@ def resolve_codex_home(codex_home: str | os.PathLike | None = None, environ=os.e
     if environ.get("CODEX_HOME"):
         return _expand(environ["CODEX_HOME"])
     return _expand(os.path.join("~", ".codex"))
+
+
+def hook_log_path(environ=os.environ) -> str:
+    """memcite's own log of its Codex hook runs (rotated, bounded), in the data folder."""
+    return os.path.join(user_data_dir(environ), HOOK_LOG_NAME)

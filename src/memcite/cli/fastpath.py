@@ -28,6 +28,9 @@ class FastCommand:
     flags: tuple[str, ...] = ()  # "--json": boolean, False unless given
     defaults: dict[str, object] = field(default_factory=dict)  # env-dependent defaults
     envvars: dict[str, str] = field(default_factory=dict)  # kwarg name -> environment variable
+    # A hook's command: arguments it cannot read are passed on as ``ignored_args`` rather
+    # than handed to Typer, whose usage error (exit 2) would reach the agent.
+    tolerant: bool = False
 
 
 def choice(*allowed: str):
@@ -135,6 +138,13 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         flags=("--json",),
         envvars={"db": "MEMCITE_DB", "codex_home": "CODEX_HOME"},
     ),
+    # Two words: a subcommand. No CODEX_HOME default: the session file says which home.
+    "hook stop": FastCommand(
+        target="memcite.cli.hook_commands:hook_stop",
+        options={"--db": str, "--codex-home": str},
+        envvars={"db": "MEMCITE_DB"},
+        tolerant=True,
+    ),
 }
 
 
@@ -191,12 +201,16 @@ def run(args: list[str]) -> int | None:
     """Run ``args`` on the fast path and return the exit code, or None to hand over to Typer."""
     if not args or os.environ.get("MEMCITE_NO_FASTPATH"):
         return None
-    spec = FAST_COMMANDS.get(args[0])
+    words = 2 if " ".join(args[:2]) in FAST_COMMANDS else 1
+    spec = FAST_COMMANDS.get(" ".join(args[:words]))
     if spec is None:
         return None
-    kwargs = parse_args(spec, args[1:])
+    rest = args[words:]
+    kwargs = parse_args(spec, rest)
     if kwargs is None:
-        return None
+        if not spec.tolerant or "--help" in rest or "-h" in rest:
+            return None
+        kwargs = {"ignored_args": rest}
     module_name, function_name = spec.target.split(":")
     function = getattr(import_module(module_name), function_name)
     return function(**kwargs)

@@ -118,16 +118,22 @@ class _rich_progress:  # noqa: N801 - used as a callback
 
 def ingest(
     rollouts: Annotated[
-        list[str],
-        typer.Argument(help="Codex session files (rollout-*.jsonl or .jsonl.zst), given "
-                       "explicitly; nothing is searched for.", show_default=False,
-                       metavar="ROLLOUT"),
-    ],
+        Optional[list[str]],  # noqa: UP045
+        typer.Argument(help="Codex session files (rollout-*.jsonl or .jsonl.zst). None: every "
+                       "session of the Codex home, each read from where the last read "
+                       "stopped.", show_default=False),
+    ] = None,
     db: DbOpt = None,
     codex_home: CodexHomeOpt = None,
+    since: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--since", help="With no files: only the session files modified since "
+                     "this time (epoch seconds or ISO 8601).", show_default=False,
+                     metavar="TIME"),
+    ] = None,
     policy: PolicyOpt = "default",
     profile: ProfileOpt = "codex",
-    json: Annotated[bool, typer.Option("--json", help="One JSON object per file.")] = False,
+    json: Annotated[bool, typer.Option("--json", help="One JSON object per file read.")] = False,
     progress: Annotated[
         Optional[bool],  # noqa: UP045
         typer.Option("--progress/--no-progress", help="Show progress on stderr while a long "
@@ -140,10 +146,19 @@ def ingest(
     Each reply is keyed by its session id and line number (the file's path and
     line when there is no session_meta line): ingesting a file again, even after
     Codex appended to it, counts nothing twice, while two turns that say the same
-    thing each count, as in Codex.
+    thing each count, as in Codex. With no files named, every session under the
+    Codex home's sessions/ and archived_sessions/ is brought up to date.
     """
-    exit_with(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
-                                 profile=profile, json=json, progress=progress))
+    home_progress = None
+    if not rollouts and not json and (sys.stderr.isatty() if progress is None else progress):
+        home_progress = _rich_progress()
+    try:
+        exit_with(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
+                                         profile=profile, json=json, since=since,
+                                         progress=progress, home_progress=home_progress))
+    finally:
+        if home_progress is not None:
+            home_progress.stop()
 
 
 def rebuild(

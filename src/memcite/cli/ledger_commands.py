@@ -29,7 +29,7 @@ from memcite.errors import (
 from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
 
 # resolve_* and report_error are also used by memcite.cli.retention_commands.
-__all__ = ["ingest", "open_database", "rebuild", "record", "report_error", "resolve_codex_home",
+__all__ = ["ingest", "ingest_home", "open_database", "rebuild", "record", "report_error", "resolve_codex_home",
            "resolve_db_path", "sync"]
 
 PROFILE_CHOICES = ("codex", "strict")
@@ -364,16 +364,20 @@ def sync(
 
 
 def ingest(
-    rollouts: list[str],
+    rollouts: list[str] | None = None,
     db: str | None = None,
     codex_home: str | None = None,
     policy: str = "default",
     profile: str = "codex",
     json: bool = False,  # noqa: A002 - mirrors the --json flag
+    since: str | None = None,
     progress: bool | None = None,
+    home_progress=None,
 ) -> int:
     """Record the assistant replies of the given rollout files; print one line per file.
 
+    With no files, every session file of the Codex home, each read from where the
+    last read stopped (``ingest_home``; ``home_progress`` is its progress callback).
     Each reply is keyed by its session and line (see ``memcite.ledger.ingest``).
     Exit 2 when a file could not be read or had bad lines (the others are done),
     1 when a strict reading rejected replies. ``progress``: None shows it on a
@@ -385,12 +389,16 @@ def ingest(
     from memcite.ledger.ingest import check_rollout, ingest_rollout
     from memcite.ledger.recording import POLICIES
 
+    if not rollouts:
+        return ingest_home(db=db, codex_home=codex_home, policy=policy, profile=profile,
+                           json=json, since=since, progress=home_progress)
     code = 0
     try:
         check_choice(policy, POLICIES, "--policy")
         check_choice(profile, PROFILE_CHOICES, "--profile")
-        if not rollouts:
-            raise InputError("give one or more rollout files (.jsonl or .jsonl.zst)")
+        if since is not None:
+            raise InputError("--since chooses among the session files of a Codex home; "
+                             "with files named, leave it out")
         root = memory_folder(resolve_codex_home(codex_home))
         readable = []
         for path in rollouts:  # before the database: bad inputs alone create nothing
@@ -479,6 +487,65 @@ def _file_size(path: str) -> int | None:
         return os.path.getsize(path) or None
     except OSError:
         return None
+
+
+def ingest_home(
+    db: str | None = None,
+    codex_home: str | None = None,
+    policy: str = "default",
+    profile: str = "codex",
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+    since: str | None = None,
+    progress=None,
+) -> int:
+    """Bring every session file of a Codex home up to date, from the stored offsets."""
+    import sqlite3
+
+    from memcite.ledger.codex_home import memory_folder
+    from memcite.ledger.recording import POLICIES, parse_time
+    from memcite.ledger.session_offsets import SESSION_FOLDERS, ingest_codex_home
+
+    try:
+        check_choice(policy, POLICIES, "--policy")
+        check_choice(profile, PROFILE_CHOICES, "--profile")
+        after = None if since is None else parse_time(since, what="--since")
+        home = resolve_codex_home(codex_home)
+        if not any(os.path.isdir(os.path.join(home, f)) for f in SESSION_FOLDERS):
+            raise InputError(f"{home}: no sessions/ or archived_sessions/ folder, no session "
+                             "to ingest", hint="pass Codex's home with --codex-home DIR, or "
+                             "name session files")
+        conn = open_database(db)
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+
+    def show(result) -> None:
+        if result.status != "read":
+            return
+        if json:
+            dump_json(result.to_dict())
+        elif result.report.replies or result.reread:
+            _print_ingest_report(result.path, result.report, False)
+
+    try:
+        summary = ingest_codex_home(conn, home, since=after, progress=progress, on_file=show,
+                                    profile=profile, policy=policy,
+                                    memory_root=memory_folder(home))
+    except MemciteError as error:
+        return report_error(error)
+    except sqlite3.Error as exc:
+        return report_error(_database_error(db, exc))
+    finally:
+        conn.close()
+    for problem in summary.failed:
+        note(f"{problem} (skipped)")
+    (sys.stderr if json else sys.stdout).write(
+        f"{summary.codex_home}: {summary.files} session file(s), {summary.read} read "
+        f"({summary.reread} again from the start), {summary.unchanged} unchanged; "
+        f"{summary.replies} repl{'y' if summary.replies == 1 else 'ies'}, {summary.recorded} "
+        f"recorded, {summary.duplicates} already recorded, {summary.counted} citation(s) counted\n")
+    return 1 if summary.failed or summary.rejected else 0
 
 
 def _print_ingest_report(path: str, report, json: bool) -> None:

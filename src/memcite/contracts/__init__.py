@@ -26,6 +26,7 @@ SCHEMAS: dict[str, str] = {
     "ingest": "memcite ingest --json: one line per rollout file",
     "rebuild": "memcite rebuild --json: usage counts that differ from the log",
     "lint": "memcite lint --json: the findings of one run",
+    "doctor": "memcite doctor --json: one entry per check of the setup",
     "schema": "memcite schema --json: the names of these schemas",
     "config": "memcite's config file (config.toml), as TOML tables",
 }

@@ -446,6 +446,30 @@ class LintOutput(Contract):
     findings: list[LintFinding]
 
 
+# --------------------------------------------------------------------------- doctor
+
+
+class DoctorCheck(Contract):
+    name: str = Field(description="A stable name of the check (memories-db, stop-hook, ...).")
+    status: Literal["ok", "warning", "failure"]
+    message: str
+    fix: str | None = Field(description="The command or setting that fixes it.")
+
+
+class DoctorOutput(Contract):
+    """`memcite doctor --json`: one entry per check."""
+
+    checked_at: int = Field(description="When the checks ran, Unix seconds.")
+    checked_at_iso: str | None
+    codex_home: str | None
+    db: str | None
+    log: str | None
+    ok: Count
+    warnings: Count
+    failures: Count
+    checks: list[DoctorCheck]
+
+
 # --------------------------------------------------------------------------- schema
 
 
@@ -473,5 +497,6 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     "ingest": IngestOutput,
     "rebuild": RebuildOutput,
     "lint": LintOutput,
+    "doctor": DoctorOutput,
     "schema": SchemaList,
 }

@@ -126,16 +126,22 @@ def _assistant_text(payload: dict) -> str | None:
 
 
 def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = None,
-                         progress: Callable[[RolloutScan], None] | None = None,
-                         ) -> Iterator[ReplyInput]:
+                         progress: Callable[[RolloutScan], None] | None = None, *,
+                         handle=None, first_line: int = 0) -> Iterator[ReplyInput]:
     """Yield each assistant reply of one rollout file, with the session's thread id and cwd;
-    ``progress(scan)``, if given, is called now and then as lines are read."""
+    ``progress(scan)``, if given, is called now and then as lines are read.
+
+    ``handle`` (closed at the end) reads from a later point of the file, whose first line is
+    line ``first_line + 1``; ``scan`` then carries the session id and cwd read before it
+    (see ``memcite.ledger.session_offsets``).
+    """
     path = os.fspath(path)
     scan = scan if scan is not None else RolloutScan(path)
     origin = f"ingest:{os.path.abspath(path)}"
-    handle = _open_lines(path)
+    handle = _open_lines(path) if handle is None else handle
     try:
         for number, line in _candidate_lines(handle):
+            number += first_line
             scan.lines = number
             if progress is not None and number % PROGRESS_EVERY_LINES == 0:
                 scan.offset = handle.tell()
@@ -227,16 +233,21 @@ def ingest_rollout(
     memory_root: str | os.PathLike | None = None,
     now: int | None = None,
     progress: Callable[[RolloutScan], None] | None = None,
+    scan: RolloutScan | None = None,
+    handle=None,
+    first_line: int = 0,
 ) -> IngestReport:
     """Record every assistant reply of one rollout file (one transaction per reply).
 
-    A file with neither a ``session_meta`` line nor an assistant reply is not a
-    Codex session file: ``InputError`` (nothing was recorded).
+    A file read from its start with neither a ``session_meta`` line nor an assistant
+    reply is not a Codex session file: ``InputError`` (nothing was recorded).
+    ``scan``, ``handle`` and ``first_line`` read from a later point (see ``iter_rollout_replies``).
     """
     path = os.fspath(path)
-    scan = RolloutScan(path)
+    scan = scan if scan is not None else RolloutScan(path)
     report = IngestReport(path, None)
-    results = record_replies(conn, iter_rollout_replies(path, scan, progress), profile=profile,
+    replies = iter_rollout_replies(path, scan, progress, handle=handle, first_line=first_line)
+    results = record_replies(conn, replies, profile=profile,
                              policy=policy, memory_root=memory_root, now=now)
     for result in results:
         report.replies += 1
@@ -249,7 +260,7 @@ def ingest_rollout(
             report.duplicates += 1
         else:
             report.rejected += 1
-    if scan.session_id is None and not report.replies:
+    if first_line == 0 and scan.session_id is None and not report.replies:
         raise InputError(
             f"{path}: not a Codex session file: no session_meta line and no assistant reply"
             f" in {scan.lines} line(s)",

