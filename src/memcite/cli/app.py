@@ -56,9 +56,9 @@ def strip(
 
 
 def _register_command_groups() -> None:
-    from memcite.cli import ledger_app, readpath_app, retention_app
+    from memcite.cli import ledger_app, notes_app, readpath_app, retention_app
 
-    for module in (ledger_app, readpath_app, retention_app):
+    for module in (ledger_app, readpath_app, retention_app, notes_app):
         module.register(app)
 
 

@@ -16,7 +16,7 @@ from memcite.ledger.store import transaction
 ACTIONS = ("save", "update", "forget", "restore", "purge", "adopt", "hand-edit", "archive")
 
 
-@dataclass(frozen=True)
+@dataclass
 class Change:
     """One change to a note, as the command saw it."""
 
