@@ -100,15 +100,21 @@ def _looks_like_identifier(token: str) -> bool:
     bare = core.replace("-", "").replace("_", "")
     if bare and all(char in _HEX for char in bare):
         return True  # git hashes, SHA-256 digests, UUIDs, thread ids
-    if "/" in core:
+    if "/" in core and "+" not in core:
         parts = [part for part in core.split("/") if part]
-        # A path or URL path: segments of ordinary length; a key rarely holds several "/".
-        if len(parts) >= 2 and all(len(part) <= 24 for part in parts):
+        # A path or URL path: each segment a word, a name or short (base64 keys mix cases and digits).
+        if len(parts) >= 2 and all(_path_part(part) for part in parts):
             return True
     pieces = [piece for piece in re.split(r"[-_]", core) if piece]
     if len(pieces) >= 2 and all(len(piece) <= 12 for piece in pieces):
         return True  # slugs, kebab and snake names, rollout file names, dates and times
     return core.isalpha() and (core.islower() or core.isupper() or core.istitle())
+
+
+def _path_part(part: str) -> bool:
+    if len(part) <= 8 or part.islower() or part.isupper() or _looks_like_identifier(part):
+        return True
+    return bool(re.fullmatch(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*(?:[._-][A-Za-z]+)*", part))
 
 
 def _random_looking(token: str) -> bool:
@@ -143,7 +149,7 @@ def _own_patterns() -> tuple[tuple[str, re.Pattern, int], ...]:
         ("url-password", re.compile(
             r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'<>]*:([^\s/@\"'<>]+)@"), 1),
         ("password", re.compile(
-            r"(?i)\b(?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key"
+            r"(?i)(?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key"
             r"|access[_-]?key|secret[_-]?key|auth[_-]?token|access[_-]?token|private[_-]?key)"
             r"[\"']?\s*(?:=|:|:=|=>)\s*([\"']?)([^\s\"',;]{4,})\1"), 2),
         ("email", re.compile(

@@ -265,8 +265,7 @@ def _drop_duplicate_ids(note: Note) -> None:
     seen: set[str] = set()
     for _, entry in note.entries():
         if entry.id in seen:
-            entry.id = None
-            entry.raw = None
+            entry.id = None  # its line stays as written until it is given an id
         elif entry.id:
             seen.add(entry.id)
 

@@ -443,6 +443,10 @@ def forget(location: NoteLocation, *, entry_id: str | None, now: float, today: s
     if not os.path.isfile(location.note_file):
         raise InputError(f"no note for {location.project} ({location.note_file}); nothing to forget")
     what = f"the entry {entry_id}" if entry_id else "the whole note"
+    current = read_note(location)
+    if current is not None and entry_id is not None and current.find(entry_id) is None:
+        raise InputError(f"no entry {entry_id!r} in {location.note_file}",
+                         hint="`memcite note recall` lists the entries with their ids")
     if confirmed_by is None:
         raise NoteRefusal(
             "needs-confirmation",
