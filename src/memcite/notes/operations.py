@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -278,7 +279,8 @@ def _confirm(drafts: list[Draft], note: Note, location: NoteLocation, confirmed_
              *, dry_run: bool = False) -> None:
     reasons: list[str] = []
     for draft in drafts:
-        text = draft.scanned_text()
+        # what --redact replaced was asked for explicitly; its markers are no subject
+        text = re.sub(r"\[REDACTED:[a-z0-9-]+\]", "", draft.scanned_text())
         subjects = checks.sensitive_subjects(text)
         if subjects:
             reasons.append(f"{draft.text[:60]!r} mentions {', '.join(subjects)}")
@@ -646,8 +648,6 @@ def _age_days(date: str | None, today: str) -> int | None:
 def missing_paths(project: str, text: str) -> list[str]:
     """File paths an entry names (in backticks, or shaped like ``dir/file.ext``) that are gone
     from the project as it is now; paths outside the project are not looked at."""
-    import re
-
     candidates = re.findall(r"`([^`\s]+)`", text)
     candidates += re.findall(r"(?<![\w/.:~-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])", text)
     candidates += checks.named_paths(text)
