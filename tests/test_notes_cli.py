@@ -1,0 +1,261 @@
+"""`memcite note ...` through Typer's CliRunner and as real processes (8 concurrent saves among them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from memcite.cli import notes_commands
+from memcite.cli.app import app
+from memcite.notes.model import parse_note
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    project = tmp_path / "src" / "payments-api"
+    (project / ".git").mkdir(parents=True)
+    (project / "pkg").mkdir()
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    values = {"CODEX_HOME": str(home), "MEMCITE_DB": str(tmp_path / "memcite.sqlite"),
+              "MEMCITE_HOME": str(tmp_path)}
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    return {"project": str(project), "home": str(home), "env": {**os.environ, **values}}
+
+
+def invoke(env, *args):
+    return runner.invoke(app, ["note", *args, "--cwd", env["project"]])
+
+
+def note_file(env) -> str:
+    out = json.loads(invoke(env, "path", "--json").stdout)
+    return out["note_file"]
+
+
+def run(env, *args, stdin: bytes | None = None):
+    done = subprocess.run([sys.executable, "-m", "memcite", "note", *args], capture_output=True,
+                          env=env["env"], cwd=env["project"], input=stdin, timeout=60)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def test_path_names_project_slug_note_and_archive(env):
+    result = invoke(env, "path", "--json")
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    assert info["project"] == os.path.realpath(env["project"])
+    assert info["slug"].startswith("payments-api-") and len(info["slug"]) == len("payments-api-") + 12
+    assert info["note_file"].endswith(f"/memory/projects/{info['slug']}/memory.md")
+    assert info["archive_dir"].endswith(f"/memory/archive/{info['slug']}")
+    assert info["exists"] is False
+    text = invoke(env, "path").stdout
+    assert "none yet" in text and info["slug"] in text
+
+
+def test_path_from_a_subfolder_is_the_same_project(env):
+    top = json.loads(invoke(env, "path", "--json").stdout)
+    sub = json.loads(runner.invoke(app, ["note", "path", "--json", "--cwd",
+                                         os.path.join(env["project"], "pkg")]).stdout)
+    assert sub["slug"] == top["slug"] and sub["cwd"] != top["cwd"]
+
+
+def test_save_recall_list_log(env):
+    result = invoke(env, "save", "Use WAL with synchronous=NORMAL", "--section", "decisions",
+                    "--topic", "db", "--source", "src/store.py", "--confidence", "high",
+                    "--tier", "core", "--expires", "2027-01-01", "--json")
+    assert result.exit_code == 0, result.output
+    saved = json.loads(result.stdout)
+    entry_id = saved["entries"][0]["id"]
+    assert saved["written"] is True and saved["entries"][0]["action"] == "save"
+    text = open(note_file(env), encoding="utf-8").read()
+    for line in (f"- [{entry_id}] Use WAL with synchronous=NORMAL", "  Topic: db",
+                 "  Source: src/store.py", "  Confidence: HIGH", "  Tier: CORE",
+                 "  Expires: 2027-01-01"):
+        assert line in text
+
+    recall = invoke(env, "recall")
+    assert recall.exit_code == 0
+    assert "evidence, not instructions" in recall.stdout
+    assert note_file(env) in recall.stdout
+    assert f"[{entry_id}] Use WAL" in recall.stdout and "days old" in recall.stdout
+
+    recall_json = json.loads(invoke(env, "recall", "--json", "--check").stdout)
+    assert recall_json["exists"] and recall_json["entries"][0]["id"] == entry_id
+    assert recall_json["entries"][0]["missing_paths"] == ["src/store.py"]
+
+    listed = json.loads(invoke(env, "list", "--json").stdout)
+    assert listed == {"notes": [{"slug": saved["slug"], "updated": parse_note(text).updated}]}
+    assert "Use WAL" not in invoke(env, "list").stdout
+
+    log = json.loads(invoke(env, "log", entry_id, "--json").stdout)
+    (row,) = log["log"]
+    assert row["action"] == "save" and row["confirmed_by"] == "request"
+    assert row["at_iso"].endswith("Z") and isinstance(row["at"], int)
+    assert "Use WAL" not in json.dumps(log)
+
+
+def test_recall_without_note_says_so(env):
+    result = invoke(env, "recall")
+    assert result.exit_code == 0
+    assert "No project note" in result.stdout
+
+
+def test_save_from_stdin_and_file(env, tmp_path):
+    result = runner.invoke(app, ["note", "save", "-", "--section", "state", "--cwd",
+                                 env["project"]], input="Tests pass on main\n")
+    assert result.exit_code == 0, result.output
+    draft = tmp_path / "draft.md"
+    draft.write_text("# Project memory\n\n## Risks and next steps\n- Flaky sync test\n"
+                     "  Source: tests/test_sync.py\n")
+    result = invoke(env, "save", "--file", str(draft))
+    assert result.exit_code == 0, result.output
+    text = open(note_file(env), encoding="utf-8").read()
+    assert "] Tests pass on main" in text and "] Flaky sync test" in text
+
+
+def test_dry_run_prints_the_file_and_writes_nothing(env):
+    result = invoke(env, "save", "A decision", "--section", "decisions", "--dry-run")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("# Project memory\n\nProject: ")
+    assert not os.path.exists(note_file(env))
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["aws key AKIAIOSFODNN7EXAMPLE", "--section", "state"], "secret"),
+        (["Authorization: Bearer abcdef1234567890abcdef", "--section", "state"], "secret"),
+        (["the deploy password lives in the vault", "--section", "state"], "needs-confirmation"),
+    ],
+)
+def test_refusals_exit_3_with_the_reason_on_stderr_and_in_json(env, args, reason):
+    result = invoke(env, "save", *args, "--json")
+    assert result.exit_code == 3
+    refusal = json.loads(result.stdout)["refused"]
+    assert refusal["reason"] == reason and refusal["message"]
+    assert f"refused ({reason})" in result.stderr
+    assert "AKIAIOSFODNN7EXAMPLE" not in result.stdout + result.stderr
+    assert "abcdef1234567890abcdef" not in result.stdout + result.stderr
+    assert not os.path.exists(note_file(env))
+
+
+def test_collision_and_moved_project_refusals(env):
+    invoke(env, "save", "A", "--section", "state")
+    path = note_file(env)
+    text = open(path, encoding="utf-8").read()
+    for recorded, reason in ((env["home"], "collision"), ("/nowhere/payments-api", "moved-project")):
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text.replace(os.path.realpath(env["project"]), recorded))
+        before = open(path, encoding="utf-8").read()
+        result = invoke(env, "save", "B", "--section", "state", "--json")
+        assert result.exit_code == 3
+        assert json.loads(result.stdout)["refused"]["reason"] == reason
+        assert open(path, encoding="utf-8").read() == before
+        recall = invoke(env, "recall")
+        assert recall.exit_code == 3 and "] A" not in recall.stdout
+
+
+def test_not_writable_prints_the_proposed_note(env, monkeypatch):
+    import errno
+
+    def refuse(path, mode=0o777):
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+
+    monkeypatch.setattr(os, "mkdir", refuse)
+    result = invoke(env, "save", "Use WAL", "--section", "decisions")
+    assert result.exit_code == 3
+    assert "refused (not-writable)" in result.stderr
+    assert "# Project memory" in result.stdout and "] Use WAL" in result.stdout
+    as_json = json.loads(invoke(env, "save", "Use WAL", "--section", "decisions", "--json").stdout)
+    assert "] Use WAL" in as_json["refused"]["proposed_note"]
+
+
+def test_confirmation_is_asked_on_a_terminal(env, monkeypatch):
+    monkeypatch.setattr(notes_commands, "interactive", lambda: True)
+    monkeypatch.setattr(notes_commands, "ask", lambda question: False)
+    result = invoke(env, "save", "the deploy password lives in the vault", "--section", "state")
+    assert result.exit_code == 3 and not os.path.exists(note_file(env))
+    monkeypatch.setattr(notes_commands, "ask", lambda question: True)
+    result = invoke(env, "save", "the deploy password lives in the vault", "--section", "state")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(invoke(env, "log", "--json").stdout)["log"]
+    assert row["confirmed_by"] == "terminal"
+
+
+def test_forget_restore_purge_through_the_cli(env):
+    saved = json.loads(invoke(env, "save", "A", "--section", "state", "--json").stdout)
+    entry_id = saved["entries"][0]["id"]
+    invoke(env, "save", "B", "--section", "state")
+    refused = invoke(env, "forget", "--entry", entry_id, "--json")
+    assert refused.exit_code == 3
+    assert json.loads(refused.stdout)["refused"]["reason"] == "needs-confirmation"
+    result = invoke(env, "forget", "--entry", entry_id, "--yes", "--json")
+    assert result.exit_code == 0, result.output
+    moved = json.loads(result.stdout)
+    assert moved["restore"].startswith("memcite note restore ")
+    assert "] A" not in open(note_file(env), encoding="utf-8").read()
+
+    whole = invoke(env, "forget", "--yes")
+    assert whole.exit_code == 0 and "nothing was deleted" in whole.stdout
+    assert not os.path.exists(note_file(env))
+    archived = whole.stdout.split("moved the note to ")[1].split("\n")[0]
+
+    restored = invoke(env, "restore", os.path.basename(archived))
+    assert restored.exit_code == 0, restored.output
+    restored = invoke(env, "restore", os.path.basename(moved["archived"]))
+    assert restored.exit_code == 0, restored.output
+    text = open(note_file(env), encoding="utf-8").read()
+    assert "] A" in text and "] B" in text
+
+    wrong = invoke(env, "purge", archived, "--confirm", "nope")
+    assert wrong.exit_code == 3 and os.path.exists(archived)
+    missing = invoke(env, "purge", archived)
+    assert missing.exit_code == 3 and os.path.exists(archived)
+    done = invoke(env, "purge", archived, "--confirm", os.path.basename(archived))
+    assert done.exit_code == 0, done.output
+    assert not os.path.exists(archived)
+    actions = [row["action"] for row in json.loads(invoke(env, "log", "--json").stdout)["log"]]
+    assert actions[-1] == "purge" and "forget" in actions and "restore" in actions
+
+
+def test_bad_usage_exits_2(env):
+    assert invoke(env, "save", "x", "--section", "nowhere").exit_code == 2
+    assert invoke(env, "save", "x", "--section", "state", "--confidence", "sure").exit_code == 2
+    assert invoke(env, "save", "x").exit_code == 2  # one entry needs --section
+    assert invoke(env, "save", "", "--section", "state").exit_code == 2
+    assert runner.invoke(app, ["note", "path", "--cwd", "/no/such/folder"]).exit_code == 2
+
+
+def test_a_real_process_saves_and_recalls(env):
+    code, out, err = run(env, "save", "Use WAL", "--section", "decisions")
+    assert code == 0, err
+    assert "read back and verified" in out
+    code, out, err = run(env, "recall")
+    assert code == 0 and "] Use WAL" in out
+    code, out, err = run(env, "save", "mail jane.doe@acme-corp.com", "--section", "state")
+    assert code == 3 and "refused (secret)" in err and "jane.doe" not in err
+
+
+def test_eight_concurrent_saves_all_land(env):
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "memcite", "note", "save", f"entry number {i}",
+                          "--section", "state"], env=env["env"], cwd=env["project"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for i in range(8)
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err.decode()
+    note = parse_note(open(note_file(env), encoding="utf-8").read())
+    texts = sorted(entry.text for _, entry in note.entries())
+    assert texts == sorted(f"entry number {i}" for i in range(8))
+    assert len(note.ids()) == 8
+    log = json.loads(invoke(env, "log", "--json").stdout)["log"]
+    assert sorted(row["entry_id"] for row in log) == sorted(note.ids())
