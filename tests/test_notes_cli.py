@@ -259,3 +259,46 @@ def test_eight_concurrent_saves_all_land(env):
     assert len(note.ids()) == 8
     log = json.loads(invoke(env, "log", "--json").stdout)["log"]
     assert sorted(row["entry_id"] for row in log) == sorted(note.ids())
+
+
+def test_fast_path_note_options_match_the_typer_commands():
+    from typer.main import get_command
+
+    from memcite.cli.fastpath import FAST_SUBCOMMANDS
+
+    group = get_command(app).commands["note"]
+    for (parent, name), spec in FAST_SUBCOMMANDS.items():
+        assert parent == "note"
+        command = group.commands[name]
+        options = {opt for param in command.params for opt in getattr(param, "opts", [])}
+        for option in [*spec.options, *spec.flags]:
+            assert option in options, f"{name} {option}"
+        arguments = [p.name for p in command.params if p.param_type_name == "argument"]
+        assert list(spec.positionals) == arguments
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("path",), ("path", "--json"), ("recall",), ("recall", "--json", "--check"), ("list",),
+        ("list", "--json"),
+        ("save", "Use WAL", "--section", "decisions", "--dry-run"),
+        ("save", "AKIAIOSFODNN7EXAMPLE", "--section", "state", "--json"),
+    ],
+)
+def test_fast_path_note_commands_print_what_typer_prints(env, args):
+    run(env, "save", "A decision", "--section", "decisions", "--source", "src/x.py")
+    fast = run(env, *args)
+    slow_env = {**env, "env": {**env["env"], "MEMCITE_NO_FASTPATH": "1"}}
+    slow = run(slow_env, *args)
+    assert fast == slow
+
+
+def test_fast_path_saves_without_importing_typer(env):
+    probe = ("import sys, runpy; sys.argv = ['memcite', 'note', 'save', 'x y', '--section', 'state'];"
+             "from memcite.__main__ import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('typer' in sys.modules, 'detect_secrets' in sys.modules, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, env=env["env"],
+                          cwd=env["project"], timeout=60)
+    assert done.stderr.decode().split()[-2:] == ["False", "False"]

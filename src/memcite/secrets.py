@@ -45,39 +45,50 @@ class Finding:
 
 # --------------------------------------------------------------------------- pre-filter
 
-# Known key prefixes and headers: any of them in a text means detect-secrets must look.
-_KEY_MARKERS = (
+# What detect-secrets' plugins (those memcite uses) look for: known key prefixes, PEM
+# headers, keyword assignments (plain substring tests, C speed); long random-looking tokens
+# are checked apart.
+_PREFIXES = (
     "AKIA", "ASIA", "ABIA", "ACCA", "A3T", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "glpat-", "glptt-", "gldt-", "GR1348941", "sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_",
-    "pk_live_", "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxr-", "xoxs-", "hooks.slack.com",
-    "-----BEGIN", "eyJ", "AccountKey=", "SG.", "npm_", "pypi-", "AIza", "AKC", "sq0atp-",
-    "sq0csp-", "api_key", "apikey", "api-key", "secret", "password", "passwd", "pwd", "auth_key",
-    "private_key", "authorization", "bearer ", "cloudant",
+    "glpat-", "glptt-", "gldt-", "glcbt-", "glimt-", "glagent-", "gloas-", "GR1348941", "sk-",
+    "sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "xoxa-", "xoxb-", "xoxp-",
+    "xoxo-", "xoxr-", "xoxs-", "hooks.slack.com", "-----BEGIN", "eyJ", "AccountKey=", "SG.",
+    "npm_", "pypi-", "sq0atp-", "sq0csp-", "AKC",
 )
-# A run of base64/url-safe characters long enough to be a key.
+_KEYWORDS = (
+    "password", "passwd", "pwd", "secret", "api_key", "api-key", "apikey", "auth_key",
+    "private_key", "token", "authorization", "bearer", "cloudant", "softlayer", "ibm",
+)
 _TOKEN_RE = r"[A-Za-z0-9+/_=\-]{20,}"
+_KEYWORD_RE = (r"(?i:password|passwd|pwd|secret|api[_-]?key|apikey|auth[_-]?key|private[_-]?key"
+               r"|token|authorization|bearer|cloudant|softlayer|ibm\w*)[\"']?\s*(?:=|:)")
+_TWILIO_RE = r"(?:AC|SK)[0-9a-f]{32}"
 
 
 @lru_cache(maxsize=1)
-def _token_re() -> re.Pattern:
-    return re.compile(_TOKEN_RE)
+def _prefilter_res() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    return re.compile(_KEYWORD_RE), re.compile(_TOKEN_RE), re.compile(_TWILIO_RE)
 
 
 def may_hold_secret(text: str) -> bool:
     """True when detect-secrets should look at ``text``: a known key marker or a random-looking token.
 
-    Cheap (substring tests, one regular expression) and conservative: False means
-    none of detect-secrets' plugins could find anything memcite would report.
+    Cheap (substring tests, then one regular expression over the long tokens) and
+    conservative: False means none of the detect-secrets plugins memcite uses could
+    find anything in ``text``.
     """
-    lowered = None
-    for marker in _KEY_MARKERS:
-        if marker in text:
+    for prefix in _PREFIXES:
+        if prefix in text:
             return True
-        if marker.islower():
-            lowered = lowered if lowered is not None else text.lower()
-            if marker in lowered:
-                return True
-    return any(_random_looking(match.group()) for match in _token_re().finditer(text))
+    keyword, tokens, twilio = _prefilter_res()
+    lowered = text.lower()
+    if any(word in lowered for word in _KEYWORDS) and keyword.search(text):
+        return True
+    for match in tokens.finditer(text):
+        token = match.group()
+        if _random_looking(token) or twilio.fullmatch(token):
+            return True
+    return False
 
 
 def _entropy(value: str) -> float:
@@ -88,7 +99,7 @@ def _entropy(value: str) -> float:
     return -sum(n / size * math.log2(n / size) for n in counts.values())
 
 
-_HEX = frozenset("0123456789abcdefABCDEF")
+_HEX_CHARS = "0123456789abcdefABCDEF"
 
 
 def _looks_like_identifier(token: str) -> bool:
@@ -98,14 +109,14 @@ def _looks_like_identifier(token: str) -> bool:
     """
     core = token.strip("=")
     bare = core.replace("-", "").replace("_", "")
-    if bare and all(char in _HEX for char in bare):
+    if bare and not bare.strip(_HEX_CHARS):
         return True  # git hashes, SHA-256 digests, UUIDs, thread ids
     if "/" in core and "+" not in core:
         parts = [part for part in core.split("/") if part]
         # A path or URL path: each segment a word, a name or short (base64 keys mix cases and digits).
         if len(parts) >= 2 and all(_path_part(part) for part in parts):
             return True
-    pieces = [piece for piece in re.split(r"[-_]", core) if piece]
+    pieces = [piece for piece in core.replace("_", "-").split("-") if piece]
     if len(pieces) >= 2 and all(len(piece) <= 12 for piece in pieces):
         return True  # slugs, kebab and snake names, rollout file names, dates and times
     return core.isalpha() and (core.islower() or core.isupper() or core.istitle())
@@ -119,12 +130,14 @@ def _path_part(part: str) -> bool:
 
 def _random_looking(token: str) -> bool:
     """A run that has a key's shape: long, letters and digits mixed, high entropy, no identifier shape."""
-    if len(token) < 20 or _looks_like_identifier(token):
+    if len(token) < 20:
         return False
     has_digit = any(c.isdigit() for c in token)
-    has_upper = any(c.isupper() for c in token)
-    has_lower = any(c.islower() for c in token)
-    if not has_digit or not (has_upper or has_lower):
+    if not has_digit:
+        return False
+    has_upper = not token.islower()
+    has_lower = not token.isupper()
+    if _looks_like_identifier(token):
         return False
     return _entropy(token) >= (4.0 if has_upper and has_lower else 3.6)
 

@@ -129,6 +129,36 @@ FAST_COMMANDS: dict[str, FastCommand] = {
 }
 
 
+# Sub-commands of a group, keyed by (group, command): the note commands a session runs often.
+_NOTE_COMMON = {"--cwd": str, "--codex-home": str}
+FAST_SUBCOMMANDS: dict[tuple[str, str], FastCommand] = {
+    ("note", "path"): FastCommand(
+        target="memcite.cli.notes_commands:path",
+        options=_NOTE_COMMON,
+        flags=("--json",),
+    ),
+    ("note", "recall"): FastCommand(
+        target="memcite.cli.notes_commands:recall",
+        options=_NOTE_COMMON,
+        flags=("--check", "--json"),
+    ),
+    ("note", "list"): FastCommand(
+        target="memcite.cli.notes_commands:list_notes",
+        options=_NOTE_COMMON,
+        flags=("--json",),
+    ),
+    ("note", "save"): FastCommand(
+        target="memcite.cli.notes_commands:save",
+        positionals=("text",),
+        options={**_NOTE_COMMON, "--db": str, "--file": str, "--section": str, "--topic": str,
+                 "--source": str, "--evidence": str, "--confidence": str, "--tier": str,
+                 "--expires": str},
+        flags=("--redact", "--dry-run", "--yes", "--json"),
+        envvars={"db": "MEMCITE_DB"},
+    ),
+}
+
+
 def _option_name(option: str) -> str:
     return option[2:].replace("-", "_")
 
@@ -178,10 +208,12 @@ def run(args: list[str]) -> int | None:
     """Run ``args`` on the fast path and return the exit code, or None to hand over to Typer."""
     if not args or os.environ.get("MEMCITE_NO_FASTPATH"):
         return None
-    spec = FAST_COMMANDS.get(args[0])
+    spec, rest = FAST_COMMANDS.get(args[0]), args[1:]
+    if spec is None and len(args) > 1:
+        spec, rest = FAST_SUBCOMMANDS.get((args[0], args[1])), args[2:]
     if spec is None:
         return None
-    kwargs = parse_args(spec, args[1:])
+    kwargs = parse_args(spec, rest)
     if kwargs is None:
         return None
     module_name, function_name = spec.target.split(":")
