@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -302,3 +303,19 @@ def test_fast_path_saves_without_importing_typer(env):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, env=env["env"],
                           cwd=env["project"], timeout=60)
     assert done.stderr.decode().split()[-2:] == ["False", "False"]
+
+
+def test_every_note_command_and_option_is_in_the_readme():
+    from pathlib import Path
+
+    from typer.main import get_command
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    notes = readme.split("## Project notes", 1)[1].split("\n## ", 1)[0]
+    group = get_command(app).commands["note"]
+    for name, command in group.commands.items():
+        assert f"### `memcite note {name}" in notes, name
+        for param in command.params:
+            for option in getattr(param, "opts", []):
+                if option.startswith("--") and option != "--help":
+                    assert re.search(rf"(?<![\w-]){option}(?![\w-])", notes), f"{name} {option}"
