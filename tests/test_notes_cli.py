@@ -319,3 +319,27 @@ def test_every_note_command_and_option_is_in_the_readme():
             for option in getattr(param, "opts", []):
                 if option.startswith("--") and option != "--help":
                     assert re.search(rf"(?<![\w-]){option}(?![\w-])", notes), f"{name} {option}"
+
+
+def test_path_through_a_symlink_names_both_the_folder_and_the_canonical_path(env, tmp_path):
+    alias = tmp_path / "alias"
+    alias.symlink_to(env["project"])
+    info = json.loads(runner.invoke(app, ["note", "path", "--json", "--cwd",
+                                          str(alias / "pkg")]).stdout)
+    assert info["project_folder"] == str(alias)
+    assert info["project"] == os.path.realpath(env["project"])
+
+
+def test_a_draft_for_another_project_is_refused(env, tmp_path):
+    draft = tmp_path / "draft.md"
+    draft.write_text("# Project memory\n\nProject: /elsewhere/billing\n\n## Current state\n- x\n")
+    result = invoke(env, "save", "--file", str(draft), "--json")
+    assert result.exit_code == 3
+    assert json.loads(result.stdout)["refused"]["reason"] == "collision"
+    assert not os.path.exists(note_file(env))
+
+
+def test_a_secret_given_as_a_bad_option_value_is_not_echoed(env):
+    result = invoke(env, "save", "x", "--section", "state", "--confidence", "AKIAIOSFODNN7EXAMPLE")
+    assert result.exit_code == 2
+    assert "AKIAIOSFODNN7EXAMPLE" not in result.stdout + result.stderr

@@ -15,7 +15,7 @@ import sys
 import time
 
 from memcite.cli.console import dump_json, note, report_error, source_name
-from memcite.cli.ledger_commands import _database_error, open_database
+from memcite.cli.ledger_commands import open_database
 from memcite.errors import InputError, MemciteError
 from memcite.paths import resolve_codex_home
 
@@ -71,7 +71,11 @@ def _run(body, db: str | None, json: bool) -> int:  # noqa: A002
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as error:
-        return report_error(_database_error(db, error))
+        from memcite.ledger.store import StoreError
+
+        return report_error(StoreError(
+            f"{db or 'the memcite database'}: {error}; the note's change log could not be written",
+            hint="check the database; the note file itself is verified on every write"))
     except KeyboardInterrupt:
         sys.stderr.write("memcite: interrupted\n")
         return 130
@@ -122,7 +126,8 @@ def path(cwd: str | None = None, codex_home: str | None = None, json: bool = Fal
         if json:
             dump_json(info)
             return 0
-        _out(f"project folder: {location.project}")
+        _out(f"project folder: {location.project_folder}")
+        _out(f"canonical path: {location.project}")
         _out(f"slug:           {location.slug}")
         _out(f"note:           {location.note_file} ({'exists' if info['exists'] else 'none yet'})")
         _out(f"archive:        {location.archive_dir}")
@@ -158,8 +163,9 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
 
     def body() -> int:
         content, from_file = _read_input(text, file)
+        location = _location(cwd, codex_home)
         if from_file and content.lstrip().startswith(("# ", "## ")) and "\n## " in "\n" + content:
-            drafts = operations.drafts_from_note_text(content)
+            drafts = operations.drafts_from_note_text(content, location.project)
             if not drafts:
                 raise InputError("the draft holds no entries (bullets under the three sections)")
             given = {"topic": topic, "source": source, "evidence": evidence,
@@ -174,7 +180,6 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
                                  hint="--section decisions, state or risks")
             drafts = [operations.Draft(section, content, topic, source, evidence, confidence,
                                        tier, expires)]
-        location = _location(cwd, codex_home)
         now = time.time()
         today = _today(now)
         if dry_run:

@@ -63,10 +63,17 @@ class Draft:
         return "\n".join([self.text, *self.provenance().values(), *self.body])
 
 
+def _shown(value: str) -> str:
+    """A bad option value as an error message may show it: masked when it holds a finding."""
+    from memcite.secrets import mask, scan
+
+    return repr(value) if len(value) <= 40 and not scan(value) else mask(value)
+
+
 def check_draft(draft: Draft) -> Draft:
     """Refuse a draft that is not a valid entry (exit 2): empty, unknown section, bad values."""
     if draft.section not in SECTIONS:
-        raise InputError(f"--section: {draft.section!r} is not one of {', '.join(SECTIONS)}")
+        raise InputError(f"--section: {_shown(draft.section)} is not one of {', '.join(SECTIONS)}")
     lines = [line.rstrip() for line in draft.text.strip().splitlines()]
     if not lines or not lines[0].strip():
         raise InputError("the entry is empty", hint="give the text to remember")
@@ -75,21 +82,28 @@ def check_draft(draft: Draft) -> Draft:
     if draft.confidence:
         draft.confidence = draft.confidence.upper()
         if draft.confidence not in CONFIDENCES:
-            raise InputError(f"--confidence: {draft.confidence!r} is not one of "
+            raise InputError(f"--confidence: {_shown(draft.confidence)} is not one of "
                              f"{', '.join(CONFIDENCES)}")
     if draft.tier:
         draft.tier = draft.tier.upper()
         if draft.tier not in TIERS:
-            raise InputError(f"--tier: {draft.tier!r} is not one of {', '.join(TIERS)}")
+            raise InputError(f"--tier: {_shown(draft.tier)} is not one of {', '.join(TIERS)}")
     for name, value in draft.provenance().items():
         if "\n" in value:
             raise InputError(f"--{name.lower()}: must be one line")
     return draft
 
 
-def drafts_from_note_text(text: str) -> list[Draft]:
-    """The entries of a whole draft written in the note's own structure, section by section."""
+def drafts_from_note_text(text: str, project: str | None = None) -> list[Draft]:
+    """The entries of a whole draft written in the note's own structure, section by section.
+
+    A draft whose ``Project:`` line names another project than ``project`` is refused.
+    """
     note = parse_note(text)
+    if project is not None and note.project is not None and note.project != project:
+        raise NoteRefusal(
+            "collision", f"the draft is for {note.project}, not this project ({project}); "
+            "nothing was saved", project=project, recorded_project=note.project)
     drafts = []
     for key, entry in note.entries():
         if key is None:

@@ -39,22 +39,39 @@ class NoteLocation:
     note_file: str
     archive_dir: str  # <home>/memory/archive/<slug>
 
+    project_folder: str = ""  # the project folder as the working directory names it
+
     def to_json(self) -> dict:
-        return {"cwd": self.cwd, "project": self.project, "slug": self.slug,
+        return {"cwd": self.cwd, "project_folder": self.project_folder or self.project,
+                "project": self.project, "slug": self.slug,
                 "note_file": self.note_file, "archive_dir": self.archive_dir,
                 "exists": os.path.isfile(self.note_file)}
 
 
 def locate(cwd: str, home: str) -> NoteLocation:
     """The note of the project holding ``cwd``, under the Codex home ``home``."""
+    named = os.path.abspath(cwd)
     cwd = canonical_path(cwd)
     project = find_project_root(cwd)
+    folder = _as_named(named, cwd, project)
     slug = project_slug(project)
     home = os.path.abspath(home)
     memory = os.path.join(home, "memory")
     project_dir = os.path.join(memory, "projects", slug)
     return NoteLocation(cwd, project, slug, home, memory, project_dir,
-                        os.path.join(project_dir, NOTE_FILE), os.path.join(memory, "archive", slug))
+                        os.path.join(project_dir, NOTE_FILE), os.path.join(memory, "archive", slug),
+                        folder)
+
+
+def _as_named(named: str, canonical_cwd: str, project: str) -> str:
+    """The project folder in the words of the working directory given (a symlinked path kept),
+    when going up as many levels from it leads to the same folder; else the canonical path."""
+    levels = canonical_cwd.count(os.sep) - project.count(os.sep) if project != "/" else \
+        canonical_cwd.count(os.sep)
+    folder = named.rstrip(os.sep) or os.sep
+    for _ in range(max(levels, 0)):
+        folder = os.path.dirname(folder)
+    return folder if canonical_path(folder) == project else project
 
 
 # --------------------------------------------------------------------------- modes
