@@ -1,4 +1,4 @@
-"""Which project a working directory belongs to, and where its note lives (spec/layout.md §2).
+"""Which project a working directory belongs to, and where its note lives.
 
 The slug rule is pure (``project_slug`` of a canonical path); finding the git
 work tree and reading the note are the only I/O, in ``find_project_root`` and
