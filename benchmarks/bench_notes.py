@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
 from memcite.notes.model import Entry, new_note, render_note  # noqa: E402
-from memcite.notes.storage import locate  # noqa: E402
+from memcite.notes.storage import locate_note  # noqa: E402
 from memcite.secrets import may_hold_secret, scan  # noqa: E402
 
 SECTIONS = ("decisions", "state", "risks")
@@ -36,7 +36,7 @@ SECTIONS = ("decisions", "state", "risks")
 
 def build_note(project: str, home: str, entries: int) -> str:
     """Write a note of ``entries`` entries (ids, provenance) for ``project``; its path."""
-    location = locate(project, home)
+    location = locate_note(project, home)
     note = new_note(location.project, "2026-11-30")
     for number in range(entries):
         section = note.section(SECTIONS[number % 3])

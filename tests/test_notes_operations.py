@@ -17,9 +17,9 @@ from memcite.ledger.store import open_store
 from memcite.notes import operations, storage
 from memcite.notes.changelog import last_hashes, read_log
 from memcite.notes.model import parse_note
-from memcite.notes.operations import Draft
+from memcite.notes.operations import EntryDraft
 from memcite.notes.refusals import NoteRefusal
-from memcite.notes.storage import locate
+from memcite.notes.storage import locate_note
 
 TODAY = "2026-11-30"
 NOW = 1_796_000_000.0
@@ -34,12 +34,12 @@ class Env:
 
     @property
     def location(self):
-        return locate(self.project, self.home)
+        return locate_note(self.project, self.home)
 
     def save(self, text, section="decisions", **kwargs):
         options = {k: kwargs.pop(k) for k in ("redact", "dry_run", "confirmed_by", "now", "today")
                    if k in kwargs}
-        return operations.save(self.location, [Draft(section, text, **kwargs)],
+        return operations.save_entries(self.location, [EntryDraft(section, text, **kwargs)],
                                today=options.pop("today", TODAY), now=options.pop("now", NOW),
                                conn=self.conn, **options)
 
@@ -93,7 +93,7 @@ def test_project_folder_is_the_work_tree_root(tmp_path, git, cwd_below, root_is)
         (repo / ".git").mkdir()
     elif git == "file":
         (repo / ".git").write_text("gitdir: /elsewhere/.git/worktrees/repo\n")
-    location = locate(str(repo / cwd_below), str(tmp_path / "home"))
+    location = locate_note(str(repo / cwd_below), str(tmp_path / "home"))
     expected = repo if root_is == "repo" else repo / cwd_below
     if git is None and os.path.realpath(location.project) != os.path.realpath(expected):
         pytest.fail("the temporary folder sits inside a git work tree")
@@ -172,7 +172,7 @@ def test_a_whole_draft_is_merged_entry_by_entry(env):
     draft = (f"# Project memory\n\n## Durable decisions\n- [{entry_id}] Use gRPC\n"
              "- SQLite for the ledger\n  Confidence: high\n\n## Current state\n- Tests green\n")
     drafts = operations.drafts_from_note_text(draft)
-    result = operations.save(env.location, drafts, today=TODAY, now=NOW, conn=env.conn)
+    result = operations.save_entries(env.location, drafts, today=TODAY, now=NOW, conn=env.conn)
     assert [o["action"] for o in result.outcomes] == ["update", "save", "save"]
     assert env.texts() == {"decisions": ["Use gRPC", "SQLite for the ledger"],
                            "state": ["Tests green"]}
@@ -236,8 +236,8 @@ def _other_project_with_note(env) -> tuple[str, str]:
     other = os.path.join(env.root, "work", "billing")
     os.makedirs(os.path.join(other, ".git"))
     os.makedirs(os.path.join(other, "src"))
-    other_location = locate(other, env.home)
-    operations.save(other_location, [Draft("state", "billing note")], today=TODAY, now=NOW,
+    other_location = locate_note(other, env.home)
+    operations.save_entries(other_location, [EntryDraft("state", "billing note")], today=TODAY, now=NOW,
                     conn=env.conn)
     return os.path.realpath(other), other_location.slug
 
@@ -425,7 +425,7 @@ def test_an_existing_folder_without_write_access_is_not_writable(env, monkeypatc
 def test_forget_needs_confirmation(env):
     env.save("A")
     with pytest.raises(NoteRefusal) as caught:
-        operations.forget(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
+        operations.forget_note(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
                           confirmed_by=None)
     assert caught.value.reason == "needs-confirmation"
     assert os.path.exists(env.location.note_file)
@@ -434,7 +434,7 @@ def test_forget_needs_confirmation(env):
 def test_forget_an_unknown_entry_is_bad_input(env):
     env.save("A")
     with pytest.raises(InputError):
-        operations.forget(env.location, entry_id="zz99zz", now=NOW, today=TODAY, conn=env.conn,
+        operations.forget_note(env.location, entry_id="zz99zz", now=NOW, today=TODAY, conn=env.conn,
                           confirmed_by="--yes")
 
 
@@ -442,13 +442,13 @@ def test_archive_round_trip_whole_note(env):
     env.save("A")
     env.save("B", "state")
     original = env.note_text()
-    result = operations.forget(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
+    result = operations.forget_note(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
                                confirmed_by="--yes")
     assert not os.path.exists(env.location.note_file)
     assert open(result.archived, encoding="utf-8").read() == original
     assert _mode(result.archived) == 0o600
     assert os.path.basename(result.archived) == "2026-11-30T00-53-20Z-memory.md"
-    restored = operations.restore(env.location, os.path.basename(result.archived), now=NOW + 5,
+    restored = operations.restore_note(env.location, os.path.basename(result.archived), now=NOW + 5,
                                   today=TODAY, conn=env.conn)
     assert env.note_text() == original
     assert len(restored.restored) == 2
@@ -458,34 +458,34 @@ def test_archive_round_trip_whole_note(env):
 def test_archive_round_trip_one_entry(env):
     entry_id = env.save("A").outcomes[0]["id"]
     env.save("B")
-    result = operations.forget(env.location, entry_id=entry_id, now=NOW, today=TODAY,
+    result = operations.forget_note(env.location, entry_id=entry_id, now=NOW, today=TODAY,
                                conn=env.conn, confirmed_by="--yes")
     assert env.texts() == {"decisions": ["B"]}
     assert "] A" in open(result.archived, encoding="utf-8").read()
-    operations.restore(env.location, result.archived, now=NOW, today=TODAY, conn=env.conn)
+    operations.restore_note(env.location, result.archived, now=NOW, today=TODAY, conn=env.conn)
     assert sorted(env.texts()["decisions"]) == ["A", "B"]
     assert parse_note(env.note_text()).find(entry_id) is not None
 
 
 def test_restore_never_overwrites_an_active_note_silently(env):
     env.save("A")
-    archived = operations.forget(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
+    archived = operations.forget_note(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
                                  confirmed_by="--yes").archived
     env.save("newer")
     with pytest.raises(NoteRefusal) as caught:
-        operations.restore(env.location, archived, now=NOW, today=TODAY, conn=env.conn)
+        operations.restore_note(env.location, archived, now=NOW, today=TODAY, conn=env.conn)
     assert caught.value.reason == "needs-confirmation"
     assert env.texts() == {"decisions": ["newer"]}
-    operations.restore(env.location, archived, now=NOW, today=TODAY, conn=env.conn, mode="merge")
+    operations.restore_note(env.location, archived, now=NOW, today=TODAY, conn=env.conn, mode="merge")
     assert env.texts() == {"decisions": ["newer", "A"]}
 
 
 def test_restore_replace_archives_the_active_note_first(env):
     env.save("A")
-    archived = operations.forget(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
+    archived = operations.forget_note(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
                                  confirmed_by="--yes").archived
     env.save("newer")
-    result = operations.restore(env.location, archived, now=NOW + 1, today=TODAY, conn=env.conn,
+    result = operations.restore_note(env.location, archived, now=NOW + 1, today=TODAY, conn=env.conn,
                                 mode="replace")
     assert env.texts() == {"decisions": ["A"]}
     assert "newer" in open(result.replaced_to, encoding="utf-8").read()
@@ -495,12 +495,12 @@ def test_restore_refuses_files_outside_this_projects_archive(env, tmp_path):
     stray = tmp_path / "stray.md"
     stray.write_text("# Project memory\n")
     with pytest.raises(InputError):
-        operations.restore(env.location, str(stray), now=NOW, today=TODAY, conn=env.conn)
+        operations.restore_note(env.location, str(stray), now=NOW, today=TODAY, conn=env.conn)
 
 
 def test_purge_takes_one_exact_archived_file_and_its_name_repeated(env, tmp_path):
     env.save("A")
-    archived = operations.forget(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
+    archived = operations.forget_note(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
                                  confirmed_by="--yes").archived
     with pytest.raises(NoteRefusal):
         operations.purge_target(env.home, archived, "wrong-name.md")
@@ -511,7 +511,7 @@ def test_purge_takes_one_exact_archived_file_and_its_name_repeated(env, tmp_path
     with pytest.raises(InputError):
         operations.purge_target(env.home, str(outside), "outside.md")
     target = operations.purge_target(env.home, archived, os.path.basename(archived))
-    operations.purge(target, now=NOW, conn=env.conn, confirmed_by="--confirm")
+    operations.purge_archived(target, now=NOW, conn=env.conn, confirmed_by="--confirm")
     assert not os.path.exists(archived)
     row = read_log(env.conn, slug=env.location.slug)[-1]
     assert row["action"] == "purge" and row["file"] == archived and row["hash_before"]
@@ -524,7 +524,7 @@ def test_recall_reads_only_this_project_and_writes_nothing(env):
     open(os.path.join(env.project, "src", "api.py"), "w").close()
     before = {p: os.stat(os.path.join(d, p)).st_mtime_ns for d, _, files in os.walk(env.home)
               for p in files}
-    recalled = operations.recall(env.location, today="2026-12-10", check=True)
+    recalled = operations.recall_note(env.location, today="2026-12-10", check=True)
     (entry,) = recalled.entries
     assert entry["age_days"] == 10
     assert entry["missing_paths"] == ["docs/gone.md"]
@@ -535,7 +535,7 @@ def test_recall_reads_only_this_project_and_writes_nothing(env):
 
 
 def test_recall_without_a_note_says_so(env):
-    recalled = operations.recall(env.location, today=TODAY)
+    recalled = operations.recall_note(env.location, today=TODAY)
     assert recalled.note is None and recalled.entries == []
 
 
@@ -545,7 +545,7 @@ def test_list_shows_slugs_and_dates_only(env):
     listed = operations.list_notes(env.home)
     assert {tuple(sorted(item)) for item in listed} == {("slug", "updated")}
     assert {item["slug"] for item in listed} == {env.location.slug,
-                                                 locate(os.path.join(env.root, "work", "billing"),
+                                                 locate_note(os.path.join(env.root, "work", "billing"),
                                                         env.home).slug}
 
 
@@ -586,14 +586,14 @@ def _run_sequence(env: Env, ops) -> None:
             entries = parse_note(env.note_text()).entries()
             if entries:
                 entry_id = entries[op[1] % len(entries)][1].id
-                archives.append(operations.forget(env.location, entry_id=entry_id, now=now,
+                archives.append(operations.forget_note(env.location, entry_id=entry_id, now=now,
                                                   today=TODAY, conn=env.conn,
                                                   confirmed_by="--yes").archived)
         elif op[0] == "forget-all" and env.note_text() is not None:
-            archives.append(operations.forget(env.location, entry_id=None, now=now, today=TODAY,
+            archives.append(operations.forget_note(env.location, entry_id=None, now=now, today=TODAY,
                                               conn=env.conn, confirmed_by="--yes").archived)
         elif op[0] == "restore-last" and archives:
-            operations.restore(env.location, archives[-1], now=now, today=TODAY, conn=env.conn,
+            operations.restore_note(env.location, archives[-1], now=now, today=TODAY, conn=env.conn,
                                mode="merge")
         text = env.note_text()
         note = parse_note(text or "")

@@ -30,12 +30,12 @@ RECALL_FRAME = (
 
 
 def _location(cwd: str | None, codex_home: str | None):
-    from memcite.notes.storage import locate
+    from memcite.notes.storage import locate_note
 
     folder = cwd or os.getcwd()
     if not os.path.isdir(folder):
         raise InputError(f"--cwd: {folder} is not a folder")
-    return locate(folder, resolve_codex_home(codex_home))
+    return locate_note(folder, resolve_codex_home(codex_home))
 
 
 def _today(now: float) -> str:
@@ -178,17 +178,17 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
             if section is None:
                 raise InputError("--section is required for one entry",
                                  hint="--section decisions, state or risks")
-            drafts = [operations.Draft(section, content, topic, source, evidence, confidence,
+            drafts = [operations.EntryDraft(section, content, topic, source, evidence, confidence,
                                        tier, expires)]
         now = time.time()
         today = _today(now)
         if dry_run:
-            result = operations.save(location, drafts, today=today, now=now, conn=None,
+            result = operations.save_entries(location, drafts, today=today, now=now, conn=None,
                                      redact=redact, dry_run=True)
             return _print_save(result, json)
         conn = open_database(db)
         try:
-            result = _confirmed(lambda who: operations.save(
+            result = _confirmed(lambda who: operations.save_entries(
                 location, drafts, today=today, now=now, conn=conn, redact=redact,
                 confirmed_by=who), yes)
         finally:
@@ -237,7 +237,7 @@ def recall(check: bool = False, cwd: str | None = None, codex_home: str | None =
 
     def body() -> int:
         location = _location(cwd, codex_home)
-        recalled = operations.recall(location, today=_today(time.time()), check=check)
+        recalled = operations.recall_note(location, today=_today(time.time()), check=check)
         if json:
             dump_json({
                 "project": location.project, "note_file": location.note_file,
@@ -329,7 +329,7 @@ def forget(entry: str | None = None, yes: bool = False, cwd: str | None = None,
                              "nothing to forget")
         conn = open_database(db)
         try:
-            result = _confirmed(lambda who: operations.forget(
+            result = _confirmed(lambda who: operations.forget_note(
                 location, entry_id=entry, now=now, today=_today(now), conn=conn,
                 confirmed_by=who), yes)
         finally:
@@ -360,7 +360,7 @@ def restore(archived: str, merge: bool = False, replace: bool = False, cwd: str 
         now = time.time()
         conn = open_database(db)
         try:
-            result = operations.restore(location, archived, now=now, today=_today(now), conn=conn,
+            result = operations.restore_note(location, archived, now=now, today=_today(now), conn=conn,
                                         mode="merge" if merge else "replace" if replace else None)
         finally:
             conn.close()
@@ -399,7 +399,7 @@ def purge(archived: str, confirm: str | None = None, cwd: str | None = None,
             confirmed_by = "--confirm+terminal"
         conn = open_database(db)
         try:
-            operations.purge(target, now=time.time(), conn=conn, confirmed_by=confirmed_by)
+            operations.purge_archived(target, now=time.time(), conn=conn, confirmed_by=confirmed_by)
         finally:
             conn.close()
         if json:

@@ -1,6 +1,6 @@
 """The note commands as library functions: save, recall, list, forget, restore, purge.
 
-Each takes a ``NoteLocation`` (see ``memcite.notes.storage.locate``), today's
+Each takes a ``NoteLocation`` (see ``memcite.notes.storage.locate_note``), today's
 date or the time where it matters, and for writes an open memcite database
 (the change log) and who confirmed. A refusal raises ``NoteRefusal`` before
 anything is written. A write holds the project folder's lock from reading the
@@ -40,7 +40,7 @@ from memcite.notes.storage import NoteLocation
 
 
 @dataclass
-class Draft:
+class EntryDraft:
     """One entry to save: its section, text, and provenance; ``id`` and ``body`` come from a draft file."""
 
     section: str
@@ -70,7 +70,7 @@ def _shown(value: str) -> str:
     return repr(value) if len(value) <= 40 and not scan(value) else mask(value)
 
 
-def check_draft(draft: Draft) -> Draft:
+def check_draft(draft: EntryDraft) -> EntryDraft:
     """Refuse a draft that is not a valid entry (exit 2): empty, unknown section, bad values."""
     if draft.section not in SECTIONS:
         raise InputError(f"--section: {_shown(draft.section)} is not one of {', '.join(SECTIONS)}")
@@ -94,7 +94,7 @@ def check_draft(draft: Draft) -> Draft:
     return draft
 
 
-def drafts_from_note_text(text: str, project: str | None = None) -> list[Draft]:
+def drafts_from_note_text(text: str, project: str | None = None) -> list[EntryDraft]:
     """The entries of a whole draft written in the note's own structure, section by section.
 
     A draft whose ``Project:`` line names another project than ``project`` is refused.
@@ -111,7 +111,7 @@ def drafts_from_note_text(text: str, project: str | None = None) -> list[Draft]:
                              hint="put entries under ## " + ", ## ".join(SECTIONS.values()))
         fields = entry.fields()
         body = [line for line in entry.body if not _is_field_line(line)]
-        drafts.append(Draft(
+        drafts.append(EntryDraft(
             section=key, text=entry.text, topic=fields.get("Topic"), source=fields.get("Source"),
             evidence=fields.get("Evidence"), confidence=fields.get("Confidence"),
             tier=fields.get("Tier"), expires=fields.get("Expires"), id=entry.id, body=body))
@@ -190,7 +190,7 @@ def check_project(location: NoteLocation, note: Note, path: str) -> None:
 # --------------------------------------------------------------------------- save
 
 
-def save(location: NoteLocation, drafts: list[Draft], *, today: str, now: float,
+def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str, now: float,
          conn: sqlite3.Connection | None, redact: bool = False, dry_run: bool = False,
          confirmed_by: str | None = None, command: str = "save") -> SaveResult:
     """Add or update entries (merge by id, then same text, then topic); write atomically and log.
@@ -249,7 +249,7 @@ def save(location: NoteLocation, drafts: list[Draft], *, today: str, now: float,
                       [entry.id for entry in adopted])
 
 
-def _scan_drafts(drafts: list[Draft], *, redact: bool) -> list[dict]:
+def _scan_drafts(drafts: list[EntryDraft], *, redact: bool) -> list[dict]:
     from memcite.secrets import redact as redact_text
     from memcite.secrets import scan
 
@@ -289,7 +289,7 @@ def _read_for_merge(location: NoteLocation, today: str) -> Note:
     return note if note is not None else new_note(location.project, today)
 
 
-def _confirm(drafts: list[Draft], note: Note, location: NoteLocation, confirmed_by: str | None,
+def _confirm(drafts: list[EntryDraft], note: Note, location: NoteLocation, confirmed_by: str | None,
              *, dry_run: bool = False) -> None:
     reasons: list[str] = []
     for draft in drafts:
@@ -315,7 +315,7 @@ def _confirm(drafts: list[Draft], note: Note, location: NoteLocation, confirmed_
             questions=reasons)
 
 
-def _merge(note: Note, drafts: list[Draft], location: NoteLocation, *, today: str,
+def _merge(note: Note, drafts: list[EntryDraft], location: NoteLocation, *, today: str,
            taken: set[str] = frozenset()):
     """Apply drafts to ``note``; return (outcomes, changes, previous versions of updated entries)."""
     outcomes: list[dict] = []
@@ -357,7 +357,7 @@ def _merge(note: Note, drafts: list[Draft], location: NoteLocation, *, today: st
     return outcomes, changes, previous
 
 
-def _target(note: Note, section, draft: Draft) -> Entry | None:
+def _target(note: Note, section, draft: EntryDraft) -> Entry | None:
     """The entry a draft updates: same id, else the same text, else the newest of its topic."""
     if draft.id:
         found = note.find(draft.id)
@@ -409,7 +409,7 @@ def _prepare_folders(location: NoteLocation, folder: str) -> list[str]:
     return storage.ensure_private_dir(folder, location.memory_dir)
 
 
-def _with_proposal(refusal: NoteRefusal, location: NoteLocation, drafts: list[Draft],
+def _with_proposal(refusal: NoteRefusal, location: NoteLocation, drafts: list[EntryDraft],
                    today: str) -> NoteRefusal:
     """The not-writable refusal, holding the note that would have been written."""
     try:
@@ -453,7 +453,7 @@ class ForgetResult:
     tightened: list[str] = field(default_factory=list)
 
 
-def forget(location: NoteLocation, *, entry_id: str | None, now: float, today: str,
+def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, today: str,
            conn: sqlite3.Connection, confirmed_by: str | None) -> ForgetResult:
     """Move the note (or take one entry out of it) into the archive under a UTC timestamp."""
     if not os.path.isfile(location.note_file):
@@ -522,7 +522,7 @@ def resolve_archived(location: NoteLocation, name: str) -> str:
     return path
 
 
-def restore(location: NoteLocation, name: str, *, now: float, today: str,
+def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
             conn: sqlite3.Connection, mode: str | None = None,
             confirmed_by: str = "request") -> RestoreResult:
     """Put an archived note or entry back. An active note is merged into only with ``mode``
@@ -610,7 +610,7 @@ def purge_target(home: str, path: str, confirm: str | None) -> PurgeTarget:
     return PurgeTarget(full, os.path.basename(folder), project, hashlib.sha256(data).hexdigest())
 
 
-def purge(target: PurgeTarget, *, now: float, conn: sqlite3.Connection, confirmed_by: str) -> None:
+def purge_archived(target: PurgeTarget, *, now: float, conn: sqlite3.Connection, confirmed_by: str) -> None:
     """Delete one archived file for ever, and log it (its hash, never its content)."""
     os.unlink(target.path)
     storage._fsync_dir(os.path.dirname(target.path))
@@ -633,7 +633,7 @@ class Recalled:
     entries: list[dict]
 
 
-def recall(location: NoteLocation, *, today: str, check: bool = False) -> Recalled:
+def recall_note(location: NoteLocation, *, today: str, check: bool = False) -> Recalled:
     """Read this project's note only (nothing is written), each entry with its id and age."""
     note = read_note(location)
     if note is None:

@@ -48,7 +48,7 @@ class NoteLocation:
                 "exists": os.path.isfile(self.note_file)}
 
 
-def locate(cwd: str, home: str) -> NoteLocation:
+def locate_note(cwd: str, home: str) -> NoteLocation:
     """The note of the project holding ``cwd``, under the Codex home ``home``."""
     named = os.path.abspath(cwd)
     cwd = canonical_path(cwd)
