@@ -610,3 +610,22 @@ def _run_sequence(env: Env, ops) -> None:
     current = env.note_text() or ""
     for text in saved_texts:
         assert f"] {text}" in current or f"] {text}" in archived_text, text
+
+
+def test_a_multi_line_entry_keeps_its_lines_under_the_bullet_then_provenance(env):
+    entry_id = env.save("Ledger: one transaction per reply\nkeeps record under 5 ms",
+                        source="src/ledger.py").outcomes[0]["id"]
+    _, entry = parse_note(env.note_text()).find(entry_id)
+    assert entry.body == ["  keeps record under 5 ms", f"  Date: {TODAY}",
+                          "  Source: src/ledger.py"]
+
+
+def test_redact_replaces_a_log_excerpt_spanning_several_lines(env):
+    text = ("2026-01-20 10:00:01 INFO start\n2026-01-20 10:00:02 ERROR boom\n"
+            "2026-01-20 10:00:03 WARN retry")
+    with pytest.raises(NoteRefusal) as caught:
+        env.save(text, "risks")
+    assert caught.value.details["findings"][0]["kind"] == "raw-log"
+    result = env.save(text, "risks", redact=True)
+    assert result.outcomes[0]["text"] == "[REDACTED:raw-log]"
+    assert "ERROR boom" not in env.note_text()

@@ -60,7 +60,9 @@ class EntryDraft:
         return {name: value for name, value in values.items() if value}
 
     def scanned_text(self) -> str:
-        return "\n".join([self.text, *self.provenance().values(), *self.body])
+        """The entry's text and other lines as one block, then each provenance value."""
+        body = [line[2:] if line.startswith("  ") else line for line in self.body]
+        return "\n".join([self.text, *body, *self.provenance().values()])
 
 
 def _shown(value: str) -> str:
@@ -249,6 +251,12 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
                       [entry.id for entry in adopted])
 
 
+def _block(draft: EntryDraft) -> str:
+    """The entry's text and its other lines as one block (a log or code excerpt spans both)."""
+    return "\n".join([draft.text, *[line[2:] if line.startswith("  ") else line
+                                    for line in draft.body]])
+
+
 def _scan_drafts(drafts: list[EntryDraft], *, redact: bool) -> list[dict]:
     from memcite.secrets import redact as redact_text
     from memcite.secrets import scan
@@ -260,12 +268,13 @@ def _scan_drafts(drafts: list[EntryDraft], *, redact: bool) -> list[dict]:
             continue
         found.extend({"entry": number, **finding.to_json()} for finding in findings)
         if redact:
-            draft.text = redact_text(draft.text)
+            lines = redact_text(_block(draft)).split("\n")
+            draft.text = lines[0]
+            draft.body = [f"  {line}" for line in lines[1:]]
             for name in ("topic", "source", "evidence", "expires"):
                 value = getattr(draft, name)
                 if value:
                     setattr(draft, name, redact_text(value))
-            draft.body = [redact_text(line) for line in draft.body]
     if found and not redact:
         listing = "; ".join(f"entry {item['entry']} line {item['line']}: {item['kind']} "
                             f"({item['masked']})" for item in found)
@@ -329,8 +338,8 @@ def _merge(note: Note, drafts: list[EntryDraft], location: NoteLocation, *, toda
             entry.id = draft.id if draft.id and not note.find(draft.id) else new_entry_id(
                 f"{draft.section}\0{draft.text}", note.ids() | taken)
             fields = {"Date": today, **draft.provenance()}
-            entry.body = [f"  {name}: {fields[name]}" for name in FIELDS if name in fields]
-            entry.body += draft.body
+            entry.body = list(draft.body)  # the entry's own further lines, then provenance
+            entry.body += [f"  {name}: {fields[name]}" for name in FIELDS if name in fields]
             section.add(entry)
             changes.append(Change("save", entry.id, None, entry.content_hash()))
             outcomes.append(_outcome("save", entry, draft.section))
