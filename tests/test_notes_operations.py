@@ -629,3 +629,19 @@ def test_redact_replaces_a_log_excerpt_spanning_several_lines(env):
     result = env.save(text, "risks", redact=True)
     assert result.outcomes[0]["text"] == "[REDACTED:raw-log]"
     assert "ERROR boom" not in env.note_text()
+
+
+def test_a_dry_run_shows_hand_entries_with_the_ids_they_will_get(env):
+    env.save("memcite entry")
+    with open(env.location.note_file, "a", encoding="utf-8") as handle:
+        handle.write("- a person's entry\n")
+    dry = env.save("next", dry_run=True)
+    real = env.save("next")
+    assert dry.text == real.text and dry.adopted == real.adopted
+
+
+def test_saving_the_same_entry_again_leaves_the_file_alone(env):
+    env.save("Use WAL", today="2026-01-01")
+    before = os.stat(env.location.note_file).st_mtime_ns, env.note_text()
+    env.save("Use WAL", today="2026-02-02")
+    assert (os.stat(env.location.note_file).st_mtime_ns, env.note_text()) == before

@@ -223,7 +223,10 @@ def _print_save(result, json: bool) -> int:  # noqa: A002
         note(f"redacted {item['kind']} on line {item['line']} of entry {item['entry']}")
     for path_ in result.archived:
         note(f"the previous version is kept in {path_}")
-    _out(f"note: {result.location.note_file} (read back and verified)")
+    if all(outcome["action"] == "unchanged" for outcome in result.outcomes) and not result.adopted:
+        _out(f"note: {result.location.note_file} (nothing to change)")
+    else:
+        _out(f"note: {result.location.note_file} (read back and verified)")
     return 0
 
 

@@ -193,8 +193,8 @@ def check_project(location: NoteLocation, note: Note, path: str) -> None:
 
 
 def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str, now: float,
-         conn: sqlite3.Connection | None, redact: bool = False, dry_run: bool = False,
-         confirmed_by: str | None = None, command: str = "save") -> SaveResult:
+                 conn: sqlite3.Connection | None, redact: bool = False, dry_run: bool = False,
+                 confirmed_by: str | None = None, command: str = "save") -> SaveResult:
     """Add or update entries (merge by id, then same text, then topic); write atomically and log.
 
     ``confirmed_by``: None when nobody confirmed (a save that needs it is refused),
@@ -204,9 +204,11 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
     redactions = _scan_drafts(drafts, redact=redact)
     if dry_run:
         note = _read_for_merge(location, today)
+        adopted = assign_ids(note)
         outcomes, _, _ = _merge(note, drafts, location, today=today)
-        _confirm(drafts, note, location, confirmed_by, dry_run=True)
-        return SaveResult(location, render_note(note), False, outcomes, redactions=redactions)
+        note.set_header("Updated", today)
+        return SaveResult(location, render_note(note), False, outcomes, redactions=redactions,
+                          adopted=[entry.id for entry in adopted])
     if conn is None:
         raise ValueError("save needs the database for its change log")
     try:
@@ -233,6 +235,9 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
                 for change in changes:
                     if change.entry_id == entry_id and change.action == "update":
                         change.file = path
+        if not changes and not hand:  # the same entry again: the file stays as it is
+            return SaveResult(location, render_note(note), True, outcomes, tightened,
+                              redactions)
         note.set_header("Updated", today)
         text = render_note(note)
         try:
@@ -463,7 +468,7 @@ class ForgetResult:
 
 
 def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, today: str,
-           conn: sqlite3.Connection, confirmed_by: str | None) -> ForgetResult:
+                conn: sqlite3.Connection, confirmed_by: str | None) -> ForgetResult:
     """Move the note (or take one entry out of it) into the archive under a UTC timestamp."""
     if not os.path.isfile(location.note_file):
         raise InputError(f"no note for {location.project} ({location.note_file}); nothing to forget")
@@ -532,8 +537,8 @@ def resolve_archived(location: NoteLocation, name: str) -> str:
 
 
 def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
-            conn: sqlite3.Connection, mode: str | None = None,
-            confirmed_by: str = "request") -> RestoreResult:
+                 conn: sqlite3.Connection, mode: str | None = None,
+                 confirmed_by: str = "request") -> RestoreResult:
     """Put an archived note or entry back. An active note is merged into only with ``mode``
     ``merge`` (archived entries it lacks are added) or replaced with ``replace`` (archived first)."""
     source = resolve_archived(location, name)
@@ -619,7 +624,8 @@ def purge_target(home: str, path: str, confirm: str | None) -> PurgeTarget:
     return PurgeTarget(full, os.path.basename(folder), project, hashlib.sha256(data).hexdigest())
 
 
-def purge_archived(target: PurgeTarget, *, now: float, conn: sqlite3.Connection, confirmed_by: str) -> None:
+def purge_archived(target: PurgeTarget, *, now: float, conn: sqlite3.Connection,
+                   confirmed_by: str) -> None:
     """Delete one archived file for ever, and log it (its hash, never its content)."""
     os.unlink(target.path)
     storage._fsync_dir(os.path.dirname(target.path))
