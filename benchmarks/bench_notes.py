@@ -84,6 +84,9 @@ def main() -> None:
         env = {**os.environ, "CODEX_HOME": home, "MEMCITE_DB": os.path.join(root, "db.sqlite"),
                "MEMCITE_CACHE_DIR": os.path.join(root, "cache")}
         env.pop("MEMCITE_NO_FASTPATH", None)
+        # byte code cached as an installed memcite has it (in the temporary folder)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(root, "pycache")
         typer_env = {**env, "MEMCITE_NO_FASTPATH": "1"}
         memcite = [sys.executable, "-m", "memcite", "note"]
         counter = iter(range(10**6))

@@ -119,10 +119,10 @@ class Section:
 
     heading: str
     items: list[Entry | str] = field(default_factory=list)
+    key: str | None = field(init=False)  # decisions, state, risks, or None
 
-    @property
-    def key(self) -> str | None:
-        return section_key(self.heading[3:])
+    def __post_init__(self) -> None:
+        self.key = section_key(self.heading[3:])
 
     def entries(self) -> list[Entry]:
         return [item for item in self.items if isinstance(item, Entry)]
