@@ -343,3 +343,28 @@ def test_a_secret_given_as_a_bad_option_value_is_not_echoed(env):
     result = invoke(env, "save", "x", "--section", "state", "--confidence", "AKIAIOSFODNN7EXAMPLE")
     assert result.exit_code == 2
     assert "AKIAIOSFODNN7EXAMPLE" not in result.stdout + result.stderr
+
+
+SECRET_VALUES = [
+    ("key AKIAIOSFODNN7EXAMPLE in env", "AKIAIOSFODNN7EXAMPLE"),
+    ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("write to jane.doe@acme-corp.com", "jane.doe@acme-corp.com"),
+    ("db postgres://admin:S3cretPass@db.internal/app", "S3cretPass"),
+    ("Cookie: sessionid=abc123def456zz", "abc123def456zz"),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), SECRET_VALUES)
+@pytest.mark.parametrize("redact", [False, True])
+def test_no_secret_reaches_the_note_archive_database_or_output(env, tmp_path, text, value, redact):
+    invoke(env, "save", "A first entry", "--section", "state", "--topic", "t")
+    args = [text, "--section", "state", "--topic", "t", "--source", text]
+    result = invoke(env, "save", *args, *(["--redact"] if redact else []))
+    assert result.exit_code == (0 if redact else 3), result.output
+    invoke(env, "forget", "--yes")
+    seen = [result.stdout, result.stderr]
+    for folder, _, files in os.walk(tmp_path):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as handle:
+                seen.append(handle.read().decode("utf-8", "replace"))
+    assert not any(value in chunk for chunk in seen)

@@ -645,3 +645,14 @@ def test_saving_the_same_entry_again_leaves_the_file_alone(env):
     before = os.stat(env.location.note_file).st_mtime_ns, env.note_text()
     env.save("Use WAL", today="2026-02-02")
     assert (os.stat(env.location.note_file).st_mtime_ns, env.note_text()) == before
+
+
+@pytest.mark.parametrize(
+    ("expires", "expired"),
+    [("2026-11-29", True), ("2026-11-30", False), ("2027-01-01", False),
+     ("when the gateway is replaced", False), (None, False)],
+)
+def test_recall_marks_entries_past_their_expiry_date(env, expires, expired):
+    env.save("A", expires=expires)
+    (entry,) = operations.recall_note(env.location, today=TODAY).entries
+    assert entry["expired"] is expired

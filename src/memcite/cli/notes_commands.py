@@ -276,7 +276,10 @@ def _print_recalled(recalled, location, check: bool) -> None:
                 continue
             info = by_id.get(item.id, {})
             age = info.get("age_days")
-            when = f" ({age} days old)" if age is not None else ""
+            notes_ = [f"{age} days old"] if age is not None else []
+            if info.get("expired"):
+                notes_.append(f"expired {item.get('Expires')}")
+            when = f" ({', '.join(notes_)})" if notes_ else ""
             label = item.id or "no id yet"
             _out(f"{item.marker} [{label}] {item.text}{when}")
             for line in item.body:

@@ -656,8 +656,10 @@ def recall_note(location: NoteLocation, *, today: str, check: bool = False) -> R
     entries = []
     for key, entry in note.entries():
         fields = entry.fields()
+        expires_in = _age_days(today, fields.get("Expires") or "")
         item = {"id": entry.id, "section": key, "text": entry.text, "fields": fields,
-                "date": fields.get("Date"), "age_days": _age_days(fields.get("Date"), today)}
+                "date": fields.get("Date"), "age_days": _age_days(fields.get("Date"), today),
+                "expired": expires_in is not None and expires_in < 0}
         if check:
             item["missing_paths"] = missing_paths(location.project, entry.content())
         entries.append(item)
@@ -665,11 +667,12 @@ def recall_note(location: NoteLocation, *, today: str, check: bool = False) -> R
 
 
 def _age_days(date: str | None, today: str) -> int | None:
+    """Days from ``date`` to ``today`` (both ``YYYY-MM-DD``), None when either is no date."""
     import datetime as _dt
 
     try:
         then = _dt.date.fromisoformat((date or "")[:10])
-        return (_dt.date.fromisoformat(today) - then).days
+        return (_dt.date.fromisoformat(today[:10]) - then).days
     except ValueError:
         return None
 
