@@ -656,3 +656,19 @@ def test_recall_marks_entries_past_their_expiry_date(env, expires, expired):
     env.save("A", expires=expires)
     (entry,) = operations.recall_note(env.location, today=TODAY).entries
     assert entry["expired"] is expired
+
+
+def test_an_entry_of_a_persons_own_section_returns_to_that_section(env):
+    env.save("A")
+    with open(env.location.note_file, "a", encoding="utf-8") as handle:
+        handle.write("\n## Links\n- https://example.com/runbook\n")
+    env.save("B")
+    note = parse_note(env.note_text())
+    (link,) = [e for key, e in note.entries() if key is None]
+    archived = operations.forget_note(env.location, entry_id=link.id, now=NOW, today=TODAY,
+                                      conn=env.conn, confirmed_by="--yes").archived
+    assert "## Links" in open(archived, encoding="utf-8").read()
+    operations.restore_note(env.location, archived, now=NOW, today=TODAY, conn=env.conn)
+    note = parse_note(env.note_text())
+    assert [(s.heading, [e.text for e in s.entries()]) for s in note.sections][-1] == \
+        ("## Links", ["https://example.com/runbook"])

@@ -26,12 +26,14 @@ from memcite.notes.model import (
     TIERS,
     Entry,
     Note,
+    Section,
     assign_ids,
     new_entry_id,
     new_note,
     normalized_text,
     parse_note,
     render_note,
+    section_key,
 )
 from memcite.notes.refusals import NoteRefusal
 from memcite.notes.storage import NoteLocation
@@ -459,6 +461,23 @@ def _archive_entries(location: NoteLocation, notes: list[Note], now: float, what
     return path
 
 
+def _section_like(note: Note, heading: str):
+    """The note's section with this heading (one of the three by its key, else by its text),
+    added at the end when it has none."""
+    key = section_key(heading[3:])
+    if key is not None:
+        return note.section(key, create=True)
+    for section in note.sections:
+        if section.heading.strip() == heading.strip():
+            return section
+    created = Section(heading, [""])
+    last = note.sections[-1].items if note.sections else note.preamble
+    if not last or last[-1] != "":
+        last.append("")
+    note.sections.append(created)
+    return created
+
+
 @dataclass
 class ForgetResult:
     location: NoteLocation
@@ -503,7 +522,7 @@ def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, tod
                                  hint="`memcite note recall` lists the entries with their ids")
             section, entry = found
             small = new_note(location.project, today)
-            small.section(section.key or "state", create=True).add(entry)
+            _section_like(small, section.heading).add(entry)
             target = _archive_entries(location, [small], now, f"entry-{entry_id}")
             note.remove(entry_id)
             note.set_header("Updated", today)
@@ -577,15 +596,17 @@ def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
         else:
             target = active
             assign_ids(archived, taken=target.ids())
-            for key, entry in archived.entries():
-                found = target.find(entry.id)
-                if found is not None:
-                    if found[1].content_hash() != entry.content_hash():
-                        kept.append(entry.id)
-                    continue
-                target.section(key or "state", create=True).add(entry)
-                restored.append(entry.id)
-                changes.append(Change("restore", entry.id, None, entry.content_hash(), source))
+            for section in archived.sections:
+                for entry in section.entries():
+                    found = target.find(entry.id)
+                    if found is not None:
+                        if found[1].content_hash() != entry.content_hash():
+                            kept.append(entry.id)
+                        continue
+                    _section_like(target, section.heading).add(entry)
+                    restored.append(entry.id)
+                    changes.append(Change("restore", entry.id, None, entry.content_hash(),
+                                          source))
         target.set_header("Updated", today)
         storage.atomic_write(location.note_file,
                              render_note(target).encode("utf-8", "surrogateescape"))
