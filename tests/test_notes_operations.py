@@ -16,7 +16,7 @@ from memcite.errors import InputError
 from memcite.ledger.store import open_store
 from memcite.notes import operations, storage
 from memcite.notes.changelog import last_hashes, read_log
-from memcite.notes.model import parse_note
+from memcite.notes.model import parse_note, render_note
 from memcite.notes.operations import EntryDraft
 from memcite.notes.refusals import NoteRefusal
 from memcite.notes.storage import locate_note
@@ -672,3 +672,29 @@ def test_an_entry_of_a_persons_own_section_returns_to_that_section(env):
     note = parse_note(env.note_text())
     assert [(s.heading, [e.text for e in s.entries()]) for s in note.sections][-1] == \
         ("## Links", ["https://example.com/runbook"])
+
+
+@settings(max_examples=60)
+@given(st.text(alphabet=st.characters(exclude_categories=("Cs",)), min_size=1, max_size=80),
+       st.sampled_from(["decisions", "state", "risks"]))
+def test_any_text_saves_as_one_entry_that_reads_back_or_is_refused(text, section):
+    with tempfile.TemporaryDirectory() as root:
+        env = make_env(root)
+        try:
+            env.save("existing entry", "state")
+            before = env.note_text()
+            try:
+                result = env.save(text, section, confirmed_by="--yes")
+            except (NoteRefusal, InputError):
+                assert env.note_text() == before
+                return
+            note = parse_note(env.note_text())
+            entry_id = result.outcomes[0]["id"]
+            key_section, entry = note.find(entry_id)
+            first = text.strip().splitlines()[0]
+            assert entry.text == " ".join(first.split())
+            assert key_section.key == section or result.outcomes[0]["action"] == "unchanged"
+            assert len(note.entries()) == 2 or result.outcomes[0]["action"] != "save"
+            assert render_note(parse_note(env.note_text())) == env.note_text()
+        finally:
+            env.conn.close()

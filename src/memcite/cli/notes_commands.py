@@ -344,7 +344,7 @@ def forget(entry: str | None = None, yes: bool = False, cwd: str | None = None,
         name = os.path.basename(result.archived)
         if json:
             dump_json({"project": location.project, "entry_id": entry, "archived": result.archived,
-                       "restore": f"memcite note restore {name}"})
+                       "restore": f"memcite note restore {name}", "tightened": result.tightened})
             return 0
         what = f"entry {entry}" if entry else "the note"
         _out(f"moved {what} to {result.archived}")
@@ -370,10 +370,11 @@ def restore(archived: str, merge: bool = False, replace: bool = False, cwd: str 
                                         mode="merge" if merge else "replace" if replace else None)
         finally:
             conn.close()
+        _report_tightened(result.tightened)
         if json:
             dump_json({"project": location.project, "note_file": location.note_file,
                        "source": result.source, "restored": result.restored, "kept": result.kept,
-                       "replaced_to": result.replaced_to})
+                       "replaced_to": result.replaced_to, "tightened": result.tightened})
             return 0
         if result.replaced_to:
             _out(f"the active note was archived first: {result.replaced_to}")

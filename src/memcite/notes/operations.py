@@ -541,6 +541,7 @@ class RestoreResult:
     restored: list[str]  # entry ids put back
     kept: list[str]  # ids already in the active note with other content (the active one kept)
     replaced_to: str | None = None  # where the active note went with --replace
+    tightened: list[str] = field(default_factory=list)
 
 
 def resolve_archived(location: NoteLocation, name: str) -> str:
@@ -564,7 +565,7 @@ def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
     archived = read_note(location, path=source)
     if archived is None:
         raise InputError(f"{source}: no such archived file")
-    _prepare_folders(location, location.project_dir)
+    tightened = _prepare_folders(location, location.project_dir)
     with storage.locked(location.project_dir):
         active = read_note(location)
         replaced_to = None
@@ -578,7 +579,7 @@ def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
                 "--replace to archive it first and put the archived note in its place",
                 questions=["merge or replace the active note?"])
         if active is not None and mode == "replace":
-            _prepare_folders(location, location.archive_dir)
+            tightened += _prepare_folders(location, location.archive_dir)
             replaced_to = _archive_name(location.archive_dir, now, "memory")
             storage.move_file(location.note_file, replaced_to)
             gone = [Change("forget", e.id, e.content_hash(), None, replaced_to)
@@ -612,7 +613,7 @@ def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
                              render_note(target).encode("utf-8", "surrogateescape"))
         log_changes(conn, project=location.project, slug=location.slug, command="restore",
                     confirmed_by=confirmed_by, changes=changes, at=int(now))
-    return RestoreResult(location, source, restored, kept, replaced_to)
+    return RestoreResult(location, source, restored, kept, replaced_to, tightened)
 
 
 @dataclass
