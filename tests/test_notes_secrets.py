@@ -66,6 +66,8 @@ PLANTED = [
 BENIGN = [
     "thread 019c6e27-e55b-73d1-87d8-4e01f1f75043 decided it",
     "id: 0199a8b2-1c3d-7e4f-8a9b-0c1d2e3f4a5b",
+    "session_id: 019c6e27-e55b-73d1-87d8-4e01f1f75043 (the Codex session)",
+    "thread_id=019c6e27-e55b-73d1-87d8-4e01f1f75043",
     "UUID 019C6E27-E55B-73D1-87D8-4E01F1F75043 in upper case",
     "commit 3a5b724e9f1c2d3b4a5f6e7d8c9b0a1f2e3d4c5b fixed it",
     "short hash 3a5b724 and 4cddfb3",
@@ -113,6 +115,15 @@ BENIGN = [
     "TODO: 1) sync 2) stats 3) prune",
     "One log line is fine: 2026-01-20 10:00:01 INFO start",
     "def f(x): return x  # one line of code is fine",
+    "password: os.environ['DB_PASSWORD']",
+    "api_key = settings.PAYMENTS_API_KEY",
+    "PGPASSWORD=$(cat ~/.pgpass-file)",
+    "token=$GITHUB_TOKEN in CI",
+    "password: None (trust auth on localhost)",
+    "Authorization: required for /admin",
+    "secret_key_base: <%= ENV['SECRET_KEY_BASE'] %>",
+    "API_KEY is read from the environment (see config.py)",
+    "export PATH=$HOME/.local/bin:$PATH",
 ]
 
 
@@ -197,11 +208,12 @@ def test_scan_never_crashes_and_spans_are_in_order(text):
 
 @given(st.sampled_from(PLANTED), st.sampled_from(BENIGN))
 def test_a_planted_secret_among_benign_text_is_redacted(row, benign):
-    text, _, value = row
+    text, kind, value = row
     combined = f"{benign}\n{text}"
     assert scan(combined)
     assert value not in redact(combined)
-    assert benign in redact(combined) or benign.split()[0] in redact(combined)
+    if kind not in ("raw-log", "code-excerpt"):  # a block may take a neighbouring line along
+        assert redact(combined).startswith(benign + "\n")
 
 
 def test_a_base64_key_with_slashes_is_not_taken_for_a_path():

@@ -185,12 +185,27 @@ def _placeholder_re() -> re.Pattern:
 def _is_placeholder(value: str) -> bool:
     """``${PASSWORD}``, ``<token>``, ``****``, ``[REDACTED:…]``: names of secrets, not secrets."""
     value = value.strip("\"'`")
-    return value.startswith(("<", "${", "{{", "%(")) or bool(_placeholder_re().match(value))
+    return value.startswith(("<", "${", "$(", "{{", "%(")) or bool(_placeholder_re().match(value))
+
+
+_NOT_VALUES = ("none", "null", "nil", "empty", "true", "false", "required", "optional", "unset",
+               "redacted", "hidden", "masked", "changeme")
 
 
 def _plain_word(value: str) -> bool:
-    """A lower-case word (``secret: stored in vault``): prose after a keyword, not a password."""
-    return value.isalpha() and value.islower() and len(value) < 16
+    """A lower-case word (``secret: stored in vault``) or a null-like value: prose, not a password."""
+    return (value.isalpha() and value.islower() and len(value) < 16) \
+        or value.lower() in _NOT_VALUES
+
+
+@lru_cache(maxsize=1)
+def _reference_re() -> re.Pattern:
+    return re.compile(r"[A-Za-z_][\w.]*[(\[]|[A-Za-z_]\w*\.[A-Za-z_][\w.]*\Z")
+
+
+def _indirect(value: str) -> bool:
+    """A value that names where the secret is (``os.environ['X']``, ``settings.DB_PASSWORD``)."""
+    return bool(_reference_re().match(value))
 
 
 _EMAIL_ALLOWED_DOMAINS = ("example.com", "example.org", "example.net", "users.noreply.github.com")
@@ -205,8 +220,12 @@ def _own_findings(text: str) -> list[tuple[str, int, int]]:
             start, end = match.span(group)
             if not value or _is_placeholder(value):
                 continue
-            if kind == "password" and _plain_word(value):
+            if kind == "password" and (_plain_word(value) or _indirect(value)):
                 continue
+            if kind == "authorization-header" and _plain_word(value.split()[-1]):
+                continue
+            if kind == "session-id" and _is_uuid(value):
+                continue  # a Codex session is a thread: its id is a UUID, an identifier
             if kind == "email":
                 local, _, domain = value.partition("@")
                 if local.lower() in _EMAIL_ALLOWED_LOCAL or domain.lower().endswith(
@@ -217,6 +236,11 @@ def _own_findings(text: str) -> list[tuple[str, int, int]]:
             found.append((kind, start, end))
     found.extend(_block_findings(text))
     return found
+
+
+def _is_uuid(value: str) -> bool:
+    parts = value.split("-")
+    return [len(part) for part in parts] == [8, 4, 4, 4, 12] and not "".join(parts).strip(_HEX_CHARS)
 
 
 def _phone_digits(value: str) -> bool:
