@@ -42,6 +42,9 @@ PLANTED = [
     ("db at postgres://admin:S3cretPass@db.internal:5432/app", "url-password", "S3cretPass"),
     ("https://deploy:tr0ub4dor&3@git.example.org/repo.git", "url-password", "tr0ub4dor&3"),
     ("password=hunter2", "password", "hunter2"),
+    ("token: 8f14e45fceea167a5a36dedd4bea2543", "password", "8f14e45fceea167a5a36dedd4bea2543"),
+    ("GITLAB_TOKEN=0123456789abcdef0123", None, "0123456789abcdef0123"),
+    ("access_token = 'ya29.a0AfH6SMBx'", "password", "ya29.a0AfH6SMBx"),
     ("PGPASSWORD: 'x9!kQ2#zz'", "password", "x9!kQ2#zz"),
     ("api_key: 'Zx9Qw8Er7Ty6Ui5Op4'", "password", "Zx9Qw8Er7Ty6Ui5Op4"),
     ("client_secret = 'mPq7Rs9Tu2Vw4Xy6'", "password", "mPq7Rs9Tu2Vw4Xy6"),
@@ -124,6 +127,8 @@ BENIGN = [
     "secret_key_base: <%= ENV['SECRET_KEY_BASE'] %>",
     "API_KEY is read from the environment (see config.py)",
     "export PATH=$HOME/.local/bin:$PATH",
+    "max_tokens=4096 and tokenizer: o200k_base",
+    "token budget: 2500",
 ]
 
 

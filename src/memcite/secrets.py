@@ -163,7 +163,7 @@ def _own_patterns() -> tuple[tuple[str, re.Pattern, int], ...]:
             r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'<>]*:([^\s/@\"'<>]+)@"), 1),
         ("password", re.compile(
             r"(?i)(?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key"
-            r"|access[_-]?key|secret[_-]?key|auth[_-]?token|access[_-]?token|private[_-]?key)"
+            r"|access[_-]?key|secret[_-]?key|token|private[_-]?key)"
             r"[\"']?\s*(?:=|:|:=|=>)\s*([\"']?)([^\s\"',;]{4,})\1"), 2),
         ("email", re.compile(
             r"(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
@@ -200,7 +200,8 @@ def _plain_word(value: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _reference_re() -> re.Pattern:
-    return re.compile(r"[A-Za-z_][\w.]*[(\[]|[A-Za-z_]\w*\.[A-Za-z_][\w.]*\Z")
+    word = r"(?:[A-Z][A-Z0-9_]*|[a-z_][a-z0-9_]*)"  # CONSTANT or snake_name, never mixed case
+    return re.compile(rf"[A-Za-z_][\w.]*[(\[]|{word}(?:\.{word})+\Z")
 
 
 def _indirect(value: str) -> bool:
