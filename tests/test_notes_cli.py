@@ -368,3 +368,36 @@ def test_no_secret_reaches_the_note_archive_database_or_output(env, tmp_path, te
             with open(os.path.join(folder, name), "rb") as handle:
                 seen.append(handle.read().decode("utf-8", "replace"))
     assert not any(value in chunk for chunk in seen)
+
+
+def test_json_outputs_keep_their_keys(env):
+    def keys(*args):
+        result = invoke(env, *args, "--json")
+        assert result.exit_code == 0, result.output
+        return set(json.loads(result.stdout))
+
+    assert keys("path") == {"cwd", "project_folder", "project", "slug", "note_file",
+                            "archive_dir", "exists"}
+    assert keys("save", "A", "--section", "state", "--dry-run") == {
+        "note_file", "project", "slug", "written", "dry_run", "entries", "adopted", "redacted",
+        "archived", "tightened", "text"}
+    assert keys("save", "A", "--section", "state") == {
+        "note_file", "project", "slug", "written", "dry_run", "entries", "adopted", "redacted",
+        "archived", "tightened"}
+    assert keys("recall") == {"project", "note_file", "exists", "updated", "notice", "entries"}
+    entry = json.loads(invoke(env, "recall", "--json", "--check").stdout)["entries"][0]
+    assert set(entry) == {"id", "section", "text", "fields", "date", "age_days", "expired",
+                          "missing_paths"}
+    assert keys("list") == {"notes"}
+    assert keys("log") == {"project", "slug", "entry_id", "log"}
+    row = json.loads(invoke(env, "log", "--json").stdout)["log"][0]
+    assert set(row) == {"id", "at", "at_iso", "command", "action", "project", "slug", "entry_id",
+                        "hash_before", "hash_after", "confirmed_by", "user", "file"}
+    forgot = keys("forget", "--yes")
+    assert forgot == {"project", "entry_id", "archived", "restore", "tightened"}
+    archived = json.loads(invoke(env, "log", "--json").stdout)["log"][-1]["file"]
+    assert keys("restore", os.path.basename(archived)) == {
+        "project", "note_file", "source", "restored", "kept", "replaced_to", "tightened"}
+    purged = runner.invoke(app, ["note", "purge", archived, "--confirm",
+                                 os.path.basename(archived), "--json"])
+    assert set(json.loads(purged.stdout)) == {"purged", "sha256"}
