@@ -401,3 +401,14 @@ def test_json_outputs_keep_their_keys(env):
     purged = runner.invoke(app, ["note", "purge", archived, "--confirm",
                                  os.path.basename(archived), "--json"])
     assert set(json.loads(purged.stdout)) == {"purged", "sha256"}
+
+
+def test_recall_shows_what_a_person_wrote_above_the_sections(env):
+    invoke(env, "save", "A", "--section", "state")
+    path = note_file(env)
+    text = open(path, encoding="utf-8").read().replace(
+        "\n## Durable decisions", "Goal: settle payments in one pass.\n\n## Durable decisions")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    out = invoke(env, "recall").stdout
+    assert "Goal: settle payments in one pass." in out and "] A" in out

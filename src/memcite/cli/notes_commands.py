@@ -266,6 +266,12 @@ def _print_recalled(recalled, location, check: bool) -> None:
     _out(f"Project note for {location.project}")
     _out(f"Source: {location.note_file} (updated {recalled.note.updated or 'unknown'})")
     _out(RECALL_FRAME)
+    extra = [line for line in recalled.note.preamble if line.strip()
+             and not line.startswith(("# ", "Project:", "Updated:"))]
+    if extra:
+        _out()
+        for line in extra:
+            _out(line)
     for section in recalled.note.sections:
         _out()
         _out(section.heading)
