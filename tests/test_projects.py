@@ -34,8 +34,14 @@ from memcite.readpath.projects import (
         ("Ünïcode", "n-code"),  # non-ASCII letters are outside [a-z0-9]
         ("x" * 50, "x" * 40),  # cut to 40 characters
         ("日本", "project"),
-        # cut after stripping: a "-" at character 40 stays (a deviation, see docs/memory-layout.md §2)
-        ("a" * 39 + "_b", "a" * 39 + "-"),
+        # cut after stripping, then trailing "-" removed again: a slug never holds "--"
+        ("a" * 39 + "_b", "a" * 39),
+        ("a" * 38 + "__b", "a" * 38 + "-b"),
+        ("a" * 39 + "__bc", "a" * 39),
+        ("a" * 40 + "_b", "a" * 40),
+        ("a" * 41, "a" * 40),
+        ("-" * 45 + "ab", "ab"),
+        ("ab" + "-" * 45 + "cd", "ab-cd"),
     ],
 )
 def test_sanitize_project_name(name, expected):
@@ -61,6 +67,7 @@ def test_project_slug_is_name_dash_12_hex_of_the_path(path):
     assert digest == hashlib.sha256(path.encode("utf-8")).hexdigest()[:12]
     assert name == sanitize_project_name(os.path.basename(path) or path)
     assert len(name) <= 40 and name == name.lower()
+    assert "--" not in slug and not name.endswith("-") and not name.startswith("-")
 
 
 def test_project_note_path():

@@ -39,6 +39,11 @@ EXPECTED_SCHEMA = {
                     "file_from", "file_to", "problem"],
         "indexes": {"archive_log_thread": ["thread_id", "id"]},
     },
+    "note_log": {  # m004
+        "columns": ["id", "at", "command", "action", "project", "slug", "entry_id", "hash_before",
+                    "hash_after", "confirmed_by", "user", "file"],
+        "indexes": {"note_log_slug_entry": ["slug", "entry_id", "id"]},
+    },
     "syncs": {
         "columns": ["id", "codex_home", "started_at", "finished_at", "stage1_rows",
                     "folder_threads", "inserted", "updated", "marked_missing"],

@@ -44,6 +44,15 @@ __all__ = [
     "consolidation_selection",
     "dead_memories",
     "restore_memories",
+    # project notes
+    "EntryDraft",
+    "NoteRefusal",
+    "forget_note",
+    "list_notes",
+    "locate_note",
+    "recall_note",
+    "restore_note",
+    "save_entries",
 ]
 
 _HOME = {
@@ -76,6 +85,14 @@ _HOME = {
     "consolidation_selection": "retention.rules",
     "archive_memories": "retention.archive",
     "restore_memories": "retention.archive",
+    "EntryDraft": "notes.operations",
+    "NoteRefusal": "notes.refusals",
+    "forget_note": "notes.operations",
+    "list_notes": "notes.operations",
+    "locate_note": "notes.storage",
+    "recall_note": "notes.operations",
+    "restore_note": "notes.operations",
+    "save_entries": "notes.operations",
 }
 
 

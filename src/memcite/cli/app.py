@@ -130,10 +130,18 @@ def strip(
 
 
 def _register_command_groups() -> None:
-    from memcite.cli import (codex_app, contracts_app, ledger_app, lint_app, readpath_app,
-                             retention_app)
+    from memcite.cli import (
+        codex_app,
+        contracts_app,
+        ledger_app,
+        lint_app,
+        notes_app,
+        readpath_app,
+        retention_app,
+    )
 
-    for module in (ledger_app, readpath_app, retention_app, lint_app, codex_app, contracts_app):
+    for module in (ledger_app, readpath_app, retention_app, notes_app, lint_app, codex_app,
+                   contracts_app):
         module.register(app)
 
 

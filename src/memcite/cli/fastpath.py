@@ -56,6 +56,8 @@ def positive_int(value: str) -> int:
 PROFILE = choice("codex", "strict")
 ERRORS = choice("strict", "replace")
 
+_NOTE_COMMON = {"--cwd": str, "--codex-home": str}
+
 # Each entry mirrors a Typer command in memcite.cli.app; keep the two in step
 # (the CLI tests compare the option names with the Typer commands).
 FAST_COMMANDS: dict[str, FastCommand] = {
@@ -145,7 +147,34 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         envvars={"db": "MEMCITE_DB"},
         tolerant=True,
     ),
+    # The note commands a session runs often.
+    "note path": FastCommand(
+        target="memcite.cli.notes_commands:path",
+        options=_NOTE_COMMON,
+        flags=("--json",),
+    ),
+    "note recall": FastCommand(
+        target="memcite.cli.notes_commands:recall",
+        options=_NOTE_COMMON,
+        flags=("--check", "--json"),
+    ),
+    "note list": FastCommand(
+        target="memcite.cli.notes_commands:list_notes",
+        options=_NOTE_COMMON,
+        flags=("--json",),
+    ),
+    "note save": FastCommand(
+        target="memcite.cli.notes_commands:save",
+        positionals=("text",),
+        options={**_NOTE_COMMON, "--db": str, "--file": str, "--section": str, "--topic": str,
+                 "--source": str, "--evidence": str, "--confidence": str, "--tier": str,
+                 "--expires": str},
+        flags=("--redact", "--dry-run", "--yes", "--json"),
+        envvars={"db": "MEMCITE_DB"},
+    ),
 }
+
+
 
 
 def _option_name(option: str) -> str:

@@ -215,6 +215,30 @@ def m003_outside_codex_index(conn: sqlite3.Connection) -> None:
     )
 
 
+def m004_note_log(conn: sqlite3.Connection) -> None:
+    """The change log of project notes (``memcite note``): hashes and who confirmed, no content."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS note_log (
+            id INTEGER PRIMARY KEY,
+            at INTEGER NOT NULL,                   -- when (Unix seconds)
+            command TEXT NOT NULL,                 -- save | forget | restore | purge
+            action TEXT NOT NULL,                  -- save | update | forget | restore | purge |
+                                                   -- adopt | hand-edit | archive
+            project TEXT NOT NULL,                 -- the canonical project path
+            slug TEXT NOT NULL,
+            entry_id TEXT,                         -- NULL: the whole note or an archived file
+            hash_before TEXT,                      -- SHA-256 of the content before, NULL: none
+            hash_after TEXT,                       -- and after, NULL: gone from the note
+            confirmed_by TEXT NOT NULL,            -- request | --yes | terminal | hand-edit
+            user TEXT NOT NULL,                    -- the login name that ran the command
+            file TEXT                              -- the archive file written or read
+        )
+        """
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS note_log_slug_entry ON note_log (slug, entry_id, id)")
+
+
 def m006_session_offsets(conn: sqlite3.Connection) -> None:
     """How far each Codex session file has been read, so the Stop hook and ``ingest --codex-home``
     read only what is new (see ``memcite.ledger.session_offsets``)."""
@@ -239,6 +263,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
     m003_outside_codex_index,
+    m004_note_log,
     m006_session_offsets,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -44,14 +44,18 @@ def find_project_root(cwd: str | os.PathLike) -> str:
 
 
 def sanitize_project_name(name: str) -> str:
-    """Lower-case, each run outside ``[a-z0-9]`` to one ``-``, ends stripped, 40 characters."""
+    """Lower-case, each run outside ``[a-z0-9]`` to one ``-``, ends stripped, cut to 40, ``-`` stripped again.
+
+    The second strip keeps a cut from leaving a trailing ``-`` (which would make
+    ``--`` before the hash in the slug).
+    """
     out: list[str] = []
     for char in name.lower():
         if "a" <= char <= "z" or "0" <= char <= "9":
             out.append(char)
         elif not out or out[-1] != "-":
             out.append("-")
-    return "".join(out).strip("-")[:_NAME_LIMIT] or "project"
+    return "".join(out).strip("-")[:_NAME_LIMIT].rstrip("-") or "project"
 
 
 def project_slug(project_path: str) -> str:

@@ -1,0 +1,81 @@
+"""What a draft entry must pass before it is saved: secrets, and the questions a person must answer.
+
+``secret_findings`` runs ``memcite.secrets.scan`` over an entry's whole content.
+``confirmation_reasons`` lists why a person should confirm a save: a sensitive
+subject, another project's slug, or a path inside another project that has a note.
+Pure functions of their inputs, apart from listing the other projects' slugs and
+looking up where a named path's project is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+from memcite.readpath.projects import find_project_root, project_slug
+
+_SENSITIVE = (
+    "password", "passphrase", "credential", "credentials", "private key", "secret key",
+    "api key", "access key", "social security", "ssn", "salary", "medical", "diagnosis",
+    "home address", "date of birth", "bank account", "credit card", "personal data",
+)
+
+
+@lru_cache(maxsize=1)
+def _sensitive_re() -> re.Pattern:
+    words = "|".join(re.escape(word).replace(r"\ ", r"[\s_-]") for word in _SENSITIVE)
+    return re.compile(rf"(?i)\b({words})\b")
+
+
+@lru_cache(maxsize=1)
+def _path_re() -> re.Pattern:
+    return re.compile(r"(?<![\w:/.])(~?/[^\s`'\"()<>\[\],;]+)")
+
+
+def sensitive_subjects(text: str) -> list[str]:
+    """The sensitive subjects ``text`` mentions (lower-cased, once each)."""
+    seen: list[str] = []
+    for match in _sensitive_re().finditer(text):
+        word = " ".join(match.group(1).lower().replace("_", " ").replace("-", " ").split())
+        if word not in seen:
+            seen.append(word)
+    return seen
+
+
+def named_paths(text: str) -> list[str]:
+    """Absolute (or ``~``) paths written in ``text``, URLs excluded."""
+    return [match.group(1).rstrip(".:") for match in _path_re().finditer(text)]
+
+
+def other_projects(text: str, *, project: str, slug: str, home: str) -> list[str]:
+    """Sentences naming the other projects ``text`` points at: their slugs, or paths inside them."""
+    reasons: list[str] = []
+    projects_dir = os.path.join(home, "memory", "projects")
+    try:
+        slugs = [name for name in os.listdir(projects_dir) if name != slug]
+    except OSError:
+        slugs = []
+    for other in slugs:
+        if re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", text):
+            reasons.append(f"names another project's note ({other})")
+    for path in named_paths(text):
+        full = os.path.expanduser(path)
+        if full == project or full.startswith(project.rstrip("/") + "/"):
+            continue
+        root = find_project_root(full if os.path.exists(full) else _existing_parent(full))
+        if root == project:
+            continue
+        other = project_slug(root)
+        if os.path.isfile(os.path.join(projects_dir, other, "memory.md")):
+            reasons.append(f"names {path}, inside the project {root} that has its own note")
+    return reasons
+
+
+def _existing_parent(path: str) -> str:
+    while path and not os.path.exists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path or "/"

@@ -1,0 +1,753 @@
+"""The note commands as library functions: save, recall, list, forget, restore, purge.
+
+Each takes a ``NoteLocation`` (see ``memcite.notes.storage.locate_note``), today's
+date or the time where it matters, and for writes an open memcite database
+(the change log) and who confirmed. A refusal raises ``NoteRefusal`` before
+anything is written. A write holds the project folder's lock from reading the
+note to writing it, so concurrent saves both land.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import time
+from dataclasses import dataclass, field
+
+from memcite.errors import InputError
+from memcite.notes import checks, storage
+from memcite.notes.changelog import Change, last_hashes, log_changes
+from memcite.notes.model import (
+    CONFIDENCES,
+    FIELDS,
+    SECTIONS,
+    TIERS,
+    Entry,
+    Note,
+    Section,
+    assign_ids,
+    new_entry_id,
+    new_note,
+    normalized_text,
+    parse_note,
+    render_note,
+    section_key,
+)
+from memcite.notes.refusals import NoteRefusal
+from memcite.notes.storage import NoteLocation
+
+# --------------------------------------------------------------------------- drafts
+
+
+@dataclass
+class EntryDraft:
+    """One entry to save: its section, text, and provenance; ``id`` and ``body`` come from a draft file."""
+
+    section: str
+    text: str
+    topic: str | None = None
+    source: str | None = None
+    evidence: str | None = None
+    confidence: str | None = None
+    tier: str | None = None
+    expires: str | None = None
+    id: str | None = None
+    body: list[str] = field(default_factory=list)
+
+    def provenance(self) -> dict[str, str]:
+        values = {"Topic": self.topic, "Source": self.source, "Evidence": self.evidence,
+                  "Confidence": self.confidence, "Tier": self.tier, "Expires": self.expires}
+        return {name: value for name, value in values.items() if value}
+
+    def scanned_text(self) -> str:
+        """The entry's text and other lines as one block, then each provenance value."""
+        body = [line[2:] if line.startswith("  ") else line for line in self.body]
+        return "\n".join([self.text, *body, *self.provenance().values()])
+
+
+def _shown(value: str) -> str:
+    """A bad option value as an error message may show it: masked when it holds a finding."""
+    from memcite.secrets import mask, scan
+
+    return repr(value) if len(value) <= 40 and not scan(value) else mask(value)
+
+
+def check_draft(draft: EntryDraft) -> EntryDraft:
+    """Refuse a draft that is not a valid entry (exit 2): empty, unknown section, bad values."""
+    if draft.section not in SECTIONS:
+        raise InputError(f"--section: {_shown(draft.section)} is not one of {', '.join(SECTIONS)}")
+    lines = [line.rstrip() for line in draft.text.strip().splitlines()]
+    if not lines or not lines[0].strip():
+        raise InputError("the entry is empty", hint="give the text to remember")
+    draft.text = " ".join(lines[0].split())
+    draft.body = [*[f"  {line.strip()}" for line in lines[1:] if line.strip()], *draft.body]
+    if draft.confidence:
+        draft.confidence = draft.confidence.upper()
+        if draft.confidence not in CONFIDENCES:
+            raise InputError(f"--confidence: {_shown(draft.confidence)} is not one of "
+                             f"{', '.join(CONFIDENCES)}")
+    if draft.tier:
+        draft.tier = draft.tier.upper()
+        if draft.tier not in TIERS:
+            raise InputError(f"--tier: {_shown(draft.tier)} is not one of {', '.join(TIERS)}")
+    for name, value in draft.provenance().items():
+        if "\n" in value:
+            raise InputError(f"--{name.lower()}: must be one line")
+    return draft
+
+
+def drafts_from_note_text(text: str, project: str | None = None) -> list[EntryDraft]:
+    """The entries of a whole draft written in the note's own structure, section by section.
+
+    A draft whose ``Project:`` line names another project than ``project`` is refused.
+    """
+    note = parse_note(text)
+    if project is not None and note.project is not None and note.project != project:
+        raise NoteRefusal(
+            "collision", f"the draft is for {note.project}, not this project ({project}); "
+            "nothing was saved", project=project, recorded_project=note.project)
+    drafts = []
+    for key, entry in note.entries():
+        if key is None:
+            raise InputError(f"the draft has an entry outside the three sections: {entry.text!r}",
+                             hint="put entries under ## " + ", ## ".join(SECTIONS.values()))
+        fields = entry.fields()
+        body = [line for line in entry.body if not _is_field_line(line)]
+        drafts.append(EntryDraft(
+            section=key, text=entry.text, topic=fields.get("Topic"), source=fields.get("Source"),
+            evidence=fields.get("Evidence"), confidence=fields.get("Confidence"),
+            tier=fields.get("Tier"), expires=fields.get("Expires"), id=entry.id, body=body))
+    return drafts
+
+
+def _is_field_line(line: str) -> bool:
+    name = line.strip().split(":", 1)[0]
+    return ":" in line and any(name.lower() == known.lower() for known in FIELDS)
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class SaveResult:
+    location: NoteLocation
+    text: str  # the note as written (or as it would be, for a dry run)
+    written: bool
+    outcomes: list[dict]  # {"action": "save"|"update"|"unchanged", "id", "section", "text"}
+    tightened: list[str] = field(default_factory=list)
+    redactions: list[dict] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)  # previous versions of updated entries
+    adopted: list[str] = field(default_factory=list)  # ids given to hand-written entries
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def stamp(now: float) -> str:
+    """A UTC timestamp for archive file names: ``2026-11-30T18-20-05Z``."""
+    return time.strftime("%Y-%m-%dT%H-%M-%SZ", time.gmtime(now))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_note(location: NoteLocation, *, path: str | None = None) -> Note | None:
+    """The note at ``path`` (default: the project's), checked to belong to this project."""
+    path = path or location.note_file
+    data = storage.read_file(path)
+    if data is None:
+        return None
+    note = parse_note(storage.decode(path, data))
+    check_project(location, note, path)
+    return note
+
+
+def check_project(location: NoteLocation, note: Note, path: str) -> None:
+    """Refuse a note whose ``Project:`` line is not this project's canonical path."""
+    recorded = note.project
+    if recorded == location.project:
+        return
+    if recorded is None:
+        raise NoteRefusal(
+            "collision",
+            f"{path}: the note has no 'Project:' line, so it cannot be checked against "
+            f"{location.project}; nothing was changed. If it is this project's note, add the line "
+            f"'Project: {location.project}' by hand",
+            path=path, project=location.project, recorded_project=None)
+    if os.path.exists(recorded):
+        raise NoteRefusal(
+            "collision",
+            f"{path}: the note belongs to another project, {recorded} (same slug "
+            f"{location.slug}); nothing was changed and the two are never mixed",
+            path=path, project=location.project, recorded_project=recorded)
+    raise NoteRefusal(
+        "moved-project",
+        f"{path}: the note was written for {recorded}, which no longer exists: this project may "
+        f"have moved to {location.project}. Nothing was changed; if it is the same project, "
+        f"change the note's 'Project:' line to '{location.project}' by hand",
+        path=path, project=location.project, recorded_project=recorded)
+
+
+# --------------------------------------------------------------------------- save
+
+
+def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str, now: float,
+                 conn: sqlite3.Connection | None, redact: bool = False, dry_run: bool = False,
+                 confirmed_by: str | None = None, command: str = "save") -> SaveResult:
+    """Add or update entries (merge by id, then same text, then topic); write atomically and log.
+
+    ``confirmed_by``: None when nobody confirmed (a save that needs it is refused),
+    else how (``--yes``, ``terminal``). ``conn`` may be None only for a dry run.
+    """
+    drafts = [check_draft(draft) for draft in drafts]
+    redactions = _scan_drafts(drafts, redact=redact)
+    if dry_run:
+        note = _read_for_merge(location, today)
+        adopted = assign_ids(note)
+        outcomes, _, _ = _merge(note, drafts, location, today=today)
+        note.set_header("Updated", today)
+        return SaveResult(location, render_note(note), False, outcomes, redactions=redactions,
+                          adopted=[entry.id for entry in adopted])
+    if conn is None:
+        raise ValueError("save needs the database for its change log")
+    try:
+        tightened = _prepare_folders(location, location.project_dir)
+    except NoteRefusal as refusal:
+        if refusal.reason == "not-writable":
+            raise _with_proposal(refusal, location, drafts, today) from None
+        raise
+    with storage.locked(location.project_dir):
+        note = _read_for_merge(location, today)
+        _confirm(drafts, note, location, confirmed_by)
+        known = last_hashes(conn, location.slug)
+        hand = _hand_changes(note, known)
+        adopted = assign_ids(note, taken=set(known))
+        hand.extend(Change("adopt", entry.id, None, entry.content_hash()) for entry in adopted)
+        outcomes, changes, previous = _merge(note, drafts, location, today=today,
+                                             taken=set(known))
+        archived = []
+        if previous:
+            tightened += _prepare_folders(location, location.archive_dir)
+            for entry_id, old in previous:
+                path = _archive_entries(location, [old], now, f"previous-{entry_id}")
+                archived.append(path)
+                for change in changes:
+                    if change.entry_id == entry_id and change.action == "update":
+                        change.file = path
+        if not changes and not hand:  # the same entry again: the file stays as it is
+            return SaveResult(location, render_note(note), True, outcomes, tightened,
+                              redactions)
+        note.set_header("Updated", today)
+        text = render_note(note)
+        try:
+            storage.atomic_write(location.note_file, text.encode("utf-8", "surrogateescape"))
+        except NoteRefusal as refusal:
+            if refusal.reason == "not-writable":
+                refusal.details["proposed_note"] = text
+            raise
+        if hand:
+            log_changes(conn, project=location.project, slug=location.slug, command=command,
+                        confirmed_by="hand-edit", changes=hand, at=int(now))
+        if changes:
+            log_changes(conn, project=location.project, slug=location.slug, command=command,
+                        confirmed_by=confirmed_by or "request", changes=changes, at=int(now))
+    return SaveResult(location, text, True, outcomes, tightened, redactions, archived,
+                      [entry.id for entry in adopted])
+
+
+def _block(draft: EntryDraft) -> str:
+    """The entry's text and its other lines as one block (a log or code excerpt spans both)."""
+    return "\n".join([draft.text, *[line[2:] if line.startswith("  ") else line
+                                    for line in draft.body]])
+
+
+def _scan_drafts(drafts: list[EntryDraft], *, redact: bool) -> list[dict]:
+    from memcite.secrets import redact as redact_text
+    from memcite.secrets import scan
+
+    found = []
+    for number, draft in enumerate(drafts, start=1):
+        findings = scan(draft.scanned_text())
+        if not findings:
+            continue
+        found.extend({"entry": number, **finding.to_json()} for finding in findings)
+        if redact:
+            lines = redact_text(_block(draft)).split("\n")
+            draft.text = lines[0]
+            draft.body = [f"  {line}" for line in lines[1:]]
+            for name in ("topic", "source", "evidence", "expires"):
+                value = getattr(draft, name)
+                if value:
+                    setattr(draft, name, redact_text(value))
+    if found and not redact:
+        listing = "; ".join(f"entry {item['entry']} line {item['line']}: {item['kind']} "
+                            f"({item['masked']})" for item in found)
+        raise NoteRefusal(
+            "secret",
+            f"the entry holds what must not be stored in a note: {listing}. Nothing was saved; "
+            "remove it, or pass --redact to save with each replaced by [REDACTED:<kind>]",
+            findings=[{key: item[key] for key in ("entry", "kind", "line", "masked")}
+                      for item in found])
+    if redact:
+        # what redaction left must scan clean, or nothing is saved
+        for draft in drafts:
+            if scan(draft.scanned_text()):
+                raise NoteRefusal("secret", "redaction left a finding in the entry; nothing was "
+                                  "saved")
+    return [{key: item[key] for key in ("entry", "kind", "line", "masked")} for item in found]
+
+
+def _read_for_merge(location: NoteLocation, today: str) -> Note:
+    note = read_note(location)
+    return note if note is not None else new_note(location.project, today)
+
+
+def _confirm(drafts: list[EntryDraft], note: Note, location: NoteLocation, confirmed_by: str | None,
+             *, dry_run: bool = False) -> None:
+    reasons: list[str] = []
+    for draft in drafts:
+        # what --redact replaced was asked for explicitly; its markers are no subject
+        text = re.sub(r"\[REDACTED:[a-z0-9-]+\]", "", draft.scanned_text())
+        subjects = checks.sensitive_subjects(text)
+        if subjects:
+            reasons.append(f"{draft.text[:60]!r} mentions {', '.join(subjects)}")
+        reasons.extend(f"{draft.text[:60]!r} {reason}" for reason in checks.other_projects(
+            text, project=location.project, slug=location.slug, home=location.home))
+        if draft.topic and not draft.id:
+            section = note.section(draft.section)
+            same = [e for e in (section.entries() if section else [])
+                    if (e.get("Topic") or "").casefold() == draft.topic.casefold()]
+            if len(same) > 1:
+                reasons.append(f"the topic {draft.topic!r} matches {len(same)} entries "
+                               f"({', '.join(e.id or '?' for e in same)}); the newest is updated")
+    if reasons and confirmed_by is None and not dry_run:
+        raise NoteRefusal(
+            "needs-confirmation",
+            "this save needs a person's confirmation: " + "; ".join(reasons)
+            + ". Nothing was saved; run it on a terminal to be asked, or pass --yes",
+            questions=reasons)
+
+
+def _merge(note: Note, drafts: list[EntryDraft], location: NoteLocation, *, today: str,
+           taken: set[str] = frozenset()):
+    """Apply drafts to ``note``; return (outcomes, changes, previous versions of updated entries)."""
+    outcomes: list[dict] = []
+    changes: list[Change] = []
+    previous: list[tuple[str, Note]] = []
+    for draft in drafts:
+        section = note.section(draft.section, create=True)
+        target = _target(note, section, draft)
+        if target is None:
+            entry = Entry(text=draft.text)
+            entry.id = draft.id if draft.id and not note.find(draft.id) else new_entry_id(
+                f"{draft.section}\0{draft.text}", note.ids() | taken)
+            fields = {"Date": today, **draft.provenance()}
+            entry.body = list(draft.body)  # the entry's own further lines, then provenance
+            entry.body += [f"  {name}: {fields[name]}" for name in FIELDS if name in fields]
+            section.add(entry)
+            changes.append(Change("save", entry.id, None, entry.content_hash()))
+            outcomes.append(_outcome("save", entry, draft.section))
+            continue
+        before_hash = target.content_hash()
+        before = Entry(target.text, target.id, target.marker, list(target.body))
+        if normalized_text(target.text) != normalized_text(draft.text):
+            target.text = draft.text
+            target.raw = None
+        for name, value in draft.provenance().items():
+            target.set_field(name, value)
+        for line in draft.body:
+            if line not in target.body:
+                target.body.append(line)
+        if target.content_hash() == before_hash:
+            outcomes.append(_outcome("unchanged", target, draft.section))
+            continue
+        target.set_field("Date", today)
+        changes.append(Change("update", target.id, before_hash, target.content_hash()))
+        outcomes.append(_outcome("update", target, draft.section))
+        old = new_note(location.project, today)
+        old.section(draft.section, create=True).add(before)
+        previous.append((target.id, old))
+    return outcomes, changes, previous
+
+
+def _target(note: Note, section, draft: EntryDraft) -> Entry | None:
+    """The entry a draft updates: same id, else the same text, else the newest of its topic."""
+    if draft.id:
+        found = note.find(draft.id)
+        if found:
+            return found[1]
+    wanted = normalized_text(draft.text)
+    for entry in section.entries():
+        if normalized_text(entry.text) == wanted:
+            return entry
+    if draft.topic:
+        same = [e for e in section.entries()
+                if (e.get("Topic") or "").casefold() == draft.topic.casefold()]
+        if same:
+            return max(same, key=lambda e: e.get("Date") or "")
+    return None
+
+
+def _outcome(action: str, entry: Entry, section: str) -> dict:
+    return {"action": action, "id": entry.id, "section": section, "text": entry.text}
+
+
+def _hand_changes(note: Note, known: dict[str, str | None]) -> list[Change]:
+    """Entries a person changed, added with an id, or removed since memcite last logged them."""
+    changes = []
+    present = set()
+    for _, entry in note.entries():
+        if entry.id is None:
+            continue
+        present.add(entry.id)
+        current = entry.content_hash()
+        if entry.id not in known or known[entry.id] is None:
+            changes.append(Change("adopt", entry.id, None, current))
+        elif known[entry.id] != current:
+            changes.append(Change("hand-edit", entry.id, known[entry.id], current))
+    for entry_id, last in known.items():
+        if last is not None and entry_id not in present:
+            changes.append(Change("hand-edit", entry_id, last, None))
+    return changes
+
+
+def _prepare_folders(location: NoteLocation, folder: str) -> list[str]:
+    if not os.path.isdir(location.home):
+        try:
+            os.makedirs(location.home, mode=storage.DIR_MODE, exist_ok=True)
+        except OSError as exc:
+            raise NoteRefusal("not-writable", f"{location.home}: cannot create the Codex home "
+                              f"({exc.strerror or exc}); nothing was saved",
+                              path=location.home) from None
+    return storage.ensure_private_dir(folder, location.memory_dir)
+
+
+def _with_proposal(refusal: NoteRefusal, location: NoteLocation, drafts: list[EntryDraft],
+                   today: str) -> NoteRefusal:
+    """The not-writable refusal, holding the note that would have been written."""
+    try:
+        note = _read_for_merge(location, today)
+    except NoteRefusal:
+        note = new_note(location.project, today)
+    _merge(note, drafts, location, today=today)
+    note.set_header("Updated", today)
+    refusal.details["proposed_note"] = render_note(note)
+    return refusal
+
+
+# --------------------------------------------------------------------------- archive
+
+
+def _archive_name(folder: str, now: float, what: str) -> str:
+    base = f"{stamp(now)}-{what}"
+    path = os.path.join(folder, f"{base}.md")
+    counter = 2
+    while os.path.lexists(path):
+        path = os.path.join(folder, f"{base}-{counter}.md")
+        counter += 1
+    return path
+
+
+def _archive_entries(location: NoteLocation, notes: list[Note], now: float, what: str) -> str:
+    """Write a small note (header and the entries) into the archive; its path."""
+    path = _archive_name(location.archive_dir, now, what)
+    text = render_note(notes[0])
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, storage.FILE_MODE)
+    os.close(fd)
+    storage.atomic_write(path, text.encode("utf-8", "surrogateescape"))
+    return path
+
+
+def _section_like(note: Note, heading: str):
+    """The note's section with this heading (one of the three by its key, else by its text),
+    added at the end when it has none."""
+    key = section_key(heading[3:])
+    if key is not None:
+        return note.section(key, create=True)
+    for section in note.sections:
+        if section.heading.strip() == heading.strip():
+            return section
+    created = Section(heading, [""])
+    last = note.sections[-1].items if note.sections else note.preamble
+    if not last or last[-1] != "":
+        last.append("")
+    note.sections.append(created)
+    return created
+
+
+@dataclass
+class ForgetResult:
+    location: NoteLocation
+    archived: str  # the archive file
+    entry_id: str | None  # None: the whole note
+    tightened: list[str] = field(default_factory=list)
+
+
+def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, today: str,
+                conn: sqlite3.Connection, confirmed_by: str | None) -> ForgetResult:
+    """Move the note (or take one entry out of it) into the archive under a UTC timestamp."""
+    if not os.path.isfile(location.note_file):
+        raise InputError(f"no note for {location.project} ({location.note_file}); nothing to forget")
+    what = f"the entry {entry_id}" if entry_id else "the whole note"
+    current = read_note(location)
+    if current is not None and entry_id is not None and current.find(entry_id) is None:
+        raise InputError(f"no entry {entry_id!r} in {location.note_file}",
+                         hint="`memcite note recall` lists the entries with their ids")
+    if confirmed_by is None:
+        raise NoteRefusal(
+            "needs-confirmation",
+            f"forget moves {what} of {location.project} into {location.archive_dir} "
+            "(recoverable with `memcite note restore`). Nothing was moved; run it on a terminal "
+            "to be asked, or pass --yes", questions=[f"forget {what}?"])
+    tightened = _prepare_folders(location, location.archive_dir)
+    tightened += _prepare_folders(location, location.project_dir)
+    with storage.locked(location.project_dir):
+        note = read_note(location)
+        if note is None:
+            raise InputError(f"no note for {location.project}; nothing to forget")
+        if entry_id is None:
+            data = storage.read_file(location.note_file) or b""
+            target = _archive_name(location.archive_dir, now, "memory")
+            storage.move_file(location.note_file, target)
+            changes = [Change("forget", entry.id, entry.content_hash(), None, target)
+                       for _, entry in note.entries() if entry.id]
+            changes.append(Change("archive", None, hashlib.sha256(data).hexdigest(), None, target))
+        else:
+            found = note.find(entry_id)
+            if found is None:
+                raise InputError(f"no entry {entry_id!r} in {location.note_file}",
+                                 hint="`memcite note recall` lists the entries with their ids")
+            section, entry = found
+            small = new_note(location.project, today)
+            _section_like(small, section.heading).add(entry)
+            target = _archive_entries(location, [small], now, f"entry-{entry_id}")
+            note.remove(entry_id)
+            note.set_header("Updated", today)
+            storage.atomic_write(location.note_file,
+                                 render_note(note).encode("utf-8", "surrogateescape"))
+            changes = [Change("forget", entry_id, entry.content_hash(), None, target)]
+        log_changes(conn, project=location.project, slug=location.slug, command="forget",
+                    confirmed_by=confirmed_by, changes=changes, at=int(now))
+    return ForgetResult(location, target, entry_id, tightened)
+
+
+@dataclass
+class RestoreResult:
+    location: NoteLocation
+    source: str
+    restored: list[str]  # entry ids put back
+    kept: list[str]  # ids already in the active note with other content (the active one kept)
+    replaced_to: str | None = None  # where the active note went with --replace
+    tightened: list[str] = field(default_factory=list)
+
+
+def resolve_archived(location: NoteLocation, name: str) -> str:
+    """An archived file of this project: a bare name inside its archive folder, or a path there."""
+    path = name if os.sep in name else os.path.join(location.archive_dir, name)
+    path = os.path.abspath(os.path.expanduser(path))
+    if os.path.dirname(os.path.realpath(path)) != os.path.realpath(location.archive_dir):
+        raise InputError(f"{name}: not a file of this project's archive ({location.archive_dir})",
+                         hint="`memcite note path` shows the archive folder")
+    if not os.path.isfile(path) or os.path.islink(path):
+        raise InputError(f"{path}: no such archived file")
+    return path
+
+
+def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
+                 conn: sqlite3.Connection, mode: str | None = None,
+                 confirmed_by: str = "request") -> RestoreResult:
+    """Put an archived note or entry back. An active note is merged into only with ``mode``
+    ``merge`` (archived entries it lacks are added) or replaced with ``replace`` (archived first)."""
+    source = resolve_archived(location, name)
+    archived = read_note(location, path=source)
+    if archived is None:
+        raise InputError(f"{source}: no such archived file")
+    tightened = _prepare_folders(location, location.project_dir)
+    with storage.locked(location.project_dir):
+        active = read_note(location)
+        replaced_to = None
+        whole = "-entry-" not in os.path.basename(source) and "-previous-" not in \
+            os.path.basename(source)
+        if active is not None and active.entries() and whole and mode is None:
+            raise NoteRefusal(
+                "needs-confirmation",
+                f"{location.note_file} is an active note (updated {active.updated or '?'}); "
+                "nothing was changed. Pass --merge to add the archived entries it lacks, or "
+                "--replace to archive it first and put the archived note in its place",
+                questions=["merge or replace the active note?"])
+        if active is not None and mode == "replace":
+            tightened += _prepare_folders(location, location.archive_dir)
+            replaced_to = _archive_name(location.archive_dir, now, "memory")
+            storage.move_file(location.note_file, replaced_to)
+            gone = [Change("forget", e.id, e.content_hash(), None, replaced_to)
+                    for _, e in active.entries() if e.id]
+            log_changes(conn, project=location.project, slug=location.slug, command="restore",
+                        confirmed_by=confirmed_by, changes=gone, at=int(now))
+            active = None
+        restored, kept, changes = [], [], []
+        if active is None:
+            target = parse_note(render_note(archived))
+            assign_ids(target, taken=set(last_hashes(conn, location.slug)))
+            for _, entry in target.entries():
+                restored.append(entry.id)
+                changes.append(Change("restore", entry.id, None, entry.content_hash(), source))
+        else:
+            target = active
+            assign_ids(archived, taken=target.ids())
+            for section in archived.sections:
+                for entry in section.entries():
+                    found = target.find(entry.id)
+                    if found is not None:
+                        if found[1].content_hash() != entry.content_hash():
+                            kept.append(entry.id)
+                        continue
+                    _section_like(target, section.heading).add(entry)
+                    restored.append(entry.id)
+                    changes.append(Change("restore", entry.id, None, entry.content_hash(),
+                                          source))
+        target.set_header("Updated", today)
+        storage.atomic_write(location.note_file,
+                             render_note(target).encode("utf-8", "surrogateescape"))
+        log_changes(conn, project=location.project, slug=location.slug, command="restore",
+                    confirmed_by=confirmed_by, changes=changes, at=int(now))
+    return RestoreResult(location, source, restored, kept, replaced_to, tightened)
+
+
+@dataclass
+class PurgeTarget:
+    path: str
+    slug: str
+    project: str
+    sha256: str
+
+
+def purge_target(home: str, path: str, confirm: str | None) -> PurgeTarget:
+    """Check a purge request: one regular file directly inside ``<home>/memory/archive/<slug>/``,
+    named by its path, and ``confirm`` repeating its file name."""
+    full = os.path.abspath(os.path.expanduser(path))
+    archive_root = os.path.realpath(os.path.join(home, "memory", "archive"))
+    folder = os.path.realpath(os.path.dirname(full))
+    if os.path.dirname(folder) != archive_root:
+        raise InputError(f"{path}: not a file inside the notes archive ({archive_root}/<slug>/)",
+                         hint="name the archived file by its exact path; purge deletes nothing else")
+    if os.path.islink(full) or not os.path.isfile(full):
+        raise InputError(f"{full}: no such archived file (or not a regular file)")
+    name = os.path.basename(full)
+    if confirm != name:
+        raise NoteRefusal(
+            "needs-confirmation",
+            f"purge deletes {full} for ever; --confirm must repeat its file name ({name}). "
+            "Nothing was deleted", path=full)
+    data = storage.read_file(full) or b""
+    project = parse_note(data.decode("utf-8", "replace")).project or ""
+    return PurgeTarget(full, os.path.basename(folder), project, hashlib.sha256(data).hexdigest())
+
+
+def purge_archived(target: PurgeTarget, *, now: float, conn: sqlite3.Connection,
+                   confirmed_by: str) -> None:
+    """Delete one archived file for ever, and log it (its hash, never its content)."""
+    os.unlink(target.path)
+    storage._fsync_dir(os.path.dirname(target.path))
+    entry_id = None
+    base = os.path.basename(target.path)
+    if "-entry-" in base:
+        entry_id = base.rsplit("-entry-", 1)[1].split(".", 1)[0].split("-", 1)[0]
+    log_changes(conn, project=target.project, slug=target.slug, command="purge",
+                confirmed_by=confirmed_by,
+                changes=[Change("purge", entry_id, target.sha256, None, target.path)], at=int(now))
+
+
+# --------------------------------------------------------------------------- recall and list
+
+
+@dataclass
+class Recalled:
+    location: NoteLocation
+    note: Note | None
+    entries: list[dict]
+
+
+def recall_note(location: NoteLocation, *, today: str, check: bool = False) -> Recalled:
+    """Read this project's note only (nothing is written), each entry with its id and age."""
+    note = read_note(location)
+    if note is None:
+        return Recalled(location, None, [])
+    entries = []
+    for key, entry in note.entries():
+        fields = entry.fields()
+        expires_in = _age_days(today, fields.get("Expires") or "")
+        item = {"id": entry.id, "section": key, "text": entry.text, "fields": fields,
+                "date": fields.get("Date"), "age_days": _age_days(fields.get("Date"), today),
+                "expired": expires_in is not None and expires_in < 0}
+        if check:
+            item["missing_paths"] = missing_paths(location.project, entry.content())
+        entries.append(item)
+    return Recalled(location, note, entries)
+
+
+def _age_days(date: str | None, today: str) -> int | None:
+    """Days from ``date`` to ``today`` (both ``YYYY-MM-DD``), None when either is no date."""
+    import datetime as _dt
+
+    try:
+        then = _dt.date.fromisoformat((date or "")[:10])
+        return (_dt.date.fromisoformat(today[:10]) - then).days
+    except ValueError:
+        return None
+
+
+def missing_paths(project: str, text: str) -> list[str]:
+    """File paths an entry names (in backticks, or shaped like ``dir/file.ext``) that are gone
+    from the project as it is now; paths outside the project are not looked at."""
+    candidates = re.findall(r"`([^`\s]+)`", text)
+    candidates += re.findall(r"(?<![\w/.:~-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])", text)
+    candidates += checks.named_paths(text)
+    gone = []
+    for candidate in candidates:
+        candidate = candidate.rstrip(".,:;")
+        if "://" in candidate or candidate.startswith("-") or ("/" not in candidate and
+                                                              "." not in candidate):
+            continue
+        full = os.path.expanduser(candidate)
+        if not os.path.isabs(full):
+            full = os.path.join(project, full)
+        full = os.path.normpath(full)
+        if full != project and not full.startswith(project.rstrip("/") + "/"):
+            continue
+        if "/" not in candidate and not os.path.splitext(candidate)[1]:
+            continue
+        if not os.path.lexists(full) and candidate not in gone:
+            gone.append(candidate)
+    return gone
+
+
+def list_notes(home: str) -> list[dict]:
+    """Each project's slug and its note's ``Updated:`` date; nothing else is read."""
+    projects = os.path.join(home, "memory", "projects")
+    try:
+        names = sorted(os.listdir(projects))
+    except OSError:
+        return []
+    listed = []
+    for name in names:
+        path = os.path.join(projects, name, storage.NOTE_FILE)
+        if not os.path.isfile(path) or os.path.islink(path):
+            continue
+        listed.append({"slug": name, "updated": _updated_line(path)})
+    return listed
+
+
+def _updated_line(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle):
+                if line.startswith("Updated:"):
+                    return line[len("Updated:"):].strip()[:32]
+                if line.startswith("## ") or number > 50:
+                    return None
+    except OSError:
+        return None
+    return None
