@@ -12,6 +12,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 
+from memcite.ledger.memory_files import split_cited_path
 from memcite.retention.checks import (
     MEMORY_INDEX,
     CheckedEntry,
@@ -190,28 +191,14 @@ def since_filter(since: int | None, alias: str = "") -> tuple[str, tuple]:
 
 # --------------------------------------------------------------------------- the tally's cache
 
-_CACHE_VERSION = 3
+_CACHE_VERSION = 4
 
 
 def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
-    """What tells that a cited path now resolves or reads differently (``lstat``/``stat`` only)."""
-    outcome, real = folder.resolve(path)
-    if outcome == "outside_root" and real is None and folder.root is not None:
-        parts = path.replace("\\", "/").split("/")
-        if not path or os.path.isabs(path) or path.startswith(("/", "\\")) or ".." in parts \
-                or (len(parts[0]) >= 2 and parts[0][1] == ":"):
-            return None  # outside by its spelling alone: nothing to look at
-    stamps = []
-    for name, follow in ((os.path.join(folder.root or "", path), False), (real, True)):
-        if name is None:
-            stamps.append(None)
-            continue
-        try:
-            st = os.stat(name) if follow else os.lstat(name)
-            stamps.append([st.st_mtime_ns, st.st_size, st.st_ino])
-        except OSError:
-            stamps.append(None)
-    return stamps
+    """What tells that a cited path now resolves or reads differently (opened, never read)."""
+    if split_cited_path(path) is None:
+        return None  # outside by its spelling alone: nothing to look at
+    return folder.stamp(path)
 
 
 def log_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
