@@ -338,6 +338,8 @@ def sync(
     )
     if report.invalid_ids:
         note(f"note: {report.invalid_ids} row(s) with a thread id that is not a UUID skipped")
+    for line in report.skipped:
+        note(f"warning: {line}")
     return 0
 
 

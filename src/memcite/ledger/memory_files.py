@@ -130,8 +130,12 @@ class ReadResult:
         self.too_large = too_large
 
 
-def read_capped(fd: int, max_bytes: int = MAX_FILE_BYTES) -> ReadResult:
-    """Read an open file to its end, at most ``max_bytes``; more than that is not kept."""
+def read_capped(fd: int, max_bytes: int = MAX_FILE_BYTES, *, prefix: bool = False) -> ReadResult:
+    """Read an open file to its end, at most ``max_bytes``; more than that is not kept.
+
+    A larger file gives ``too_large`` with no data, or with ``prefix`` its first
+    ``max_bytes`` (``size`` is then the file's size as ``fstat`` tells it).
+    """
     parts = []
     total = 0
     while True:
@@ -140,7 +144,11 @@ def read_capped(fd: int, max_bytes: int = MAX_FILE_BYTES) -> ReadResult:
             break
         total += len(chunk)
         if total > max_bytes:
-            return ReadResult(None, total, True)
+            if not prefix:
+                return ReadResult(None, total, True)
+            parts.append(chunk)
+            data = b"".join(parts)[:max_bytes]
+            return ReadResult(data, max(os.fstat(fd).st_size, total), True)
         parts.append(chunk)
     return ReadResult(b"".join(parts), total, False)
 
@@ -255,16 +263,16 @@ class MemoryRoot:
         except OSError:
             return MISSING, None, None
 
-    def read(self, path: str, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, ReadResult | None,
-                                                                      tuple | None]:
-        """``(outcome, read, stamp)``: the file's bytes read with a cap, and its
-        ``(dev, ino, size, mtime_ns)`` as opened."""
+    def read(self, path: str, max_bytes: int = MAX_FILE_BYTES, *, prefix: bool = False
+             ) -> tuple[str, ReadResult | None, tuple | None]:
+        """``(outcome, read, stamp)``: the file's bytes read with a cap (see ``read_capped``),
+        and its ``(dev, ino, size, mtime_ns)`` as opened."""
         outcome, fd, _parts = self.open(path)
         if fd is None:
             return outcome, None, None
         try:
             st = os.fstat(fd)
-            return outcome, read_capped(fd, max_bytes), _stamp(st)
+            return outcome, read_capped(fd, max_bytes, prefix=prefix), _stamp(st)
         except OSError:
             return MISSING, None, None
         finally:

@@ -44,6 +44,7 @@ class SyncReport:
     folder_found: bool
     raw_sections: int = 0  # of folder_threads: raw_memories.md sections
     summary_headers: int = 0  # of folder_threads: rollout_summaries/*.md headers
+    skipped: tuple[str, ...] = ()  # memory files not read (a symlink leading out, ...), and why
 
     def to_dict(self) -> dict:
         return {
@@ -59,6 +60,7 @@ class SyncReport:
             "folder_found": self.folder_found,
             "raw_sections": self.raw_sections,
             "summary_headers": self.summary_headers,
+            "skipped": list(self.skipped),
         }
 
 
@@ -221,10 +223,12 @@ def sync_codex_home(
 
     folder_counts = {"raw_memories": 0, "rollout_summary": 0}
     passes: list[tuple[str, Iterable[home.FolderMemory]]] = []
+    skipped: list[str] = []
     if sources.raw_found:
-        passes.append(("raw_memories", home.iter_raw_memories(sources.raw_memories)))
+        passes.append(("raw_memories", home.iter_raw_memories(sources.raw_memories, skipped)))
     if sources.summaries_found:
-        passes.append(("rollout_summary", home.iter_rollout_summaries(sources.rollout_summaries)))
+        passes.append(("rollout_summary",
+                       home.iter_rollout_summaries(sources.rollout_summaries, skipped)))
     for kind, found in passes:
         for batch in _batches(found, batch_rows):
             with transaction(conn):
@@ -266,6 +270,7 @@ def sync_codex_home(
         folder_found=sources.folder_found,
         raw_sections=folder_counts["raw_memories"],
         summary_headers=folder_counts["rollout_summary"],
+        skipped=tuple(skipped),
     )
 
 
