@@ -148,7 +148,7 @@ def test_record_jsonl_records_each_line_and_reports_bad_ones(env, tmp_path):
     ]
     batch.write_text("\n".join(lines) + "\n")
     code, out, err = run(["record", "--jsonl", str(batch)], env)
-    assert code == 1  # some lines were skipped
+    assert code == 2  # done, with bad input lines skipped
     assert f"{batch}:2: not JSON" in err
     assert f'{batch}:4: expected an object with a "text" string' in err
     assert out.decode().startswith("recorded 2 replies (1 already recorded, 0 rejected,"
@@ -161,7 +161,7 @@ def test_record_jsonl_skips_a_line_over_the_size_limit(env, tmp_path):
     lines = [json.dumps({"text": "x" * 5000, "id": "big"}), json.dumps({"text": "ok", "id": "s"})]
     batch.write_text("\n".join(lines) + "\n")
     code, out, err = run(["record", "--jsonl", str(batch), "--max-bytes", "1000"], env)
-    assert code == 1
+    assert code == 2
     assert f"{batch}:1: longer than the limit of 1000 bytes" in err
     assert out.decode().startswith("recorded 1 reply (0 already recorded, 0 rejected,"
                                    " 1 line(s) skipped)")

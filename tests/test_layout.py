@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memcite"
 
 # From the bottom up. "base" is the few shared top-level modules.
 WINGS = ("base", "citations", "ledger", "readpath", "retention", "notes", "cli")
-BASE_MODULES = ("__init__", "__main__", "errors", "paths", "rust_text")
+BASE_MODULES = ("__init__", "__main__", "errors", "paths", "rust_text", "untrusted")
 GRAB_BAGS = ("utils", "helpers", "core")
 
 

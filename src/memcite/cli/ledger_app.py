@@ -129,16 +129,20 @@ def ingest(
     policy: PolicyOpt = "default",
     profile: ProfileOpt = "codex",
     json: Annotated[bool, typer.Option("--json", help="One JSON object per file.")] = False,
+    max_bytes: Annotated[int, typer.Option(
+        "--max-bytes", help="Skip (and report) a reply line longer than this many bytes.",
+        min=1)] = DEFAULT_MAX_BYTES,
 ) -> None:
     """Record the assistant replies found in Codex session files (no reply text is stored).
 
-    Each reply is keyed by its session id and line number (the file's path and
-    line when there is no session_meta line): ingesting a file again, even after
-    Codex appended to it, counts nothing twice, while two turns that say the same
-    thing each count, as in Codex.
+    Each reply is keyed by its session id (the first session_meta line's) and line
+    number (the file's path and line when there is no session_meta line): ingesting
+    a file again, even after Codex appended to it, counts nothing twice, while two
+    turns that say the same thing each count, as in Codex. Bad lines are reported
+    and skipped (exit 2 once the rest is recorded).
     """
     exit_with(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
-                                 profile=profile, json=json))
+                                 profile=profile, json=json, max_bytes=max_bytes))
 
 
 def rebuild(

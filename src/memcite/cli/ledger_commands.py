@@ -10,7 +10,6 @@ is checked before the database is opened.
 
 from __future__ import annotations
 
-import json as _json
 import os
 import sys
 from collections.abc import Iterator
@@ -85,19 +84,25 @@ def _open_jsonl(source: str):
     name = source_name(source)
     if source == "-":
         return sys.stdin.buffer
+    from memcite.ledger.memory_files import open_regular
+
     try:
-        return open(source, "rb")
+        return os.fdopen(open_regular(source), "rb")  # a FIFO or a device: refused, never a hang
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{name}: is a directory, not a JSON Lines file") from None
+    except ValueError:
+        raise InputError(f"{name!r}: not a usable file name (it holds a NUL byte)") from None
     except OSError as exc:
-        raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        raise InputError(f"{name}: cannot read: {exc.strerror or exc}",
+                         hint="to read from a pipe, pass --jsonl - and pipe into stdin") from None
 
 
 def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> Iterator:
     """Yield ``ReplyInput``s from a JSON Lines handle; a bad line is noted and skipped."""
     from memcite.ledger.recording import ReplyInput, parse_time
+    from memcite.untrusted import loads_json
 
     for number, raw in enumerate(_bounded_lines(handle, max_bytes), start=1):
         where = f"{name}:{number}"
@@ -107,7 +112,7 @@ def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> 
         if not raw.strip():
             continue
         try:
-            item = _json.loads(decode_utf8(raw, name=where, errors=errors))
+            item = loads_json(decode_utf8(raw, name=where, errors=errors))
         except InputError as error:
             problems.append(f"{error} (skipped)")
             continue
@@ -294,7 +299,9 @@ def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> 
         f" {len(unknown)} id(s) not in the inventory, {len(not_uuid)} id(s) not UUIDs"
     )
     (sys.stderr if json else sys.stdout).write(summary + "\n")
-    return 1 if totals["rejected"] or problems.count else 0
+    if problems.count:
+        return 2  # done, with bad input lines skipped
+    return 1 if totals["rejected"] else 0
 
 
 # --------------------------------------------------------------------------- sync, ingest, rebuild
@@ -350,10 +357,13 @@ def ingest(
     policy: str = "default",
     profile: str = "codex",
     json: bool = False,  # noqa: A002 - mirrors the --json flag
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> int:
     """Record the assistant replies of the given rollout files; print one line per file.
 
-    Each reply is keyed by its session and line (see ``memcite.ledger.ingest``).
+    Each reply is keyed by its session and line (see ``memcite.ledger.ingest``). A file
+    that cannot be read or a line that is bad is reported and skipped; the rest is
+    recorded and the exit code is 2 ("done with problems").
     """
     import sqlite3
 
@@ -367,6 +377,8 @@ def ingest(
         check_choice(profile, PROFILE_CHOICES, "--profile")
         if not rollouts:
             raise InputError("give one or more rollout files (.jsonl or .jsonl.zst)")
+        if max_bytes < 1:
+            raise InputError(f"--max-bytes: {max_bytes} is not a positive number of bytes")
         root = memory_folder(resolve_codex_home(codex_home))
         readable = []
         for path in rollouts:  # before the database: bad inputs alone create nothing
@@ -387,13 +399,15 @@ def ingest(
         for path in readable:
             try:
                 report = ingest_rollout(conn, path, profile=profile, policy=policy,
-                                        memory_root=root)
+                                        memory_root=root, max_bytes=max_bytes)
             except MemciteError as error:
                 code = max(code, report_error(error))
                 continue
-            _print_ingest_report(path, report, json)
+            _print_ingest_report(path, report, json, max_bytes)
             if report.rejected:
                 code = max(code, 1)
+            if report.problems:
+                code = max(code, 2)
     except sqlite3.Error as exc:
         return report_error(_database_error(db, exc))
     finally:
@@ -401,12 +415,18 @@ def ingest(
     return code
 
 
-def _print_ingest_report(path: str, report, json: bool) -> None:
+def _print_ingest_report(path: str, report, json: bool, max_bytes: int) -> None:
     if report.bad_line_count:
         lines = ", ".join(str(n) for n in report.bad_lines)
         more = "…" if report.bad_line_count > len(report.bad_lines) else ""
-        note(f"{path}: {report.bad_line_count} line(s) are not JSON "
+        note(f"{path}: {report.bad_line_count} line(s) are not JSON or nested too deeply "
              f"(lines {lines}{more}); skipped")
+    if report.long_line_count:
+        lines = ", ".join(str(n) for n in report.long_lines)
+        more = "…" if report.long_line_count > len(report.long_lines) else ""
+        note(f"{path}: {report.long_line_count} reply line(s) longer than the limit of "
+             f"{max_bytes} bytes (lines {lines}{more}); skipped without being read whole "
+             "(raise it with --max-bytes)")
     if report.session_id is None and report.replies:
         note(f"{path}: no session_meta line; replies recorded without a thread id")
     if json:

@@ -3,7 +3,9 @@
 Each reply is one ``BEGIN IMMEDIATE`` transaction: a ``replies`` row keyed by a
 stable reply key (so a reply recorded twice counts once), one ``cited_ids`` row
 per id as written, one ``cited_entries`` row per entry, and atomic SQL
-increments of ``memories.usage_count``. No reply text is stored.
+increments of ``memories.usage_count``. No reply text is stored; every text that is
+stored passes through ``memcite.untrusted.storable`` (a lone surrogate, from a JSON
+escape or a non-UTF-8 byte in an option, is stored as its escape ``\\ud800``).
 
 ``usage_count`` of a memory is, at every commit, the number of counted
 ``cited_ids`` rows for its thread (whenever they were logged, even before the
@@ -32,6 +34,7 @@ from memcite.ledger.memory_files import (
     read_capped,
 )
 from memcite.ledger.store import read_snapshot, transaction
+from memcite.untrusted import storable, storable_or_none
 
 POLICIES = ("default", "codex")
 MAX_CITED_FILE_BYTES = MAX_FILE_BYTES
@@ -376,7 +379,7 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
     recorded_at = int(time.time()) if now is None else now
     replied_at = recorded_at if reply.at is None else reply.at
     sha = text_sha256(reply.text)
-    key, key_kind = (reply.id, "id") if reply.id else (sha, "sha256")
+    key, key_kind = (storable(reply.id), "id") if reply.id else (sha, "sha256")
 
     citation = reading.citation
     entries = citation.entries if citation is not None else ()
@@ -390,8 +393,9 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
             increments[thread_id] = increments.get(thread_id, 0) + counted
     blocks = reading.blocks
     reply_row = (
-        key, key_kind, sha, replied_at, recorded_at, reply.thread_id, reply.cwd, profile,
-        policy, reply.origin, files.root, len(blocks),
+        key, key_kind, sha, replied_at, recorded_at, storable_or_none(reply.thread_id),
+        storable_or_none(reply.cwd), profile, policy, storable_or_none(reply.origin),
+        storable_or_none(files.root), len(blocks),
         int(bool(blocks) and not blocks[-1].terminated), len(reading.diagnostics),
     )
 
@@ -402,7 +406,7 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
         reply_id = cursor.lastrowid
         known = _increment(conn, increments, replied_at) if increments else {}
         cited_ids = tuple(
-            CitedId(rollout_id, thread_id, terminated, counted,
+            CitedId(storable(rollout_id), thread_id, terminated, counted,
                     known[thread_id] if thread_id is not None else False)
             for rollout_id, thread_id, terminated, counted in planned
         )
@@ -413,7 +417,8 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
             ])
         if entries:
             conn.executemany(_INSERT_ENTRY, [
-                (reply_id, position, e.path, e.line_start, e.line_end, e.note, e.line,
+                (reply_id, position, storable(e.path), e.line_start, e.line_end, storable(e.note),
+                 e.line,
                  position < terminated_entries, digest)
                 for position, (e, digest) in enumerate(zip(entries, hashes, strict=True))
             ])
@@ -444,7 +449,8 @@ def record_replies(
         try:
             yield _record(conn, reply, parse_reply, profile, policy, files, now)
         except CitationError as error:
-            key, kind = (reply.id, "id") if reply.id else (text_sha256(reply.text), "sha256")
+            key, kind = ((storable(reply.id), "id") if reply.id
+                         else (text_sha256(reply.text), "sha256"))
             at = reply.at if reply.at is not None else int(time.time()) if now is None else now
             yield RecordResult("rejected", key, kind, at, None, error=str(error),
                                where=reply.where)
