@@ -50,7 +50,10 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
     return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema)
 
 
-def _database_error(db: str | None, exc: Exception) -> MemciteError:
+def _database_error(db: str | None, exc: Exception,
+                    consequence: str = "the reply in progress was not recorded") -> MemciteError:
+    """A database failure as a memcite error; ``consequence`` says what it cost the command
+    (a read-only command says "not read")."""
     from memcite.ledger.store import StoreError
 
     name = db or "the memcite database"
@@ -58,8 +61,8 @@ def _database_error(db: str | None, exc: Exception) -> MemciteError:
     if "locked" in text or "busy" in text:
         return StoreError(f"{name}: still locked by another process ({text})",
                           hint="retry; nothing was half-written")
-    return StoreError(f"{name}: {text}; the reply in progress was not recorded",
-                      hint="check the file with `sqlite3 FILE 'PRAGMA integrity_check'`")
+    return StoreError(f"{name}: {text}; {consequence}",
+                      hint="check the file with `memcite rebuild --check`")
 
 
 # --------------------------------------------------------------------------- record
@@ -328,7 +331,8 @@ def sync(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(_database_error(
+            db, exc, "the sync stopped (batches already committed are kept; re-run it)"))
     if json:
         dump_json(report.to_dict())
         return 0
@@ -394,7 +398,7 @@ def ingest(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(_database_error(db, exc, "nothing was ingested"))
     try:
         for path in readable:
             try:
@@ -409,7 +413,9 @@ def ingest(
             if report.problems:
                 code = max(code, 2)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(_database_error(
+            db, exc, "the file in progress was not finished (re-running records only what is "
+            "missing)"))
     finally:
         conn.close()
     return code
@@ -453,6 +459,7 @@ def rebuild(
     import sqlite3
 
     from memcite.ledger.recording import rebuild as rebuild_counts
+    from memcite.ledger.store import check_integrity
 
     try:
         if check:  # read-only: a missing database is an error, nothing is created or migrated
@@ -460,13 +467,16 @@ def rebuild(
         else:
             conn = open_database(db)
         try:
+            # Counts rebuilt from a damaged log would be wrong: check the file first.
+            check_integrity(conn, db or resolve_db_path(db))
             report = rebuild_counts(conn, apply=not check)
         finally:
             conn.close()
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(_database_error(db, exc, "not read" if check else
+                                            "nothing was changed"))
     if json:
         dump_json(report.to_dict())
     else:

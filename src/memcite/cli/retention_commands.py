@@ -73,7 +73,7 @@ def _inputs(codex_home: str | None, *, rule: str, max_unused_days: int | None,
 def _failed(db: str | None, error: Exception) -> int:
     """Report a memcite or database error from a command body; its exit code."""
     if isinstance(error, sqlite3.Error):
-        error = _database_error(db, error)
+        error = _database_error(db, error, "not read; nothing was written")
     return report_error(error)
 
 

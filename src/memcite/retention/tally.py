@@ -266,9 +266,11 @@ def _cache_write(path: str, data: dict) -> None:
     import json
 
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
+        # 0600 whatever the umask: the tally names cited paths and notes' places.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(json.dumps(data))  # dumps uses the C encoder; dump does not
         os.replace(temporary, path)
     except OSError:
