@@ -256,11 +256,9 @@ class MemoryRoot:
             return OUTSIDE, None, None
         if not parts:
             return MISSING, None, None
-        if not _SAFE:
-            return self._open_by_name(parts)
         try:
-            return self._walk(parts)
-        except OSError:
+            return self._walk(parts) if _SAFE else self._open_by_name(parts)
+        except (OSError, ValueError):  # ValueError: a name the file system cannot encode
             return MISSING, None, None
 
     def read(self, path: str, max_bytes: int = MAX_FILE_BYTES, *, prefix: bool = False

@@ -426,6 +426,21 @@ def check_integrity(conn: sqlite3.Connection, path: str = "the database") -> Non
             "left untouched", hint=_DAMAGED_HINT)
 
 
+def _check_after_unclean_end(path: str) -> None:
+    """``check_integrity`` through a read-only connection, which recovers the WAL's index
+    but, unlike a writer's last close, never checkpoints into the file it refuses."""
+    uri = "file:" + _uri_path(os.path.abspath(path)) + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the database ({exc})") from None
+    try:
+        check_integrity(conn, path)
+    finally:
+        conn.close()
+
+
 def _schema_problem(tables: set[str], version: int) -> str | None:
     """What is missing from the schema ``version`` promises, or None."""
     missing = [name for since, names in _REQUIRED_TABLES.items() if version >= since
@@ -463,7 +478,8 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
     new = not exists or os.path.getsize(path) == 0
     if not exists:
         _create_private(path)
-    unclean = exists and not readonly and _unclean_end(path)
+    if exists and not readonly and _unclean_end(path):
+        _check_after_unclean_end(path)
     mode = "ro" if readonly else "rw"
     uri = "file:" + _uri_path(os.path.abspath(path)) + f"?mode={mode}"
     if readonly and not _writable(path):
@@ -503,8 +519,6 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
         if problem is not None:
             raise DamagedStoreError(f"{path}: the database is damaged ({problem}); left untouched",
                                     hint=_DAMAGED_HINT)
-        if unclean:  # the last writer crashed: check before writing anything
-            check_integrity(conn, path)
         if readonly:
             conn.execute("PRAGMA query_only = 1")
             return conn

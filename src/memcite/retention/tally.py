@@ -214,8 +214,10 @@ def log_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
     import json
     import zlib
 
-    db_file = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"),
-                   "")
+    # As bytes: the database's file name may not be UTF-8 (SQLite cannot decode it as text).
+    db_file = (conn.execute("SELECT CAST(file AS BLOB) FROM pragma_database_list"
+                            " WHERE name = 'main'").fetchone() or (b"",))[0]
+    db_file = (db_file or b"").decode("utf-8", "backslashreplace")
     key = json.dumps([_CACHE_VERSION, db_file, folder.root, since, limit])
     path = os.path.join(os.fspath(cache_dir), f"stats-{zlib.crc32(key.encode()):08x}.json")
     tally, stamps = _cache_read(path, folder, key)
