@@ -325,7 +325,18 @@ def test_stats_on_a_256_mib_memory_md_stays_small(env, tmp_path):
     rss_kib = int(done.stderr.decode().rsplit("MAXRSS ", 1)[1])
     report = json.loads(done.stdout)
     assert "MEMORY.md" in report["citation_checks"]["skipped"]
+    assert [s["title"] for s in report["sections"]] == ["Memory"]  # streamed, not held
     assert rss_kib < 200 * 1024, rss_kib
+
+
+def test_streamed_sections_look_at_the_start_of_a_very_long_line(monkeypatch):
+    import io
+
+    monkeypatch.setattr(checks_module, "_LONG_LINE", 10)
+    monkeypatch.setattr(checks_module, "_STREAM_CHUNK", 7)
+    data = b"# " + b"t" * 100 + b"\nx\n## B\n" + b"y" * 50
+    sections = checks_module.markdown_sections_streamed(io.BytesIO(data).read)
+    assert [(s.title, s.line, s.end_line) for s in sections] == [("tttttttt", 1, 2), ("B", 3, 4)]
 
 
 def test_a_raw_memories_line_over_the_limit_is_skipped_unheld(tmp_path, monkeypatch):

@@ -157,3 +157,20 @@ def test_deep_json_is_a_value_error(depth, opener):
         loads_json(text)
     except ValueError:
         pass
+
+
+@given(st.lists(st.sampled_from([b"# A", b"## B ##", b"```", b"~~~", b"text", b"", b"\r",
+                                 b"   ```", b"####### no", b"#\tC", b"x" * 20]), max_size=30),
+       st.booleans(), st.integers(min_value=1, max_value=40))
+def test_streamed_sections_match_the_held_reading(pieces, final_newline, chunk):
+    from memcite.retention import checks
+
+    data = b"\n".join(pieces) + (b"\n" if final_newline and pieces else b"")
+    saved = checks._STREAM_CHUNK
+    checks._STREAM_CHUNK = chunk  # lines cut across chunks at every place
+    try:
+        stream = io.BytesIO(data)
+        streamed = [s.to_dict() for s in checks.markdown_sections_streamed(stream.read)]
+    finally:
+        checks._STREAM_CHUNK = saved
+    assert streamed == [s.to_dict() for s in markdown_sections(FileLines(data))]

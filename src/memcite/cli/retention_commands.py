@@ -215,6 +215,8 @@ def print_stats(report, file=None) -> None:
             for entry in checks.worst:
                 out(f"    {entry.path}:{entry.line_start}-{entry.line_end}  {entry.outcome}"
                     f"  ({entry.citations} citation(s))\n")
+        for path, why in checks.skipped.items():
+            out(f"  not read: {path}: {why}\n")
     _print_list(out, "Citations per file",
                 [f"{item['citations']:>6}  {item['path']}" for item in report.files])
     _print_list(out, "MEMORY.md sections (citations)",

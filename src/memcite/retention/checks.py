@@ -88,6 +88,21 @@ class MemoryFolder:
         outcome, stamp, parts = self._root.stamp(path)
         return [outcome, parts, list(stamp[1:]) if stamp else None]
 
+    def streamed_sections(self, real: str) -> list[Section] | None:
+        """The markdown sections of a file too large to hold, read in chunks (constant memory)."""
+        inside = self._parts.get(real)
+        if inside is None:
+            return None
+        _outcome, fd, _parts = self._root.open(inside)
+        if fd is None:
+            return None
+        try:
+            return markdown_sections_streamed(lambda n: os.read(fd, n))
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
     def lines(self, real: str) -> FileLines | None:
         """The lines of a file inside the root (Rust's ``lines``), read once and kept;
         None when it cannot be read or is larger than the cap (then in ``skipped``)."""
@@ -270,12 +285,69 @@ def _candidate_lines(lines):
         yield number, lines[number - 1]
 
 
+_LONG_LINE = 64 * 1024  # of a longer line, only this much is looked at when streaming
+
+
+def _streamed_candidates(read, counted: list[int]):
+    """``_candidate_lines`` of a file read in chunks by ``read(n)``, in constant memory (a
+    line longer than ``_LONG_LINE`` is looked at by its start); ``counted[0]`` ends as the
+    number of lines."""
+    number = 0
+    pending = b""  # the start of the line still open at the end of the last chunk
+    overflow = False  # that line is longer than _LONG_LINE: its rest is dropped
+    while chunk := read(_STREAM_CHUNK):
+        if overflow:
+            first = chunk.find(b"\n")
+            if first < 0:
+                continue
+            chunk, overflow = b"\n" + chunk[first + 1 :], False
+            chunk = pending + chunk
+            pending = b""
+        last = chunk.rfind(b"\n")
+        if last < 0:
+            pending += chunk
+            if len(pending) > _LONG_LINE:
+                pending, overflow = pending[:_LONG_LINE], True
+            continue
+        data, rest = pending + chunk[: last + 1], chunk[last + 1 :]
+        at = 0
+        for match in _CANDIDATE.finditer(data):
+            number += data.count(b"\n", at, match.start())
+            at = match.start()
+            end = data.find(b"\n", at)
+            line = data[at:end]
+            yield number + 1, line[:-1] if line.endswith(b"\r") else line
+        number += data.count(b"\n", at)
+        pending = rest[:_LONG_LINE]
+        overflow = len(rest) > _LONG_LINE
+    if pending:
+        match = _CANDIDATE.match(pending)
+        if match:
+            yield number + 1, pending[:-1] if pending.endswith(b"\r") else pending
+        number += 1
+    counted[0] = number
+
+
+_STREAM_CHUNK = 1 << 20
+
+
+def markdown_sections_streamed(read) -> list[Section]:
+    """``markdown_sections`` of a file too large to hold, read in chunks by ``read(n)``."""
+    counted = [0]
+    return _sections(_streamed_candidates(read, counted), lambda: counted[0])
+
+
 def markdown_sections(lines) -> list[Section]:
     """The ATX headings of a markdown file (fenced code skipped), each running to the next."""
+    return _sections(_candidate_lines(lines), lambda: len(lines))
+
+
+def _sections(candidates, total_lines) -> list[Section]:
+    """Sections from ``(number, line)`` candidates; ``total_lines()`` is read at the end."""
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     fenced = False
-    for number, line in _candidate_lines(lines):
+    for number, line in candidates:
         if _FENCE.match(line):
             fenced = not fenced
             continue
@@ -288,8 +360,9 @@ def markdown_sections(lines) -> list[Section]:
             stack.pop()
         stack.append((level, title))
         sections.append(Section(title, " > ".join(t for _, t in stack), level, number, number))
+    count = total_lines()
     for index, section in enumerate(sections):
-        section.end_line = sections[index + 1].line - 1 if index + 1 < len(sections) else len(lines)
+        section.end_line = sections[index + 1].line - 1 if index + 1 < len(sections) else count
     return sections
 
 

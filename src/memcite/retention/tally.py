@@ -166,6 +166,8 @@ def _memory_index_sections(folder: MemoryFolder) -> list[Section]:
         return []
     real = folder.resolve(MEMORY_INDEX)[1]
     lines = folder.lines(real) if real is not None else None
+    if lines is None and MEMORY_INDEX in folder.skipped:  # too large to hold: streamed
+        return folder.streamed_sections(real) or []
     return markdown_sections(lines) if lines is not None else []
 
 
