@@ -270,6 +270,8 @@ class MemoryRoot:
             return outcome, None, None
         try:
             st = os.fstat(fd)
+            if st.st_size > max_bytes and not prefix:  # too large already: nothing to read
+                return outcome, ReadResult(None, st.st_size, True), _stamp(st)
             return outcome, read_capped(fd, max_bytes, prefix=prefix), _stamp(st)
         except OSError:
             return MISSING, None, None
