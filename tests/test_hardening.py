@@ -164,6 +164,11 @@ def test_non_utf8_bytes_in_environment_values_and_file_names(env, tmp_path):
     code, out, err = run(["stats", "--json"], values)
     assert code == 0, err
     assert json.loads(out)["citation_checks"]["outcomes"]["ok"]["citations"] == 1
+    with open(home + b"/memories/raw_memories.md", "w") as handle:
+        handle.write(f"## Thread `{A}`\nupdated_at: 2026-01-20T10:00:00Z\n\ntext\n")
+    code, out, err = run(["sync"], values)  # the home's name is stored as its escape
+    assert code == 0, err
+    assert b"home" in out and b"codex\\udcff" in out
 
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -329,7 +334,7 @@ def test_stats_on_a_256_mib_memory_md_stays_small(env, tmp_path):
     report = json.loads(done.stdout)
     assert "MEMORY.md" in report["citation_checks"]["skipped"]
     assert [s["title"] for s in report["sections"]] == ["Memory"]  # streamed, not held
-    assert rss_kib < 200 * 1024, rss_kib
+    assert rss_kib < 100 * 1024, rss_kib  # the code before the fix held GBs
 
 
 def test_streamed_sections_look_at_the_start_of_a_very_long_line(monkeypatch):
@@ -350,8 +355,10 @@ def test_a_raw_memories_line_over_the_limit_is_skipped_unheld(tmp_path, monkeypa
     (folder / "raw_memories.md").write_text(
         f"## Thread `{A}`\nupdated_at: 2026-01-20T10:00:00Z\n\n" + "z" * 50_000 + "\nmore\n")
     monkeypatch.setattr(codex_home, "MAX_LINE_BYTES", 1000)
-    found = list(codex_home.iter_raw_memories(folder / "raw_memories.md"))
+    skipped: list[str] = []
+    found = list(codex_home.iter_raw_memories(folder / "raw_memories.md", skipped))
     assert [(f.thread_id, f.has_text) for f in found] == [(A, True)]
+    assert len(skipped) == 1 and "1 line(s) longer than 1000 bytes" in skipped[0]
 
 
 def test_a_large_summary_is_read_as_a_prefix_and_says_so(tmp_path, monkeypatch):

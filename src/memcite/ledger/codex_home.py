@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
-from memcite.ledger.memory_files import OUTSIDE, MemoryRoot
+from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
 
 STATE_DB = "memories_1.sqlite"
@@ -94,8 +94,11 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
 def _open(path: str) -> tuple[sqlite3.Connection, tuple[int, int, int] | None]:
     """A read-only connection and, when it is opened ``immutable``, the file's stamp before."""
     try:
-        with open(path, "rb") as handle:
-            header = handle.read(100)
+        fd = open_regular(path)  # a FIFO or a device: refused, never a hang
+        try:
+            header = os.read(fd, 100)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not header.startswith(b"SQLite format 3\x00"):
@@ -108,9 +111,15 @@ def _open(path: str) -> tuple[sqlite3.Connection, tuple[int, int, int] | None]:
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=15)
         conn.execute("PRAGMA query_only = 1")
+        # Codex's text is untrusted too: a value that is not UTF-8 reads with U+FFFD.
+        conn.text_factory = _lenient_text
     except sqlite3.Error as exc:
         raise CodexHomeError(f"{path}: cannot open read-only ({exc})") from None
     return conn, stamp
+
+
+def _lenient_text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 def open_codex_db(path: str | os.PathLike) -> sqlite3.Connection:
@@ -295,9 +304,11 @@ def iter_raw_memories(path: str | os.PathLike, skipped: list[str] | None = None
         raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if handle is None:
         return
+    long_lines = 0
     with handle:
         for number, raw in enumerate(_bounded_lines(handle), start=1):
             if raw is None:  # too long for a heading or a header: body text
+                long_lines += 1
                 in_header = False
                 has_text = has_text or current is not None
                 continue
@@ -326,6 +337,9 @@ def iter_raw_memories(path: str | os.PathLike, skipped: list[str] | None = None
                                    f"{path}:{current[1]}")
             if found:
                 yield found
+    if long_lines and skipped is not None:
+        skipped.append(f"{path}: {long_lines} line(s) longer than {MAX_LINE_BYTES} bytes taken "
+                       "as section text without being read whole")
 
 
 def read_rollout_summary_header(path: str | os.PathLike, root: str | os.PathLike | None = None,

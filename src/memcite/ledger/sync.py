@@ -22,6 +22,7 @@ from memcite.citations.thread_ids import normalize_thread_id
 from memcite.ledger import codex_home as home
 from memcite.ledger.recording import backfill_usage
 from memcite.ledger.store import transaction
+from memcite.untrusted import storable
 
 BATCH_ROWS = 5000
 
@@ -196,7 +197,7 @@ def sync_codex_home(
 ) -> SyncReport:
     """Fill the inventory from ``codex_home`` (read-only); see the module docstring."""
     sources = check_codex_home(codex_home)
-    codex_home = sources.codex_home
+    codex_home = storable(sources.codex_home)  # as stored: a non-UTF-8 byte as its escape
     db_path = sources.state_db
     stage1_found = sources.stage1_found
     now = int(time.time()) if now is None else now
