@@ -15,8 +15,6 @@ is untrusted. Two things in such values crash naive code:
 
 from __future__ import annotations
 
-import json
-
 
 def storable(text: str) -> str:
     """``text`` with each lone surrogate replaced by its escape (``\\udcff``); else unchanged."""
@@ -36,6 +34,8 @@ def storable_or_none(text: str | None) -> str | None:
 
 def loads_json(data: str | bytes):
     """``json.loads``, with JSON nested too deeply for the parser a ``ValueError`` too."""
+    import json  # not on the per-reply path, which stores but parses no JSON
+
     try:
         return json.loads(data)
     except RecursionError:
