@@ -375,3 +375,14 @@ def test_lint_json_of_every_golden_folder_fits_the_model(case):
     (report,) = check("lint", result.stdout)
     assert report.errors + report.warnings == len(report.findings)
     assert (result.exit_code == 1) == (report.errors > 0)
+
+
+def test_ingest_of_a_whole_codex_home_json_fits_the_model(ledger_env):
+    sessions = Path(ledger_env["home"]) / "sessions" / "2026" / "01" / "20"
+    sessions.mkdir(parents=True)
+    (sessions / ROLLOUT.name).write_bytes(ROLLOUT.read_bytes())
+    first = check("ingest", invoke(["ingest", "--codex-home", ledger_env["home"], "--json"]))
+    assert first and all(line.status == "read" and line.from_offset == 0 for line in first)
+    assert sum(line.recorded for line in first) > 0
+    again = invoke(["ingest", "--codex-home", ledger_env["home"], "--json"])
+    assert again == ""  # every file unchanged since the stored offset: nothing read, nothing printed

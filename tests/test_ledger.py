@@ -328,14 +328,15 @@ def test_memory_files_look_at_a_file_once_per_reply(tmp_path, monkeypatch):
     root.mkdir()
     (root / "MEMORY.md").write_bytes(b"one\ntwo\n")
     files = MemoryFiles(root)
-    files.lines_sha256("MEMORY.md", 1, 1)  # the path is resolved once, then remembered
-    stats = []
-    real_stat = os.stat
-    monkeypatch.setattr(os, "stat", lambda path, *a, **k: stats.append(path) or real_stat(
+    files.lines_sha256("MEMORY.md", 1, 1)  # read once, then remembered by its stamp
+    opens, reads = [], []
+    real_open, real_read = os.open, os.read
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: opens.append(path) or real_open(
         path, *a, **k))
+    monkeypatch.setattr(os, "read", lambda fd, n: reads.append(fd) or real_read(fd, n))
     cited = [("MEMORY.md", 1, 1), ("MEMORY.md", 1, 2), ("MEMORY.md", 1, 1)]
     hashes = files.entry_hashes(cited)
-    assert len(stats) == 1
+    assert opens == ["MEMORY.md"] and reads == []  # opened once (from the root's handle), not read
     assert hashes == [hashlib.sha256(b"one").hexdigest(), hashlib.sha256(b"one\ntwo").hexdigest(),
                       hashlib.sha256(b"one").hexdigest()]
     assert MemoryFiles(None).entry_hashes(cited) == [None, None, None]

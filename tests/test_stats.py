@@ -3,7 +3,6 @@ memcite's ledger and straight from Codex's database."""
 
 from __future__ import annotations
 
-import builtins
 import os
 
 import pytest
@@ -15,7 +14,6 @@ from memcite.ledger.memory_files import cited_lines_sha256
 from memcite.ledger.recording import ReplyInput, record_reply
 from memcite.ledger.store import open_store
 from memcite.ledger.sync import sync_codex_home
-from memcite.retention import checks as checks_module
 from memcite.retention import stats as stats_module
 from memcite.retention.checks import (
     MemoryFolder,
@@ -76,20 +74,29 @@ def test_check_entry_outcomes(folder, path, start, end, digest, outcome):
     assert check_entry(MemoryFolder(folder), path, start, end, digest) == outcome
 
 
-def test_nothing_outside_the_root_is_opened_and_each_file_once(folder, monkeypatch):
+def record_opens(monkeypatch) -> list[str]:
+    """Every path ``os.open`` opens from now on, made absolute (``dir_fd`` followed)."""
     opened: list[str] = []
-    real_open = builtins.open
+    real_open = os.open
 
-    def counting_open(file, *args, **kwargs):
-        opened.append(os.path.realpath(file))
-        return real_open(file, *args, **kwargs)
+    def recording_open(path, flags, mode=0o777, *, dir_fd=None):
+        base = os.readlink(f"/proc/self/fd/{dir_fd}") if dir_fd is not None else os.getcwd()
+        opened.append(os.path.normpath(os.path.join(base, os.fspath(path))))
+        return real_open(path, flags, mode, dir_fd=dir_fd)
 
-    monkeypatch.setattr(checks_module, "open", counting_open, raising=False)
+    monkeypatch.setattr(os, "open", recording_open)
+    return opened
+
+
+def test_nothing_outside_the_root_is_opened_and_each_file_once(folder, monkeypatch):
+    opened = record_opens(monkeypatch)
     rows = [("MEMORY.md", 1, 2, None, 3), ("MEMORY.md", 4, 5, None, 1),
             ("out.md", 1, 1, None, 1), ("../secret.md", 1, 1, None, 1),
             ("sub/n.md", 1, 1, None, 2), ("in.md", 2, 2, None, 1)] * 50
-    checks = check_citations(rows, MemoryFolder(folder))
-    assert sorted(opened) == sorted({str(folder / "MEMORY.md"), str(folder / "sub" / "n.md")})
+    memory_folder = MemoryFolder(folder)
+    checks = check_citations(rows, memory_folder)
+    root = os.path.realpath(folder)
+    assert opened and all(path == root or path.startswith(root + os.sep) for path in opened)
     assert checks.files_read == 2
     assert checks.entries == 300 and checks.citations == 450
     assert checks.outcomes["outside_root"] == {"entries": 100, "citations": 100}

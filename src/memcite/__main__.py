@@ -15,6 +15,10 @@ from memcite.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK
 def main(argv: list[str] | None = None) -> None:
     """Run memcite; exits with the command's exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
+    # Untrusted values (a non-UTF-8 file name or option) reach the output as lone
+    # surrogates: print them as escapes rather than fail (stderr already does).
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         code = _run(args)
     except KeyboardInterrupt:

@@ -84,4 +84,12 @@ def _cache_path() -> str | bool:
 
 def build_parser(grammar: str, *, use_cache: bool = True) -> SectionParser:
     """Build the LALR parser (contextual lexer) for the citation grammar, cached on disk."""
-    return SectionParser(grammar, cache=_cache_path() if use_cache else False)
+    cache = _cache_path() if use_cache else False
+    parser = SectionParser(grammar, cache=cache)
+    if cache:
+        try:  # lark writes the file with the umask's mode: memcite's caches are 0600
+            if os.stat(cache).st_mode & 0o077:
+                os.chmod(cache, 0o600)
+        except OSError:
+            pass
+    return parser

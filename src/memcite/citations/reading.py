@@ -37,7 +37,7 @@ def grammar_path() -> str:
             return os.path.normpath(candidate)
     raise MemciteError(
         f"the citation grammar is missing: looked for grammar/citation.lark in {here}",
-        hint="reinstall memcite (pip install --force-reinstall memcite)",
+        hint="reinstall memcite (pip install --force-reinstall codex-memcite)",
     )
 
 

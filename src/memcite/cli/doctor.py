@@ -203,7 +203,7 @@ def check_stop_hook(inputs: DoctorInputs, found) -> Check:
     if command is None:
         return Check("stop-hook", WARNING, f"in {path}, but `memcite` is not on PATH (Codex runs "
                      "hooks with $SHELL -lc)", "install memcite where your login shell finds it "
-                     "(e.g. pipx install memcite)")
+                     "(e.g. pipx install codex-memcite, or pipx install . from a checkout)")
     return Check("stop-hook", OK, f"{path} (group {group}, handler {handler}); runs {command}")
 
 
@@ -291,7 +291,7 @@ def check_tokenizers(inputs: DoctorInputs) -> list[Check]:
 
     if importlib.util.find_spec("tiktoken") is None:
         return [Check("tokenizer", FAILURE, "tiktoken is not installed",
-                      "pip install memcite again (tiktoken is a dependency)")]
+                      "pip install codex-memcite again (tiktoken is a dependency)")]
     checks = []
     for name, missing in (("o200k_base", FAILURE), ("cl100k_base", WARNING)):
         problems = []

@@ -140,10 +140,14 @@ def ingest(
                      "file is read (default: only when stderr is a terminal).",
                      show_default=False),
     ] = None,
+    max_bytes: Annotated[int, typer.Option(
+        "--max-bytes", help="Skip (and report) a reply line longer than this many bytes.",
+        min=1)] = DEFAULT_MAX_BYTES,
 ) -> None:
     """Record the assistant replies found in Codex session files (no reply text is stored).
 
-    Each reply is keyed by its session id and line number (the file's path and
+    Each reply is keyed by its session id (the first session_meta line's) and line
+    number (the file's path and
     line when there is no session_meta line): ingesting a file again, even after
     Codex appended to it, counts nothing twice, while two turns that say the same
     thing each count, as in Codex. With no files named, every session under the
@@ -155,7 +159,8 @@ def ingest(
     try:
         exit_with(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
                                          profile=profile, json=json, since=since,
-                                         progress=progress, home_progress=home_progress))
+                                         progress=progress, home_progress=home_progress,
+                                         max_bytes=max_bytes))
     finally:
         if home_progress is not None:
             home_progress.stop()

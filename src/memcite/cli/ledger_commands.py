@@ -10,7 +10,6 @@ is checked before the database is opened.
 
 from __future__ import annotations
 
-import json as _json
 import os
 import sys
 from collections.abc import Iterator
@@ -60,7 +59,10 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
     return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema)
 
 
-def _database_error(db: str | None, exc: Exception) -> MemciteError:
+def _database_error(db: str | None, exc: Exception,
+                    consequence: str = "the reply in progress was not recorded") -> MemciteError:
+    """A database failure as a memcite error; ``consequence`` says what it cost the command
+    (a read-only command says "not read")."""
     from memcite.ledger.store import StoreError
 
     name = db or "the memcite database"
@@ -68,8 +70,8 @@ def _database_error(db: str | None, exc: Exception) -> MemciteError:
     if "locked" in text or "busy" in text:
         return StoreError(f"{name}: still locked by another process ({text})",
                           hint="retry; nothing was half-written")
-    return StoreError(f"{name}: {text}; the reply in progress was not recorded",
-                      hint="check the file with `sqlite3 FILE 'PRAGMA integrity_check'`")
+    return StoreError(f"{name}: {text}; {consequence}",
+                      hint="check the file with `memcite rebuild --check`")
 
 
 # --------------------------------------------------------------------------- record
@@ -95,19 +97,25 @@ def _open_jsonl(source: str):
     if source == "-":
         hint_if_terminal("JSON Lines")
         return sys.stdin.buffer
+    from memcite.ledger.memory_files import open_regular
+
     try:
-        return open(source, "rb")
+        return os.fdopen(open_regular(source), "rb")  # a FIFO or a device: refused, never a hang
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{name}: is a directory, not a JSON Lines file") from None
+    except ValueError:
+        raise InputError(f"{name!r}: not a usable file name (it holds a NUL byte)") from None
     except OSError as exc:
-        raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        raise InputError(f"{name}: cannot read: {exc.strerror or exc}",
+                         hint="to read from a pipe, pass --jsonl - and pipe into stdin") from None
 
 
 def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> Iterator:
     """Yield ``ReplyInput``s from a JSON Lines handle; a bad line is noted and skipped."""
     from memcite.ledger.recording import ReplyInput, parse_time
+    from memcite.untrusted import loads_json
 
     for number, raw in enumerate(_bounded_lines(handle, max_bytes), start=1):
         where = f"{name}:{number}"
@@ -117,7 +125,7 @@ def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> 
         if not raw.strip():
             continue
         try:
-            item = _json.loads(decode_utf8(raw, name=where, errors=errors))
+            item = loads_json(decode_utf8(raw, name=where, errors=errors))
         except InputError as error:
             problems.append(f"{error} (skipped)")
             continue
@@ -343,7 +351,8 @@ def sync(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(_database_error(
+            db, exc, "the sync stopped (batches already committed are kept; re-run it)"))
     if json:
         dump_json(report.to_dict())
         return 0
@@ -360,6 +369,8 @@ def sync(
     )
     if report.invalid_ids:
         note(f"note: {report.invalid_ids} row(s) with a thread id that is not a UUID skipped")
+    for line in report.skipped:
+        note(f"warning: {line}")
     return 0
 
 
@@ -373,15 +384,16 @@ def ingest(
     since: str | None = None,
     progress: bool | None = None,
     home_progress=None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> int:
     """Record the assistant replies of the given rollout files; print one line per file.
 
     With no files, every session file of the Codex home, each read from where the
     last read stopped (``ingest_home``; ``home_progress`` is its progress callback).
-    Each reply is keyed by its session and line (see ``memcite.ledger.ingest``).
-    Exit 2 when a file could not be read or had bad lines (the others are done),
-    1 when a strict reading rejected replies. ``progress``: None shows it on a
-    terminal's stderr only.
+    Each reply is keyed by its session and line (see ``memcite.ledger.ingest``). A file
+    that cannot be read or a line that is bad is reported and skipped; the rest is
+    recorded and the exit code is 2 ("done with problems"); 1 when a strict reading
+    rejected replies. ``progress``: None shows it on a terminal's stderr only.
     """
     import sqlite3
 
@@ -399,6 +411,8 @@ def ingest(
         if since is not None:
             raise InputError("--since chooses among the session files of a Codex home; "
                              "with files named, leave it out")
+        if max_bytes < 1:
+            raise InputError(f"--max-bytes: {max_bytes} is not a positive number of bytes")
         root = memory_folder(resolve_codex_home(codex_home))
         readable = []
         for path in rollouts:  # before the database: bad inputs alone create nothing
@@ -414,26 +428,28 @@ def ingest(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(_database_error(db, exc, "nothing was ingested"))
     shown = IngestProgress() if (sys.stderr.isatty() if progress is None else progress) else None
     try:
         for path in readable:
             try:
                 report = ingest_rollout(conn, path, profile=profile, policy=policy,
-                                        memory_root=root, progress=shown)
+                                        memory_root=root, progress=shown, max_bytes=max_bytes)
             except MemciteError as error:
                 code = max(code, report_error(error))
                 continue
             finally:
                 if shown is not None:
                     shown.done()
-            _print_ingest_report(path, report, json)
-            if report.bad_line_count:
-                code = max(code, EXIT_BAD_INPUT)
+            _print_ingest_report(path, report, json, max_bytes)
             if report.rejected:
                 code = max(code, EXIT_FINDINGS)
+            if report.problems:
+                code = max(code, EXIT_BAD_INPUT)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(_database_error(
+            db, exc, "the file in progress was not finished (re-running records only what is "
+            "missing)"))
     finally:
         conn.close()
     return code
@@ -545,15 +561,24 @@ def ingest_home(
         f"({summary.reread} again from the start), {summary.unchanged} unchanged; "
         f"{summary.replies} repl{'y' if summary.replies == 1 else 'ies'}, {summary.recorded} "
         f"recorded, {summary.duplicates} already recorded, {summary.counted} citation(s) counted\n")
-    return 1 if summary.failed or summary.rejected else 0
+    if summary.failed:
+        return EXIT_BAD_INPUT  # done with problems: the other files were read
+    return EXIT_FINDINGS if summary.rejected else EXIT_OK
 
 
-def _print_ingest_report(path: str, report, json: bool) -> None:
+def _print_ingest_report(path: str, report, json: bool,
+                         max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     if report.bad_line_count:
         lines = ", ".join(str(n) for n in report.bad_lines)
         more = "…" if report.bad_line_count > len(report.bad_lines) else ""
-        note(f"{path}: {report.bad_line_count} line(s) are not JSON "
+        note(f"{path}: {report.bad_line_count} line(s) are not JSON or nested too deeply "
              f"(lines {lines}{more}); skipped")
+    if report.long_line_count:
+        lines = ", ".join(str(n) for n in report.long_lines)
+        more = "…" if report.long_line_count > len(report.long_lines) else ""
+        note(f"{path}: {report.long_line_count} reply line(s) longer than the limit of "
+             f"{max_bytes} bytes (lines {lines}{more}); skipped without being read whole "
+             "(raise it with --max-bytes)")
     if report.session_id is None and report.replies:
         note(f"{path}: no session_meta line; replies recorded without a thread id")
     if json:
@@ -580,6 +605,7 @@ def rebuild(
     import sqlite3
 
     from memcite.ledger.recording import rebuild as rebuild_counts
+    from memcite.ledger.store import check_integrity
 
     try:
         if check:  # read-only: a missing database is an error, nothing is created or migrated
@@ -587,13 +613,16 @@ def rebuild(
         else:
             conn = open_database(db)
         try:
+            # Counts rebuilt from a damaged log would be wrong: check the file first.
+            check_integrity(conn, db or resolve_db_path(db))
             report = rebuild_counts(conn, apply=not check)
         finally:
             conn.close()
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(_database_error(db, exc, "not read" if check else
+                                            "nothing was changed"))
     if json:
         dump_json(report.to_dict())
     else:

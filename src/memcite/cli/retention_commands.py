@@ -69,7 +69,7 @@ def _inputs(codex_home: str | None, *, rule: str, max_unused_days: int | None,
 def _failed(db: str | None, error: Exception) -> int:
     """Report a memcite or database error from a command body; its exit code."""
     if isinstance(error, sqlite3.Error):
-        error = _database_error(db, error)
+        error = _database_error(db, error, "not read; nothing was written")
     return report_error(error)
 
 
@@ -211,6 +211,8 @@ def print_stats(report, file=None) -> None:
             for entry in checks.worst:
                 out(f"    {entry.path}:{entry.line_start}-{entry.line_end}  {entry.outcome}"
                     f"  ({entry.citations} citation(s))\n")
+        for path, why in checks.skipped.items():
+            out(f"  not read: {path}: {why}\n")
     _print_list(out, "Citations per file",
                 [f"{item['citations']:>6}  {item['path']}" for item in report.files])
     _print_list(out, "MEMORY.md sections (citations)",

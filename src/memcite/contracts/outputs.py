@@ -241,6 +241,9 @@ class CitationChecks(Contract):
     outcomes: Outcomes
     worst: list[CheckedEntry]
     files_read: Count
+    skipped: dict[str, str] = Field(
+        description="Files of the memory folder not read (path -> why: too large, not a "
+        "regular file, ...); their citations are unverified.")
 
 
 class FileCitations(Contract):
@@ -385,6 +388,7 @@ class SyncOutput(Contract):
     folder_found: bool
     raw_sections: Count
     summary_headers: Count
+    skipped: list[str] = Field(description="Memory files not read (a link leading out, ...), and why.")
 
 
 class IngestOutput(Contract):
@@ -401,6 +405,18 @@ class IngestOutput(Contract):
     not_uuid_ids: list[str]
     bad_lines: list[int] = Field(description="The first lines that are not JSON.")
     bad_line_count: Count
+    long_lines: list[int] = Field(description="The first reply lines over --max-bytes (skipped).")
+    long_line_count: Count
+    parent_ids: list[str] = Field(
+        description="Later session_meta ids in the file: the parents a fork copied (the "
+        "file's own thread is the first).")
+    # Only when a whole Codex home is ingested (`memcite ingest` with no files):
+    status: Literal["read", "unchanged"] | None = None
+    from_offset: int | None = Field(None, description="The byte the read started at.")
+    to_offset: int | None = Field(None, description="The byte the read stopped at.")
+    size: int | None = None
+    reread: bool | None = Field(None, description="The file shrank or changed: read from the start.")
+    caught_up: bool | None = Field(None, description="False: a byte budget stopped the read early.")
 
 
 class UsageDifference(Contract):

@@ -16,15 +16,18 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
+from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
 
 STATE_DB = "memories_1.sqlite"
 MEMORY_FOLDER = "memories"
 RAW_MEMORIES = "raw_memories.md"
 ROLLOUT_SUMMARIES = "rollout_summaries"
+MAX_LINE_BYTES = 64 * 1024  # a heading or header line is never longer; longer lines are body
 
 # The stage1_outputs columns memcite reads; a column an older Codex lacks reads as NULL.
 STAGE1_COLUMNS = (
@@ -91,8 +94,11 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
 def _open(path: str) -> tuple[sqlite3.Connection, tuple[int, int, int] | None]:
     """A read-only connection and, when it is opened ``immutable``, the file's stamp before."""
     try:
-        with open(path, "rb") as handle:
-            header = handle.read(100)
+        fd = open_regular(path)  # a FIFO or a device: refused, never a hang
+        try:
+            header = os.read(fd, 100)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not header.startswith(b"SQLite format 3\x00"):
@@ -105,9 +111,15 @@ def _open(path: str) -> tuple[sqlite3.Connection, tuple[int, int, int] | None]:
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=15)
         conn.execute("PRAGMA query_only = 1")
+        # Codex's text is untrusted too: a value that is not UTF-8 reads with U+FFFD.
+        conn.text_factory = _lenient_text
     except sqlite3.Error as exc:
         raise CodexHomeError(f"{path}: cannot open read-only ({exc})") from None
     return conn, stamp
+
+
+def _lenient_text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 def open_codex_db(path: str | os.PathLike) -> sqlite3.Connection:
@@ -243,10 +255,43 @@ def _folder_memory(thread_id: str, source: str, fields: dict[str, str], has_text
     )
 
 
-def iter_raw_memories(path: str | os.PathLike) -> Iterator[FolderMemory]:
+def _open_in_folder(root: str, inside: str, skipped: list[str] | None) -> BinaryIO | None:
+    """Open ``inside`` (a path in the memory folder ``root``) from the folder's handle: a
+    regular file, never through a symlink leading out (``MemoryRoot``). None, with a line
+    in ``skipped``, when it cannot be opened that way."""
+    with MemoryRoot(root) as folder:
+        outcome, fd, _parts = folder.open(inside)
+    if fd is not None:
+        return os.fdopen(fd, "rb")
+    if skipped is not None:
+        path = os.path.join(root, inside)
+        skipped.append(f"{path}: a symlink leading outside the memory folder; not read"
+                       if outcome == OUTSIDE else f"{path}: not a regular file; not read")
+    return None
+
+
+def _bounded_lines(handle: BinaryIO) -> Iterator[str | None]:
+    """The lines of a binary file decoded as UTF-8 (bad bytes as U+FFFD), line ends kept;
+    None for a line longer than ``MAX_LINE_BYTES``, skipped without being held."""
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(1 << 20)
+            yield None
+            continue
+        yield line.decode("utf-8", "replace")
+
+
+def iter_raw_memories(path: str | os.PathLike, skipped: list[str] | None = None
+                      ) -> Iterator[FolderMemory]:
     """Yield one ``FolderMemory`` per ``## Thread `<id>``` section of ``raw_memories.md``, streaming.
 
-    A section whose id is not a UUID is skipped.
+    A section whose id is not a UUID is skipped. The file is opened from its folder's
+    handle (never through a symlink leading out) and read line by line, a line longer
+    than ``MAX_LINE_BYTES`` counting as text without being held.
     """
     path = os.fspath(path)
     current: tuple[str, int] | None = None
@@ -254,11 +299,19 @@ def iter_raw_memories(path: str | os.PathLike) -> Iterator[FolderMemory]:
     in_header = False
     has_text = False
     try:
-        handle = open(path, encoding="utf-8", errors="replace", newline="")
+        handle = _open_in_folder(os.path.dirname(path) or ".", os.path.basename(path), skipped)
     except OSError as exc:
         raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if handle is None:
+        return
+    long_lines = 0
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(_bounded_lines(handle), start=1):
+            if raw is None:  # too long for a heading or a header: body text
+                long_lines += 1
+                in_header = False
+                has_text = has_text or current is not None
+                continue
             line = raw.rstrip("\r\n")
             heading = _THREAD_HEADING.match(line)
             if heading:
@@ -284,19 +337,32 @@ def iter_raw_memories(path: str | os.PathLike) -> Iterator[FolderMemory]:
                                    f"{path}:{current[1]}")
             if found:
                 yield found
+    if long_lines and skipped is not None:
+        skipped.append(f"{path}: {long_lines} line(s) longer than {MAX_LINE_BYTES} bytes taken "
+                       "as section text without being read whole")
 
 
-def read_rollout_summary_header(path: str | os.PathLike) -> FolderMemory | None:
+def read_rollout_summary_header(path: str | os.PathLike, root: str | os.PathLike | None = None,
+                                skipped: list[str] | None = None) -> FolderMemory | None:
     """The header of one rollout summary file (``thread_id:`` … then a blank line), or None.
 
-    Reads only the header and the first line of the summary.
+    Reads only the header and the first line of the summary, opened from the handle of
+    ``root`` (the memory folder; by default the file's own folder).
     """
     path = os.fspath(path)
+    root = os.fspath(root) if root is not None else os.path.dirname(path) or "."
     fields: dict[str, str] = {}
     has_text = False
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            for raw in handle:
+        handle = _open_in_folder(root, os.path.relpath(path, root), skipped)
+        if handle is None:
+            return None
+        with handle:
+            lines = _bounded_lines(handle)
+            for raw in lines:
+                if raw is None:
+                    has_text = True
+                    break
                 line = raw.rstrip("\r\n")
                 if not line.strip():
                     if fields:
@@ -308,8 +374,8 @@ def read_rollout_summary_header(path: str | os.PathLike) -> FolderMemory | None:
                     break
                 fields.setdefault(header.group(1), header.group(2))
             if not has_text:
-                for raw in handle:
-                    if rust_trim(raw):
+                for raw in lines:
+                    if raw is None or rust_trim(raw):
                         has_text = True
                         break
     except OSError as exc:
@@ -320,17 +386,24 @@ def read_rollout_summary_header(path: str | os.PathLike) -> FolderMemory | None:
     return _folder_memory(fields["thread_id"], "rollout_summary", fields, has_text, path)
 
 
-def iter_rollout_summaries(folder: str | os.PathLike) -> Iterator[FolderMemory]:
-    """Yield the header of every ``*.md`` in ``rollout_summaries/`` (sorted by name), streaming."""
+def iter_rollout_summaries(folder: str | os.PathLike, skipped: list[str] | None = None
+                           ) -> Iterator[FolderMemory]:
+    """Yield the header of every ``*.md`` in ``rollout_summaries/`` (sorted by name), streaming.
+
+    Each file is opened from the memory folder's handle: a symlink leading out of the
+    memory folder is listed in ``skipped``, never read.
+    """
     folder = os.fspath(folder)
+    root = os.path.dirname(os.path.abspath(folder))
     try:
         names = sorted(
             entry.name for entry in os.scandir(folder)
-            if entry.name.endswith(".md") and entry.is_file()
+            if entry.name.endswith(".md") and (entry.is_symlink() or entry.is_file())
         )
     except OSError as exc:
         raise CodexHomeError(f"{folder}: cannot list: {exc.strerror or exc}") from None
     for name in names:
-        found = read_rollout_summary_header(os.path.join(folder, name))
+        path = os.path.join(os.path.abspath(folder), name)
+        found = read_rollout_summary_header(path, root, skipped)
         if found is not None:
             yield found

@@ -7,24 +7,42 @@ JSON Lines: a ``session_meta`` line (``payload.id``, ``payload.cwd``) and
 (block included). Other lines are skipped, most of them without being parsed.
 ``.jsonl.zst`` files are decompressed on the fly.
 
+The thread is the one the *first* ``session_meta`` names, as Codex reads it: a
+forked or subagent session file carries copies of its parent's ``session_meta``
+after its own, and these never change whose replies follow.
+
 Each reply is keyed by its place, ``<session id>:<line number>`` (the file's
-absolute path when there is no ``session_meta``): rollout files are only
-appended to, so ingesting a file again counts nothing twice, while two turns
+absolute path when there is no ``session_meta``; ``<session id>_<rollout id>``
+for a file Codex names ``rollout-<time>-<thread id>_<rollout id>.jsonl``, a
+reverted thread): rollout files are only appended to, so ingesting a file again
+counts nothing twice, the same file moved to ``archived_sessions/`` or compressed
+keeps its keys, two files of different threads never share a key, and two turns
 that happen to say the same thing count twice, as Codex counts them.
+
+Every line is untrusted: a line that is not JSON (or nested too deeply to parse), a
+reply longer than ``max_bytes`` (skipped without being held), a non-UTF-8 or NUL
+value: each is counted, reported with its line, and skipped; the file goes on. Only
+regular files are opened, checked without blocking (a FIFO or ``/dev/zero`` is an
+error, never a hang).
 """
 
 from __future__ import annotations
 
+import errno
 import io
-import json
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import InputError, MemciteError
+from memcite.ledger.memory_files import open_regular
 from memcite.ledger.recording import ReplyInput, parse_time, record_replies
+from memcite.untrusted import loads_json, storable
+
+DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024  # as ``record --max-bytes``
 
 
 @dataclass
@@ -39,6 +57,9 @@ class RolloutScan:
     bad_lines: list[int] = field(default_factory=list)  # not JSON (first few kept)
     bad_line_count: int = 0
     offset: int = 0  # bytes read so far (of the decompressed text for .zst)
+    long_lines: list[int] = field(default_factory=list)  # replies over max_bytes (first few)
+    long_line_count: int = 0
+    parent_ids: list[str] = field(default_factory=list)  # later session_meta ids (a fork's)
 
 
 # ``progress(scan)`` is called every this many lines while a rollout is read.
@@ -50,21 +71,39 @@ def check_rollout(path: str | os.PathLike) -> None:
     _open_lines(os.fspath(path)).close()
 
 
+# rollout-<time>-<thread id>_<rollout id>.jsonl: a reverted thread's file.
+_VARIANT = re.compile(
+    r"^rollout-.*[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"_(?P<variant>[^.]+)\.jsonl(?:\.zst)?$")
+
+
 def reply_id(session_id: str | None, path: str, line_number: int) -> str:
-    """The stable key of the reply on ``line_number``: its session and line, else its file and line."""
-    return f"{session_id or os.path.abspath(path)}:{line_number}"
+    """The stable key of the reply on ``line_number``: its session (and the rollout id a
+    reverted thread's file name adds) and line, else its file and line."""
+    if session_id is None:
+        return f"{os.path.abspath(path)}:{line_number}"
+    variant = _VARIANT.match(os.path.basename(path))
+    if variant is not None:
+        return f"{session_id}_{variant.group('variant')}:{line_number}"
+    return f"{session_id}:{line_number}"
 
 
 def _open_lines(path: str):
-    """A binary line iterator over ``path``, decompressing ``.zst``."""
+    """A binary line iterator over ``path``, decompressing ``.zst``; only a regular file."""
     try:
-        raw = open(path, "rb")
+        raw = os.fdopen(open_regular(path), "rb")
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory; give rollout files explicitly") from None
     except OSError as exc:
+        if exc.errno == errno.EINVAL and "not a regular file" in str(exc.strerror):
+            what = "is a directory; give rollout files explicitly" \
+                if exc.strerror.startswith("a directory") else f"is {exc.strerror}"
+            raise InputError(f"{path}: {what}; not read") from None
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL byte in the name
+        raise InputError(f"{path!r}: not a usable file name (it holds a NUL byte)") from None
     if path.endswith(".zst"):
         import zstandard
 
@@ -81,11 +120,25 @@ def _is_candidate(head: bytes) -> bool:
     return b'"session_meta"' in head or (b'"response_item"' in head and b'"assistant"' in head)
 
 
-def _candidate_lines(handle) -> Iterator[tuple[int, bytes | None]]:
-    """``(line number, line)`` for lines that may matter, ``None`` for the others.
+TOO_LONG = b""  # what ``_candidate_lines`` yields for a candidate longer than the limit
+
+
+def _skip_rest(handle) -> None:
+    """Read to the end of the current line without keeping it."""
+    while True:
+        rest = handle.readline(1 << 20)
+        if not rest or rest.endswith(b"\n"):
+            return
+
+
+def _candidate_lines(handle, max_bytes: int = DEFAULT_MAX_REPLY_BYTES
+                     ) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, line)`` for lines that may matter, ``None`` for the others, and
+    ``TOO_LONG`` for a candidate longer than ``max_bytes``.
 
     The type and role come first in Codex's lines, so a long line (a tool's
-    output) is judged by its first 64 KiB and skipped without being held whole.
+    output) is judged by its first 64 KiB and skipped without being held whole; a
+    candidate is held only up to ``max_bytes``.
     """
     number = 0
     while True:
@@ -95,21 +148,26 @@ def _candidate_lines(handle) -> Iterator[tuple[int, bytes | None]]:
         number += 1
         complete = head.endswith(b"\n")
         if not _is_candidate(head):
-            while not complete:
-                rest = handle.readline(1 << 20)
-                complete = not rest or rest.endswith(b"\n")
+            if not complete:
+                _skip_rest(handle)
             yield number, None
             continue
         if complete:
-            yield number, head
+            yield number, head if len(head) <= max_bytes + 1 else TOO_LONG
             continue
         parts = [head]
+        size = len(head)
         while True:
-            rest = handle.readline(1 << 20)
+            rest = handle.readline(min(1 << 20, max_bytes + 2 - size))
             parts.append(rest)
+            size += len(rest)
             if not rest or rest.endswith(b"\n"):
                 break
-        yield number, b"".join(parts)
+            if size > max_bytes + 1:
+                parts = None
+                _skip_rest(handle)
+                break
+        yield number, TOO_LONG if parts is None else b"".join(parts)
 
 
 def _assistant_text(payload: dict) -> str | None:
@@ -127,10 +185,12 @@ def _assistant_text(payload: dict) -> str | None:
 
 def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = None,
                          progress: Callable[[RolloutScan], None] | None = None, *,
-                         handle=None, first_line: int = 0) -> Iterator[ReplyInput]:
+                         handle=None, first_line: int = 0,
+                         max_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> Iterator[ReplyInput]:
     """Yield each assistant reply of one rollout file, with the session's thread id and cwd;
     ``progress(scan)``, if given, is called now and then as lines are read.
 
+    A line longer than ``max_bytes`` is skipped without being held (``scan.long_lines``).
     ``handle`` (closed at the end) reads from a later point of the file, whose first line is
     line ``first_line + 1``; ``scan`` then carries the session id and cwd read before it
     (see ``memcite.ledger.session_offsets``).
@@ -139,8 +199,10 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
     scan = scan if scan is not None else RolloutScan(path)
     origin = f"ingest:{os.path.abspath(path)}"
     handle = _open_lines(path) if handle is None else handle
+    # Resumed after the first session_meta: the thread is known; later ones are a parent's.
+    seen_meta = first_line > 0 and scan.session_id is not None
     try:
-        for number, line in _candidate_lines(handle):
+        for number, line in _candidate_lines(handle, max_bytes):
             number += first_line
             scan.lines = number
             if progress is not None and number % PROGRESS_EVERY_LINES == 0:
@@ -149,8 +211,13 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
             # A cheap look before parsing: most lines (tool output, reasoning) are not replies.
             if line is None:
                 continue
+            if line is TOO_LONG:
+                scan.long_line_count += 1
+                if len(scan.long_lines) < 10:
+                    scan.long_lines.append(number)
+                continue
             try:
-                item = json.loads(line)
+                item = loads_json(line)
             except ValueError:
                 scan.bad_line_count += 1
                 if len(scan.bad_lines) < 10:
@@ -162,10 +229,16 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
             kind = item.get("type")
             if kind == "session_meta":
                 session = payload.get("id")
-                if isinstance(session, str):
-                    scan.session_id = normalize_thread_id(session) or session
+                session = storable(normalize_thread_id(session) or session) \
+                    if isinstance(session, str) else None
+                if seen_meta:  # a parent's, copied into a fork: not this thread
+                    if session is not None and session not in scan.parent_ids:
+                        scan.parent_ids.append(session)
+                    continue
+                seen_meta = True
+                scan.session_id = session
                 cwd = payload.get("cwd")
-                scan.cwd = cwd if isinstance(cwd, str) else scan.cwd
+                scan.cwd = storable(cwd) if isinstance(cwd, str) else None
                 continue
             if kind != "response_item":
                 continue
@@ -179,8 +252,8 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
                 except InputError:
                     at = None
             scan.replies += 1
-            yield ReplyInput(text=text, id=reply_id(scan.session_id, path, number), at=at,
-                             thread_id=scan.session_id, cwd=scan.cwd, origin=origin,
+            yield ReplyInput(text=storable(text), id=reply_id(scan.session_id, path, number),
+                             at=at, thread_id=scan.session_id, cwd=scan.cwd, origin=origin,
                              where=f"{path}:{number}")
     except (OSError, MemciteError) as exc:
         raise InputError(f"{path}: cannot read: {exc}") from None
@@ -207,6 +280,14 @@ class IngestReport:
     not_uuid_ids: set[str] = field(default_factory=set)
     bad_lines: list[int] = field(default_factory=list)
     bad_line_count: int = 0
+    long_lines: list[int] = field(default_factory=list)
+    long_line_count: int = 0
+    parent_ids: list[str] = field(default_factory=list)
+
+    @property
+    def problems(self) -> int:
+        """Lines skipped as bad input (not JSON, too long)."""
+        return self.bad_line_count + self.long_line_count
 
     def to_dict(self) -> dict:
         return {
@@ -221,6 +302,9 @@ class IngestReport:
             "not_uuid_ids": sorted(self.not_uuid_ids),
             "bad_lines": self.bad_lines,
             "bad_line_count": self.bad_line_count,
+            "long_lines": self.long_lines,
+            "long_line_count": self.long_line_count,
+            "parent_ids": self.parent_ids,
         }
 
 
@@ -236,6 +320,7 @@ def ingest_rollout(
     scan: RolloutScan | None = None,
     handle=None,
     first_line: int = 0,
+    max_bytes: int = DEFAULT_MAX_REPLY_BYTES,
 ) -> IngestReport:
     """Record every assistant reply of one rollout file (one transaction per reply).
 
@@ -246,7 +331,8 @@ def ingest_rollout(
     path = os.fspath(path)
     scan = scan if scan is not None else RolloutScan(path)
     report = IngestReport(path, None)
-    replies = iter_rollout_replies(path, scan, progress, handle=handle, first_line=first_line)
+    replies = iter_rollout_replies(path, scan, progress, handle=handle, first_line=first_line,
+                                   max_bytes=max_bytes)
     results = record_replies(conn, replies, profile=profile,
                              policy=policy, memory_root=memory_root, now=now)
     for result in results:
@@ -268,4 +354,7 @@ def ingest_rollout(
     report.session_id = scan.session_id
     report.bad_lines = scan.bad_lines
     report.bad_line_count = scan.bad_line_count
+    report.long_lines = scan.long_lines
+    report.long_line_count = scan.long_line_count
+    report.parent_ids = scan.parent_ids
     return report

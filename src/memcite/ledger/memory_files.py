@@ -1,20 +1,46 @@
-"""The files of a memory folder as citations see them: where a cited path leads
-(never outside the folder), a file's lines by Rust's rule, and the hash of a range.
+"""The files of a memory folder as citations see them: opening a cited path without ever
+leaving the folder, a file's lines by Rust's rule, and the hash of a range.
 
-One module for the ledger (which hashes the cited lines when a reply is recorded)
-and the stats (which check them later), so that both agree by construction.
-Light on purpose: ``memcite stats`` imports it on its cold path.
+One module for the ledger (which hashes the cited lines when a reply is recorded),
+the stats (which check them later) and sync (which reads the folder's own files), so
+that all agree by construction. Light on purpose: ``memcite stats`` imports it on its
+cold path.
+
+Opening is race-free (``MemoryRoot``): the folder is held by a directory handle, a
+cited path is opened from it one component at a time with ``O_NOFOLLOW`` (``openat``
+through ``dir_fd``), and the file opened is checked with ``fstat`` (a regular file,
+never a device, a FIFO or a folder) before a byte is read. A symlink is followed only
+when its target, resolved the same way, stays inside the folder; so swapping a folder
+for a symlink while memcite runs can make a path fail, never open a file outside.
+Reads are capped (``read_capped``) and say when a file was larger than the cap.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat as stat_module
+from array import array
+from bisect import bisect_right
+from itertools import accumulate, islice
 
-# What ``locate`` says of a cited path.
+# What ``locate`` (and ``MemoryRoot.open``) say of a cited path.
 INSIDE = "ok"
 OUTSIDE = "outside_root"
 MISSING = "missing"
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # what a citation check or a hash reads of one file
+MAX_SYMLINKS = 40  # as Linux's own limit on links followed while resolving one path
+_READ_CHUNK = 1 << 20
+
+_SAFE = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+# --------------------------------------------------------------------------- lines and hashes
 
 
 def byte_lines(data: bytes) -> list[bytes]:
@@ -27,7 +53,7 @@ def byte_lines(data: bytes) -> list[bytes]:
     return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
 
-def lines_sha256(lines: list[bytes], line_start: int, line_end: int) -> str | None:
+def lines_sha256(lines, line_start: int, line_end: int) -> str | None:
     """SHA-256 (hex) of ``lines[line_start..line_end]`` (1-based, inclusive) joined by LF;
     None when the range is reversed, starts at 0 or runs past the end."""
     if not 1 <= line_start <= line_end <= len(lines):
@@ -37,7 +63,322 @@ def lines_sha256(lines: list[bytes], line_start: int, line_end: int) -> str | No
 
 def cited_lines_sha256(data: bytes, line_start: int, line_end: int) -> str | None:
     """``lines_sha256`` of a file's bytes: the hash the ledger records for a cited range."""
-    return lines_sha256(byte_lines(data), line_start, line_end)
+    return lines_sha256(FileLines(data), line_start, line_end)
+
+
+class FileLines:
+    """The lines of a file's bytes (``byte_lines``) without a Python object per line.
+
+    Keeps the bytes and one 4- or 8-byte offset per line: a 64 MiB file of one-character
+    lines costs about 200 MB rather than 2 GB. Sliced (``lines[a:b]``) and iterated like
+    the list ``byte_lines`` returns.
+    """
+
+    __slots__ = ("data", "_ends")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        ends = array("I" if len(data) < 2**32 else "Q")
+        # Per chunk, so that the temporary list of pieces stays small; each LF's offset is
+        # the end of its line (a piece running over two chunks only moves the next LF).
+        for start in range(0, len(data), _READ_CHUNK):
+            pieces = data[start : start + _READ_CHUNK].split(b"\n")
+            pieces.pop()
+            ends.extend(islice(accumulate(map((1).__add__, map(len, pieces)),
+                                          initial=start - 1), 1, None))
+        if data and not data.endswith(b"\n"):  # a last line without LF
+            ends.append(len(data))
+        self._ends = ends  # the offset just past each line (its LF excluded)
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def _line(self, index: int) -> bytes:
+        start = self._ends[index - 1] + 1 if index else 0
+        line = self.data[start : self._ends[index]]
+        return line[:-1] if line.endswith(b"\r") else line
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return [self._line(i) for i in range(*item.indices(len(self)))]
+        if item < 0:
+            item += len(self)
+        if not 0 <= item < len(self):
+            raise IndexError("line index out of range")
+        return self._line(item)
+
+    def __iter__(self):
+        for index in range(len(self)):
+            yield self._line(index)
+
+    def line_number_at(self, offset: int) -> int:
+        """The 1-based number of the line holding byte ``offset``."""
+        return bisect_right(self._ends, offset - 1) + 1 if offset else 1
+
+
+# --------------------------------------------------------------------------- reading, bounded
+
+
+class ReadResult:
+    """What a capped read got: the bytes, or None with ``too_large`` (the file's size)."""
+
+    __slots__ = ("data", "size", "too_large")
+
+    def __init__(self, data: bytes | None, size: int, too_large: bool) -> None:
+        self.data = data
+        self.size = size
+        self.too_large = too_large
+
+
+def read_capped(fd: int, max_bytes: int = MAX_FILE_BYTES, *, prefix: bool = False) -> ReadResult:
+    """Read an open file to its end, at most ``max_bytes``; more than that is not kept.
+
+    A larger file gives ``too_large`` with no data, or with ``prefix`` its first
+    ``max_bytes`` (``size`` is then the file's size as ``fstat`` tells it).
+    """
+    parts = []
+    total = 0
+    while True:
+        chunk = os.read(fd, min(_READ_CHUNK, max_bytes + 1 - total))
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > max_bytes:
+            if not prefix:
+                return ReadResult(None, total, True)
+            parts.append(chunk)
+            data = b"".join(parts)[:max_bytes]
+            return ReadResult(data, max(os.fstat(fd).st_size, total), True)
+        parts.append(chunk)
+    return ReadResult(b"".join(parts), total, False)
+
+
+def open_regular(path: str | os.PathLike, *, flags: int = 0) -> int:
+    """Open ``path`` for reading only if it is a regular file; never blocks on a FIFO.
+
+    ``O_NONBLOCK`` keeps a FIFO without a writer from hanging the open; ``fstat`` then
+    refuses anything that is not a regular file (``/dev/zero``, a FIFO, a socket, a
+    folder) with an ``OSError`` whose ``strerror`` says what it is.
+    """
+    fd = os.open(path, os.O_RDONLY | _CLOEXEC | _NONBLOCK | _BINARY | flags)
+    try:
+        kind = _not_regular(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise OSError(errno.EINVAL, f"{kind}, not a regular file", os.fspath(path))
+        _clear_nonblock(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _clear_nonblock(fd: int) -> None:
+    if _NONBLOCK and hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+
+
+def _not_regular(mode: int) -> str | None:
+    """None for a regular file, else what it is, in words."""
+    if stat_module.S_ISREG(mode):
+        return None
+    if stat_module.S_ISDIR(mode):
+        return "a directory"
+    if stat_module.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode):
+        return "a device"
+    if stat_module.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+# --------------------------------------------------------------------------- the memory root
+
+
+def split_cited_path(path: str) -> list[str] | None:
+    """The components of a cited path, or None when its spelling alone leads outside the
+    folder (empty, absolute, a drive, any ``..``)."""
+    if not path or path.startswith(("/", "\\")) or os.path.isabs(path):
+        return None
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts or (len(parts[0]) >= 2 and parts[0][1] == ":"):
+        return None
+    return [part for part in parts if part not in ("", ".")]
+
+
+class MemoryRoot:
+    """A handle on a memory folder: cited paths are opened inside it and nowhere else.
+
+    ``real`` is the folder's real path (None when it is not a folder). Use as a context
+    manager, or ``close()``: it holds a file descriptor.
+    """
+
+    def __init__(self, root: str | os.PathLike | None) -> None:
+        self.real: str | None = None
+        self._fd: int | None = None
+        if root is None:
+            return
+        try:
+            root = os.fspath(root)
+            if _SAFE:
+                self._fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+                self.real = os.path.realpath(root)
+            elif os.path.isdir(root):
+                self.real = os.path.realpath(root)
+        except (OSError, ValueError):
+            self._fd = None
+            self.real = None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> MemoryRoot:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: S110 - interpreter shutdown
+            pass
+
+    def open(self, path: str) -> tuple[str, int | None, list[str] | None]:
+        """``(outcome, fd, parts)``: ``ok`` with an open fd on the regular file and its
+        components as resolved inside the folder; else ``outside_root`` or ``missing``."""
+        if self.real is None or "\x00" in path:  # a NUL byte names no file
+            return MISSING, None, None
+        parts = split_cited_path(path)
+        if parts is None:
+            return OUTSIDE, None, None
+        if not parts:
+            return MISSING, None, None
+        try:
+            return self._walk(parts) if _SAFE else self._open_by_name(parts)
+        except (OSError, ValueError):  # ValueError: a name the file system cannot encode
+            return MISSING, None, None
+
+    def read(self, path: str, max_bytes: int = MAX_FILE_BYTES, *, prefix: bool = False
+             ) -> tuple[str, ReadResult | None, tuple | None]:
+        """``(outcome, read, stamp)``: the file's bytes read with a cap (see ``read_capped``),
+        and its ``(dev, ino, size, mtime_ns)`` as opened."""
+        outcome, fd, _parts = self.open(path)
+        if fd is None:
+            return outcome, None, None
+        try:
+            st = os.fstat(fd)
+            if st.st_size > max_bytes and not prefix:  # too large already: nothing to read
+                return outcome, ReadResult(None, st.st_size, True), _stamp(st)
+            return outcome, read_capped(fd, max_bytes, prefix=prefix), _stamp(st)
+        except OSError:
+            return MISSING, None, None
+        finally:
+            os.close(fd)
+
+    def stamp(self, path: str) -> tuple[str, tuple | None, list[str] | None]:
+        """``(outcome, stamp, parts)`` of a cited path, reading nothing."""
+        outcome, fd, parts = self.open(path)
+        if fd is None:
+            return outcome, None, None
+        try:
+            return outcome, _stamp(os.fstat(fd)), parts
+        except OSError:
+            return MISSING, None, None
+        finally:
+            os.close(fd)
+
+    def _walk(self, parts: list[str]) -> tuple[str, int | None, list[str] | None]:
+        """Open ``parts`` from the root, one component at a time, links resolved inside."""
+        links = 0
+        done: list[str] = []  # components opened so far, each a real folder in the root
+        todo = list(parts)
+        dir_fds = [os.dup(self._fd)]
+        try:
+            while todo:
+                name = todo.pop(0)
+                last = not todo
+                flags = os.O_RDONLY | os.O_NOFOLLOW | _CLOEXEC | _NONBLOCK
+                if not last:
+                    flags |= os.O_DIRECTORY
+                try:
+                    fd = os.open(name, flags, dir_fd=dir_fds[-1])
+                except OSError as exc:
+                    if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                        return MISSING, None, None
+                    try:
+                        target = os.readlink(name, dir_fd=dir_fds[-1])
+                    except OSError:
+                        return MISSING, None, None  # not a link: a file where a folder should be
+                    links += 1
+                    if links > MAX_SYMLINKS:
+                        return MISSING, None, None
+                    resolved = self._link_target(done, target)
+                    if resolved is None:
+                        return OUTSIDE, None, None
+                    # Start again from the root with the link's target in place of the link.
+                    todo = resolved + todo
+                    done = []
+                    for fd in dir_fds[1:]:
+                        os.close(fd)
+                    del dir_fds[1:]
+                    if not todo:
+                        return MISSING, None, None  # the link leads to the root itself
+                    continue
+                if last:
+                    st = os.fstat(fd)
+                    if not stat_module.S_ISREG(st.st_mode):
+                        os.close(fd)
+                        return MISSING, None, None
+                    _clear_nonblock(fd)
+                    return INSIDE, fd, [*done, name]
+                dir_fds.append(fd)
+                done.append(name)
+            return MISSING, None, None
+        finally:
+            for fd in dir_fds:
+                os.close(fd)
+
+    def _link_target(self, done: list[str], target: str) -> list[str] | None:
+        """A link's target as components from the root, or None when it leads out."""
+        if "\x00" in target or not target:
+            return None
+        if os.path.isabs(target):
+            real = self.real.rstrip(os.sep) + os.sep
+            if not target.startswith(real):
+                return None
+            pieces = target[len(real):].split("/")
+            base: list[str] = []
+        else:
+            pieces = target.split("/")
+            base = list(done)
+        for piece in pieces:
+            if piece in ("", "."):
+                continue
+            if piece == "..":
+                if not base:
+                    return None  # above the root
+                base.pop()
+            else:
+                base.append(piece)
+        return base
+
+    def _open_by_name(self, parts: list[str]) -> tuple[str, int | None, list[str] | None]:
+        """Where ``openat`` is missing (Windows): resolve by real path, then open."""
+        real = os.path.realpath(os.path.join(self.real, *parts))
+        inside = self.real.rstrip(os.sep) + os.sep
+        if not real.startswith(inside):
+            return OUTSIDE, None, None
+        try:
+            return INSIDE, open_regular(real), os.path.relpath(real, self.real).split(os.sep)
+        except OSError:
+            return MISSING, None, None
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def locate(real_root: str, path: str) -> tuple[str, str | None]:
@@ -45,24 +386,20 @@ def locate(real_root: str, path: str) -> tuple[str, str | None]:
 
     ``("ok", real path)`` for a regular file inside the folder; ``("outside_root", None)``
     for an empty or absolute path, a drive, any ``..`` component, or a symlink leading
-    out; ``("missing", None)`` otherwise. Only names are looked at, never contents.
+    out; ``("missing", None)`` otherwise. The path is opened the safe way
+    (``MemoryRoot``) and closed again; nothing is read.
     """
-    if not path or path.startswith(("/", "\\")) or os.path.isabs(path):
-        return OUTSIDE, None
-    parts = path.replace("\\", "/").split("/")
-    if ".." in parts or (len(parts[0]) >= 2 and parts[0][1] == ":"):
-        return OUTSIDE, None
-    real = os.path.realpath(os.path.join(real_root, *[p for p in parts if p not in ("", ".")]))
-    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        return OUTSIDE, None  # a symlink leading out
-    if real == real_root or not os.path.isfile(real):
-        return MISSING, None
-    return INSIDE, real
+    with MemoryRoot(real_root) as root:
+        outcome, fd, parts = root.open(path)
+        if fd is None:
+            return outcome, None
+        os.close(fd)
+        return INSIDE, os.path.join(root.real, *parts)
 
 
 def resolve_cited_path(root: str | os.PathLike, path: str) -> str | None:
     """The real path of a regular file ``path`` inside the memory folder ``root``, or None.
 
-    Nothing outside ``root`` is ever opened (see ``locate``).
+    Nothing outside ``root`` is ever opened (see ``MemoryRoot``).
     """
-    return locate(os.path.realpath(os.fspath(root)), path)[1]
+    return locate(os.fspath(root), path)[1]

@@ -3,7 +3,9 @@
 Each reply is one ``BEGIN IMMEDIATE`` transaction: a ``replies`` row keyed by a
 stable reply key (so a reply recorded twice counts once), one ``cited_ids`` row
 per id as written, one ``cited_entries`` row per entry, and atomic SQL
-increments of ``memories.usage_count``. No reply text is stored.
+increments of ``memories.usage_count``. No reply text is stored; every text that is
+stored passes through ``memcite.untrusted.storable`` (a lone surrogate, from a JSON
+escape or a non-UTF-8 byte in an option, is stored as its escape ``\\ud800``).
 
 ``usage_count`` of a memory is, at every commit, the number of counted
 ``cited_ids`` rows for its thread (whenever they were logged, even before the
@@ -24,11 +26,18 @@ from functools import lru_cache
 from memcite.citations.models import Reading
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import CitationError, InputError
-from memcite.ledger.memory_files import byte_lines, lines_sha256, resolve_cited_path
+from memcite.ledger.memory_files import (
+    MAX_FILE_BYTES,
+    FileLines,
+    MemoryRoot,
+    lines_sha256,
+    read_capped,
+)
 from memcite.ledger.store import read_snapshot, transaction
+from memcite.untrusted import storable, storable_or_none
 
 POLICIES = ("default", "codex")
-MAX_CITED_FILE_BYTES = 64 * 1024 * 1024
+MAX_CITED_FILE_BYTES = MAX_FILE_BYTES
 
 
 # --------------------------------------------------------------------------- inputs
@@ -175,72 +184,66 @@ def _plan(rollout_ids: Iterable[str], terminated_ids: int,
 
 
 class MemoryFiles:
-    """The cited files of one memory folder, each read at most once per batch (by mtime and size).
+    """The cited files of one memory folder, each read at most once per batch (by its stamp).
 
-    A file is looked at (``stat``) once per reply; the hash of a cited range is
-    computed once per version of the file.
+    A file is opened (safely: ``MemoryRoot``, never outside the folder) once per reply;
+    the hash of a cited range is computed once per version of the file. A file larger
+    than ``MAX_CITED_FILE_BYTES`` is not read: its ranges get no hash.
     """
 
     def __init__(self, root: str | os.PathLike | None) -> None:
-        self.root = None if root is None else os.path.realpath(os.fspath(root))
-        if self.root is not None and not os.path.isdir(self.root):
-            self.root = None
-        # real path -> ((mtime_ns, size), lines or None, {(start, end): hash or None})
-        self._files: dict[str, tuple[tuple[int, int], list[bytes] | None, dict]] = {}
-        self._resolved: dict[str, str | None] = {}
+        self._root = MemoryRoot(root)
+        self.root = self._root.real
+        # (dev, inode) -> ((dev, inode, size, mtime_ns), lines or None, {(start, end): hash})
+        self._files: dict[tuple[int, int], tuple[tuple, FileLines | None, dict]] = {}
 
     def lines_sha256(self, path: str, line_start: int, line_end: int) -> str | None:
         """The hash of the cited lines as they are now, or None (unresolved, out of range)."""
         return self.entry_hashes([(path, line_start, line_end)])[0]
 
     def entry_hashes(self, cited: Iterable[tuple[str, int, int]]) -> list[str | None]:
-        """``lines_sha256`` of each (path, line_start, line_end), each file looked at once."""
+        """``lines_sha256`` of each (path, line_start, line_end), each file opened once."""
         if self.root is None:
             return [None for _ in cited]
-        current: dict[str, dict | None] = {}  # real path -> its range hashes, this call
+        current: dict[str, tuple[FileLines, dict] | None] = {}  # cited path -> file, this call
         hashes = []
         for path, line_start, line_end in cited:
             try:
-                real = self._resolved[path]
+                state = current[path]
             except KeyError:
-                real = self._resolved[path] = resolve_cited_path(self.root, path)
-            if real is None:
+                state = current[path] = self._ranges(path)
+            if state is None:
                 hashes.append(None)
                 continue
-            try:
-                ranges = current[real]
-            except KeyError:
-                ranges = current[real] = self._ranges(real)
-            if ranges is None:
-                hashes.append(None)
-                continue
+            lines, ranges = state
             span = (line_start, line_end)
             try:
                 hashes.append(ranges[span])
             except KeyError:
-                lines = self._files[real][1]
                 digest = ranges[span] = lines_sha256(lines, line_start, line_end)
                 hashes.append(digest)
         return hashes
 
-    def _ranges(self, real: str) -> dict | None:
-        """The range-hash cache of the file as it is now (re-read if it changed), or None."""
+    def _ranges(self, path: str) -> tuple[FileLines, dict] | None:
+        """The file's lines and range-hash cache as it is now (re-read if it changed), or None."""
+        _outcome, fd, _parts = self._root.open(path)
+        if fd is None:
+            return None
         try:
-            stat = os.stat(real)
+            st = os.fstat(fd)
+            stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            cached = self._files.get(stamp[:2])
+            if cached is None or cached[0] != stamp:
+                lines = None
+                if st.st_size <= MAX_CITED_FILE_BYTES:
+                    read = read_capped(fd, MAX_CITED_FILE_BYTES)
+                    lines = None if read.too_large else FileLines(read.data)
+                cached = self._files[stamp[:2]] = (stamp, lines, {})
         except OSError:
             return None
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        cached = self._files.get(real)
-        if cached is None or cached[0] != stamp:
-            lines: list[bytes] | None = None
-            if stat.st_size <= MAX_CITED_FILE_BYTES:
-                try:
-                    with open(real, "rb") as handle:
-                        lines = byte_lines(handle.read())
-                except OSError:
-                    lines = None
-            cached = self._files[real] = (stamp, lines, {})
-        return None if cached[1] is None else cached[2]
+        finally:
+            os.close(fd)
+        return None if cached[1] is None else (cached[1], cached[2])
 
 
 # --------------------------------------------------------------------------- recording
@@ -376,7 +379,7 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
     recorded_at = int(time.time()) if now is None else now
     replied_at = recorded_at if reply.at is None else reply.at
     sha = text_sha256(reply.text)
-    key, key_kind = (reply.id, "id") if reply.id else (sha, "sha256")
+    key, key_kind = (storable(reply.id), "id") if reply.id else (sha, "sha256")
 
     citation = reading.citation
     entries = citation.entries if citation is not None else ()
@@ -390,8 +393,9 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
             increments[thread_id] = increments.get(thread_id, 0) + counted
     blocks = reading.blocks
     reply_row = (
-        key, key_kind, sha, replied_at, recorded_at, reply.thread_id, reply.cwd, profile,
-        policy, reply.origin, files.root, len(blocks),
+        key, key_kind, sha, replied_at, recorded_at, storable_or_none(reply.thread_id),
+        storable_or_none(reply.cwd), profile, policy, storable_or_none(reply.origin),
+        storable_or_none(files.root), len(blocks),
         int(bool(blocks) and not blocks[-1].terminated), len(reading.diagnostics),
     )
 
@@ -402,7 +406,7 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
         reply_id = cursor.lastrowid
         known = _increment(conn, increments, replied_at) if increments else {}
         cited_ids = tuple(
-            CitedId(rollout_id, thread_id, terminated, counted,
+            CitedId(storable(rollout_id), thread_id, terminated, counted,
                     known[thread_id] if thread_id is not None else False)
             for rollout_id, thread_id, terminated, counted in planned
         )
@@ -413,7 +417,8 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
             ])
         if entries:
             conn.executemany(_INSERT_ENTRY, [
-                (reply_id, position, e.path, e.line_start, e.line_end, e.note, e.line,
+                (reply_id, position, storable(e.path), e.line_start, e.line_end, storable(e.note),
+                 e.line,
                  position < terminated_entries, digest)
                 for position, (e, digest) in enumerate(zip(entries, hashes, strict=True))
             ])
@@ -444,7 +449,8 @@ def record_replies(
         try:
             yield _record(conn, reply, parse_reply, profile, policy, files, now)
         except CitationError as error:
-            key, kind = (reply.id, "id") if reply.id else (text_sha256(reply.text), "sha256")
+            key, kind = ((storable(reply.id), "id") if reply.id
+                         else (text_sha256(reply.text), "sha256"))
             at = reply.at if reply.at is not None else int(time.time()) if now is None else now
             yield RecordResult("rejected", key, kind, at, None, error=str(error),
                                where=reply.where)

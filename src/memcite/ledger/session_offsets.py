@@ -65,10 +65,7 @@ class SessionRead:
     session_id: str | None = None
 
     def to_dict(self) -> dict:
-        report = self.report.to_dict() if self.report is not None else {
-            "path": self.path, "session_id": self.session_id, "replies": 0, "recorded": 0,
-            "duplicates": 0, "rejected": 0, "counted": 0, "unknown_ids": [],
-            "not_uuid_ids": [], "bad_lines": [], "bad_line_count": 0}
+        report = (self.report or IngestReport(self.path, self.session_id)).to_dict()
         return {**report, "status": self.status, "from_offset": self.from_offset,
                 "to_offset": self.to_offset, "size": self.size, "reread": self.reread,
                 "caught_up": self.caught_up}

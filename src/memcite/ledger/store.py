@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from memcite.errors import MemciteError
+from memcite.ledger.memory_files import open_regular
 
 BUSY_TIMEOUT_MS = 15_000
 WAL_AUTOCHECKPOINT_PAGES = 4000
@@ -31,8 +32,22 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 MIN_SQLITE = (3, 33, 0)
 
 
+APPLICATION_ID = 0x6D656D63  # "memc", in the header of every database memcite creates
+# The tables each schema version must have (later migrations may add more).
+_REQUIRED_TABLES = {
+    1: ("memories", "syncs", "replies", "cited_ids", "cited_entries"),
+    2: ("archive_log",),
+}
+
+
 class StoreError(MemciteError):
     """The database cannot be opened or written: the file is left as it was (exit 2)."""
+
+
+class DamagedStoreError(StoreError):
+    """The database is damaged: memcite refuses to read or write it, the file is untouched (exit 3)."""
+
+    exit_code = 3
 
 
 # --------------------------------------------------------------------------- migrations
@@ -351,18 +366,31 @@ def _check_file(path: str, *, readonly: bool) -> bool:
                              hint="choose a writable location with --db or MEMCITE_DB")
         return False
     try:
-        with open(path, "rb") as handle:
-            header = handle.read(100)
+        fd = open_regular(path)  # a FIFO or a device is refused here, without blocking
+    except ValueError:
+        raise StoreError(f"{path!r}: not a usable file name (it holds a NUL byte)") from None
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read: {exc.strerror or exc}",
+                         hint="point --db or MEMCITE_DB at a regular file") from None
+    try:
+        header = os.read(fd, 100)
+        size = os.fstat(fd).st_size
     except OSError as exc:
         raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     if header and not header.startswith(SQLITE_MAGIC):
         raise StoreError(
             f"{path}: not an SQLite database (left untouched)",
             hint="point --db or MEMCITE_DB at a memcite database or at a new file",
         )
     if header and len(header) < 100:
-        raise StoreError(f"{path}: a truncated SQLite file (left untouched)",
-                         hint="restore it from a backup or move it aside")
+        raise DamagedStoreError(f"{path}: a truncated SQLite file (left untouched)",
+                                hint="restore it from a backup or move it aside")
+    problem = _header_problem(header, size) if header else None
+    if problem is not None:
+        raise DamagedStoreError(f"{path}: the database is damaged ({problem}); left untouched",
+                                hint=_DAMAGED_HINT)
     if not readonly:
         parent = os.path.dirname(os.path.abspath(path))
         if not os.access(path, os.W_OK) or not os.access(parent, os.W_OK | os.X_OK):
@@ -371,6 +399,111 @@ def _check_file(path: str, *, readonly: bool) -> bool:
                 hint="make it writable, or choose another database with --db",
             )
     return True
+
+
+_DAMAGED_HINT = ("restore it from a backup, or move it aside to start a new one "
+                 "(the usage counts can be rebuilt only from an intact log)")
+
+
+def _header_problem(header: bytes, size: int) -> str | None:
+    """What the 100-byte header says is wrong with a file of ``size`` bytes, or None."""
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if page_size < 512 or page_size & (page_size - 1):
+        return f"its header names a page size of {page_size} bytes"
+    if size % page_size:
+        return f"{size} bytes is not a whole number of {page_size}-byte pages: cut short or padded"
+    pages = int.from_bytes(header[28:32], "big")
+    if header[92:96] == header[24:28] and pages * page_size > size:
+        return f"its header counts {pages} pages, the file holds {size // page_size}: cut short"
+    return None
+
+
+def _unclean_end(path: str) -> bool:
+    """Whether the last writer ended without closing the database (a crash, a kill).
+
+    A clean close deletes the ``-wal`` file; a read-only connection leaves an empty one.
+    A ``-wal`` with frames while no connection holds the database (nobody holds the
+    shared lock SQLite keeps on the ``-shm`` file's "dead man switch" byte) means an
+    unclean end. Where the lock cannot be probed (no OFD locks), the answer is False.
+    """
+    try:
+        if os.path.getsize(path + "-wal") == 0:
+            return False
+    except OSError:
+        return False
+    try:
+        import fcntl
+        import struct
+    except ImportError:
+        return False
+    if not hasattr(fcntl, "F_OFD_SETLK"):
+        return False
+    try:
+        fd = os.open(path + "-shm", os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return True  # frames, and no index of them: nobody is using it
+    except OSError:
+        return False
+    try:
+        # Open-file-description locks: probing never disturbs this process's own SQLite locks.
+        lock = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, _SHM_DMS_BYTE, 1, 0)
+        try:
+            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, lock)
+        except OSError:
+            return False  # another connection holds it: a writer at work, not a crash
+        return True
+    finally:
+        os.close(fd)  # releases the probe's lock
+
+
+_SHM_DMS_BYTE = 128  # SQLite's UNIX_SHM_DMS: (22 + 8) * 4 + 8
+
+
+def check_integrity(conn: sqlite3.Connection, path: str = "the database") -> None:
+    """Raise ``DamagedStoreError`` unless ``PRAGMA quick_check`` says ``ok``."""
+    try:
+        rows = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
+    except sqlite3.DatabaseError as exc:
+        rows = [str(exc)]
+    if rows != ["ok"]:
+        raise DamagedStoreError(
+            f"{path}: the database is damaged (quick_check: {'; '.join(map(str, rows))}); "
+            "left untouched", hint=_DAMAGED_HINT)
+
+
+def _check_after_unclean_end(path: str) -> None:
+    """``check_integrity`` through a read-only connection, which recovers the WAL's index
+    but, unlike a writer's last close, never checkpoints into the file it refuses."""
+    uri = "file:" + _uri_path(os.path.abspath(path)) + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the database ({exc})") from None
+    try:
+        check_integrity(conn, path)
+    finally:
+        conn.close()
+
+
+def _schema_problem(tables: set[str], version: int) -> str | None:
+    """What is missing from the schema ``version`` promises, or None."""
+    missing = [name for since, names in _REQUIRED_TABLES.items() if version >= since
+               for name in names if name not in tables]
+    return f"table(s) {', '.join(missing)} missing" if missing else None
+
+
+def _create_private(path: str) -> None:
+    """Create an empty database file readable by its owner only (0600, whatever the umask);
+    SQLite gives its ``-wal`` and ``-shm`` the same mode."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                         0o600))
+    except FileExistsError:
+        pass  # another process created it meanwhile
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot create the database ({exc.strerror or exc})") from None
 
 
 def open_store(path: str | os.PathLike, *, readonly: bool = False,
@@ -390,8 +523,17 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
             hint="use a Python built with a newer SQLite",
         )
     exists = _check_file(path, readonly=readonly)
-    mode = "ro" if readonly else ("rw" if exists else "rwc")
+    new = not exists or os.path.getsize(path) == 0
+    if not exists:
+        _create_private(path)
+    if exists and not readonly and _unclean_end(path):
+        _check_after_unclean_end(path)
+    mode = "ro" if readonly else "rw"
     uri = "file:" + _uri_path(os.path.abspath(path)) + f"?mode={mode}"
+    if readonly and not _writable(path):
+        # A read-only mount, or a file we may not write: SQLite could not create the -shm it
+        # needs to read a WAL database; immutable reads the file as it is, locking nothing.
+        uri += "&immutable=1"
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None,
                                timeout=busy_timeout_ms / 1000, check_same_thread=False)
@@ -399,20 +541,32 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
         raise StoreError(f"{path}: cannot open the database ({exc})") from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        if new and not readonly:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         version = _user_version(conn)
         # Reading the schema is what finds most corruption, before anything is written.
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        if not tables and not new and \
+                conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            raise StoreError(
+                f"{path}: an empty SQLite database that memcite did not create (left untouched)",
+                hint="point --db or MEMCITE_DB at a memcite database or at a new file",
+            )
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{path}: written by a newer memcite (schema {version}; this memcite knows "
                 f"{SCHEMA_VERSION}); left untouched",
-                hint="upgrade memcite (pip install -U memcite)",
+                hint="upgrade memcite (pip install -U codex-memcite)",
             )
         if tables and "_memcite_migrations" not in tables:
             raise StoreError(
                 f"{path}: an SQLite database, but not memcite's (left untouched)",
                 hint="point --db or MEMCITE_DB at a memcite database or at a new file",
             )
+        problem = _schema_problem(tables, version)
+        if problem is not None:
+            raise DamagedStoreError(f"{path}: the database is damaged ({problem}); left untouched",
+                                    hint=_DAMAGED_HINT)
         if readonly:
             conn.execute("PRAGMA query_only = 1")
             return conn
@@ -436,6 +590,12 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
     return conn
 
 
+def _writable(path: str) -> bool:
+    """Whether SQLite could write beside ``path`` (its -shm and -wal) and to it."""
+    parent = os.path.dirname(os.path.abspath(path))
+    return os.access(path, os.W_OK) and os.access(parent, os.W_OK | os.X_OK)
+
+
 def _open_error(path: str, exc: sqlite3.DatabaseError,
                 busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> StoreError:
     text = str(exc)
@@ -449,9 +609,9 @@ def _open_error(path: str, exc: sqlite3.DatabaseError,
     if isinstance(exc, sqlite3.OperationalError) and "malformed" not in text \
             and "not a database" not in text:
         return StoreError(f"{path}: cannot open the database ({text}); left untouched")
-    return StoreError(
+    return DamagedStoreError(
         f"{path}: the database is corrupt or unreadable ({text}); left untouched",
-        hint="restore it from a backup, or move it aside to start a new one",
+        hint=_DAMAGED_HINT,
     )
 
 

@@ -22,6 +22,7 @@ from memcite.citations.thread_ids import normalize_thread_id
 from memcite.ledger import codex_home as home
 from memcite.ledger.recording import backfill_usage
 from memcite.ledger.store import transaction
+from memcite.untrusted import storable
 
 BATCH_ROWS = 5000
 
@@ -44,6 +45,7 @@ class SyncReport:
     folder_found: bool
     raw_sections: int = 0  # of folder_threads: raw_memories.md sections
     summary_headers: int = 0  # of folder_threads: rollout_summaries/*.md headers
+    skipped: tuple[str, ...] = ()  # memory files not read (a symlink leading out, ...), and why
 
     def to_dict(self) -> dict:
         return {
@@ -59,6 +61,7 @@ class SyncReport:
             "folder_found": self.folder_found,
             "raw_sections": self.raw_sections,
             "summary_headers": self.summary_headers,
+            "skipped": list(self.skipped),
         }
 
 
@@ -194,7 +197,7 @@ def sync_codex_home(
 ) -> SyncReport:
     """Fill the inventory from ``codex_home`` (read-only); see the module docstring."""
     sources = check_codex_home(codex_home)
-    codex_home = sources.codex_home
+    codex_home = storable(sources.codex_home)  # as stored: a non-UTF-8 byte as its escape
     db_path = sources.state_db
     stage1_found = sources.stage1_found
     now = int(time.time()) if now is None else now
@@ -221,10 +224,12 @@ def sync_codex_home(
 
     folder_counts = {"raw_memories": 0, "rollout_summary": 0}
     passes: list[tuple[str, Iterable[home.FolderMemory]]] = []
+    skipped: list[str] = []
     if sources.raw_found:
-        passes.append(("raw_memories", home.iter_raw_memories(sources.raw_memories)))
+        passes.append(("raw_memories", home.iter_raw_memories(sources.raw_memories, skipped)))
     if sources.summaries_found:
-        passes.append(("rollout_summary", home.iter_rollout_summaries(sources.rollout_summaries)))
+        passes.append(("rollout_summary",
+                       home.iter_rollout_summaries(sources.rollout_summaries, skipped)))
     for kind, found in passes:
         for batch in _batches(found, batch_rows):
             with transaction(conn):
@@ -266,6 +271,7 @@ def sync_codex_home(
         folder_found=sources.folder_found,
         raw_sections=folder_counts["raw_memories"],
         summary_headers=folder_counts["rollout_summary"],
+        skipped=tuple(skipped),
     )
 
 

@@ -28,16 +28,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memcite.errors import InputError
+from memcite.ledger.memory_files import MAX_FILE_BYTES, OUTSIDE, MemoryRoot
 
 PROFILES = ("memcite", "codex")
 DEFAULT_BUDGET = 2500
 SUMMARY_FILE = "memory_summary.md"
 # Part of every cache key: bump it when the template or a profile's output changes.
 TEMPLATE_VERSION = "1"
+MAX_MEMORY_FILE_BYTES = MAX_FILE_BYTES  # what memcite reads of a summary or a project note
+# The memcite profile keeps a head of the summary: it reads at most this much of a larger one.
+MAX_SUMMARY_PREFIX_BYTES = 4 * 1024 * 1024
 
 
 class MemoryFileError(InputError):
     """A memory file memcite refuses to read (a symlink leading outside its folder) (exit 2)."""
+
+
+class MemoryFileTooLarge(MemoryFileError):
+    """A memory file larger than memcite reads (``MAX_MEMORY_FILE_BYTES``) (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -101,32 +109,63 @@ class Instructions:
 # -- reading memory files -------------------------------------------------------------------
 
 
-def read_memory_file(path: str, root: str) -> bytes | None:
+class Prefix(bytes):
+    """The first bytes of a memory file too large to read whole; ``unread`` bytes follow."""
+
+    unread: int = 0
+
+
+def read_memory_file(path: str, root: str, max_bytes: int = MAX_MEMORY_FILE_BYTES, *,
+                     prefix: bool = False) -> bytes | None:
     """The bytes of ``path``, None when it does not exist; refuses one whose real place is outside
-    ``root`` (a symlink leading out of the memory folder)."""
+    ``root`` (a symlink leading out of the memory folder), one that is not a regular file (a
+    FIFO, a device) and one larger than ``max_bytes`` (with ``prefix``, its first
+    ``max_bytes`` are returned instead, as a ``Prefix`` that says how much was left unread).
+
+    Opened from a handle on ``root``, one component at a time (``MemoryRoot``), so that a
+    folder swapped for a symlink meanwhile cannot lead the read outside.
+    """
     if not os.path.lexists(path):
         return None
-    real = os.path.realpath(path)
-    real_root = os.path.realpath(root)
-    try:
-        inside = os.path.commonpath([real, real_root]) == real_root
-    except ValueError:  # another drive
-        inside = False
-    if not inside:
+    inside = os.path.relpath(path, root)
+    with MemoryRoot(root) as folder:
+        outcome, read, _stamp = folder.read(inside, max_bytes, prefix=prefix)
+    if outcome == OUTSIDE:
         raise MemoryFileError(
-            f"{path}: a symlink leading outside {root} (to {real}); refused",
+            f"{path}: a symlink leading outside {root} (to {os.path.realpath(path)}); refused",
             hint="replace the symlink by the file itself, or name the folder that holds it "
             "with --memory-root",
         )
-    try:
-        with open(real, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a memory file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if read is None:
+        if not os.path.lexists(path):
+            return None
+        if os.path.isdir(path):
+            raise InputError(f"{path}: is a directory, not a memory file")
+        raise InputError(f"{path}: not a regular file (a FIFO, a device or a dangling link); "
+                         "not read")
+    if read.too_large and prefix:
+        cut = _char_boundary(read.data)
+        head = Prefix(read.data[:cut])
+        head.unread = read.size - cut
+        return head
+    if read.too_large:
+        raise MemoryFileTooLarge(
+            f"{path}: larger than the limit of {max_bytes} bytes; not read",
+            hint="a memory file this large cannot be what the agent should read; trim it",
+        )
+    return read.data
+
+
+def _char_boundary(data: bytes) -> int:
+    """The length of ``data`` without a UTF-8 sequence cut short at its end."""
+    start = len(data)
+    while start > 0 and len(data) - start < 4 and data[start - 1] & 0xC0 == 0x80:
+        start -= 1
+    if start == 0:
+        return len(data)
+    lead = data[start - 1]
+    need = 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    return start - 1 if len(data) - (start - 1) < need else len(data)
 
 
 # -- the entry point ------------------------------------------------------------------------
@@ -216,8 +255,8 @@ def build_instructions(
 
 
 def _read_summary(path: str, root: str, profile: str) -> bytes | None:
-    if profile != "codex":
-        return read_memory_file(path, root)
+    if profile != "codex":  # memcite keeps a head of the summary: a prefix is enough
+        return read_memory_file(path, root, MAX_SUMMARY_PREFIX_BYTES, prefix=True)
     try:
         return read_memory_file(path, root)
     except MemoryFileError:

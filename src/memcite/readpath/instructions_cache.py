@@ -33,6 +33,7 @@ def cache_key(profile, budget, tokenizer_name, errors, memory_root, summary, not
         errors,
         memory_root,
         _digest(summary) or "-",
+        str(getattr(summary, "unread", 0)),  # a prefix: what followed it matters too
     ]
     if note is not None:
         parts += [note.project_root, note.path, _digest(note_data) or "-"]

@@ -115,6 +115,10 @@ def build_memcite(
     summary_path = os.path.join(memory_root, SUMMARY_FILE)
     warnings: list[str] = []
     summary_text = ""
+    unread = getattr(summary_data, "unread", 0)  # a summary too large to read whole
+    if unread:
+        warnings.append(f"{summary_path}: only its first {len(summary_data)} bytes were read "
+                        f"({unread} more bytes not read)")
     if summary_data is not None:
         summary_text = rust_trim(_decode(summary_data, summary_path, errors, warnings))
     note_text = ""
@@ -185,7 +189,7 @@ def build_memcite(
         note_use = _use("project", note.path, note_fit)
         sources.append(note_use)
     if summary_text:
-        summary_use = _use("global", summary_path, summary_fit)
+        summary_use = _use("global", summary_path, summary_fit, unread)
         sources.append(summary_use)
     instructions = render_instructions(
         memory_root,
@@ -218,13 +222,14 @@ def _note_absent(note) -> str:
     return "there is none yet"
 
 
-def _use(scope: str, path: str, fit) -> SourceUse:
+def _use(scope: str, path: str, fit, unread: int = 0) -> SourceUse:
+    """How much of a source was used; ``unread`` bytes after what was read count as omitted."""
     return SourceUse(
         scope,
         path,
         fit.tokens,
-        fit.truncated,
-        fit.omitted_bytes,
+        fit.truncated or bool(unread),
+        fit.omitted_bytes + unread,
         fit.omitted_tokens,
-        fit.omitted_exact,
+        fit.omitted_exact and not unread,
     )

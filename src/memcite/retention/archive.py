@@ -77,8 +77,20 @@ def _free_name(path: str) -> str:
     return candidate
 
 
+def _private_folders(folder: str) -> None:
+    """``os.makedirs``, every folder it creates 0700 (``makedirs`` gives only the last one
+    the mode): the archive holds a person's memories."""
+    if os.path.isdir(folder):
+        return
+    _private_folders(os.path.dirname(folder))
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+
+
 def _move(source: str, target: str) -> str:
-    os.makedirs(os.path.dirname(target), exist_ok=True)
+    _private_folders(os.path.dirname(target))
     target = _free_name(target)
     shutil.move(source, target)  # a rename on one file system; copy then remove across
     return target

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memcite.ledger.memory_files import byte_lines, lines_sha256, locate
+from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, lines_sha256
 from memcite.rust_text import RUST_WHITESPACE
 
 MEMORY_INDEX = "MEMORY.md"
@@ -34,26 +34,48 @@ _OUTCOME_TEXT = {
 }
 _HEADING = re.compile(rb"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(rb"^[ \t]{0,3}(```|~~~)")
+_CANDIDATE = re.compile(rb"(?:[ \t]{0,3}(?:```|~~~)|#{1,6}[ \t])")
+# What may start a candidate after a line feed: found far faster than _CANDIDATE at each line.
+_CANDIDATE_AFTER_LF = re.compile(rb"\n[ \t]{0,3}[`~#]")
+
+
+def _candidate_starts(data: bytes):
+    """The offsets of the lines of ``data`` that start like a heading or a fence."""
+    if _CANDIDATE.match(data):
+        yield 0
+    for hit in _CANDIDATE_AFTER_LF.finditer(data):
+        if _CANDIDATE.match(data, hit.start() + 1):
+            yield hit.start() + 1
 
 
 # --------------------------------------------------------------------------- the memory folder
 
 
 class MemoryFolder:
-    """The files of one memory folder, each read at most once; ``files_read`` counts opens."""
+    """The files of one memory folder, each read at most once; ``files_read`` counts reads.
+
+    Files are opened through ``MemoryRoot`` (never outside the folder, regular files only)
+    and read up to ``MAX_FILE_BYTES``; a larger file is not read and is listed in
+    ``skipped`` (its citations are ``unverified``).
+    """
 
     def __init__(self, root: str | os.PathLike | None) -> None:
-        self.root = None
-        if root is not None and os.path.isdir(root):
-            self.root = os.path.realpath(os.fspath(root))
+        self._root = MemoryRoot(root)
+        self.root = self._root.real
         self.files_read = 0
+        self.skipped: dict[str, str] = {}  # path inside the folder -> why it was not read
         self._resolved: dict[str, tuple[str, str | None]] = {}
-        self._lines: dict[str, list[bytes] | None] = {}
+        self._parts: dict[str, str] = {}  # real path -> the path inside the folder
+        self._lines: dict[str, FileLines | None] = {}
         self.ranges: dict[tuple[str, int, int], tuple[str | None, str | None]] = {}
 
+    def close(self) -> None:
+        self._root.close()
+
     def resolve(self, path: str) -> tuple[str, str | None]:
-        """``(outcome, real path)``: ``ok`` with the file's real path, or ``outside_root`` /
-        ``missing`` with None. Only the file system's names are looked at, never contents."""
+        """``(outcome, real path)``: ``ok`` with the file's real path (a name: files are
+        opened from the folder's handle, never by it), or ``outside_root`` / ``missing``
+        with None. Nothing is read."""
         cached = self._resolved.get(path)
         if cached is None:
             cached = self._resolved[path] = self._resolve(path)
@@ -62,19 +84,52 @@ class MemoryFolder:
     def _resolve(self, path: str) -> tuple[str, str | None]:
         if self.root is None:
             return "missing", None
-        return locate(self.root, path)
+        outcome, fd, parts = self._root.open(path)
+        if fd is None:
+            return outcome, None
+        os.close(fd)
+        inside = "/".join(parts)
+        real = os.path.join(self.root, *parts)
+        self._parts[real] = inside
+        return outcome, real
 
-    def lines(self, real: str) -> list[bytes] | None:
-        """The lines of a file inside the root (Rust's ``lines``), read once and kept."""
+    def stamp(self, path: str) -> list | None:
+        """What tells that ``path`` now resolves or reads differently: the components it
+        resolves to and the file's inode, size and mtime (opened safely, nothing read)."""
+        outcome, stamp, parts = self._root.stamp(path)
+        return [outcome, parts, list(stamp[1:]) if stamp else None]
+
+    def streamed_sections(self, real: str) -> list[Section] | None:
+        """The markdown sections of a file too large to hold, read in chunks (constant memory)."""
+        inside = self._parts.get(real)
+        if inside is None:
+            return None
+        _outcome, fd, _parts = self._root.open(inside)
+        if fd is None:
+            return None
+        try:
+            return markdown_sections_streamed(lambda n: os.read(fd, n))
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def lines(self, real: str) -> FileLines | None:
+        """The lines of a file inside the root (Rust's ``lines``), read once and kept;
+        None when it cannot be read or is larger than the cap (then in ``skipped``)."""
         if real in self._lines:
             return self._lines[real]
         lines = None
-        try:
-            with open(real, "rb") as handle:
+        inside = self._parts.get(real)
+        if inside is not None:
+            outcome, read, _stamp = self._root.read(inside, MAX_FILE_BYTES)
+            if read is not None:
                 self.files_read += 1
-                lines = byte_lines(handle.read())
-        except OSError:
-            lines = None
+                if read.too_large:
+                    self.skipped[inside] = (f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB,"
+                                            " not read (its citations are unverified)")
+                else:
+                    lines = FileLines(read.data)
         self._lines[real] = lines
         return lines
 
@@ -109,7 +164,12 @@ def check_entry(folder: MemoryFolder, path: str, line_start: int, line_end: int,
     key = (real, line_start, line_end)
     state = folder.ranges.get(key)
     if state is None:
-        state = folder.ranges[key] = _range_state(folder.lines(real), line_start, line_end)
+        lines = folder.lines(real)
+        if lines is None and folder._parts.get(real) in folder.skipped:
+            state = ("unverified", None)  # too large to read: neither checked nor blamed
+        else:
+            state = _range_state(lines, line_start, line_end)
+        folder.ranges[key] = state
     outcome, current = state
     if outcome is not None:
         return outcome
@@ -153,6 +213,7 @@ class CitationChecks:
     worst: list[CheckedEntry] = field(default_factory=list)
     files_read: int = 0
     memory_root: str | None = None
+    skipped: dict[str, str] = field(default_factory=dict)  # files not read, and why
 
     @property
     def broken(self) -> int:
@@ -169,6 +230,7 @@ class CitationChecks:
             "outcomes": {k: dict(v) for k, v in self.outcomes.items()},
             "worst": [entry.to_dict() for entry in self.worst],
             "files_read": self.files_read,
+            "skipped": dict(self.skipped),
         }
 
 
@@ -192,6 +254,7 @@ def check_citations(rows: Iterable[tuple[str, int, int, str | None, int]],
             bad[key] = bad.get(key, 0) + count
     checks.worst = rank_worst([CheckedEntry(*key, count) for key, count in bad.items()], limit)
     checks.files_read = folder.files_read
+    checks.skipped = dict(folder.skipped)
     return checks
 
 
@@ -222,12 +285,80 @@ class Section:
                 "end_line": self.end_line, "citations": self.citations}
 
 
-def markdown_sections(lines: list[bytes]) -> list[Section]:
+def _candidate_lines(lines):
+    """``(number, line)`` of the lines that may be a heading or a fence: every line of a
+    list, only the few that start like one in ``FileLines`` (found by a regex in C)."""
+    if not isinstance(lines, FileLines):
+        yield from enumerate(lines, start=1)
+        return
+    for start in _candidate_starts(lines.data):
+        number = lines.line_number_at(start)
+        yield number, lines[number - 1]
+
+
+_LONG_LINE = 64 * 1024  # of a longer line, only this much is looked at when streaming
+
+
+def _streamed_candidates(read, counted: list[int]):
+    """``_candidate_lines`` of a file read in chunks by ``read(n)``, in constant memory (a
+    line longer than ``_LONG_LINE`` is looked at by its start); ``counted[0]`` ends as the
+    number of lines."""
+    number = 0
+    pending = b""  # the start of the line still open at the end of the last chunk
+    overflow = False  # that line is longer than _LONG_LINE: its rest is dropped
+    while chunk := read(_STREAM_CHUNK):
+        if overflow:
+            first = chunk.find(b"\n")
+            if first < 0:
+                continue
+            chunk, overflow = b"\n" + chunk[first + 1 :], False
+            chunk = pending + chunk
+            pending = b""
+        last = chunk.rfind(b"\n")
+        if last < 0:
+            pending += chunk
+            if len(pending) > _LONG_LINE:
+                pending, overflow = pending[:_LONG_LINE], True
+            continue
+        data, rest = pending + chunk[: last + 1], chunk[last + 1 :]
+        at = 0
+        for start in _candidate_starts(data):
+            number += data.count(b"\n", at, start)
+            at = start
+            end = data.find(b"\n", at)
+            line = data[at:end]
+            yield number + 1, line[:-1] if line.endswith(b"\r") else line
+        number += data.count(b"\n", at)
+        pending = rest[:_LONG_LINE]
+        overflow = len(rest) > _LONG_LINE
+    if pending:
+        match = _CANDIDATE.match(pending)
+        if match:
+            yield number + 1, pending[:-1] if pending.endswith(b"\r") else pending
+        number += 1
+    counted[0] = number
+
+
+_STREAM_CHUNK = 1 << 20
+
+
+def markdown_sections_streamed(read) -> list[Section]:
+    """``markdown_sections`` of a file too large to hold, read in chunks by ``read(n)``."""
+    counted = [0]
+    return _sections(_streamed_candidates(read, counted), lambda: counted[0])
+
+
+def markdown_sections(lines) -> list[Section]:
     """The ATX headings of a markdown file (fenced code skipped), each running to the next."""
+    return _sections(_candidate_lines(lines), lambda: len(lines))
+
+
+def _sections(candidates, total_lines) -> list[Section]:
+    """Sections from ``(number, line)`` candidates; ``total_lines()`` is read at the end."""
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     fenced = False
-    for number, line in enumerate(lines, start=1):
+    for number, line in candidates:
         if _FENCE.match(line):
             fenced = not fenced
             continue
@@ -240,8 +371,9 @@ def markdown_sections(lines: list[bytes]) -> list[Section]:
             stack.pop()
         stack.append((level, title))
         sections.append(Section(title, " > ".join(t for _, t in stack), level, number, number))
+    count = total_lines()
     for index, section in enumerate(sections):
-        section.end_line = sections[index + 1].line - 1 if index + 1 < len(sections) else len(lines)
+        section.end_line = sections[index + 1].line - 1 if index + 1 < len(sections) else count
     return sections
 
 

@@ -283,6 +283,7 @@ def resolve_settings(
     return Settings(sources=sources, **values)
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a config file is a few lines; anything this large is not one
 _SOURCE_NAMES = {"cli": "command line", "memcite": "memcite config",
                  "codex": "Codex config.toml", "default": "Codex default"}
 
@@ -292,17 +293,30 @@ def _load_toml(path: str) -> dict | None:
         return None  # the common case, without importing tomllib
     import tomllib
 
+    from memcite.ledger.memory_files import open_regular, read_capped
+
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        fd = open_regular(path)  # a FIFO or a device: refused, never a hang
+        try:
+            read = read_capped(fd, MAX_CONFIG_BYTES)
+        finally:
+            os.close(fd)
+        if read.too_large:
+            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read as a "
+                              "config file", hint="fix the file, or move it aside")
+        return tomllib.loads(read.data.decode("utf-8"))
     except FileNotFoundError:
         return None
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a directory, not a TOML file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})",
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML (invalid UTF-8 at byte offset {exc.start})",
+                          hint="fix the file, or move it aside") from None
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise ConfigError(f"{path}: not valid TOML ({reason})",
                           hint="fix the file, or move it aside") from None
 
 

@@ -291,6 +291,7 @@ def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None
         if began:
             conn.execute("COMMIT")
     tally.checks.files_read = folder.files_read
+    tally.checks.skipped = {**tally.checks.skipped, **folder.skipped}  # MEMORY.md's sections too
     unknown = _ranked(tally.unknown, limit)
     not_uuid = _ranked(tally.not_uuid, limit)
     return {

@@ -12,6 +12,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 
+from memcite.ledger.memory_files import split_cited_path
 from memcite.retention.checks import (
     MEMORY_INDEX,
     CheckedEntry,
@@ -165,6 +166,8 @@ def _memory_index_sections(folder: MemoryFolder) -> list[Section]:
         return []
     real = folder.resolve(MEMORY_INDEX)[1]
     lines = folder.lines(real) if real is not None else None
+    if lines is None and MEMORY_INDEX in folder.skipped:  # too large to hold: streamed
+        return folder.streamed_sections(real) or []
     return markdown_sections(lines) if lines is not None else []
 
 
@@ -190,28 +193,14 @@ def since_filter(since: int | None, alias: str = "") -> tuple[str, tuple]:
 
 # --------------------------------------------------------------------------- the tally's cache
 
-_CACHE_VERSION = 3
+_CACHE_VERSION = 4
 
 
 def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
-    """What tells that a cited path now resolves or reads differently (``lstat``/``stat`` only)."""
-    outcome, real = folder.resolve(path)
-    if outcome == "outside_root" and real is None and folder.root is not None:
-        parts = path.replace("\\", "/").split("/")
-        if not path or os.path.isabs(path) or path.startswith(("/", "\\")) or ".." in parts \
-                or (len(parts[0]) >= 2 and parts[0][1] == ":"):
-            return None  # outside by its spelling alone: nothing to look at
-    stamps = []
-    for name, follow in ((os.path.join(folder.root or "", path), False), (real, True)):
-        if name is None:
-            stamps.append(None)
-            continue
-        try:
-            st = os.stat(name) if follow else os.lstat(name)
-            stamps.append([st.st_mtime_ns, st.st_size, st.st_ino])
-        except OSError:
-            stamps.append(None)
-    return stamps
+    """What tells that a cited path now resolves or reads differently (opened, never read)."""
+    if split_cited_path(path) is None:
+        return None  # outside by its spelling alone: nothing to look at
+    return folder.stamp(path)
 
 
 def log_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
@@ -227,8 +216,10 @@ def log_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
     import json
     import zlib
 
-    db_file = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"),
-                   "")
+    # As bytes: the database's file name may not be UTF-8 (SQLite cannot decode it as text).
+    db_file = (conn.execute("SELECT CAST(file AS BLOB) FROM pragma_database_list"
+                            " WHERE name = 'main'").fetchone() or (b"",))[0]
+    db_file = (db_file or b"").decode("utf-8", "backslashreplace")
     key = json.dumps([_CACHE_VERSION, db_file, folder.root, since, limit])
     path = os.path.join(os.fspath(cache_dir), f"stats-{zlib.crc32(key.encode()):08x}.json")
     tally, stamps = _cache_read(path, folder, key)
@@ -279,9 +270,11 @@ def _cache_write(path: str, data: dict) -> None:
     import json
 
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
+        # 0600 whatever the umask: the tally names cited paths and notes' places.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(json.dumps(data))  # dumps uses the C encoder; dump does not
         os.replace(temporary, path)
     except OSError:

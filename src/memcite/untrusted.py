@@ -1,0 +1,42 @@
+"""Untrusted values made safe to store and print: text SQLite and UTF-8 can hold, JSON that
+cannot exhaust the stack.
+
+Everything a reply, a session file, an option or an environment variable gives memcite
+is untrusted. Two things in such values crash naive code:
+
+- a *lone surrogate*: a JSON escape such as ``"\\ud800"`` decodes to one, and Python
+  turns each non-UTF-8 byte of a command-line value, a file name or an environment
+  value into one (``\\udcff`` for byte ``0xff``). UTF-8 cannot encode them, so SQLite
+  and the terminal refuse them. memcite stores and prints each as its escape, the six
+  characters ``\\ud800``; every other character is kept as it is.
+- JSON nested thousands deep: Python's parser recurses and raises ``RecursionError``.
+  ``loads_json`` turns that into the ``ValueError`` every other bad line gives.
+"""
+
+from __future__ import annotations
+
+
+def storable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by its escape (``\\udcff``); else unchanged."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def storable_or_none(text: str | None) -> str | None:
+    """``storable`` of a value that may be None."""
+    return None if text is None else storable(text)
+
+
+def loads_json(data: str | bytes):
+    """``json.loads``, with JSON nested too deeply for the parser a ``ValueError`` too."""
+    import json  # not on the per-reply path, which stores but parses no JSON
+
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
