@@ -42,7 +42,7 @@ EXPECTED_SCHEMA = {
     "forget_requests": {  # m005
         "columns": ["id", "batch", "thread_id", "codex_home", "way", "state", "requested_at",
                     "completed_at", "rule", "reason", "last_used", "label", "summary_file",
-                    "note_path", "note_sha256", "stage1_row", "seen_gone_at", "undone_at",
+                    "note_path", "note_sha256", "codex_db", "stage1_row", "seen_gone_at", "undone_at",
                     "undo_note_path", "problem"],
         "indexes": {"forget_requests_thread": ["thread_id", "id"],
                     "forget_requests_open": ["codex_home", "thread_id"]},  # partial

@@ -38,12 +38,13 @@ __all__ = [
     "truncate_approx",
     "truncate_to_budget",
     # analytics and retention
-    "archive_memories",
     "codex_prune_selection",
     "collect_stats",
     "consolidation_selection",
     "dead_memories",
+    "forget_memories",
     "restore_memories",
+    "undo_requests",
 ]
 
 _HOME = {
@@ -74,7 +75,8 @@ _HOME = {
     "dead_memories": "retention.rules",
     "codex_prune_selection": "retention.rules",
     "consolidation_selection": "retention.rules",
-    "archive_memories": "retention.archive",
+    "forget_memories": "retention.forget",
+    "undo_requests": "retention.forget",
     "restore_memories": "retention.archive",
 }
 

@@ -244,6 +244,7 @@ def m005_forget_requests(conn: sqlite3.Connection) -> None:
             summary_file TEXT,
             note_path TEXT,                        -- the ad-hoc note (way note)
             note_sha256 TEXT,                      -- its bytes as memcite wrote them
+            codex_db TEXT,                         -- the memories_1.sqlite written (way codex_db)
             stage1_row TEXT,                       -- the whole deleted row, JSON (way codex_db)
             seen_gone_at INTEGER,
             undone_at INTEGER,

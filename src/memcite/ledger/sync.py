@@ -47,6 +47,7 @@ class SyncReport:
     state_db: str = ""  # where Codex's table was looked for
     sqlite_home_from: str = "CODEX_HOME"  # why there (see codex_home.locate_codex_home)
     forget_requests_seen_gone: int = 0  # requests to forget whose memory Codex no longer has
+    counts: dict | None = None  # this home's memories, cited by Codex's counters and memcite's log
 
     @property
     def usage_data(self) -> bool:
@@ -81,6 +82,7 @@ class SyncReport:
             "sqlite_home_from": self.sqlite_home_from,
             "usage_data": self.usage_data,
             "forget_requests_seen_gone": self.forget_requests_seen_gone,
+            "counts": self.counts,
             "warnings": self.warnings(),
         }
 
@@ -273,6 +275,11 @@ def sync_codex_home(
         if after > before:
             backfill_usage(conn)
         seen_gone = _close_forget_requests(conn, codex_home, now)
+        memories, cited_codex, codex_citations, cited_memcite = conn.execute(
+            "SELECT count(*), coalesce(sum(codex_usage_count > 0), 0),"
+            " coalesce(sum(codex_usage_count), 0), coalesce(sum(usage_count > 0), 0)"
+            " FROM memories WHERE codex_home = ? AND missing_since IS NULL"
+            " AND archived_at IS NULL", (codex_home,)).fetchone()
         inserted = after - before
         seen = conn.execute(
             "SELECT count(*) FROM memories WHERE last_sync_id = ?", (sync_id,)
@@ -299,6 +306,8 @@ def sync_codex_home(
         state_db=db_path,
         sqlite_home_from=sources.sqlite_home_from,
         forget_requests_seen_gone=seen_gone,
+        counts={"memories": memories, "cited_codex": cited_codex,
+                "codex_citations": codex_citations, "cited_memcite": cited_memcite},
     )
 
 

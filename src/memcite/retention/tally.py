@@ -22,6 +22,7 @@ from memcite.retention.checks import (
     check_entry,
     count_section_citations,
     markdown_sections,
+    moved_to,
     rank_worst,
 )
 
@@ -152,7 +153,9 @@ def _add_new_replies(conn: sqlite3.Connection, folder: MemoryFolder, tally: LogT
             place_total = sum(n for other, n in per_digest
                               if check_entry(folder, path, line_start, line_end, other) == outcome)
             worst[(path, line_start, line_end, outcome)] = CheckedEntry(
-                path, line_start, line_end, outcome, place_total)
+                path, line_start, line_end, outcome, place_total,
+                moved_to(folder, path, line_start, line_end, digest)
+                if outcome == "moved" else None)
     checks.worst = rank_worst(list(worst.values()), limit)
     _add_to_places(rows, folder, tally.per_file, tally.sections)
     tally.last_reply = last_reply
@@ -190,7 +193,7 @@ def since_filter(since: int | None, alias: str = "") -> tuple[str, tuple]:
 
 # --------------------------------------------------------------------------- the tally's cache
 
-_CACHE_VERSION = 3
+_CACHE_VERSION = 4
 
 
 def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
@@ -264,7 +267,9 @@ def _cache_read(path: str, folder: MemoryFolder, key: str
                 entries=checks["entries"], citations=checks["citations"],
                 outcomes=checks["outcomes"], files_read=0, memory_root=checks["memory_root"],
                 worst=[CheckedEntry(e["path"], e["line_start"], e["line_end"], e["outcome"],
-                                    e["citations"]) for e in checks["worst"]]),
+                                    e["citations"],
+                                    tuple(e["moved_to"]) if e.get("moved_to") else None)
+                       for e in checks["worst"]]),
             per_file=data["per_file"],
             sections=[Section(s["title"], s["path"], s["level"], s["line"], s["end_line"],
                               s["citations"]) for s in data["sections"]],
