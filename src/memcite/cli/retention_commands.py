@@ -246,7 +246,8 @@ def print_stats(report, file=None) -> None:
             f"      {dead['days_unused']:>4} days unused  {counts}  {dead['reason']}{mark}\n")
     if report.dead_count > len(report.dead):
         out(f"  … and {report.dead_count - len(report.dead)} more (--limit 0 lists all)\n")
-    out("\nMost cited (by memcite's log and by Codex's counters):\n")
+    out("\nMost cited (by memcite's log and by Codex's counters):\n" if report.citation_log
+        else "\nMost cited (by Codex's counters; no memcite log):\n")
     if not report.top:
         out("  none\n")
     for top in report.top:

@@ -137,7 +137,8 @@ def check_entry(folder: MemoryFolder, path: str, line_start: int, line_end: int,
         return "ok"
     if outcome in (None, "out_of_range", "blank") and recorded_sha256 is not None \
             and line_end >= line_start >= 1 \
-            and folder.find_lines(real, line_end - line_start + 1, recorded_sha256):
+            and folder.find_lines(real, line_end - line_start + 1, recorded_sha256) \
+            not in (None, line_start):
         return "moved"
     return outcome or "changed"
 
