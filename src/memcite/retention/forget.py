@@ -29,7 +29,8 @@ import json
 import os
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from memcite.errors import MemciteError
@@ -50,6 +51,7 @@ KNOWN_STAGE1_COLUMNS = (
     "selected_for_phase2_source_updated_at",
 )
 TEMP_SUFFIX = ".memcite-tmp"
+LOCK_SUFFIX = "-forget.lock"
 
 Checkpoint = Callable[[str], None]  # called after each journaled step (tests raise there)
 
@@ -341,16 +343,17 @@ def forget_memories(
         raise ValueError(f"unknown way {way!r}")
     batch = uuid.uuid4().hex
     result = ForgetResult(way, batch, locations.codex_home)
-    result.settled = settle_pending(conn, now=now)
     chosen = list(chosen)
-    if way == WAY_NOTE:
-        return _forget_by_note(conn, chosen, result, locations=locations, rule=rule,
-                               max_unused_days=max_unused_days, limit_time=limit_time,
-                               now=now, checkpoint=checkpoint)
-    return _forget_in_codex_db(conn, chosen, result, locations=locations, rule=rule,
-                               limit_time=limit_time, now=now,
-                               max_rollout_age_days=max_rollout_age_days,
-                               include_recent=include_recent, checkpoint=checkpoint)
+    with journal_lock(conn):
+        result.settled = settle_pending(conn, now=now)
+        if way == WAY_NOTE:
+            return _forget_by_note(conn, chosen, result, locations=locations, rule=rule,
+                                   max_unused_days=max_unused_days, limit_time=limit_time,
+                                   now=now, checkpoint=checkpoint)
+        return _forget_in_codex_db(conn, chosen, result, locations=locations, rule=rule,
+                                   limit_time=limit_time, now=now,
+                                   max_rollout_age_days=max_rollout_age_days,
+                                   include_recent=include_recent, checkpoint=checkpoint)
 
 
 _INSERT_REQUEST = (
@@ -498,6 +501,29 @@ def _codex_refusal(row, limit_time: int, recent_limit: int, max_rollout_age_days
 # --------------------------------------------------------------------------- settling
 
 
+@contextmanager
+def journal_lock(conn: sqlite3.Connection) -> Iterator[None]:
+    """Hold the journal's lock (a lock file beside memcite's database) while requests are
+    made, settled or undone: a ``pending`` request seen under the lock was left by a run that
+    died, never by one still running. The system drops the lock of a process that dies."""
+    row = conn.execute("PRAGMA database_list").fetchone()
+    path = row[2] if row else ""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock; one prune at a time is the user's to keep
+        yield
+        return
+    if not path:
+        yield
+        return
+    fd = os.open(path + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def settle_pending(conn: sqlite3.Connection, *, now: int) -> list[dict]:
     """Finish or roll back requests left ``pending`` by a run that died, from what is there."""
     rows = conn.execute(
@@ -570,8 +596,15 @@ class Undone:
 
 def undo_requests(conn: sqlite3.Connection, request_ids: Iterable[int], *, now: int,
                   checkpoint: Checkpoint = _no_checkpoint) -> list[Undone]:
-    """Withdraw notes' requests (one withdrawal note for them all; an untouched original
-    note is rewritten without them) and put deleted rows back into Codex's table."""
+    """Withdraw notes' requests (one withdrawal note for them all; an original note still
+    as memcite wrote it, all of whose requests are withdrawn, then asks nothing) and put
+    deleted rows back into Codex's table."""
+    with journal_lock(conn):
+        return _undo(conn, request_ids, now=now, checkpoint=checkpoint)
+
+
+def _undo(conn: sqlite3.Connection, request_ids: Iterable[int], *, now: int,
+          checkpoint: Checkpoint) -> list[Undone]:
     settle_pending(conn, now=now)
     rows = conn.execute(
         "SELECT id, thread_id, way, state, label, note_path, note_sha256, codex_db, stage1_row,"
