@@ -1,0 +1,216 @@
+"""Trust in the core loop, through the command line: never judge without usage data, one Codex
+home per report, prune that really forgets (and restore that takes it back), and memories
+shown by name."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+
+import pytest
+from typer.testing import CliRunner
+
+from memcite.cli.app import app
+from memcite.cli.demo import load_sample_builder
+
+NOW = 1_800_000_000
+AS_OF = str(NOW)
+runner = CliRunner()
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """The sample Codex home and an empty memcite database folder, pointed at by the
+    environment (nothing synced yet)."""
+    builder = load_sample_builder()
+    home = tmp_path / "codex_home"
+    builder.build_codex_home(str(home), now=NOW)
+    values = {"MEMCITE_DB": str(tmp_path / "memcite.sqlite"), "CODEX_HOME": str(home),
+              "MEMCITE_HOME": str(tmp_path), "MEMCITE_CONFIG": str(tmp_path / "none.toml")}
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("CODEX_SQLITE_HOME", raising=False)
+    return {"home": home, "builder": builder, "tmp": tmp_path}
+
+
+def invoke(args):
+    return runner.invoke(app, args)
+
+
+def _move_state_db(home, folder_name="sqlite"):
+    """Put memories_1.sqlite where a Codex with sqlite_home keeps it."""
+    target = home / folder_name
+    target.mkdir()
+    shutil.move(str(home / "memories_1.sqlite"), str(target / "memories_1.sqlite"))
+    return target
+
+
+# --------------------------------------------------------------------------- usage data
+
+
+def test_without_usage_data_nothing_is_judged(env):
+    home = env["home"]
+    _move_state_db(home)
+    result = invoke(["sync"])
+    assert result.exit_code == 0, result.output
+    assert "WARNING: no usage data" in result.stderr and "sqlite_home" in result.stderr
+    assert json.loads(invoke(["sync", "--json"]).stdout)["usage_data"] is False
+    for command in (["stats"], ["prune"], ["prune", "--apply"], ["select"]):
+        result = invoke([*command, "--as-of", AS_OF])
+        assert result.exit_code == 3, (command, result.output)
+        assert "usage unknown: nothing judged" in result.stderr
+        assert "--judge-without-usage" in result.stderr
+    assert not (home / "memories" / "extensions").exists()
+    result = invoke(["stats", "--as-of", AS_OF, "--judge-without-usage", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["state_db"] is None
+
+
+@pytest.mark.parametrize("how", ["config", "env"])
+def test_codex_sqlite_home_is_honoured(env, monkeypatch, how):
+    home = env["home"]
+    folder = _move_state_db(home)
+    if how == "config":
+        (home / "config.toml").write_text(f'sqlite_home = "{folder}"\n')
+    else:
+        monkeypatch.setenv("CODEX_SQLITE_HOME", str(folder))
+    result = invoke(["sync", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["usage_data"] is True and report["stage1_rows"] == 33
+    assert report["state_db"] == str(folder.resolve() / "memories_1.sqlite")
+    assert report["sqlite_home_from"] == ("sqlite_home in config.toml" if how == "config"
+                                          else "CODEX_SQLITE_HOME")
+    stats = json.loads(invoke(["stats", "--json", "--as-of", AS_OF, "--limit", "0"]).stdout)
+    dead = {d["thread_id"] for d in stats["dead"]}
+    # user_prefers_short_answers: Codex counted it 30 times, 3 days ago: alive.
+    assert env["builder"].thread_id(22) not in dead
+    assert stats["totals"]["cited_codex"] > 0
+
+
+def test_a_codex_home_that_does_not_exist_is_exit_2(env):
+    invoke(["sync"])
+    for command in (["stats"], ["prune"], ["select"], ["archived"], ["sync"],
+                    ["show", env["builder"].thread_id(0)]):
+        result = invoke([*command, "--codex-home", str(env["tmp"] / "nowhere")])
+        assert result.exit_code == 2, command
+        assert "nowhere" in result.output
+
+
+def test_stats_of_one_home_never_reports_another(env, tmp_path):
+    invoke(["sync"])
+    other = tmp_path / "other_home"
+    builder = env["builder"]
+    builder.build_codex_home(str(other), now=NOW)
+    conn = sqlite3.connect(other / "memories_1.sqlite")
+    with conn:  # the other home holds only one memory
+        conn.execute("DELETE FROM stage1_outputs WHERE thread_id != ?", (builder.thread_id(0),))
+    conn.close()
+    shutil.rmtree(other / "memories")
+    (other / "memories").mkdir()
+    assert invoke(["sync", "--codex-home", str(other)]).exit_code == 0
+    mine = json.loads(invoke(["stats", "--json", "--as-of", AS_OF, "--limit", "0",
+                              "--codex-home", str(other)]).stdout)
+    assert mine["codex_home"] == str(other.resolve())
+    assert mine["other_homes"] == [str(env["home"].resolve())]
+    assert mine["memories"] == 1 and mine["totals"]["in_codex_table"] == 1
+    listed = {d["thread_id"] for d in mine["dead"]} | {t["thread_id"] for t in mine["top"]}
+    assert listed <= {builder.thread_id(0)}
+    text = invoke(["stats", "--as-of", AS_OF, "--codex-home", str(other)]).stdout
+    assert f"for the Codex home {other.resolve()}" in text and "other Codex home" in text
+    prune = json.loads(invoke(["prune", "--json", "--as-of", AS_OF, "--limit", "0",
+                               "--codex-home", str(other)]).stdout)
+    assert {p["thread_id"] for p in prune["prune"]} <= {builder.thread_id(0)}
+
+
+def test_counts_side_by_side_before_and_after_a_sync(env, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMCITE_DB", "")
+    monkeypatch.setenv("MEMCITE_HOME", str(tmp_path / "fresh"))
+    before = invoke(["stats", "--as-of", AS_OF]).stdout
+    assert "by Codex's counters    20" in before
+    monkeypatch.setenv("MEMCITE_DB", str(tmp_path / "memcite.sqlite"))
+    invoke(["sync"])
+    after = invoke(["stats", "--as-of", AS_OF]).stdout
+    assert "by memcite's log     0   by Codex's counters    20" in after
+    assert "never cited: by memcite's log    36   by Codex's counters    13" in after
+    most = after.split("Most cited")[1].splitlines()[1]
+    assert "memcite    0  Codex   30" in most and "user_prefers_short_answers" in most
+
+
+# --------------------------------------------------------------------------- Codex's table
+
+
+def test_prune_in_codex_db_deletes_rows_and_restore_puts_them_back(env):
+    invoke(["sync"])
+    home = env["home"]
+    db_path = home / "memories_1.sqlite"
+
+    def rows():
+        conn = sqlite3.connect(db_path)
+        try:
+            return conn.execute("SELECT * FROM stage1_outputs ORDER BY thread_id").fetchall()
+        finally:
+            conn.close()
+
+    before = rows()
+    preview = json.loads(invoke(["prune", "--rule", "codex", "--as-of", AS_OF, "--json"]).stdout)
+    result = invoke(["prune", "--rule", "codex", "--as-of", AS_OF, "--apply", "--in-codex-db",
+                     "--include-recent-threads"])
+    assert result.exit_code == 0, result.output
+    assert "way: Codex's database" in result.stdout
+    assert "what Codex still sees: Codex's table no longer has these rows" in result.stdout
+    assert len(rows()) == len(before) - len(preview["prune"])
+    listed = invoke(["archived"]).stdout
+    assert "way codex_db" in listed and preview["prune"][0]["label"] in listed
+    result = invoke(["restore", "--all", "--json"])
+    assert result.exit_code == 0, result.output
+    assert all(item["done"] for item in json.loads(result.stdout)["restored"])
+    assert rows() == before
+
+
+def test_in_codex_db_needs_apply(env):
+    invoke(["sync"])
+    result = invoke(["prune", "--in-codex-db"])
+    assert result.exit_code == 2 and "add --apply" in result.output
+
+
+# --------------------------------------------------------------------------- show
+
+
+def test_show_says_what_a_memory_is(env):
+    invoke(["sync"])
+    builder = env["builder"]
+    thread = builder.thread_id(22)
+    text = (f"ok\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-2|note=[x]\n"
+            f"</citation_entries>\n<rollout_ids>\n{thread}\n</rollout_ids>\n"
+            "</oai-mem-citation>")
+    runner.invoke(app, ["record", "--at", str(NOW - 60)], input=text)
+    result = invoke(["show", thread.upper()])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert out.startswith(f"{thread}  user_prefers_short_answers")
+    assert "cwd:" in out and "/home/dev" in out
+    assert "memcite's log 1" in out and "Codex's counters 30" in out
+    assert "MEMORY.md:1-2  ok" in out
+    assert "| # User prefers short answers" in out
+    card = json.loads(invoke(["show", thread, "--json"]).stdout)
+    assert card["label"] == "user_prefers_short_answers"
+    assert card["counts"]["codex"]["usage_count"] == 30
+    assert card["citations"][0]["entries"][0]["outcome"] == "ok"
+    assert card["times"]["source_updated_at"]["iso"].endswith("Z")
+    result = invoke(["show", "0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"])
+    assert result.exit_code == 2 and "no such memory" in result.output
+    assert invoke(["show", "nope"]).exit_code == 2
+
+
+def test_labels_next_to_every_id(env):
+    invoke(["sync"])
+    for command in (["stats"], ["prune"], ["select"]):
+        out = invoke([*command, "--as-of", AS_OF]).stdout
+        lines = [line for line in out.splitlines() if line.strip().startswith("019")]
+        assert lines, command
+        assert all(len(line.split()) >= 2 for line in lines), command
+    select = json.loads(invoke(["select", "--json", "--as-of", AS_OF]).stdout)
+    assert all(item["label"] not in ("", "-") for item in select["selected"])
