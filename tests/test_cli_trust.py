@@ -5,7 +5,6 @@ shown by name."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 
