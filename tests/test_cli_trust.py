@@ -5,6 +5,7 @@ shown by name."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 
@@ -213,3 +214,61 @@ def test_labels_next_to_every_id(env):
         assert all(len(line.split()) >= 2 for line in lines), command
     select = json.loads(invoke(["select", "--json", "--as-of", AS_OF]).stdout)
     assert all(item["label"] not in ("", "-") for item in select["selected"])
+
+
+# --------------------------------------------------------------------------- hashes taken late
+
+
+def _git(folder, *args, when):
+    import subprocess
+
+    stamp = f"@{when} +0000"
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp,
+                        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+@pytest.mark.parametrize("with_history", [True, False])
+def test_a_hash_taken_long_after_the_reply_is_checked_against_history(env, with_history):
+    from memcite.ledger.recording import ReplyInput, record_reply
+    from memcite.ledger.store import open_store
+    from memcite.ledger.sync import sync_codex_home
+    from memcite.retention.memory_card import memory_card
+
+    home, builder = env["home"], env["builder"]
+    folder = home / "memories"
+    memory = folder / "MEMORY.md"
+    lines = memory.read_text().split("\n")
+    replied = NOW - 30 * 86_400
+    if with_history:  # Codex keeps a git baseline of the memory folder
+        _git(folder, "init", "-q", when=replied - 100)
+        _git(folder, "add", "-A", when=replied - 100)
+        _git(folder, "commit", "-qm", "baseline", when=replied - 100)
+    cited = lines[1]
+    # A consolidation moves the cited line down after the reply was made.
+    lines.insert(1, "- a line added later")
+    memory.write_text("\n".join(lines))
+    if with_history:
+        _git(folder, "commit", "-qam", "consolidation", when=replied + 100)
+    conn = open_store(env["tmp"] / "memcite.sqlite")
+    sync_codex_home(conn, home, now=NOW)
+    thread = builder.thread_id(22)
+    text = (f"ok\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:2-2|note=[x]\n"
+            f"</citation_entries>\n<rollout_ids>\n{thread}\n</rollout_ids>\n"
+            "</oai-mem-citation>")
+    # Ingested now, long after the reply: the hash recorded is of today's line 2.
+    record_reply(conn, ReplyInput(text, at=replied), memory_root=folder, now=NOW)
+    card = memory_card(conn, thread, memory_root=str(folder))
+    conn.close()
+    entry = card["citations"][0]["entries"][0]
+    assert card["citations"][0]["hashed_seconds_after_reply"] == NOW - replied
+    if with_history:
+        assert entry["basis"].startswith("hash from the memory folder's git history")
+        assert entry["outcome"] == "moved" and entry["moved_to"] == [3, 3]
+        assert memory.read_text().split("\n")[2] == cited
+    else:
+        assert entry["outcome"] == "unverified"  # recorded "ok" would claim too much
+        assert "no git history" in entry["basis"]
+    stats = json.loads(invoke(["stats", "--json", "--as-of", AS_OF]).stdout)
+    assert stats["totals"]["replies_hashed_late"] == 1

@@ -25,9 +25,8 @@ from memcite.errors import InputError
 from memcite.ledger.memory_files import byte_lines, lines_sha256, locate
 from memcite.retention.checks import MemoryFolder, check_entry, moved_to
 from memcite.retention.labels import memory_label
+from memcite.retention.stats import LATE_HASH_SECONDS
 
-# A hash taken more than this long after the reply does not say what was cited.
-LATE_HASH_SECONDS = 3600
 SUMMARY_LINES = 8
 _READ_CAP = 64 * 1024
 _GIT_TIMEOUT = 10

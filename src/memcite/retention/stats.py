@@ -32,6 +32,10 @@ from memcite.retention.rules import (
 from memcite.retention.tally import log_tally, since_filter
 
 WEEK = 7 * DAY
+# A reply recorded this long after it was made had its cited ranges hashed then, not when
+# it was written: its checks say "as recorded", not "as cited" (``memcite show`` checks
+# such entries against the memory folder's git history).
+LATE_HASH_SECONDS = 3600
 _MONDAY_OFFSET = 4 * DAY  # 1970-01-01 was a Thursday
 
 
@@ -302,6 +306,10 @@ def collect_stats(
         ).fetchone()[0]
         replies = conn.execute(
             "SELECT count(*) FROM replies WHERE replied_at >= ?", (since,)).fetchone()[0]
+    late = conn.execute(
+        "SELECT count(*) FROM replies WHERE recorded_at - replied_at > ?"
+        + ("" if since is None else " AND replied_at >= ?"),
+        (LATE_HASH_SECONDS,) if since is None else (LATE_HASH_SECONDS, since)).fetchone()[0]
     codex_citations = conn.execute(
         f"SELECT coalesce(sum(codex_usage_count), 0) FROM {table} WHERE archived_at IS NULL"
         " AND codex_usage_count > 0").fetchone()[0]
@@ -322,6 +330,7 @@ def collect_stats(
         "dead": dead_count,
         "citations": citations,
         "replies": replies,
+        "replies_hashed_late": late,
         "unknown_ids": log["unknown_count"],
         "not_uuid_ids": log["not_uuid_count"],
     }
