@@ -68,6 +68,19 @@ def test_without_usage_data_nothing_is_judged(env):
     assert json.loads(result.stdout)["state_db"] is None
 
 
+def test_an_inventory_synced_without_usage_data_is_not_judged_until_synced_again(env):
+    home = env["home"]
+    folder = _move_state_db(home)
+    invoke(["sync"])  # the memory folder only
+    (home / "config.toml").write_text(f'sqlite_home = "{folder}"\n')
+    for command in (["stats"], ["prune"]):
+        result = invoke([*command, "--as-of", AS_OF])
+        assert result.exit_code == 3, result.output
+        assert "last sync" in result.stderr and "run `memcite sync`" in result.stderr
+    invoke(["sync"])
+    assert invoke(["stats", "--as-of", AS_OF]).exit_code == 0
+
+
 @pytest.mark.parametrize("how", ["config", "env"])
 def test_codex_sqlite_home_is_honoured(env, monkeypatch, how):
     home = env["home"]

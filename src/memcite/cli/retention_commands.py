@@ -92,6 +92,20 @@ def require_usage(locations, judge_without_usage: bool) -> None:
              "judges anyway, on memcite's own log and the memories' dates")
 
 
+def require_synced_usage(conn, locations, judge_without_usage: bool) -> None:
+    """Refuse to judge from an inventory whose last sync of the home found no usage data."""
+    from memcite.retention.stats import synced_usage
+
+    if judge_without_usage or synced_usage(conn, locations.codex_home):
+        return
+    raise UsageUnknown(
+        f"usage unknown: nothing judged. memcite's last sync of {locations.codex_home} read no "
+        "rows of Codex's table (its memories database was not found or empty then), so how "
+        "often each memory was used is unknown",
+        hint=f"run `memcite sync` now that {locations.state_db} is there; "
+             f"{JUDGE_OVERRIDE} judges anyway")
+
+
 def _inputs(codex_home: str | None, *, rule: str, max_unused_days: int | None,
             as_of: str | None, limit: int = 0, n: int | None = None):
     """``(Codex home locations, settings, time to judge at)`` for a retention command,
@@ -170,6 +184,7 @@ def stats(
 
             conn = open_store(path, readonly=True)
             try:
+                require_synced_usage(conn, locations, judge_without_usage)
                 report = collect_stats(conn, since=since_time, weeks=not json,
                                        cache_dir=None if no_cache else user_cache_dir(),
                                        codex_home=locations.codex_home, **common)
@@ -374,6 +389,7 @@ def prune(
         else:
             conn = open_store(resolve_db_path(db), readonly=True)
         try:
+            require_synced_usage(conn, locations, judge_without_usage)
             limit_time = cutoff(now, settings.max_unused_days)
             candidates = prune_candidates(conn, as_of=now,
                                           max_unused_days=settings.max_unused_days,

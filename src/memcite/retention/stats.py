@@ -157,6 +157,18 @@ def memories_of(conn: sqlite3.Connection, codex_home: str | None) -> str:
     return f"(SELECT * FROM memories WHERE codex_home = '{quoted}')"
 
 
+def synced_usage(conn: sqlite3.Connection, codex_home: str) -> bool:
+    """Whether memcite's inventory holds usage data for ``codex_home``: its last finished sync
+    read rows of Codex's table (or the home has no memories in the inventory yet)."""
+    last = conn.execute(
+        "SELECT stage1_rows FROM syncs WHERE codex_home = ? AND finished_at IS NOT NULL"
+        " ORDER BY id DESC LIMIT 1", (codex_home,)).fetchone()
+    if last is None:
+        return conn.execute("SELECT 1 FROM memories WHERE codex_home = ? LIMIT 1",
+                            (codex_home,)).fetchone() is None
+    return last[0] > 0
+
+
 def other_homes(conn: sqlite3.Connection, codex_home: str | None) -> list[str]:
     """The other Codex homes memcite's database holds memories of."""
     return [row[0] for row in conn.execute(
