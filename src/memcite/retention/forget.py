@@ -624,8 +624,11 @@ def _undo(conn: sqlite3.Connection, request_ids: Iterable[int], *, now: int,
                                   "a sync); nothing left to withdraw", label, request_id))
         else:
             notes.append(row)
-    if notes:
-        results.extend(_withdraw(conn, notes, now=now, checkpoint=checkpoint))
+    by_home: dict[str, list[tuple]] = {}
+    for row in notes:
+        by_home.setdefault(row[9], []).append(row)
+    for rows_of_home in by_home.values():  # one withdrawal note per Codex home
+        results.extend(_withdraw(conn, rows_of_home, now=now, checkpoint=checkpoint))
     return results
 
 
