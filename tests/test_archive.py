@@ -181,3 +181,17 @@ def test_unknown_or_bad_ids(home):
         restore_memories(conn, thread_ids=["nope"], now=NOW)
     result = restore_memories(conn, thread_ids=["0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"], now=NOW)
     assert result[0].problem == "no such memory"
+
+
+def test_restore_never_claims_a_file_it_could_not_put_back(home):
+    conn, home = home
+    candidates = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=2)
+    moved = [m for m in _archive(conn, home, candidates) if m.file_to]
+    assert len(moved) == 2
+    os.rename(moved[0].file_to, moved[0].file_from)  # a crash after the move back
+    os.remove(moved[1].file_to)  # lost from the archive
+    results = {r.thread_id: r for r in restore_memories(conn, all_archived=True, now=NOW + 20)}
+    assert results[moved[0].thread_id].done
+    assert "already back in place" in results[moved[0].thread_id].problem
+    assert not results[moved[1].thread_id].done
+    assert "not restored" in results[moved[1].thread_id].problem

@@ -224,6 +224,8 @@ def print_stats(report, file=None) -> None:
     if report.other_homes:
         out(f"  (memcite's database also holds {len(report.other_homes)} other Codex "
             f"home(s), not counted here: {', '.join(report.other_homes)})\n")
+        if not report.totals["memories"] and not report.totals["gone_from_codex"]:
+            out("  no memories of this home yet: run `memcite sync` for it\n")
     gone, in_table = t["gone_from_codex"], t["in_codex_table"]
     scope = (f" of the {in_table} in Codex's table"
              if report.rule == "codex" and in_table != t["memories"] else "")

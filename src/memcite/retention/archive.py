@@ -107,10 +107,15 @@ def restore_memories(
             "SELECT file_from, file_to FROM archive_log WHERE thread_id = ? AND action = 'archive'"
             " ORDER BY id DESC LIMIT 1", (thread_id,)).fetchone()
         back = moved_from = problem = None
+        lost = False
         if logged and logged[1]:
             original, archived = logged
-            if not os.path.exists(archived):
-                problem = f"{archived} is no longer in the archive"
+            if not os.path.exists(archived) and os.path.lexists(original):
+                problem = f"{original} was already back in place"
+            elif not os.path.exists(archived):
+                problem = (f"the summary file is neither in the archive ({archived}) nor in "
+                           "place: not restored (the mark is cleared)")
+                lost = True
             elif os.path.lexists(original):
                 problem = f"{original} exists again (kept both; the archived copy stays in place)"
             else:
@@ -129,7 +134,7 @@ def restore_memories(
             if back is not None:
                 shutil.move(back, moved_from)
             raise
-        results.append(Moved(thread_id, "restore", moved_from, back, problem))
+        results.append(Moved(thread_id, "restore", moved_from, back, problem, done=not lost))
     return results
 
 
