@@ -552,6 +552,13 @@ def restore(
             out(line + "\n")
         for thread in unknown:
             out(f"  {thread}  not found: no request to forget and nothing archived\n")
+        ways = {item.way for item in undone if item.done}
+        if "codex_db" in ways:
+            out("what Codex sees now: the rows put back are in its table again, as they were; "
+                "its next consolidation may take them\n")
+        if "note" in ways:
+            out("what Codex sees now: its table never lost these memories; the withdrawal note "
+                "asks its next consolidation to keep them\n")
     return 1 if (unknown or len(done) < len(undone) + len(legacy)) and thread_ids else 0
 
 

@@ -41,7 +41,11 @@ def _time(value: int | None) -> dict | None:
 
 def memory_card(conn: sqlite3.Connection, thread_id: str, *, memory_root: str | None,
                 limit: int = 10) -> dict:
-    """The card of memory ``thread_id`` (an ``InputError`` when it is not known)."""
+    """The card of memory ``thread_id`` (an ``InputError`` when it is not known).
+
+    Citations and the summary are read in the memory folder of the Codex home the memory
+    was synced from, when it is there, else in ``memory_root``.
+    """
     normalized = normalize_thread_id(thread_id.strip())
     if normalized is None:
         raise InputError(f"{thread_id!r} is not a thread id (a UUID)",
@@ -56,6 +60,9 @@ def memory_card(conn: sqlite3.Connection, thread_id: str, *, memory_root: str | 
                          hint="run `memcite sync` if it is new")
     (slug, summary_file, cwd, branch, home, source, updated, generated, first_synced,
      missing, archived, uses, last, codex_uses, codex_last, rollout_path) = row
+    own = os.path.join(home, "memories") if home else None
+    if own and os.path.isdir(own):
+        memory_root = own
     folder = MemoryFolder(memory_root)
     requests = [dict(zip(("way", "state", "requested_at", "note_path"), r, strict=True))
                 for r in conn.execute(
@@ -77,6 +84,7 @@ def memory_card(conn: sqlite3.Connection, thread_id: str, *, memory_root: str | 
         "forget_requests": requests,
         "citation_count": total,
         "citations": citations,
+        "memory_root": folder.root,
         "summary_lines": lines,
         "summary_problem": problem,
     }
