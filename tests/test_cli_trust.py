@@ -136,6 +136,20 @@ def test_stats_of_one_home_never_reports_another(env, tmp_path):
     prune = json.loads(invoke(["prune", "--json", "--as-of", AS_OF, "--limit", "0",
                                "--codex-home", str(other)]).stdout)
     assert {p["thread_id"] for p in prune["prune"]} <= {builder.thread_id(0)}
+    # The citation log too: a reply recorded against the other home's folder is not
+    # checked against this one's (where its path would be missing).
+    (other / "memories" / "only_here.md").write_text("a\nb\n")
+    reply = (f"ok\n<oai-mem-citation>\n<citation_entries>\nonly_here.md:1-2|note=[x]\n"
+             f"</citation_entries>\n<rollout_ids>\n{builder.thread_id(0)}\n</rollout_ids>\n"
+             "</oai-mem-citation>")
+    runner.invoke(app, ["record", "--codex-home", str(other), "--at", AS_OF], input=reply)
+    theirs = json.loads(invoke(["stats", "--json", "--as-of", AS_OF, "--no-cache",
+                                "--codex-home", str(other)]).stdout)
+    assert theirs["totals"]["replies"] == 1
+    assert theirs["citation_checks"]["outcomes"]["ok"]["entries"] == 1
+    ours = json.loads(invoke(["stats", "--json", "--as-of", AS_OF, "--no-cache"]).stdout)
+    assert ours["totals"]["replies"] == 0 and ours["citation_checks"]["entries"] == 0
+    assert ours["log_scope"] == str((env["home"] / "memories").resolve())
 
 
 def test_counts_side_by_side_before_and_after_a_sync(env, tmp_path, monkeypatch):

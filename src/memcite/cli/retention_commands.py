@@ -226,8 +226,9 @@ def print_stats(report, file=None) -> None:
             f"home(s), not counted here: {', '.join(report.other_homes)})\n")
         if not report.totals["memories"] and not report.totals["gone_from_codex"]:
             out("  no memories of this home yet: run `memcite sync` for it\n")
-        out("  (the citation log parts, citations to checks, still cover the replies of "
-            "every home)\n")
+        if report.log_scope:
+            out(f"  (citations and their checks: the replies recorded against "
+                f"{report.log_scope} only)\n")
     gone, in_table = t["gone_from_codex"], t["in_codex_table"]
     scope = (f" of the {in_table} in Codex's table"
              if report.rule == "codex" and in_table != t["memories"] else "")

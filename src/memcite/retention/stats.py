@@ -65,6 +65,7 @@ class StatsReport:
     codex_home: str | None = None  # the one home reported on (real path)
     state_db: str | None = None  # where its usage data (Codex's table) is
     other_homes: list[str] = field(default_factory=list)  # in the database, not reported
+    log_scope: str | None = None  # the log parts keep to replies recorded against this folder
     asked_to_forget: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -72,6 +73,7 @@ class StatsReport:
             "codex_home": self.codex_home,
             "state_db": self.state_db,
             "other_homes": self.other_homes,
+            "log_scope": self.log_scope,
             "source": self.source,
             "citation_log": self.citation_log,
             "as_of": self.as_of,
@@ -304,9 +306,20 @@ def collect_stats(
         f" AND archived_at IS NULL AND {RULE_SCOPE[rule]} ORDER BY {order}, thread_id LIMIT ?",
         (_limit(limit),))]
 
-    since_sql, since_args = since_filter(since)
-    log = _log_parts(conn, folder, since, limit, cache_dir)
-    if since is None:
+    # With several homes in the database, the log too keeps to the replies recorded
+    # against this home's memory folder.
+    log_root = folder.root if table != "memories" else None
+    since_sql, since_args = since_filter(since, memory_root=log_root)
+    log = _log_parts(conn, folder, since, limit, cache_dir, log_root)
+    reply_where, reply_args = ["1"], []
+    if since is not None:
+        reply_where.append("replied_at >= ?")
+        reply_args.append(since)
+    if log_root is not None:
+        reply_where.append("memory_root = ?")
+        reply_args.append(log_root)
+    replies_sql = " AND ".join(reply_where)
+    if since is None and log_root is None:
         # Every counted citation is in a memory's usage_count, or cites an unknown id.
         citations = conn.execute(
             "SELECT coalesce(sum(usage_count), 0) FROM memories WHERE usage_count > 0"
@@ -316,12 +329,11 @@ def collect_stats(
         citations = conn.execute(
             "SELECT count(*) FROM cited_ids WHERE counted = 1" + since_sql, since_args
         ).fetchone()[0]
-        replies = conn.execute(
-            "SELECT count(*) FROM replies WHERE replied_at >= ?", (since,)).fetchone()[0]
+        replies = conn.execute(f"SELECT count(*) FROM replies WHERE {replies_sql}",
+                               reply_args).fetchone()[0]
     late = conn.execute(
-        "SELECT count(*) FROM replies WHERE recorded_at - replied_at > ?"
-        + ("" if since is None else " AND replied_at >= ?"),
-        (LATE_HASH_SECONDS,) if since is None else (LATE_HASH_SECONDS, since)).fetchone()[0]
+        f"SELECT count(*) FROM replies WHERE recorded_at - replied_at > ? AND {replies_sql}",
+        (LATE_HASH_SECONDS, *reply_args)).fetchone()[0]
     codex_citations = conn.execute(
         f"SELECT coalesce(sum(codex_usage_count), 0) FROM {table} WHERE archived_at IS NULL"
         " AND codex_usage_count > 0").fetchone()[0]
@@ -352,6 +364,7 @@ def collect_stats(
                          log["checks"], log["files"], log["sections"], week_rows)
     report.codex_home = codex_home
     report.other_homes = other_homes(conn, codex_home) if codex_home else []
+    report.log_scope = log_root
     report.asked_to_forget = asked[:limit] if limit else asked
     return report
 
@@ -367,7 +380,8 @@ def asked_to_forget(conn: sqlite3.Connection, codex_home: str | None) -> list[di
 
 
 def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
-               limit: int, cache_dir: str | os.PathLike | None = None) -> dict:
+               limit: int, cache_dir: str | os.PathLike | None = None,
+               memory_root: str | None = None) -> dict:
     """What the citation log says: unknown and non-UUID ids, checks, files, sections.
 
     Read in one snapshot of the database (a read transaction), so that a reply
@@ -377,7 +391,7 @@ def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None
     if began:
         conn.execute("BEGIN")
     try:
-        tally = log_tally(conn, folder, since, limit, cache_dir)
+        tally = log_tally(conn, folder, since, limit, cache_dir, memory_root)
     finally:
         if began:
             conn.execute("COMMIT")
