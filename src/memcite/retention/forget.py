@@ -184,8 +184,8 @@ def _temp_path(path: str) -> str:
 
 def write_new_file(path: str, data: bytes, checkpoint: Checkpoint = _no_checkpoint) -> None:
     """Write ``data`` to ``path``, which must not exist: a temporary file beside it, synced,
-    linked into place (never over an existing file), read back. A failure removes the
-    temporary file and leaves ``path`` absent."""
+    linked into place (never over an existing file), read back. The temporary file never
+    stays; a failure leaves ``path`` absent (or, if it existed, untouched)."""
     temp = _temp_path(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(temp, flags, 0o600)
@@ -199,17 +199,18 @@ def write_new_file(path: str, data: bytes, checkpoint: Checkpoint = _no_checkpoi
             os.link(temp, path)  # fails if path exists: nothing is overwritten
         except FileExistsError:
             raise
-        except OSError:
+        except OSError:  # a file system without hard links
             if os.path.lexists(path):
                 raise FileExistsError(path) from None
-            os.rename(temp, path)  # a file system without hard links
+            os.rename(temp, path)
         checkpoint("note_linked")
     finally:
         if os.path.lexists(temp):
             os.unlink(temp)  # never left behind, whatever happened
     _sync_folder(os.path.dirname(path))
     if _read(path) != data:
-        raise OSError(f"{path}: reads back different bytes than were written")
+        os.unlink(path)  # ours (just linked), and wrong: Codex must not read it
+        raise OSError(f"{path}: read back different bytes than were written (removed)")
 
 
 def _sync_folder(folder: str) -> None:
