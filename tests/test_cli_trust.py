@@ -299,3 +299,63 @@ def test_a_hash_taken_long_after_the_reply_is_checked_against_history(env, with_
         assert "no git history" in entry["basis"]
     stats = json.loads(invoke(["stats", "--json", "--as-of", AS_OF]).stdout)
     assert stats["totals"]["replies_hashed_late"] == 1
+
+
+def test_recording_late_hashes_the_cited_lines_as_history_had_them(env):
+    """ingest of an old session: the ledger keeps the hash of what the reply cited (from git),
+    so stats' check means "unchanged since cited"; without history, no hash (unverified)."""
+    from memcite.ledger.recording import ReplyInput, record_reply
+    from memcite.ledger.store import open_store
+    from memcite.ledger.sync import sync_codex_home
+    from memcite.retention.stats import collect_stats
+
+    home, builder = env["home"], env["builder"]
+    folder = home / "memories"
+    memory = folder / "MEMORY.md"
+    replied = NOW - 30 * 86_400
+    _git(folder, "init", "-q", when=replied - 100)
+    _git(folder, "add", "-A", when=replied - 100)
+    _git(folder, "commit", "-qm", "baseline", when=replied - 100)
+    lines = memory.read_text().split("\n")
+    lines[1] = "- rewritten after the reply"
+    memory.write_text("\n".join(lines))
+    _git(folder, "commit", "-qam", "consolidation", when=replied + 100)
+    conn = open_store(env["tmp"] / "memcite.sqlite")
+    sync_codex_home(conn, home, now=NOW)
+    text = ("ok\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:2-2|note=[x]\n"
+            "nope.md:1-1|note=[y]\n</citation_entries>\n<rollout_ids>\n"
+            f"{builder.thread_id(22)}\n</rollout_ids>\n</oai-mem-citation>")
+    record_reply(conn, ReplyInput(text, at=replied, origin="ingest:/s/rollout-old.jsonl"),
+                 memory_root=folder, now=NOW)
+    record_reply(conn, ReplyInput(text + "\n", at=NOW - 5, origin="ingest:/s/rollout-new.jsonl"),
+                 memory_root=folder, now=NOW)
+    report = collect_stats(conn, memory_root=folder, as_of=NOW, max_unused_days=30,
+                           limit=0).to_dict()
+    conn.close()
+    outcomes = report["citation_checks"]["outcomes"]
+    # The old reply cited the line before it was rewritten: changed since cited. The new
+    # one cited it as it is: ok. (From the file now, both would have said ok.)
+    assert outcomes["changed"]["entries"] == 1 and outcomes["ok"]["entries"] == 1
+    assert outcomes["missing"]["citations"] == 2
+
+
+def test_recording_late_without_history_keeps_no_hash(env):
+    from memcite.ledger.recording import ReplyInput, record_reply
+    from memcite.ledger.store import open_store
+
+    folder = env["home"] / "memories"
+    conn = open_store(env["tmp"] / "memcite.sqlite")
+    text = ("ok\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:2-2|note=[x]\n"
+            "</citation_entries>\n<rollout_ids>\n"
+            f"{env['builder'].thread_id(22)}\n</rollout_ids>\n</oai-mem-citation>")
+    old = "ingest:/s/rollout-old.jsonl"
+    record_reply(conn, ReplyInput(text, at=NOW - 86_400, origin=old), memory_root=folder,
+                 now=NOW)
+    record_reply(conn, ReplyInput(text + "\n", at=NOW - 60, origin=old), memory_root=folder,
+                 now=NOW)
+    record_reply(conn, ReplyInput(text + "\n\n", at=NOW - 86_400), memory_root=folder,
+                 now=NOW)  # `record --at`: the caller's reply, hashed as the file is now
+    hashes = [row[0] for row in conn.execute(
+        "SELECT lines_sha256 FROM cited_entries ORDER BY reply_id")]
+    conn.close()
+    assert hashes[0] is None and hashes[1] is not None and hashes[2] is not None

@@ -298,9 +298,8 @@ def print_stats(report, file=None) -> None:
         if t.get("replies_hashed_late"):
             out(f"  ({t['replies_hashed_late']} repl"
                 f"{'y was' if t['replies_hashed_late'] == 1 else 'ies were'} recorded more than "
-                "an hour after being made, e.g. ingested: their entries are checked against "
-                "the lines as they were when recorded, not when cited; `memcite show ID` checks "
-                "them against the memory folder's git history)\n")
+                "an hour after being made: ingested ones are checked against the memory "
+                "folder's git history at their time, unverified without it)\n")
         for outcome, counts in checks.outcomes.items():
             if counts["entries"]:
                 out(f"  {outcome:<13} {counts['entries']:>6} entries  "

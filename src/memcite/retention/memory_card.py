@@ -5,31 +5,28 @@ counts side by side, whether Codex still has it (and any request to forget it),
 its recent citations with the check of each cited entry, and the first lines of
 its rollout summary, read inside the memory folder only.
 
-A cited range is hashed when the reply is recorded. A reply recorded long after it
-was made (``ingest`` of an old session) was hashed then, not when it was written,
-so "ok" would only mean "in range and not blank now". Such an entry is checked
-against the file as it was at the reply's time when the memory folder is a git
-repository whose history has it (read-only ``git``), and is ``unverified``
-otherwise.
+A cited range is hashed when the reply is recorded; for a reply recorded long after
+it was made (``ingest`` of an old session), as the memory folder's git history had
+the file at the reply's time (``memcite.ledger.memory_history``), else not at all.
+``show`` checks such entries the same way, also for replies recorded before memcite
+hashed them so, whose hash was taken from the file as it was when ingested.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
 from datetime import UTC, datetime
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import InputError
-from memcite.ledger.memory_files import byte_lines, lines_sha256, locate
+from memcite.ledger.memory_files import LATE_HASH_SECONDS, byte_lines
+from memcite.ledger.memory_history import MemoryHistory
 from memcite.retention.checks import MemoryFolder, check_entry, moved_to
 from memcite.retention.labels import memory_label
-from memcite.retention.stats import LATE_HASH_SECONDS
 
 SUMMARY_LINES = 8
 _READ_CAP = 64 * 1024
-_GIT_TIMEOUT = 10
 
 
 def _time(value: int | None) -> dict | None:
@@ -111,6 +108,7 @@ def _citations(conn: sqlite3.Connection, thread_id: str, folder: MemoryFolder,
     reply_ids = [r[0] for r in conn.execute(
         "SELECT DISTINCT reply_id FROM cited_ids WHERE thread_id = ? AND counted = 1"
         " ORDER BY reply_id DESC LIMIT ?", (thread_id, -1 if limit == 0 else limit))]
+    history = MemoryHistory(memory_root)
     found = []
     for reply_id in reply_ids:
         replied_at, recorded_at, origin = conn.execute(
@@ -121,7 +119,7 @@ def _citations(conn: sqlite3.Connection, thread_id: str, folder: MemoryFolder,
         for path, start, end, digest in conn.execute(
                 "SELECT path, line_start, line_end, lines_sha256 FROM cited_entries"
                 " WHERE reply_id = ? ORDER BY position", (reply_id,)):
-            entries.append(check_cited_entry(folder, memory_root, path, start, end, digest,
+            entries.append(check_cited_entry(folder, history, path, start, end, digest,
                                              replied_at=replied_at, late=late))
         found.append({"reply_id": reply_id, "replied_at": _time(replied_at),
                       "recorded_at": _time(recorded_at), "origin": origin,
@@ -130,54 +128,21 @@ def _citations(conn: sqlite3.Connection, thread_id: str, folder: MemoryFolder,
     return found, total
 
 
-def check_cited_entry(folder: MemoryFolder, memory_root: str | None, path: str, start: int,
+def check_cited_entry(folder: MemoryFolder, history: MemoryHistory, path: str, start: int,
                       end: int, digest: str | None, *, replied_at: int, late: bool) -> dict:
-    """One cited entry checked against the folder now; a hash taken late is replaced by the
-    hash of the file as git's history had it at the reply's time, else ``unverified``."""
+    """One cited entry checked against the folder now. For a reply recorded long after it was
+    made, the reference is the file as the memory folder's git history had it at the reply's
+    time (also for replies recorded before memcite hashed them that way), else none:
+    ``unverified``."""
     basis = "hash taken when the reply was recorded"
     if late:
-        digest = hash_at_time(memory_root, path, start, end, replied_at)
+        digest = history.lines_sha256_at(path, start, end, replied_at)
         basis = ("hash from the memory folder's git history at the reply's time"
                  if digest else "recorded long after the reply and no git history: unverified")
     outcome = check_entry(folder, path, start, end, digest)
     moved = moved_to(folder, path, start, end, digest) if outcome == "moved" else None
     return {"path": path, "line_start": start, "line_end": end, "outcome": outcome,
             "moved_to": list(moved) if moved else None, "basis": basis}
-
-
-def hash_at_time(memory_root: str | None, path: str, start: int, end: int,
-                 at: int) -> str | None:
-    """The hash of lines ``start..end`` of ``path`` as the memory folder's git history held it
-    at time ``at``, or None (no repository, no commit by then, no such file or range).
-
-    Read-only: ``git rev-list`` and ``git show``, with hooks and pagers off.
-    """
-    if not memory_root or not os.path.isdir(os.path.join(memory_root, ".git")):
-        return None
-    if locate(os.path.realpath(memory_root), path)[0] == "outside_root":
-        return None
-    relative = "/".join(p for p in path.replace("\\", "/").split("/") if p not in ("", "."))
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
-           "GIT_OPTIONAL_LOCKS": "0"}
-    base = ["git", "-C", memory_root, "-c", "core.hooksPath=/dev/null"]
-    try:
-        commit = subprocess.run(
-            [*base, "rev-list", "-1", f"--before={_git_time(at)}", "HEAD", "--", relative],
-            capture_output=True, timeout=_GIT_TIMEOUT, env=env, check=False)
-        sha = commit.stdout.decode("ascii", "replace").strip()
-        if commit.returncode != 0 or not sha:
-            return None
-        shown = subprocess.run([*base, "show", f"{sha}:{relative}"], capture_output=True,
-                               timeout=_GIT_TIMEOUT, env=env, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if shown.returncode != 0:
-        return None
-    return lines_sha256(byte_lines(shown.stdout), start, end)
-
-
-def _git_time(at: int) -> str:
-    return datetime.fromtimestamp(at, tz=UTC).strftime("%Y-%m-%d %H:%M:%S +0000")
 
 
 def _summary_lines(folder: MemoryFolder, summary_file: str | None) -> tuple[list[str], str | None]:

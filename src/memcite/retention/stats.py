@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from memcite.ledger.memory_files import LATE_HASH_SECONDS
 from memcite.retention.checks import CitationChecks, MemoryFolder, Section
 from memcite.retention.labels import LABEL_COLUMNS, memory_label
 from memcite.retention.rules import (
@@ -32,10 +33,7 @@ from memcite.retention.rules import (
 from memcite.retention.tally import log_tally, since_filter
 
 WEEK = 7 * DAY
-# A reply recorded this long after it was made had its cited ranges hashed then, not when
-# it was written: its checks say "as recorded", not "as cited" (``memcite show`` checks
-# such entries against the memory folder's git history).
-LATE_HASH_SECONDS = 3600
+
 _MONDAY_OFFSET = 4 * DAY  # 1970-01-01 was a Thursday
 
 
