@@ -197,6 +197,21 @@ def test_prune_in_codex_db_deletes_rows_and_restore_puts_them_back(env):
     assert rows() == before
 
 
+def test_an_unknown_codex_table_is_refused_with_exit_3(env):
+    invoke(["sync"])
+    db_path = env["home"] / "memories_1.sqlite"
+    conn = sqlite3.connect(db_path)
+    with conn:
+        conn.execute("ALTER TABLE stage1_outputs ADD COLUMN something_new TEXT")
+    conn.close()
+    before = db_path.read_bytes()
+    result = invoke(["prune", "--rule", "codex", "--as-of", AS_OF, "--apply", "--in-codex-db"])
+    assert result.exit_code == 3, result.output
+    assert "something_new" in result.stderr and "nothing written" in result.stderr
+    assert db_path.read_bytes() == before
+    assert json.loads(invoke(["archived", "--json"]).stdout)["requests"] == []
+
+
 def test_in_codex_db_needs_apply(env):
     invoke(["sync"])
     result = invoke(["prune", "--in-codex-db"])
