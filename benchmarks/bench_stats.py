@@ -19,6 +19,7 @@ import builtins
 import os
 import random
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,12 @@ from memcite.retention.stats import collect_stats  # noqa: E402
 
 NOW = 1_800_000_000
 DAY = 86_400
+CODEX_SCHEMA = """
+CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY, source_updated_at INTEGER NOT NULL,
+    raw_memory TEXT NOT NULL, rollout_summary TEXT NOT NULL, rollout_slug TEXT,
+    generated_at INTEGER NOT NULL, usage_count INTEGER, last_usage INTEGER,
+    selected_for_phase2 INTEGER NOT NULL DEFAULT 0, selected_for_phase2_source_updated_at INTEGER);
+"""
 FILES = 400
 LINES_PER_FILE = 200
 
@@ -70,16 +77,25 @@ def build_ledger(db: str, root: str, *, memories: int, citations: int, entries: 
     four ids each; ``entries`` cited entries spread over the memory folder."""
     rng = random.Random(seed)
     files = build_memory_folder(root)
+    home = os.path.realpath(os.path.dirname(root))
+    # Codex's memories database (its table, empty here): the home has usage data.
+    codex = sqlite3.connect(os.path.join(home, "memories_1.sqlite"))
+    codex.executescript(CODEX_SCHEMA)
+    codex.close()
     conn = open_store(db)
     ids = [_uuid(rng) for _ in range(memories)]
     with transaction(conn):
+        sync_id = conn.execute(
+            "INSERT INTO syncs (codex_home, started_at, finished_at, stage1_rows) VALUES"
+            " (?, ?, ?, ?)", (home, NOW, NOW, memories)).lastrowid
         conn.executemany(
             "INSERT INTO memories (thread_id, source_updated_at, generated_at, codex_usage_count,"
             " codex_last_usage, selected_for_phase2, has_raw_memory, has_rollout_summary, source,"
-            " first_synced_at, synced_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1, 'stage1_outputs', ?, ?)",
+            " codex_home, first_synced_at, synced_at, last_sync_id) VALUES (?, ?, ?, ?, ?, ?,"
+            " 1, 1, 'stage1_outputs', ?, ?, ?, ?)",
             [(tid, NOW - rng.randrange(400) * DAY, NOW, rng.choice((None, 0, 1, 3)),
-              rng.choice((None, NOW - rng.randrange(200) * DAY)), rng.random() < 0.1, NOW, NOW)
-             for tid in ids])
+              rng.choice((None, NOW - rng.randrange(200) * DAY)), rng.random() < 0.1, home,
+              NOW, NOW, sync_id) for tid in ids])
     replies = citations // 4
     per_reply_entries = max(1, entries // replies) if replies else 0
     entry_budget = entries

@@ -7,6 +7,9 @@ from hypothesis import HealthCheck, settings
 # tests/plain_reader.py is imported by name from the tests and the benchmarks.
 sys.path.insert(0, os.path.dirname(__file__))
 
+# Codex's SQLite home is the Codex home unless a test says otherwise.
+os.environ.pop("CODEX_SQLITE_HOME", None)
+
 # memcite's cache (lark's tables, instructions) goes to a throw-away folder, not ~/.cache.
 os.environ.setdefault("MEMCITE_CACHE_DIR", tempfile.mkdtemp(prefix="memcite-test-cache-"))
 

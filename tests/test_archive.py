@@ -1,5 +1,5 @@
-"""Archiving and restoring (memcite.retention.archive): rows marked, summary files moved and never
-deleted, everything logged, and undone by restore."""
+"""The prune selection, and restoring what an earlier memcite archived (memcite.retention.archive):
+summary files moved back, never over a file, marks cleared, everything logged."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from memcite.ledger.sync import sync_codex_home
 from memcite.retention.archive import (
     ArchiveError,
     Candidate,
+    Moved,
     archive_log,
-    archive_memories,
     prune_candidates,
     restore_memories,
 )
@@ -46,8 +46,34 @@ def home(tmp_path):
 
 
 def _archive(conn, home, candidates, when=NOW + 10):
-    return archive_memories(conn, candidates, codex_home=home,
-                            archive_dir=home / "memcite_archive", now=when, rule="codex")
+    """What ``prune --apply`` of an earlier memcite did: the summary file moved into
+    ``memcite_archive`` (never over a file), the row marked, the move logged."""
+    moved = []
+    for candidate in candidates:
+        row = conn.execute("SELECT rollout_summary_file FROM memories WHERE thread_id = ?"
+                           " AND archived_at IS NULL", (candidate.thread_id,)).fetchone()
+        if row is None:
+            moved.append(Moved(candidate.thread_id, "archive", done=False,
+                               problem="not an active memory"))
+            continue
+        source = target = None
+        if row[0] and (home / "memories" / "rollout_summaries" / row[0]).is_file():
+            source = str(home / "memories" / "rollout_summaries" / row[0])
+            target = str(home / "memcite_archive" / "rollout_summaries" / row[0])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            base, number = target, 0
+            while os.path.lexists(target):
+                number += 1
+                target = f"{base}.{number}"
+            os.rename(source, target)
+        with conn:
+            conn.execute("UPDATE memories SET archived_at = ? WHERE thread_id = ?",
+                         (when, candidate.thread_id))
+            conn.execute("INSERT INTO archive_log (action, thread_id, at, rule, file_from,"
+                         " file_to) VALUES ('archive', ?, ?, 'codex', ?, ?)",
+                         (candidate.thread_id, when, source, target))
+        moved.append(Moved(candidate.thread_id, "archive", source, target))
+    return moved
 
 
 def test_archive_moves_files_marks_rows_logs_and_restore_undoes_it(home):
@@ -110,55 +136,6 @@ def test_restore_never_overwrites_a_file_that_came_back(home):
     assert os.path.isfile(moved.file_to)
 
 
-def test_archiving_twice_never_overwrites_in_the_archive(home):
-    conn, home = home
-    candidate = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=1)
-    first = _archive(conn, home, candidate)[0]
-    restore_memories(conn, all_archived=True, now=NOW + 20)
-    # A copy of the file is left in the archive by hand; the next archive keeps both.
-    os.makedirs(os.path.dirname(first.file_to), exist_ok=True)
-    with open(first.file_to, "w") as handle:
-        handle.write("older copy\n")
-    second = _archive(conn, home, candidate, when=NOW + 30)[0]
-    assert second.file_to == first.file_to + ".1"
-    assert open(first.file_to).read() == "older copy\n"
-
-
-def test_archive_folder_inside_the_memory_folder_is_refused(home):
-    conn, home = home
-    candidate = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=1)
-    with pytest.raises(ArchiveError, match="must not be inside"):
-        archive_memories(conn, candidate, codex_home=home,
-                         archive_dir=home / "memories" / "old", now=NOW, rule="memcite")
-
-
-def test_a_symlinked_home_does_not_get_the_archive_inside_the_memory_folder(home, tmp_path):
-    conn, home = home
-    link = tmp_path / "link_to_home"
-    link.symlink_to(home)
-    candidate = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=1)
-    before = _tree(home / "memories")
-    with pytest.raises(ArchiveError, match="must not be inside"):
-        archive_memories(conn, candidate, codex_home=link,
-                         archive_dir=link / "memories" / "old", now=NOW, rule="codex")
-    assert _tree(home / "memories") == before
-
-
-def test_files_move_from_the_home_the_row_was_synced_from(home, tmp_path):
-    conn, home = home
-    elsewhere = tmp_path / "another_home"
-    (elsewhere / "memories" / "rollout_summaries").mkdir(parents=True)
-    candidates = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=200)
-    moved = archive_memories(conn, candidates, codex_home=elsewhere, now=NOW, rule="codex")
-    with_files = [m for m in moved if m.file_to]
-    assert with_files
-    assert all(m.codex_home == os.path.realpath(home) for m in moved)
-    for item in with_files:
-        assert item.file_from.startswith(os.path.realpath(home / "memories"))
-        assert item.file_to.startswith(os.path.realpath(home / "memcite_archive"))
-    assert not (elsewhere / "memcite_archive").exists()
-
-
 def test_prune_candidates_are_what_codex_itself_deletes(home):
     """Codex's own start-up pruning query, run on its table, picks the same rows (the
     folder-only rows of the sample home and rows gone from Codex are no candidates)."""
@@ -204,3 +181,17 @@ def test_unknown_or_bad_ids(home):
         restore_memories(conn, thread_ids=["nope"], now=NOW)
     result = restore_memories(conn, thread_ids=["0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"], now=NOW)
     assert result[0].problem == "no such memory"
+
+
+def test_restore_never_claims_a_file_it_could_not_put_back(home):
+    conn, home = home
+    candidates = prune_candidates(conn, as_of=NOW, max_unused_days=30, rule="codex", limit=2)
+    moved = [m for m in _archive(conn, home, candidates) if m.file_to]
+    assert len(moved) == 2
+    os.rename(moved[0].file_to, moved[0].file_from)  # a crash after the move back
+    os.remove(moved[1].file_to)  # lost from the archive
+    results = {r.thread_id: r for r in restore_memories(conn, all_archived=True, now=NOW + 20)}
+    assert results[moved[0].thread_id].done
+    assert "already back in place" in results[moved[0].thread_id].problem
+    assert not results[moved[1].thread_id].done
+    assert "not restored" in results[moved[1].thread_id].problem

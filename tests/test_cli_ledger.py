@@ -80,8 +80,11 @@ def test_sync_prints_what_changed(env):
     result = invoke(["sync"], env)
     assert result.exit_code == 0, result.output
     assert ("33 row(s) from memories_1.sqlite, 33 raw_memories.md section(s) and"
-            " 33 rollout summary header(s)") in result.stdout
+            " 33 rollout summary header(s)") in result.stdout.replace(
+        os.path.join(os.path.realpath(env["CODEX_HOME"]), ""), "")
     assert "36 new, 0 updated, 0 marked missing" in result.stdout
+    # Codex's and memcite's counts side by side, in stats' words.
+    assert "cited: by Codex's counters 20 (94 citations), by memcite's log 0" in result.stdout
     again = invoke(["sync", "--json"], env)
     assert json.loads(again.stdout)["updated"] == 36
 

@@ -56,9 +56,14 @@ def test_stats_json_shape(env):
     assert set(report) >= {"memories", "dead", "top", "unknown_ids", "citation_checks",
                            "sections"}
     assert report["memories"] == 36
-    assert report["top"][0]["thread_id"] == env["builder"].thread_id(2)
+    assert report["codex_home"] == os.path.realpath(env["home"])
+    assert report["state_db"] == os.path.join(os.path.realpath(env["home"]), "memories_1.sqlite")
+    top = {t["thread_id"]: t for t in report["top"]}
+    assert top[env["builder"].thread_id(2)]["usage_count"] == 1
+    assert top[env["builder"].thread_id(2)]["label"] == "pytest_fixture_layout"
     assert report["citation_checks"]["outcomes"]["outside_root"]["entries"] == 1
-    assert {"thread_id", "last_used", "last_used_iso", "days_unused", "reason"} == set(report["dead"][0])
+    assert {"thread_id", "label", "last_used", "last_used_iso", "days_unused", "reason", "usage_count",
+            "codex_usage_count", "asked_to_forget"} == set(report["dead"][0])
 
 
 def test_stats_text_shows_dead_checks_sections_and_chart(env):
@@ -92,7 +97,7 @@ def test_stats_fast_path_prints_the_same_bytes_as_typer_without_importing_it(env
     (["stats", "--rule", "llm"], "--rule"),
     (["stats", "--as-of", "yesterday"], "--as-of"),
     (["stats", "--max-unused-days", "-1"], "max-unused-days"),
-    (["restore"], "thread ids, --all, or --since"),
+    (["restore"], "say what to restore"),
     (["restore", "not-an-id"], "not a thread id"),
 ])
 def test_bad_input_exits_2_with_a_message(env, args, message):
@@ -113,30 +118,51 @@ def test_codex_config_sets_max_unused_days(env):
     assert json.loads(result.stdout)["max_unused_days"] == 5
 
 
-def test_prune_previews_then_applies_and_restore_undoes(env):
+def test_prune_previews_then_asks_codex_with_a_note_and_restore_withdraws(env):
     summaries = env["home"] / "memories" / "rollout_summaries"
+    notes = env["home"] / "memories" / "extensions" / "ad_hoc" / "notes"
     before = sorted(os.listdir(summaries))
+    codex_before = (env["home"] / "memories_1.sqlite").read_bytes()
     db_before = env["db"].read_bytes()
     result = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF, "--json"])
     assert result.exit_code == 0, result.output
     preview = json.loads(result.stdout)["prune"]
-    assert preview and {"thread_id", "last_used", "last_used_iso", "reason"} == set(preview[0])
-    assert sorted(os.listdir(summaries)) == before
-    assert env["db"].read_bytes() == db_before
+    assert preview and {"thread_id", "label", "last_used", "last_used_iso", "reason"} == set(preview[0])
+    assert env["db"].read_bytes() == db_before and not notes.exists()
     text = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF]).stdout
-    assert "add --apply" in text
+    assert "nothing changed: this is a preview" in text
 
     result = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF, "--apply"])
     assert result.exit_code == 0, result.output
-    assert "moved" in result.stdout
-    assert len(os.listdir(summaries)) < len(before)
+    assert "way: ad-hoc note" in result.stdout and "what Codex still sees:" in result.stdout
+    written = os.listdir(notes)
+    assert len(written) == 1
+    note = (notes / written[0]).read_text()
+    for item in preview:
+        assert item["thread_id"] in note and item["label"] in note
+    # No file of Codex's moved, its database untouched.
+    assert sorted(os.listdir(summaries)) == before
+    assert (env["home"] / "memories_1.sqlite").read_bytes() == codex_before
     stats = json.loads(runner.invoke(app, ["stats", "--json", "--as-of", AS_OF]).stdout)
-    assert stats["totals"]["archived"] == len(preview)
+    assert stats["totals"]["asked_to_forget"] == len(preview)
+    assert stats["totals"]["archived"] == 0
+    text = runner.invoke(app, ["stats", "--as-of", AS_OF]).stdout
+    assert f"asked to forget, still in Codex: {len(preview)}" in text
+    # Asked once: a second prune offers them no more.
+    again = json.loads(runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF,
+                                           "--json"]).stdout)
+    assert again["prune"] == []
+    listed = json.loads(runner.invoke(app, ["archived", "--json"]).stdout)
+    assert {r["thread_id"] for r in listed["requests"]} == {p["thread_id"] for p in preview}
 
     result = runner.invoke(app, ["restore", "--all"])
     assert result.exit_code == 0, result.output
     assert f"restored {len(preview)}" in result.stdout
-    assert sorted(os.listdir(summaries)) == before
+    assert len(os.listdir(notes)) == 2  # the request, retired, and the withdrawal
+    assert "asks nothing" in result.stdout
+    assert (notes / written[0]).read_text().startswith("# Nothing to drop")
+    stats = json.loads(runner.invoke(app, ["stats", "--json", "--as-of", AS_OF]).stdout)
+    assert stats["totals"]["asked_to_forget"] == 0
 
 
 def test_select_follows_codex_order(env):
@@ -179,10 +205,10 @@ def test_no_database_and_no_codex_home_is_a_clear_error_and_creates_nothing(tmp_
     monkeypatch.delenv("MEMCITE_DB", raising=False)
     monkeypatch.setenv("MEMCITE_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
-    for args in (["stats"], ["select"], ["restore", "--all"]):
+    for args in (["stats"], ["select"], ["prune"], ["archived"], ["restore", "--all"]):
         result = runner.invoke(app, args)
         assert result.exit_code == 2, args
-        assert "memcite sync" in result.output or "no such database" in result.output
+        assert "no such Codex home" in result.output or "no such database" in result.output
     assert not (tmp_path / "data" / "memcite.sqlite").exists()
 
 
@@ -221,7 +247,7 @@ def test_prune_and_stats_by_codex_rule_list_what_codex_deletes(env):
     assert [item["thread_id"] for item in report["prune"]] == expected
     assert report["not_in_codex_table"] == 3 and report["gone_from_codex"] == 0
     text = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF]).stdout
-    assert f"would archive {len(expected)} memories" in text
+    assert f"): {len(expected)} memories" in text
     assert "not judged: 3 memories only in the memory folder" in text
     stats = json.loads(runner.invoke(app, ["stats", "--rule", "codex", "--limit", "0",
                                            "--json", "--as-of", AS_OF]).stdout)
@@ -233,35 +259,6 @@ def test_stats_straight_from_codex_says_there_is_no_citation_log(env, tmp_path):
     code, out, err = run(["stats", "--as-of", AS_OF], env_vars)
     assert code == 0, err
     assert "no citation log (run memcite record or memcite ingest)" in out
-    assert "<- never cited" not in out and "(Codex: " not in out  # no claims from no log
+    assert "<- never cited" not in out and "by memcite's log" not in out  # no claims from no log
     top = out.split("Most cited")[1].splitlines()[1]
-    assert top.split()[:2] == [env["builder"].thread_id(22), "30"]
-
-
-def test_prune_apply_moves_files_from_the_home_the_rows_came_from(env, tmp_path):
-    other = tmp_path / "other_home"
-    other.mkdir()
-    summaries = env["home"] / "memories" / "rollout_summaries"
-    before = len(os.listdir(summaries))
-    result = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF, "--apply",
-                                 "--codex-home", str(other)])
-    assert result.exit_code == 0, result.output
-    assert len(os.listdir(summaries)) < before
-    assert (env["home"] / "memcite_archive").is_dir() and not (other / "memcite_archive").exists()
-    assert f"from the Codex home it was synced from, {os.path.realpath(env['home'])}" in \
-        result.stdout
-
-
-def test_prune_apply_refuses_an_archive_inside_the_memory_folder_of_a_symlinked_home(env,
-                                                                                      tmp_path):
-    link = tmp_path / "link"
-    link.symlink_to(env["home"])
-    summaries = env["home"] / "memories" / "rollout_summaries"
-    before = sorted(os.listdir(summaries))
-    result = runner.invoke(app, ["prune", "--rule", "codex", "--as-of", AS_OF, "--apply",
-                                 "--codex-home", str(link),
-                                 "--archive-dir", str(link / "memories" / "old")])
-    assert result.exit_code == 2
-    assert "must not be inside" in result.output
-    assert sorted(os.listdir(summaries)) == before
-    assert not (env["home"] / "memories" / "old").exists()
+    assert top.split()[:5] == [env["builder"].thread_id(22), "memcite", "-", "Codex", "30"]

@@ -160,29 +160,67 @@ def test_stats_json_from_codex_database_alone_fits_the_model(ledger_env, monkeyp
     assert report.source == "codex" and report.citation_log is False and report.top
 
 
-def test_prune_and_restore_json_fit_the_models(synced):
+def test_prune_both_ways_archived_restore_and_stats_json_fit_the_models(synced):
     (preview,) = check("prune", invoke(["prune", "--rule", "codex", "--as-of", AS_OF, "--json"]))
-    assert preview.prune and not preview.applied and not preview.archived
-    assert all(item.last_used_iso for item in preview.prune)
-    (applied,) = check("prune", invoke(["prune", "--rule", "codex", "--as-of", AS_OF, "--json",
-                                        "--apply"]))
-    assert applied.applied and applied.archived
+    assert preview.prune and not preview.applied and preview.way is None
+    assert preview.result is None and all(item.last_used_iso for item in preview.prune)
+    (noted,) = check("prune", invoke(["prune", "--rule", "codex", "--as-of", AS_OF, "--json",
+                                      "--apply"]))
+    assert noted.applied and noted.way == "note" and noted.result.note_path
+    assert noted.result.asked and all(item.last_used_iso for item in noted.result.asked)
+    (stats,) = check("stats", invoke(["stats", "--json", "--as-of", AS_OF, "--rule", "codex"]))
+    assert stats.asked_to_forget and stats.totals.asked_to_forget == len(noted.result.asked)
+    assert any(dead.asked_to_forget for dead in stats.dead)
+    (withdrawn,) = check("restore", invoke(["restore", "--all", "--json"]))
+    assert withdrawn.restored and all(item.way == "note" and item.done
+                                      for item in withdrawn.restored)
+    (deleted,) = check("prune", invoke(["prune", "--rule", "codex", "--as-of", AS_OF, "--json",
+                                        "--apply", "--in-codex-db", "--include-recent-threads"]))
+    assert deleted.way == "codex_db" and deleted.result.codex_db and deleted.result.asked
+    thread = deleted.result.asked[0].thread_id
+    conn = open_store(synced["db"])  # what an earlier memcite archived: its log and its mark
+    conn.execute("INSERT INTO archive_log (action, thread_id, at, rule, reason, last_used,"
+                 " file_from, file_to) VALUES ('archive', ?, ?, 'codex', 'old', ?, ?, ?)",
+                 (synced["builder"].thread_id(1), NOW, NOW - 99 * 86_400, "/x/from.md",
+                  "/x/to.md"))
+    conn.execute("UPDATE memories SET archived_at = ? WHERE thread_id = ?",
+                 (NOW, synced["builder"].thread_id(1)))
+    conn.commit()
+    conn.close()
+    (listed,) = check("archived", invoke(["archived", "--json"]))
+    assert {r.way for r in listed.requests} == {"note", "codex_db"} and listed.legacy_archive
+    assert {r.state for r in listed.requests} == {"withdrawn", "done"}
+    assert all(r.requested_at_iso and r.completed_at_iso for r in listed.requests)
+    assert any(r.undone_at_iso for r in listed.requests)
+    (every,) = check("archived", invoke(["archived", "--all-homes", "--json", "--limit", "0"]))
+    assert every.codex_home is None and len(every.requests) == len(listed.requests)
+    (card,) = check("show", invoke(["show", thread, "--json"]))
+    assert card.forget_requests and card.forget_requests[0].way == "codex_db"
     (restored,) = check("restore", invoke(["restore", "--all", "--json"]))
-    assert restored.restored and all(item.action == "restore" for item in restored.restored)
+    assert any(item.way == "codex_db" and item.done for item in restored.restored)
+    assert restored.legacy_archive and restored.not_found == []
 
 
-def test_select_json_fits_the_model_from_codex_and_from_the_ledger(synced):
-    (chosen,) = check("select", invoke(["select", "--as-of", AS_OF, "--json"]))
-    assert chosen.selected and chosen.source.endswith("memories_1.sqlite")
-    assert all(m.source_updated_at_iso for m in chosen.selected)
-    os.remove(os.path.join(synced["home"], "memories_1.sqlite"))
-    (from_ledger,) = check("select", invoke(["select", "--as-of", AS_OF, "--json"]))
-    assert from_ledger.source == synced["db"]
+def test_show_json_fits_the_model(synced):
+    (card,) = check("show", invoke(["show", synced["builder"].thread_id(2), "--json"]))
+    assert card.citation_count == 1 and card.citations and card.citations[0].entries
+    assert card.citations[0].replied_at_iso and card.times.first_synced_at_iso
+    assert card.counts.memcite.usage_count == 1 and card.label != "-"
+    (bare,) = check("show", invoke(["show", synced["builder"].thread_id(1), "--json",
+                                    "--limit", "0"]))
+    assert bare.thread_id == synced["builder"].thread_id(1)
+    result = runner.invoke(app, ["show", "019c0000-0000-7000-8000-00000000abcd", "--json"])
+    assert result.exit_code == 2 and result.stdout == ""
 
 
 def test_sync_ingest_and_rebuild_json_fit_the_models(ledger_env):
     (synced,) = check("sync", invoke(["sync", "--json"]))
-    assert synced.inserted > 0
+    assert synced.inserted > 0 and synced.usage_data and synced.warnings == []
+    assert synced.counts.memories > 0
+    os.rename(os.path.join(ledger_env["home"], "memories_1.sqlite"), ledger_env["tmp"] / "away")
+    (blind,) = check("sync", invoke(["sync", "--json"]))
+    assert not blind.usage_data and blind.warnings
+    os.rename(ledger_env["tmp"] / "away", os.path.join(ledger_env["home"], "memories_1.sqlite"))
     bad = ledger_env["tmp"] / "rollout-bad.jsonl"
     bad.write_bytes(ROLLOUT.read_bytes() + b'{"type": "response_item", "role": "assistant", truncated\n')
     ingested = check("ingest", invoke(["ingest", str(ROLLOUT), str(bad), "--json"], expect=2))
@@ -281,10 +319,11 @@ def test_every_time_has_its_iso_sibling_and_every_iso_its_time():
     for model in _all_models():
         names = list(model.model_fields)
         for index, name in enumerate(names):
-            looks_like_time = (name in TIME_KEYS or name.endswith("_at")
+            looks_like_time = (name in TIME_KEYS or name.endswith("_at") or name == "at"
                                or name.startswith(("last_", "logged_last_")))
             if looks_like_time and not name.endswith("_iso"):
-                assert name in TIME_KEYS, f"{model.__name__}.{name}: add it to TIME_KEYS"
+                assert name in TIME_KEYS, (
+                    f"{model.__name__}.{name}: add it to TIME_KEYS")
                 assert names[index + 1] == f"{name}_iso", f"{model.__name__}.{name}"
                 seen.add(name)
             if name.endswith("_iso"):
@@ -327,11 +366,13 @@ def test_with_iso_times_puts_each_iso_right_after_its_time_and_leaves_the_rest()
 def test_the_models_enumerations_are_the_librarys():
     from memcite.citations.models import SEVERITIES
     from memcite.retention.checks import CHECK_OUTCOMES
+    from memcite.retention.forget import WAYS
     from memcite.retention.rules import RULES
 
     assert typing.get_args(contracts.CheckOutcome) == CHECK_OUTCOMES
     assert tuple(contracts.Outcomes.model_fields) == CHECK_OUTCOMES
     assert typing.get_args(contracts.Rule) == RULES
+    assert typing.get_args(contracts.Way) == WAYS
     assert typing.get_args(contracts.Diagnostic.model_fields["severity"].annotation) == SEVERITIES
 
 

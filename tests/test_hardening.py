@@ -79,14 +79,15 @@ NUL_REPLY = block(["MEM\x00ORY.md:1-1|note=[nul]", "MEMORY.md:1-1|note=[fine]"],
 @pytest.mark.parametrize("with_folder", [True, False])
 def test_a_nul_byte_in_a_cited_path_is_recorded_and_checked_without_a_crash(env, tmp_path,
                                                                              with_folder):
-    if not with_folder:
-        env = {**env, "CODEX_HOME": str(tmp_path / "absent")}
+    if not with_folder:  # a Codex home without its memory folder
+        (tmp_path / "bare").mkdir()
+        env = {**env, "CODEX_HOME": str(tmp_path / "bare")}
     code, out, err = run(["record"], env, stdin=NUL_REPLY.encode())
     assert code == 0, err
     assert out == b"Done.\n"
     # ... and every later stats reads it, the memory folder present or not
     for home in (env["CODEX_HOME"], str(tmp_path / "codex")):
-        code, out, err = run(["stats", "--json"], {**env, "CODEX_HOME": home})
+        code, out, err = run(["stats", "--json", "--judge-without-usage"], {**env, "CODEX_HOME": home})
         assert code == 0, err
         report = json.loads(out)
         assert report["citation_checks"]["citations"] == 2
@@ -161,7 +162,7 @@ def test_non_utf8_bytes_in_environment_values_and_file_names(env, tmp_path):
     code, out, err = run(["ingest", rollout], values)
     assert code == 0, err
     assert b"rollout\\udcfd.jsonl: 1 reply, 1 recorded" in out
-    code, out, err = run(["stats", "--json"], values)
+    code, out, err = run(["stats", "--json", "--judge-without-usage"], values)
     assert code == 0, err
     assert json.loads(out)["citation_checks"]["outcomes"]["ok"]["citations"] == 1
     with open(home + b"/memories/raw_memories.md", "w") as handle:
@@ -252,7 +253,7 @@ def test_ingest_of_a_device_or_a_fifo_returns_promptly(env, tmp_path, source):
     assert not os.path.exists(env["MEMCITE_DB"])  # nothing created
 
 
-@pytest.mark.parametrize("command", [["record", "-"], ["stats"], ["rebuild", "--check"],
+@pytest.mark.parametrize("command", [["record", "-"], ["stats", "--judge-without-usage"], ["rebuild", "--check"],
                                      ["record", "--jsonl", "FIFO"]])
 def test_a_fifo_as_the_database_or_the_batch_never_hangs(env, tmp_path, command):
     fifo = tmp_path / "fifo"
@@ -323,7 +324,7 @@ def test_stats_on_a_256_mib_memory_md_stays_small(env, tmp_path):
     code, _, err = run(["record"], env, stdin=block(["MEMORY.md:1-1|note=[x]"], [A]).encode())
     assert code == 0, err
     # VmHWM is this process's own peak (ru_maxrss would carry the parent's over exec).
-    script = ("import sys, runpy; sys.argv = ['memcite', 'stats', '--json'];"
+    script = ("import sys, runpy; sys.argv = ['memcite', 'stats', '--json', '--judge-without-usage'];"
               "\ntry:\n    runpy.run_module('memcite', run_name='__main__')\n"
               "except SystemExit:\n    pass\n"
               "peak = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
@@ -608,7 +609,7 @@ def test_an_empty_sqlite_database_of_another_program_is_not_adopted(tmp_path, en
 def test_read_only_commands_say_not_read(tmp_path, env):
     path = _ledger(tmp_path, replies=5)
     _damage(path, "truncated")
-    code, _, err = run(["stats"], {**env, "MEMCITE_DB": str(path)})
+    code, _, err = run(["stats", "--judge-without-usage"], {**env, "MEMCITE_DB": str(path)})
     assert code in (2, 3) and "not recorded" not in err
 
 
@@ -642,7 +643,7 @@ def test_the_ledger_and_the_caches_are_private_whatever_the_umask(tmp_path, env)
         code, _, err = run(["record"], {**env, "MEMCITE_DB": str(tmp_path / "cli.sqlite")},
                            stdin=block(["MEMORY.md:1-1|note=[x]"], [A]).encode())
         assert code == 0, err
-        code, _, err = run(["stats"], {**env, "MEMCITE_DB": str(tmp_path / "cli.sqlite")})
+        code, _, err = run(["stats", "--judge-without-usage"], {**env, "MEMCITE_DB": str(tmp_path / "cli.sqlite")})
         assert code == 0, err
         cache = Path(env["MEMCITE_CACHE_DIR"])
         assert stat.S_IMODE(cache.stat().st_mode) == 0o700
@@ -653,15 +654,15 @@ def test_the_ledger_and_the_caches_are_private_whatever_the_umask(tmp_path, env)
         os.umask(old)
 
 
-def test_the_archive_folders_are_private(tmp_path):
-    from memcite.retention.archive import _private_folders
+def test_the_folders_prune_creates_are_private(tmp_path):
+    from memcite.retention.forget import make_private_folders
 
     old = os.umask(0)
     try:
-        _private_folders(str(tmp_path / "archive" / "rollout_summaries"))
+        make_private_folders(str(tmp_path / "memories" / "extensions" / "ad_hoc" / "notes"))
     finally:
         os.umask(old)
-    for folder in (tmp_path / "archive", tmp_path / "archive" / "rollout_summaries"):
+    for folder in (tmp_path / "memories", tmp_path / "memories" / "extensions" / "ad_hoc" / "notes"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 

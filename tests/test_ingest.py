@@ -45,7 +45,8 @@ def test_assistant_messages_are_the_replies(tmp_path):
 
 
 def test_ingest_records_the_citations(conn):
-    report = ingest_rollout(conn, SAMPLE, memory_root=MEMORIES, now=1_800_000_000)
+    # Ingested a minute after the last reply: the cited lines are hashed as they are now.
+    report = ingest_rollout(conn, SAMPLE, memory_root=MEMORIES, now=1_768_903_502 + 60)
     assert (report.replies, report.recorded, report.duplicates) == (3, 3, 0)
     assert report.counted == 3  # the default policy: the upper-case variant once
     assert report.unknown_ids == {"019c0000-0000-7000-8000-000000000000"}
@@ -61,6 +62,14 @@ def test_ingest_records_the_citations(conn):
     hashes = conn.execute("SELECT lines_sha256 IS NOT NULL FROM cited_entries"
                           " ORDER BY reply_id, position").fetchall()
     assert hashes == [(1,), (1,), (0,)]  # the out-of-range entry has no hash
+
+
+def test_an_old_session_ingested_without_history_keeps_no_hash(conn):
+    """Ingested months after the replies, in a memory folder without git history: the file
+    now says nothing of what was cited, so nothing is hashed (the checks say unverified)."""
+    ingest_rollout(conn, SAMPLE, memory_root=MEMORIES, now=1_800_000_000)
+    hashes = conn.execute("SELECT lines_sha256 FROM cited_entries").fetchall()
+    assert hashes and all(h == (None,) for h in hashes)
 
 
 def test_ingesting_twice_counts_once(conn):

@@ -303,7 +303,14 @@ def test_sql_dead_and_prune_agree_with_the_pure_rules(tmp_path_factory, memories
         _fill(conn, memories, folder_sources)
         count, rows = dead_from_store(conn, as_of=NOW, max_unused_days=days, rule=rule, limit=0)
         dead = dead_memories(memories, as_of=NOW, max_unused_days=days, rule=rule)
-        assert rows == [d.to_dict() for d in dead] and count == len(dead)
+        keys = ("thread_id", "last_used", "days_unused", "reason")
+        assert [{k: row[k] for k in keys} for row in rows] == [d.to_dict() for d in dead]
+        assert count == len(dead)
+        by_id = {x.thread_id: x for x in memories}
+        for row in rows:  # both counts side by side, and a label
+            assert row["usage_count"] == by_id[row["thread_id"]].usage_count
+            assert row["codex_usage_count"] == by_id[row["thread_id"]].codex_usage_count
+            assert row["label"] == "-" and row["asked_to_forget"] is False
         # counting the recent side and subtracting from the active rows gives the same
         active = conn.execute("SELECT count(*) FROM memories WHERE archived_at IS NULL"
                               ).fetchone()[0]

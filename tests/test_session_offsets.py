@@ -209,8 +209,10 @@ def test_a_whole_home_twice_records_nothing_the_second_time(conn, tmp_path):
     assert (first.files, first.read, first.recorded, first.counted) == (5, 5, 20, 10)
     second = ingest_codex_home(conn, tmp_path)
     assert (second.files, second.unchanged, second.recorded) == (5, 5, 0)
-    hashed = conn.execute("SELECT count(*) FROM cited_entries WHERE lines_sha256 IS NOT NULL")
-    assert hashed.fetchone()[0] == 10
+    # The sessions' replies are older than LATE_HASH_SECONDS and the memory folder has no git
+    # history: their cited ranges are left unhashed (checked as unverified), not hashed as now.
+    entries = conn.execute("SELECT count(*), count(lines_sha256) FROM cited_entries").fetchone()
+    assert entries == (10, 0)
 
 
 def test_the_window_reads_only_its_bytes(tmp_path):

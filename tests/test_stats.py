@@ -22,6 +22,7 @@ from memcite.retention.checks import (
     check_entry,
     count_section_citations,
     markdown_sections,
+    moved_to,
 )
 from memcite.retention.stats import collect_codex_stats, collect_stats
 
@@ -57,6 +58,12 @@ MEMORY = b"# A\nalpha\n\n## B\nbeta\r\ngamma\n"
     ("MEMORY.md", 1, 2, None, "unverified"),
     ("MEMORY.md", 1, 2, "0" * 64, "changed"),
     ("MEMORY.md", 3, 3, _sha(MEMORY, 3, 3), "blank"),
+    # The cited lines stand elsewhere now: moved, whether the old range changed, went
+    # blank or ran past the end.
+    ("MEMORY.md", 1, 1, _sha(MEMORY, 2, 2), "moved"),
+    ("MEMORY.md", 3, 3, _sha(MEMORY, 5, 5), "moved"),
+    ("MEMORY.md", 6, 7, _sha(MEMORY, 5, 6), "moved"),
+    ("MEMORY.md", 5, 6, _sha(b"beta\r\ngamma\nalpha\n", 2, 3), "changed"),  # never stood there
     ("MEMORY.md", 6, 7, None, "out_of_range"),
     ("MEMORY.md", 0, 1, None, "out_of_range"),
     ("MEMORY.md", 3, 2, None, "out_of_range"),
@@ -72,6 +79,16 @@ MEMORY = b"# A\nalpha\n\n## B\nbeta\r\ngamma\n"
 ])
 def test_check_entry_outcomes(folder, path, start, end, digest, outcome):
     assert check_entry(MemoryFolder(folder), path, start, end, digest) == outcome
+
+
+@pytest.mark.parametrize(("start", "end", "digest", "now_at"), [
+    (1, 1, _sha(MEMORY, 2, 2), (2, 2)),
+    (6, 7, _sha(MEMORY, 5, 6), (5, 6)),
+    (1, 2, _sha(MEMORY, 1, 2), (1, 2)),  # not moved: where it was cited
+    (1, 1, "0" * 64, None),
+])
+def test_moved_lines_report_their_new_range(folder, start, end, digest, now_at):
+    assert moved_to(MemoryFolder(folder), "MEMORY.md", start, end, digest) == now_at
 
 
 def record_opens(monkeypatch) -> list[str]:
@@ -177,8 +194,18 @@ def test_report_totals_dead_top_unknown_and_checks(ledger):
     assert report["unknown_ids"] == [{"thread_id": "0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee",
                                       "citations": 1}]
     assert report["not_uuid_ids"] == [{"rollout_id": "nope", "citations": 1}]
-    assert report["top"][0]["thread_id"] == builder.thread_id(2)
-    assert report["top"][0]["usage_count"] == 2
+    # Most cited by whichever count saw more, both counts side by side, with a label.
+    top = {t["thread_id"]: t for t in report["top"]}
+    assert report["top"][0]["thread_id"] == builder.thread_id(22)  # Codex counted 30
+    assert report["top"][0]["codex_usage_count"] == 30
+    assert report["top"][0]["label"] == "user_prefers_short_answers"
+    assert top[builder.thread_id(2)]["usage_count"] == 2
+    assert top[builder.thread_id(2)]["codex_usage_count"] is None
+    keys = [max(t["usage_count"], t["codex_usage_count"] or 0) for t in report["top"]]
+    assert keys == sorted(keys, reverse=True)
+    assert report["totals"]["cited_memcite"] == 3
+    assert report["totals"]["cited_codex"] == sum(
+        1 for row in builder.THREADS if row[3] and row[6] != "folder")
     # docker_compose_ports (45 days old, Codex use 40 days ago) was cited 2 days ago: alive.
     dead_ids = [d["thread_id"] for d in report["dead"]]
     assert builder.thread_id(6) not in dead_ids

@@ -44,6 +44,14 @@ EXPECTED_SCHEMA = {
                     "hash_after", "confirmed_by", "user", "file"],
         "indexes": {"note_log_slug_entry": ["slug", "entry_id", "id"]},
     },
+    "forget_requests": {  # m005
+        "columns": ["id", "batch", "thread_id", "codex_home", "way", "state", "requested_at",
+                    "completed_at", "rule", "reason", "last_used", "label", "summary_file",
+                    "note_path", "note_sha256", "codex_db", "stage1_row", "seen_gone_at", "undone_at",
+                    "undo_note_path", "problem"],
+        "indexes": {"forget_requests_thread": ["thread_id", "id"],
+                    "forget_requests_open": ["codex_home", "thread_id"]},  # partial
+    },
     "syncs": {
         "columns": ["id", "codex_home", "started_at", "finished_at", "stage1_rows",
                     "folder_threads", "inserted", "updated", "marked_missing"],
@@ -325,4 +333,5 @@ def test_schema_seen_through_sqlite_utils(tmp_path):
     partial = {i.name for t in db.tables for i in t.indexes if i.partial}
     assert partial == {"memories_active_last_used", "memories_codex_retention",
                        "memories_usage_count", "memories_archived_at", "memories_codex_last_used",
-                       "memories_outside_codex", "cited_ids_unknown", "cited_ids_not_uuid"}
+                       "memories_outside_codex", "cited_ids_unknown", "cited_ids_not_uuid",
+                       "forget_requests_open"}

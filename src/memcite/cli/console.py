@@ -33,7 +33,10 @@ def warn(message: str) -> None:
 # The keys that hold a time in Unix seconds, in any --json output. Each gets a sibling
 # ``<key>_iso`` with the same instant as ISO 8601 UTC (see memcite.contracts.outputs).
 TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_usage",
-                       "logged_last_usage", "source_updated_at", "replied_at", "checked_at"})
+                       "logged_last_usage", "source_updated_at", "replied_at", "checked_at",
+                       "requested_at", "completed_at", "seen_gone_at", "undone_at",
+                       "first_synced_at", "archived_at", "missing_since", "generated_at",
+                       "at", "recorded_at"})
 
 
 def iso_utc(seconds: int | None) -> str | None:

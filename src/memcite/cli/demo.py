@@ -207,16 +207,18 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
 
         write(f"== 5. memcite stats {where} --as-of {now} --max-unused-days 30 --limit 10\n")
         stats = collect_stats(conn, memory_root=root, as_of=now, max_unused_days=30,
-                              limit=10, weeks=True)
+                              limit=10, weeks=True, codex_home=report.codex_home)
+        stats.state_db = report.state_db
         print_stats(stats, file=out)
         write(f"\n== 6. memcite prune {where} --as-of {now} --max-unused-days 30\n"
-              "   (a preview: nothing is moved without --apply)\n")
+              "   (a preview: nothing is asked without --apply)\n")
         candidates = prune_candidates(conn, as_of=now, max_unused_days=30, rule="memcite",
-                                      limit=200)
+                                      limit=200, codex_home=report.codex_home)
         for candidate in candidates:
-            write(f"   {candidate.thread_id}  {candidate.reason}\n")
-        codex = prune_candidates(conn, as_of=now, max_unused_days=30, rule="codex", limit=200)
-        write(f"   {len(candidates)} memories would be archived by memcite's rule; "
+            write(f"   {candidate.thread_id}  {candidate.label}  {candidate.reason}\n")
+        codex = prune_candidates(conn, as_of=now, max_unused_days=30, rule="codex", limit=200,
+                                 codex_home=report.codex_home)
+        write(f"   {len(candidates)} memories Codex would be asked to forget by memcite's rule; "
               f"{len(codex)} by --rule codex (what Codex itself deletes at start-up)\n")
     finally:
         conn.close()

@@ -98,7 +98,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--since": str,
             "--limit": int,
         },
-        flags=("--json", "--no-cache"),
+        flags=("--json", "--no-cache", "--judge-without-usage"),
         envvars={"codex_home": "CODEX_HOME"},
     ),
     "truncate": FastCommand(

@@ -339,13 +339,16 @@ def sync(
     """Fill the inventory from a Codex home and print what changed."""
     import sqlite3
 
+    from memcite.ledger.codex_home import SQLITE_HOME_ENV, locate_codex_home
     from memcite.ledger.sync import check_codex_home, sync_codex_home
 
     try:
-        home = check_codex_home(resolve_codex_home(codex_home)).codex_home  # before the database
+        locations = locate_codex_home(resolve_codex_home(codex_home),
+                                      env_sqlite_home=os.environ.get(SQLITE_HOME_ENV))
+        check_codex_home(locations)  # before the database: a wrong home creates nothing
         conn = open_database(db)
         try:
-            report = sync_codex_home(conn, home, progress=progress)
+            report = sync_codex_home(conn, locations, progress=progress)
         finally:
             conn.close()
     except MemciteError as error:
@@ -353,12 +356,14 @@ def sync(
     except sqlite3.Error as exc:
         return report_error(_database_error(
             db, exc, "the sync stopped (batches already committed are kept; re-run it)"))
+    for warning in report.warnings():
+        note(f"WARNING: {warning}")
     if json:
         dump_json(report.to_dict())
         return 0
     found = []
     if report.stage1_found:
-        found.append(f"{report.stage1_rows} row(s) from memories_1.sqlite")
+        found.append(f"{report.stage1_rows} row(s) from {report.state_db}")
     if report.folder_found:
         found.append(f"{report.raw_sections} raw_memories.md section(s) and "
                      f"{report.summary_headers} rollout summary header(s)")
@@ -367,6 +372,19 @@ def sync(
         f"  {report.inserted} new, {report.updated} updated, "
         f"{report.marked_missing} marked missing (gone from Codex, kept)\n"
     )
+    counts = report.counts or {}
+    if report.stage1_found:
+        sys.stdout.write(
+            f"  memories {counts.get('memories', 0)}; cited: by Codex's counters "
+            f"{counts.get('cited_codex', 0)} ({counts.get('codex_citations', 0)} citations), "
+            f"by memcite's log {counts.get('cited_memcite', 0)}\n")
+    else:
+        sys.stdout.write(f"  memories {counts.get('memories', 0)}; usage unknown (no Codex "
+                         "memories database)\n")
+    if report.forget_requests_seen_gone:
+        sys.stdout.write(f"  {report.forget_requests_seen_gone} memor"
+                         f"{'y' if report.forget_requests_seen_gone == 1 else 'ies'} memcite "
+                         "asked Codex to forget are gone from Codex now\n")
     if report.invalid_ids:
         note(f"note: {report.invalid_ids} row(s) with a thread id that is not a UUID skipped")
     for line in report.skipped:

@@ -47,8 +47,9 @@ CodexHomeOpt = Annotated[
     typer.Option(
         "--codex-home",
         metavar="DIR",
-        help="Codex's home folder, holding memories/ and memories_1.sqlite "
-        "(default: $CODEX_HOME, else ~/.codex).",
+        help="Codex's home folder, holding memories/ and config.toml; memories_1.sqlite is in "
+        "its SQLite home, as Codex finds it: config sqlite_home, else $CODEX_SQLITE_HOME, else "
+        "the home itself (default: $CODEX_HOME, else ~/.codex).",
         envvar="CODEX_HOME",
         show_default=False,
         show_envvar=False,

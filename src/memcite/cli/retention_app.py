@@ -33,6 +33,12 @@ AsOfOpt = Annotated[
     typer.Option("--as-of", metavar="TIME", help="Judge ages as of this time (epoch seconds or ISO 8601; "
                  "default now).", show_default=False),
 ]
+JudgeOpt = Annotated[
+    bool,
+    typer.Option("--judge-without-usage", help="Judge even when Codex's memories database "
+                 "(its usage counters) is not where Codex keeps it; otherwise nothing is "
+                 "judged (exit 3)."),
+]
 SinceOpt = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--since", metavar="TIME", help="Only citations from replies made at or after this time.",
@@ -53,10 +59,12 @@ def stats(
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Check every citation again (default: reuse the last checks while "
         "no reply was recorded and no cited file changed).")] = False,
+    judge_without_usage: JudgeOpt = False,
 ) -> None:
-    """Usage report: dead memories, most cited, unknown ids, citation checks, sections, weeks."""
+    """Usage report of one Codex home: dead memories, most cited, unknown ids, citation checks,
+    sections, weeks."""
     exit_with(retention_commands.stats(db, codex_home, max_unused_days, rule, as_of, since, limit,
-                                   json, no_cache))
+                                   json, no_cache, judge_without_usage=judge_without_usage))
 
 
 def prune(
@@ -67,18 +75,24 @@ def prune(
     limit: Annotated[int, typer.Option("--limit", min=0, metavar="N",
                                        help="At most this many (0: no limit).")] = 200,
     as_of: AsOfOpt = None,
-    archive_dir: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--archive-dir", metavar="DIR", help="Where summary files go (default "
-                     "$CODEX_HOME/memcite_archive).", show_default=False),
-    ] = None,
-    apply: Annotated[bool, typer.Option("--apply", help="Archive them (default: preview only).")
-                     ] = False,
+    apply: Annotated[bool, typer.Option(
+        "--apply", help="Ask Codex to forget them: one ad-hoc note in its memory folder for its "
+        "next consolidation (default: preview only).")] = False,
+    in_codex_db: Annotated[bool, typer.Option(
+        "--in-codex-db", help="With --apply: delete their rows from Codex's stage1_outputs as "
+        "its own start-up pruning does (each row saved first; the one write memcite makes to "
+        "a Codex database).")] = False,
+    include_recent_threads: Annotated[bool, typer.Option(
+        "--include-recent-threads", help="With --in-codex-db: also delete rows of threads "
+        "updated within Codex's max_rollout_age_days (Codex may extract them again).")] = False,
+    judge_without_usage: JudgeOpt = False,
     json: JsonOpt = False,
 ) -> None:
-    """Preview the memories to forget; --apply archives them (files moved, never deleted)."""
-    exit_with(retention_commands.prune(db, codex_home, max_unused_days, rule, limit, as_of,
-                                   archive_dir, apply, json))
+    """Preview the memories to forget; --apply asks Codex to forget them (see --in-codex-db)."""
+    exit_with(retention_commands.prune(
+        db, codex_home, max_unused_days, rule, limit, as_of, apply=apply,
+        in_codex_db=in_codex_db, include_recent_threads=include_recent_threads,
+        judge_without_usage=judge_without_usage, json=json))
 
 
 def restore(
@@ -90,13 +104,47 @@ def restore(
     all: Annotated[bool, typer.Option("--all", help="Restore every archived memory.")] = False,  # noqa: A002
     since: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--since", metavar="TIME", help="Restore what was archived at or after this time.",
+        typer.Option("--since", metavar="TIME",
+                     help="Restore what was asked or archived at or after this time.",
                      show_default=False),
+    ] = None,
+    batch: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--batch", help="Restore what one prune asked (its batch id, or the "
+                     "start of it).", show_default=False),
     ] = None,
     json: JsonOpt = False,
 ) -> None:
-    """Undo `prune --apply`: summary files moved back, rows active again."""
-    exit_with(retention_commands.restore(thread_ids, db, all, since, json))
+    """Undo `prune --apply`: a note's requests withdrawn, deleted rows put back into Codex's
+    table (and summary files an earlier memcite archived moved back)."""
+    exit_with(retention_commands.restore(thread_ids, db, all, since, batch, json))
+
+
+def archived(
+    db: DbOpt = None,
+    codex_home: CodexHomeOpt = None,
+    all_homes: Annotated[bool, typer.Option("--all-homes", help="Every Codex home in the "
+                                            "database, not only this one.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=0,
+                                       help="At most this many (0: all).")] = 50,
+    json: JsonOpt = False,
+) -> None:
+    """List what prune asked Codex to forget (and what an earlier memcite archived)."""
+    exit_with(retention_commands.archived(db, codex_home, all_homes, limit, json))
+
+
+def show(
+    thread_id: Annotated[str, typer.Argument(help="The memory's thread id.",
+                                             show_default=False)],
+    db: DbOpt = None,
+    codex_home: CodexHomeOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=0,
+                                       help="Recent citations to list (0: all).")] = 10,
+    json: JsonOpt = False,
+) -> None:
+    """One memory: label, cwd, branch, times, both counts, recent citations and their checks,
+    its rollout summary's first lines."""
+    exit_with(retention_commands.show(thread_id, db, codex_home, limit, json))
 
 
 def select(
@@ -111,9 +159,11 @@ def select(
     max_unused_days: MaxUnusedOpt = None,
     as_of: AsOfOpt = None,
     json: JsonOpt = False,
+    judge_without_usage: JudgeOpt = False,
 ) -> None:
     """The memories Codex's next consolidation would take, in its order."""
-    exit_with(retention_commands.select(db, codex_home, n, max_unused_days, as_of, json))
+    exit_with(retention_commands.select(db, codex_home, n, max_unused_days, as_of, json,
+                                        judge_without_usage))
 
 
 def demo(
@@ -132,5 +182,5 @@ def demo(
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
-    for command in (stats, prune, restore, select, demo):
+    for command in (stats, prune, restore, archived, show, select, demo):
         app.command()(command)

@@ -56,14 +56,62 @@ def resolve_settings_for(codex_home: str, *, rule: str = "memcite",
         mine, load_codex_memories_config(codex_home), rule=rule)
 
 
+class UsageUnknown(MemciteError):
+    """No usage data for the home: judging would call every memory dead (exit 3)."""
+
+    exit_code = 3
+
+
+JUDGE_OVERRIDE = "--judge-without-usage"
+
+
+def locate_home(codex_home: str | None):
+    """The Codex home a command is about (``--codex-home``, ``CODEX_HOME``, ``~/.codex``) and
+    where Codex keeps its databases (config ``sqlite_home``, ``CODEX_SQLITE_HOME``); a home
+    that is not a folder is an error (exit 2)."""
+    from memcite.ledger.codex_home import SQLITE_HOME_ENV, locate_codex_home
+
+    home = resolve_codex_home(codex_home)
+    return locate_codex_home(home, env_sqlite_home=os.environ.get(SQLITE_HOME_ENV))
+
+
+def require_usage(locations, judge_without_usage: bool) -> None:
+    """Refuse to judge a home whose usage data (Codex's table) is not where Codex keeps it."""
+    if locations.has_usage_data or judge_without_usage:
+        return
+    raise UsageUnknown(
+        f"usage unknown: nothing judged. {locations.state_db} does not exist (Codex's SQLite "
+        f"home, from {locations.sqlite_home_from}), so how often each memory of "
+        f"{locations.codex_home} was used is unknown, and every one would look dead",
+        hint="if Codex keeps its databases elsewhere, set sqlite_home in config.toml or "
+             f"CODEX_SQLITE_HOME as Codex does and run `memcite sync`; {JUDGE_OVERRIDE} "
+             "judges anyway, on memcite's own log and the memories' dates")
+
+
+def require_synced_usage(conn, locations, judge_without_usage: bool) -> None:
+    """Refuse to judge from an inventory whose last sync of the home found no usage data."""
+    from memcite.retention.stats import synced_usage
+
+    if judge_without_usage or synced_usage(conn, locations.codex_home):
+        return
+    raise UsageUnknown(
+        f"usage unknown: nothing judged. memcite's last sync of {locations.codex_home} read no "
+        "rows of Codex's table (its memories database was not found or empty then), so how "
+        "often each memory was used is unknown",
+        hint=f"run `memcite sync` now that {locations.state_db} is there; "
+             f"{JUDGE_OVERRIDE} judges anyway")
+
+
 def _inputs(codex_home: str | None, *, rule: str, max_unused_days: int | None,
             as_of: str | None, limit: int = 0, n: int | None = None):
-    """``(Codex home, settings, time to judge at)`` for a retention command, options checked."""
+    """``(Codex home locations, settings, time to judge at)`` for a retention command,
+    options checked."""
     check_rule(rule)
     _check_limit(limit)
-    home = resolve_codex_home(codex_home)
-    settings = resolve_settings_for(home, rule=rule, max_unused_days=max_unused_days, n=n)
-    return home, settings, _time(as_of, "--as-of", int(time.time()))
+    locations = locate_home(codex_home)
+    settings = resolve_settings_for(locations.codex_home, rule=rule,
+                                    max_unused_days=max_unused_days, n=n)
+    return locations, settings, _time(as_of, "--as-of", int(time.time()))
 
 
 def _failed(db: str | None, error: Exception) -> int:
@@ -100,14 +148,17 @@ def stats(
     limit: int = 20,
     json: bool = False,  # noqa: A002 - mirrors the --json flag
     no_cache: bool = False,
+    judge_without_usage: bool = False,
 ) -> int:
-    """Print the usage report (dead memories, top, unknown ids, citation checks, sections)."""
+    """Print the usage report of one Codex home (dead memories, top, unknown ids, checks)."""
     try:
-        home, settings, now = _inputs(codex_home, rule=rule, max_unused_days=max_unused_days,
-                                      as_of=as_of, limit=limit)
+        locations, settings, now = _inputs(codex_home, rule=rule,
+                                           max_unused_days=max_unused_days, as_of=as_of,
+                                           limit=limit)
+        require_usage(locations, judge_without_usage)
         since_time = _time(since, "--since", None)
-        root = os.path.join(home, "memories")  # as memcite.ledger.codex_home, without importing it
-        codex_db = os.path.join(home, "memories_1.sqlite")
+        root = locations.memory_folder
+        codex_db = locations.state_db
         path = resolve_db_path(db)
         common = dict(memory_root=root, as_of=now, max_unused_days=settings.max_unused_days,
                       rule=rule, limit=limit)
@@ -119,8 +170,9 @@ def stats(
                                  "there is no memcite database yet",
                                  hint="record replies or run `memcite sync` first")
             report = collect_codex_stats(codex_db, **common)
+            report.codex_home = locations.codex_home
         elif db is None and not os.path.exists(path):
-            raise _nothing_to_report(path, home)
+            raise _nothing_to_report(path, locations.codex_home)
         else:
             from memcite.ledger.store import open_store
             from memcite.paths import user_cache_dir
@@ -128,11 +180,13 @@ def stats(
 
             conn = open_store(path, readonly=True)
             try:
+                require_synced_usage(conn, locations, judge_without_usage)
                 report = collect_stats(conn, since=since_time, weeks=True,
                                        cache_dir=None if no_cache else user_cache_dir(),
-                                       **common)
+                                       codex_home=locations.codex_home, **common)
             finally:
                 conn.close()
+        report.state_db = codex_db if locations.has_usage_data else None
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
     if json:
@@ -145,6 +199,13 @@ def stats(
 NO_CITATION_LOG = "no citation log (run memcite record or memcite ingest)"
 
 
+def _counts(memcite: int | None, codex: int | None) -> str:
+    """A memory's two counts, always in the same words and order."""
+    mine = "-" if memcite is None else str(memcite)
+    theirs = "-" if codex is None else str(codex)
+    return f"memcite {mine:>4}  Codex {theirs:>4}"
+
+
 def print_stats(report, file=None) -> None:
     """Print a ``memcite.retention.stats.StatsReport`` as ``memcite stats`` does (to stdout by default)."""
     file = file or sys.stdout
@@ -152,43 +213,71 @@ def print_stats(report, file=None) -> None:
     t = report.totals
     source = "Codex's memories_1.sqlite (no memcite database)" if report.source == "codex" \
         else "memcite's ledger"
-    out(f"memcite stats from {source}, as of {_day(report.as_of)}, rule {report.rule}, "
+    out(f"memcite stats for the Codex home {report.codex_home or '-'}\n"
+        f"  from {source}; usage data from {report.state_db or 'nowhere (judged without it)'}\n"
+        f"  as of {_day(report.as_of)}, rule {report.rule}, "
         f"dead after {report.max_unused_days} day(s) unused\n")
-    counts = "Codex's counts" if report.source == "codex" or report.rule == "codex" \
-        else "memcite's log"
+    if report.other_homes:
+        out(f"  (memcite's database also holds {len(report.other_homes)} other Codex "
+            f"home(s), not counted here: {', '.join(report.other_homes)})\n")
+        if not report.totals["memories"] and not report.totals["gone_from_codex"]:
+            out("  no memories of this home yet: run `memcite sync` for it\n")
+        if report.log_scope:
+            out(f"  (citations and their checks: the replies recorded against "
+                f"{report.log_scope} only)\n")
     gone, in_table = t["gone_from_codex"], t["in_codex_table"]
     scope = (f" of the {in_table} in Codex's table"
              if report.rule == "codex" and in_table != t["memories"] else "")
-    out(f"  memories {t['memories']} (archived {t['archived']}"
-        f"{f', gone from Codex {gone}' if gone else ''}), dead {t['dead']}{scope}; "
-        f"by {counts}: cited {t['cited']}, never cited {t['never_cited']}\n")
+    out(f"  memories {t['memories']} (in Codex's table {in_table}, archived {t['archived']}"
+        f"{f', gone from Codex {gone}' if gone else ''}), dead {t['dead']}{scope}\n")
+    if report.citation_log:
+        out(f"  cited:       by memcite's log {t['cited_memcite']:>5}   by Codex's counters "
+            f"{t['cited_codex']:>5}\n"
+            f"  never cited: by memcite's log {t['never_cited_memcite']:>5}   by Codex's counters "
+            f"{t['never_cited_codex']:>5}\n")
+    else:
+        out(f"  cited:       by Codex's counters {t['cited_codex']:>5} (no memcite log)\n"
+            f"  never cited: by Codex's counters {t['never_cited_codex']:>5}\n")
     if gone:
         out(f"  gone from Codex: {gone} memor{'y' if gone == 1 else 'ies'} no longer in Codex "
             "(missing at the last sync), kept for their citations, counted apart\n")
+    if t.get("asked_to_forget"):
+        out(f"  asked to forget, still in Codex: {t['asked_to_forget']} (until a sync finds "
+            "them gone)\n")
     if report.source == "codex":
         out(f"  citations {t['citations']} (Codex's usage counts; no replies recorded)\n")
     else:
         out(f"  citations {t['citations']} in {t['replies']} "
-            f"repl{'y' if t['replies'] == 1 else 'ies'} recorded, unknown ids "
-            f"{t['unknown_ids']}, ids that are not UUIDs {t['not_uuid_ids']}\n")
-    out(f"\nDead memories ({report.dead_count}, stalest first):\n")
+            f"repl{'y' if t['replies'] == 1 else 'ies'} recorded (Codex's counters: "
+            f"{t['codex_citations']}), unknown ids {t['unknown_ids']}, ids that are not "
+            f"UUIDs {t['not_uuid_ids']}\n")
+    out(f"\nDead memories ({report.dead_count}, stalest first; citations by each count):\n")
     if not report.dead:
         out("  none\n")
     for dead in report.dead:
-        out(f"  {dead['thread_id']}  {dead['days_unused']:>4} days unused  {dead['reason']}\n")
+        mark = "  [asked to forget]" if dead.get("asked_to_forget") else ""
+        counts = _counts(dead.get("usage_count") if report.citation_log else None,
+                         dead.get("codex_usage_count"))
+        out(f"  {dead['thread_id']}  {dead.get('label', '-')}\n"
+            f"      {dead['days_unused']:>4} days unused  {counts}  {dead['reason']}{mark}\n")
     if report.dead_count > len(report.dead):
         out(f"  … and {report.dead_count - len(report.dead)} more (--limit 0 lists all)\n")
-    out("\nMost cited (Codex's usage counts):\n" if not report.citation_log
-        else "\nMost cited:\n")
+    out("\nMost cited (by memcite's log and by Codex's counters):\n" if report.citation_log
+        else "\nMost cited (by Codex's counters; no memcite log):\n")
     if not report.top:
         out("  none\n")
     for top in report.top:
-        if not report.citation_log:  # Codex's count is the only one there is
-            count = f"{top['codex_usage_count'] or 0:>5}"
-        else:
-            count = f"{top['usage_count']:>5}" + ("" if top["codex_usage_count"] is None
-                                                 else f" (Codex: {top['codex_usage_count']})")
-        out(f"  {top['thread_id']}  {count}  last {_day(top['last_used'])}\n")
+        counts = _counts(top["usage_count"] if report.citation_log else None,
+                         top["codex_usage_count"])
+        out(f"  {top['thread_id']}  {counts}  last {_day(top['last_used'])}  "
+            f"{top.get('label', '-')}\n")
+    if report.asked_to_forget:
+        out("\nAsked to forget, still in Codex:\n")
+        for item in report.asked_to_forget:
+            how = (f"note {os.path.basename(item['note_path'])}" if item["way"] == "note"
+                   else "rows deleted from Codex's table; files until its next consolidation")
+            out(f"  {item['thread_id']}  {item.get('label') or '-'}  asked "
+                f"{_day(item['requested_at'])} ({how})\n")
     _print_list(out, "Cited ids that are not known memories",
                 [f"{item['thread_id']}  {item['citations']} citation(s)"
                  for item in report.unknown_ids])
@@ -202,6 +291,11 @@ def print_stats(report, file=None) -> None:
         out(f"\nCitation checks against {checks.memory_root or 'no memory folder'} "
             f"({checks.entries} distinct entries, {checks.citations} citations, "
             f"{checks.files_read} file(s) read):\n")
+        if t.get("replies_hashed_late"):
+            out(f"  ({t['replies_hashed_late']} repl"
+                f"{'y was' if t['replies_hashed_late'] == 1 else 'ies were'} recorded more than "
+                "an hour after being made: ingested ones are checked against the memory "
+                "folder's git history at their time, unverified without it)\n")
         for outcome, counts in checks.outcomes.items():
             if counts["entries"]:
                 out(f"  {outcome:<13} {counts['entries']:>6} entries  "
@@ -209,8 +303,10 @@ def print_stats(report, file=None) -> None:
         if checks.worst:
             out("  worst:\n")
             for entry in checks.worst:
+                now_at = (f" (now at {entry.moved_to[0]}-{entry.moved_to[1]})"
+                          if entry.moved_to else "")
                 out(f"    {entry.path}:{entry.line_start}-{entry.line_end}  {entry.outcome}"
-                    f"  ({entry.citations} citation(s))\n")
+                    f"{now_at}  ({entry.citations} citation(s))\n")
         for path, why in checks.skipped.items():
             out(f"  not read: {path}: {why}\n")
     _print_list(out, "Citations per file",
@@ -282,78 +378,124 @@ def prune(
     rule: str = "memcite",
     limit: int = 200,
     as_of: str | None = None,
-    archive_dir: str | None = None,
     apply: bool = False,
+    in_codex_db: bool = False,
+    include_recent_threads: bool = False,
+    judge_without_usage: bool = False,
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
-    """Preview (or with ``apply``, archive) the memories the rule would forget.
+    """Preview the memories the rule would forget; with ``apply``, ask Codex to forget them.
 
-    Memories gone from Codex are never offered (nothing is left to archive) and, with
-    ``--rule codex``, rows only in the memory folder are not judged (they are not in
-    Codex's table); both are counted in the output.
+    ``apply`` writes one ad-hoc note asking Codex's consolidation to drop them;
+    ``apply`` with ``in_codex_db`` deletes their rows from Codex's table as its own
+    start-up pruning does (saved first; ``restore`` puts them back). Memories gone from
+    Codex are never offered and, with ``--rule codex``, rows only in the memory folder
+    are not judged; both are counted in the output.
     """
     from memcite.ledger.store import open_store
-    from memcite.retention.archive import archive_memories, prune_candidates
-    from memcite.retention.rules import cutoff
-    from memcite.retention.stats import out_of_scope
+    from memcite.retention.archive import prune_candidates
+    from memcite.retention.forget import WAY_CODEX_DB, WAY_NOTE, ToForget, forget_memories
+    from memcite.retention.rules import clamp_codex, cutoff, load_codex_memories_config
+    from memcite.retention.stats import memories_of, out_of_scope
 
+    result = None
     try:
-        home, settings, now = _inputs(codex_home, rule=rule, max_unused_days=max_unused_days,
-                                      as_of=as_of, limit=limit)
-        conn = open_store(resolve_db_path(db), readonly=not apply)
+        if in_codex_db and not apply:
+            raise InputError("--in-codex-db says how --apply forgets; add --apply",
+                             hint="without --apply, prune only previews")
+        locations, settings, now = _inputs(codex_home, rule=rule,
+                                           max_unused_days=max_unused_days, as_of=as_of,
+                                           limit=limit)
+        require_usage(locations, judge_without_usage)
+        if apply:
+            from memcite.cli.ledger_commands import open_database
+
+            conn = open_database(db)
+        else:
+            conn = open_store(resolve_db_path(db), readonly=True)
         try:
-            candidates = prune_candidates(conn, as_of=now, max_unused_days=settings.max_unused_days,
-                                          rule=rule, limit=limit)
-            outside = out_of_scope(conn, limit_time=cutoff(now, settings.max_unused_days))
-            moved = []
+            require_synced_usage(conn, locations, judge_without_usage)
+            limit_time = cutoff(now, settings.max_unused_days)
+            candidates = prune_candidates(conn, as_of=now,
+                                          max_unused_days=settings.max_unused_days,
+                                          rule=rule, limit=limit,
+                                          codex_home=locations.codex_home)
+            outside = out_of_scope(conn, limit_time=limit_time,
+                                   table=memories_of(conn, locations.codex_home))
             if apply:
-                moved = archive_memories(conn, candidates, codex_home=home,
-                                         archive_dir=archive_dir, now=int(time.time()),
-                                         rule=rule)
+                age = clamp_codex("max_rollout_age_days", load_codex_memories_config(
+                    locations.codex_home).get("max_rollout_age_days", 10))
+                result = forget_memories(
+                    conn, [ToForget(c.thread_id, c.last_used, c.reason) for c in candidates],
+                    locations=locations, way=WAY_CODEX_DB if in_codex_db else WAY_NOTE,
+                    rule=rule, max_unused_days=settings.max_unused_days,
+                    limit_time=limit_time, now=int(time.time()), max_rollout_age_days=age,
+                    include_recent=include_recent_threads)
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
     folder_only = outside.folder_only if rule == "codex" else 0
+    way = None if result is None else result.way
     if json:
         dump_json({
+            "codex_home": locations.codex_home, "state_db": locations.state_db,
             "rule": rule, "as_of": now, "max_unused_days": settings.max_unused_days,
-            "settings": settings.to_dict(), "applied": apply,
-            "prune": [{"thread_id": c.thread_id, "last_used": c.last_used, "reason": c.reason}
-                      for c in candidates],
-            "archived": [m.to_dict() for m in moved],
+            "settings": settings.to_dict(), "applied": apply, "way": way,
+            "prune": [{"thread_id": c.thread_id, "label": c.label, "last_used": c.last_used,
+                       "reason": c.reason} for c in candidates],
+            "result": None if result is None else result.to_dict(),
+            "codex_still_sees": ("everything (a preview changes nothing)" if result is None
+                                 else result.codex_still_sees()),
             "gone_from_codex": outside.gone,
             "not_in_codex_table": folder_only,
         })
         return 0
     out = sys.stdout.write
-    verb = "archived" if apply else "would archive"
-    out(f"prune ({rule} rule, unused for more than {settings.max_unused_days} day(s) before "
-        f"{_day(now)}): {verb} {len(candidates)} memor{'y' if len(candidates) == 1 else 'ies'}\n")
-    files = {m.thread_id: m for m in moved}
-    here = os.path.realpath(home)
+    count = len(candidates)
+    plural = "y" if count == 1 else "ies"
+    out(f"prune for the Codex home {locations.codex_home} ({rule} rule, unused for more than "
+        f"{settings.max_unused_days} day(s) before {_day(now)}): {count} memor{plural}\n")
     for candidate in candidates:
-        line = f"  {candidate.thread_id}  last used {_day(candidate.last_used)}  {candidate.reason}"
-        item = files.get(candidate.thread_id)
-        if item and item.codex_home and os.path.realpath(item.codex_home) != here:
-            line += (f"\n      from the Codex home it was synced from, {item.codex_home} "
-                     f"(not {home})")
-        if item and item.file_to:
-            line += f"\n      moved {item.file_from} -> {item.file_to}"
-        if item and item.problem:
-            line += f"\n      note: {item.problem}"
-        out(line + "\n")
+        out(f"  {candidate.thread_id}  {candidate.label}\n"
+            f"      last used {_day(candidate.last_used)}  {candidate.reason}\n")
     if outside.gone:
         out(f"not offered: {outside.gone} memor{'y' if outside.gone == 1 else 'ies'} already "
-            "gone from Codex (missing at the last sync; nothing left to archive)\n")
+            "gone from Codex (missing at the last sync; nothing left to forget)\n")
     if folder_only:
         out(f"not judged: {folder_only} memor{'y' if folder_only == 1 else 'ies'} only in the "
             "memory folder, not in Codex's table (its retention never sees them; "
             "--rule memcite does)\n")
-    if not apply and candidates:
-        out("nothing changed: this is a preview; add --apply to archive them "
-            "(summary files are moved, never deleted; `memcite restore` undoes it)\n")
+    if result is None:
+        if candidates:
+            out("nothing changed: this is a preview. --apply asks Codex to forget them with an "
+                "ad-hoc note in its memory folder; --apply --in-codex-db deletes their rows "
+                "from Codex's table (saved first). `memcite restore` undoes either.\n")
+        return 0
+    _print_forget_result(out, result)
     return 0
+
+
+def _print_forget_result(out, result) -> None:
+    for item in result.settled:
+        out(f"settled an interrupted earlier prune: {item['thread_id']} {item['state']}\n")
+    for item in result.dropped:
+        out(f"  not asked: {item['thread_id']}  {item.get('label') or ''}  ({item['why']})\n")
+    asked = len(result.asked)
+    plural = "y" if asked == 1 else "ies"
+    if result.way == "note":
+        if asked:
+            out(f"asked Codex to forget {asked} memor{plural} (way: ad-hoc note): wrote "
+                f"{result.note_path}\n")
+    elif asked:
+        out(f"deleted {asked} row(s) from stage1_outputs in {result.codex_db} (way: Codex's "
+            "database; each row saved in memcite's database first)\n")
+    else:
+        out("deleted nothing from Codex's table\n")
+    out(f"what Codex still sees: {result.codex_still_sees()}\n")
+    if asked:
+        out("undo: `memcite restore --batch " + result.batch + "` (or the thread ids); "
+            "`memcite archived` lists every request\n")
 
 
 def restore(
@@ -361,45 +503,135 @@ def restore(
     db: str | None = None,
     all: bool = False,  # noqa: A002 - mirrors the --all flag
     since: str | None = None,
+    batch: str | None = None,
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
-    """Undo ``prune --apply`` for the given ids, ``--all``, or ``--since TIME``."""
+    """Undo ``prune --apply`` for the given ids, ``--all``, ``--since TIME`` or ``--batch``:
+    requests withdrawn, rows put back into Codex's table, files an older memcite moved put back."""
+    from memcite.citations.thread_ids import normalize_thread_id
+    from memcite.cli.ledger_commands import open_database
     from memcite.ledger.store import open_store
     from memcite.retention.archive import restore_memories
+    from memcite.retention.forget import undo_requests
 
     thread_ids = list(thread_ids or [])
     try:
-        if not thread_ids and not all and since is None:
-            raise InputError("say what to restore: thread ids, --all, or --since TIME",
-                             hint="`memcite stats` lists archived counts; the ids are in "
-                                  "`memcite prune --json` output")
+        if not thread_ids and not all and since is None and batch is None:
+            raise InputError("say what to restore: thread ids, --all, --since TIME or --batch",
+                             hint="`memcite archived` lists what can be restored")
         since_time = _time(since, "--since", None)
+        wanted = []
+        for given in thread_ids:
+            normalized = normalize_thread_id(given.strip())
+            if normalized is None:
+                raise InputError(f"{given!r} is not a thread id (a UUID)",
+                                 hint="`memcite archived` lists the ids")
+            wanted.append(normalized)
         path = resolve_db_path(db)
         open_store(path, readonly=True).close()  # a missing database is an error, not created
-        conn = open_store(path)
+        conn = open_database(db)
         try:
-            results = restore_memories(conn, thread_ids=thread_ids, all_archived=all,
-                                       since=since_time, now=int(time.time()))
+            now = int(time.time())
+            query = ("SELECT id, thread_id FROM forget_requests WHERE state IN ('done',"
+                     " 'forgotten', 'pending')")
+            rows = conn.execute(query).fetchall()
+            picked = [rid for rid, thread in rows if all or thread in wanted]
+            if since_time is not None:
+                picked += [r[0] for r in conn.execute(
+                    query + " AND requested_at >= ?", (since_time,))]
+            if batch is not None:
+                picked += [r[0] for r in conn.execute(query + " AND batch LIKE ?",
+                                                      (batch.strip() + "%",))]
+            undone = undo_requests(conn, picked, now=now)
+            found = {u.thread_id for u in undone}
+            legacy = restore_memories(
+                conn, thread_ids=[t for t in wanted if t not in found], all_archived=all,
+                since=since_time, now=now, missing_ok=True)
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
-    done = [r for r in results if r.done]
+    done = [u for u in undone if u.done] + [r for r in legacy if r.done]
+    unknown = [t for t in wanted if t not in found and not any(r.thread_id == t for r in legacy)]
     if json:
-        dump_json({"restored": [r.to_dict() for r in results]})
+        dump_json({"restored": [u.to_dict() for u in undone],
+               "legacy_archive": [r.to_dict() for r in legacy],
+               "not_found": unknown})
     else:
-        sys.stdout.write(f"restored {len(done)} memor{'y' if len(done) == 1 else 'ies'}\n")
-        for item in results:
-            line = f"  {item.thread_id}"
+        out = sys.stdout.write
+        out(f"restored {len(done)} memor{'y' if len(done) == 1 else 'ies'}\n")
+        for item in undone:
+            way = "note" if item.way == "note" else "Codex's database"
+            state = "" if item.done else "  (nothing done)"
+            out(f"  {item.thread_id}  {item.label or '-'}  [{way}]  {item.what}{state}\n")
+        for item in legacy:
+            line = f"  {item.thread_id}  [file archived by an earlier memcite]"
             if item.file_to:
                 line += f"  {item.file_from} -> {item.file_to}"
-            if not item.done:
-                line += "  skipped"
             if item.problem:
                 line += f"  ({item.problem})"
-            sys.stdout.write(line + "\n")
-    # An id that was not archived is a bad input item: the others are restored, exit 2.
-    return EXIT_BAD_INPUT if len(done) < len(results) and thread_ids else EXIT_OK
+            out(line + "\n")
+        for thread in unknown:
+            out(f"  {thread}  not found: no request to forget and nothing archived (skipped)\n")
+        ways = {item.way for item in undone if item.done}
+        if "codex_db" in ways:
+            out("what Codex sees now: the rows put back are in its table again, as they were; "
+                "its next consolidation may take them\n")
+        if "note" in ways:
+            out("what Codex sees now: its table never lost these memories; the withdrawal note "
+                "asks its next consolidation to keep them\n")
+    # An id with nothing to undo is a bad input item: the others are restored, exit 2.
+    return EXIT_BAD_INPUT if (unknown or len(done) < len(undone) + len(legacy)) and thread_ids \
+        else EXIT_OK
+
+
+def archived(
+    db: str | None = None,
+    codex_home: str | None = None,
+    all_homes: bool = False,
+    limit: int = 50,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """List the requests to forget (and what an older memcite archived), newest first."""
+    from memcite.ledger.store import open_store
+    from memcite.retention.archive import archive_log
+    from memcite.retention.forget import list_requests
+
+    try:
+        _check_limit(limit)
+        home = None if all_homes else locate_home(codex_home).codex_home
+        conn = open_store(resolve_db_path(db), readonly=True)
+        try:
+            requests = list_requests(conn, codex_home=home, limit=limit)
+            legacy = [e for e in archive_log(conn, limit=limit) if e["action"] == "archive"]
+        finally:
+            conn.close()
+    except (MemciteError, sqlite3.Error) as error:
+        return _failed(db, error)
+    if json:
+        dump_json({"codex_home": home, "requests": requests, "legacy_archive": legacy})
+        return 0
+    out = sys.stdout.write
+    out(f"requests to forget{f' for the Codex home {home}' if home else ''} "
+        f"({len(requests)}, newest first):\n")
+    if not requests:
+        out("  none\n")
+    for item in requests:
+        where = (os.path.basename(item["note_path"] or "-") if item["way"] == "note"
+                 else f"rows deleted from {item['codex_db']}")
+        out(f"  {item['thread_id']}  {item['label'] or '-'}\n"
+            f"      {item['state']:<11} {_day(item['requested_at'])}  way {item['way']}: "
+            f"{where}  batch {item['batch'][:12]}\n")
+    if legacy:
+        out(f"\nsummary files archived by an earlier memcite ({len(legacy)}):\n")
+        for entry in legacy:
+            out(f"  {entry['thread_id']}  {_day(entry['at'])}  {entry['file_to'] or '-'}\n")
+    out(SHOWS_STATES)
+    return 0
+
+
+SHOWS_STATES = ("states: done = asked, Codex still has it; forgotten = a sync found it gone; "
+                "withdrawn / restored = undone; rolled_back = never happened\n")
 
 
 # --------------------------------------------------------------------------- select
@@ -412,35 +644,44 @@ def select(
     max_unused_days: int | None = None,
     as_of: str | None = None,
     json: bool = False,  # noqa: A002 - mirrors the --json flag
+    judge_without_usage: bool = False,
 ) -> int:
     """Print the memories Codex's next consolidation would take, in its order."""
-    from memcite.ledger.codex_home import iter_stage1_outputs, state_db_path
+    from memcite.ledger.codex_home import iter_stage1_outputs
+    from memcite.retention.labels import memory_label
     from memcite.retention.rules import MemoryUsage, consolidation_selection
 
     try:
-        home, settings, now = _inputs(codex_home, rule="codex", max_unused_days=max_unused_days,
-                                      as_of=as_of, n=n)
-        codex_db = state_db_path(home)
+        locations, settings, now = _inputs(codex_home, rule="codex",
+                                           max_unused_days=max_unused_days, as_of=as_of, n=n)
+        require_usage(locations, judge_without_usage)
+        codex_db = locations.state_db
         memories: list[MemoryUsage] = []
+        labels: dict[str, str] = {}
         if os.path.isfile(codex_db):
             source = codex_db
             for row in iter_stage1_outputs(codex_db):
-                thread, updated, _gen, _slug, uses, last, selected, _at, raw, summary = row
+                thread, updated, _gen, slug, uses, last, selected, _at, raw, summary = row
+                labels[thread] = memory_label(slug, None, None)
                 memories.append(MemoryUsage(thread, updated, None, last, 0, uses,
                                             bool(selected), bool(raw or summary)))
         else:
             from memcite.ledger.store import open_store
-            from memcite.retention.stats import RULE_SCOPE
+            from memcite.retention.labels import LABEL_COLUMNS
+            from memcite.retention.stats import RULE_SCOPE, memories_of
 
             source = resolve_db_path(db)
             if db is None and not os.path.exists(source):
-                raise _nothing_to_report(source, home)
+                raise _nothing_to_report(source, locations.codex_home)
             conn = open_store(source, readonly=True)
             try:
+                table = memories_of(conn, locations.codex_home)
                 for row in conn.execute(
                         "SELECT thread_id, source_updated_at, codex_last_usage, codex_usage_count,"
-                        " selected_for_phase2, has_raw_memory OR has_rollout_summary"
-                        f" FROM memories WHERE archived_at IS NULL AND {RULE_SCOPE['codex']}"):
+                        f" selected_for_phase2, has_raw_memory OR has_rollout_summary,"
+                        f" {LABEL_COLUMNS} FROM {table} WHERE archived_at IS NULL"
+                        f" AND {RULE_SCOPE['codex']}"):
+                    labels[row[0]] = memory_label(*row[6:9])
                     memories.append(MemoryUsage(row[0], row[1], None, row[2], 0, row[3],
                                                 bool(row[4]), bool(row[5])))
             finally:
@@ -451,16 +692,95 @@ def select(
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
     if json:
-        dump_json({"source": source, "as_of": now, "settings": settings.to_dict(),
-               "selected": [{"thread_id": m.thread_id, "usage_count": m.codex_usage_count,
+        dump_json({"codex_home": locations.codex_home, "source": source, "as_of": now,
+               "settings": settings.to_dict(),
+               "selected": [{"thread_id": m.thread_id, "label": labels.get(m.thread_id, "-"),
+                             "usage_count": m.codex_usage_count,
                              "last_usage": m.codex_last_usage,
                              "source_updated_at": m.source_updated_at} for m in chosen]})
         return 0
     sys.stdout.write(
-        f"Codex's next consolidation would take {len(chosen)} of {len(memories)} memories "
+        f"Codex's next consolidation for the Codex home {locations.codex_home} would take "
+        f"{len(chosen)} of {len(memories)} memories "
         f"(n = {settings.max_raw_memories_for_consolidation}, used within "
         f"{settings.max_unused_days} day(s) of {_day(now)}; from {source}):\n")
     for m in chosen:
-        sys.stdout.write(f"  {m.thread_id}  uses {m.codex_usage_count or 0:>4}  "
-                         f"updated {_day(m.source_updated_at)}\n")
+        sys.stdout.write(f"  {m.thread_id}  Codex uses {m.codex_usage_count or 0:>4}  "
+                         f"updated {_day(m.source_updated_at)}  {labels.get(m.thread_id, '-')}\n")
     return 0
+
+
+# --------------------------------------------------------------------------- show
+
+
+def show(
+    thread_id: str,
+    db: str | None = None,
+    codex_home: str | None = None,
+    limit: int = 10,
+    json: bool = False,  # noqa: A002 - mirrors the --json flag
+) -> int:
+    """Print what memcite knows of one memory: label, place, times, both counts, citations."""
+    from memcite.ledger.store import open_store
+    from memcite.retention.memory_card import memory_card
+
+    try:
+        _check_limit(limit)
+        locations = locate_home(codex_home)
+        conn = open_store(resolve_db_path(db), readonly=True)
+        try:
+            card = memory_card(conn, thread_id, memory_root=locations.memory_folder,
+                               limit=limit)
+        finally:
+            conn.close()
+    except (MemciteError, sqlite3.Error) as error:
+        return _failed(db, error)
+    if json:
+        dump_json(card)
+        return 0
+    out = sys.stdout.write
+    out(f"{card['thread_id']}  {card['label']}\n")
+    for key, title in (("cwd", "cwd"), ("git_branch", "branch"), ("codex_home", "Codex home"),
+                       ("rollout_summary_file", "summary file"), ("source", "found in")):
+        if card.get(key):
+            out(f"  {title + ':':<14}{card[key]}\n")
+    for key, title in (("source_updated_at", "updated"), ("generated_at", "extracted"),
+                       ("first_synced_at", "first synced"), ("missing_since", "gone since"),
+                       ("archived_at", "archived")):
+        if card["times"].get(key):
+            out(f"  {title + ':':<14}{_iso_or_dash(card['times'][key])}\n")
+    counts = card["counts"]
+    out(f"  {'citations:':<14}memcite's log {counts['memcite']['usage_count']} (last "
+        f"{_iso_or_dash(counts['memcite']['last_usage'])}), Codex's counters "
+        f"{'-' if counts['codex']['usage_count'] is None else counts['codex']['usage_count']}"
+        f" (last {_iso_or_dash(counts['codex']['last_usage'])})\n")
+    out(f"  {'in Codex:':<14}{card['status']}\n")
+    if card["forget_requests"]:
+        out("  requests to forget:\n")
+        for item in card["forget_requests"]:
+            out(f"    {item['state']:<11} {_day(item['requested_at'])}  way {item['way']}\n")
+    out(f"\nRecent citations ({len(card['citations'])} of {card['citation_count']}):\n")
+    if not card["citations"]:
+        out("  none recorded\n")
+    for item in card["citations"]:
+        out(f"  {_iso_or_dash(item['replied_at'])}  {item['origin'] or '-'}\n")
+        for entry in item["entries"]:
+            out(f"      {entry['path']}:{entry['line_start']}-{entry['line_end']}  "
+                f"{entry['outcome']}{_moved(entry)}\n")
+    out("\nRollout summary:\n")
+    if not card["summary_lines"]:
+        out(f"  {card['summary_problem'] or 'no summary file'}\n")
+    for line in card["summary_lines"]:
+        out(f"  | {line}\n")
+    return 0
+
+
+def _iso_or_dash(value: int | None) -> str:
+    from memcite.cli.console import iso_utc
+
+    return "-" if value is None else (iso_utc(value) or str(value))
+
+
+def _moved(entry: dict) -> str:
+    moved = entry.get("moved_to")
+    return f" (now at {moved[0]}-{moved[1]})" if moved else ""

@@ -20,8 +20,9 @@ Iso = Annotated[
 ]
 Count = Annotated[int, Field(ge=0)]
 Rule = Literal["memcite", "codex"]
-CheckOutcome = Literal["outside_root", "missing", "out_of_range", "blank", "changed",
+CheckOutcome = Literal["outside_root", "missing", "out_of_range", "blank", "changed", "moved",
                        "unverified", "ok"]
+Way = Literal["note", "codex_db"]
 
 
 class Contract(BaseModel):
@@ -160,11 +161,22 @@ class StatsTotals(Contract):
     archived: Count
     gone_from_codex: Count = Field(description="Missing at the last sync, kept, counted apart.")
     in_codex_table: Count
-    cited: Count
-    never_cited: Count
+    cited: Count = Field(description="Cited under the report's rule (cited_memcite or cited_codex).")
+    never_cited: Count = Field(description="Not cited under the report's rule.")
+    cited_memcite: Count = Field(description="Cited at least once in memcite's citation log.")
+    never_cited_memcite: Count = Field(description="Memories never cited in memcite's log.")
+    cited_codex: Count = Field(description="With a usage count above 0 in Codex's table.")
+    never_cited_codex: Count = Field(description="Rows of Codex's table Codex never counted a use of.")
+    codex_citations: Count = Field(description="The sum of Codex's usage counts.")
+    asked_to_forget: Count = Field(
+        description="Memories memcite asked Codex to forget that Codex still has.")
     dead: Count
     citations: Count
     replies: Count
+    replies_hashed_late: Count = Field(
+        0, description="Replies recorded more than an hour after they were made (their cited "
+        "lines checked against the memory folder's git history); absent when the report "
+        "reads Codex's database alone.")
     unknown_ids: Count
     not_uuid_ids: Count
 
@@ -173,16 +185,21 @@ class DeadMemory(Contract):
     """A memory unused for longer than the limit, and why."""
 
     thread_id: str
+    label: str = Field(description="A readable name: its slug, summary file, cwd, else '-'.")
     last_used: int
     last_used_iso: Iso
     days_unused: Count
     reason: str
+    usage_count: Count = Field(description="memcite's count (0 when there is no citation log).")
+    codex_usage_count: int | None = Field(description="Codex's own count.")
+    asked_to_forget: bool = Field(description="memcite already asked Codex to forget it.")
 
 
 class CitedMemory(Contract):
     """One of the most cited memories."""
 
     thread_id: str
+    label: str = Field(description="A readable name: its slug, summary file, cwd, else '-'.")
     usage_count: Count = Field(description="memcite's count, from its citation log.")
     codex_usage_count: int | None = Field(description="Codex's own count.")
     last_usage: int | None
@@ -191,6 +208,18 @@ class CitedMemory(Contract):
     codex_last_usage_iso: Iso
     last_used: int | None = Field(description="The last use under the report's rule.")
     last_used_iso: Iso
+
+
+class AskedToForget(Contract):
+    """A memory memcite asked Codex to forget that Codex still has (no sync saw it gone)."""
+
+    thread_id: str
+    way: Way
+    requested_at: int
+    requested_at_iso: Iso
+    label: str | None
+    note_path: str | None = Field(description="The ad-hoc note that asks it (way note).")
+    codex_db: str | None = Field(description="The database its row was deleted from (way codex_db).")
 
 
 class UnknownId(Contract):
@@ -216,8 +245,16 @@ class Outcomes(Contract):
     out_of_range: OutcomeCount
     blank: OutcomeCount
     changed: OutcomeCount
+    moved: OutcomeCount
     unverified: OutcomeCount
     ok: OutcomeCount
+
+
+LineRange = Annotated[
+    list[int],
+    Field(min_length=2, max_length=2,
+          description="[first line, last line] where the cited lines stand now (outcome moved)."),
+]
 
 
 class CheckedEntry(Contract):
@@ -229,6 +266,7 @@ class CheckedEntry(Contract):
     outcome: CheckOutcome
     problem: str
     citations: Count
+    moved_to: LineRange | None
 
 
 class CitationChecks(Contract):
@@ -269,8 +307,17 @@ class Week(Contract):
 
 
 class StatsOutput(Contract):
-    """`memcite stats --json`: the usage report."""
+    """`memcite stats --json`: the usage report of one Codex home."""
 
+    codex_home: str | None = Field(description="The Codex home reported on (its real path).")
+    state_db: str | None = Field(
+        description="Codex's memories_1.sqlite the usage data comes from; null when it is not "
+        "there (judged without usage data).")
+    other_homes: list[str] = Field(
+        description="Other Codex homes memcite's database holds memories of (not counted).")
+    log_scope: str | None = Field(
+        description="With other homes in the database: the memory folder the citation-log "
+        "parts keep to (replies recorded against it); else null.")
     source: Literal["memcite", "codex"] = Field(
         description="memcite's ledger, or Codex's memories_1.sqlite when there is no ledger.")
     citation_log: bool
@@ -290,10 +337,14 @@ class StatsOutput(Contract):
     citation_checks: CitationChecks
     files: list[FileCitations]
     sections: list[Section]
-    weeks: list[Week] | None = Field(None, description="Citations per week (not printed by --json).")
+    asked_to_forget: list[AskedToForget] = Field(
+        description="Memories asked to forget that Codex still has, oldest request first.")
+    weeks: list[Week] | None = Field(
+        None, description="Citations per week, every week (absent when the report reads "
+        "Codex's database alone).")
 
 
-# --------------------------------------------------------------------------- prune, restore, select
+# --------------------------------------------------------------------------- prune, restore, archived, select
 
 
 class SettingSources(Contract):
@@ -313,46 +364,167 @@ class Settings(Contract):
 
 class PruneCandidate(Contract):
     thread_id: str
-    last_used: int | None
+    label: str = Field(description="A readable name: its slug, summary file, cwd, else '-'.")
+    last_used: int
     last_used_iso: Iso
     reason: str | None
 
 
-class Moved(Contract):
-    """What archiving or restoring did to one memory."""
+class AskedMemory(Contract):
+    """A memory `prune --apply` asked Codex to forget."""
 
     thread_id: str
-    action: Literal["archive", "restore"]
-    done: bool = Field(description="False: skipped (not active, or not archived).")
-    file_from: str | None
-    file_to: str | None
-    problem: str | None
-    codex_home: str | None
+    last_used: int
+    last_used_iso: Iso
+    reason: str | None
+    label: str
+    summary_file: str | None = Field(description="Its rollout summary, in rollout_summaries/.")
+    cwd: str | None
+
+
+class DroppedMemory(Contract):
+    """A candidate `prune --apply` did not ask for, and why."""
+
+    thread_id: str
+    why: str
+    label: str | None = Field(None, description="With --in-codex-db, when Codex's table refused it.")
+
+
+class SettledRequest(Contract):
+    """A request an earlier, interrupted prune left pending, settled from what is there."""
+
+    id: int
+    batch: str
+    thread_id: str
+    way: Way
+    state: Literal["done", "rolled_back"]
+
+
+class ForgetResult(Contract):
+    """What `prune --apply` did."""
+
+    way: Way
+    batch: str = Field(description="The id of this run's requests (`restore --batch`).")
+    codex_home: str
+    note_path: str | None = Field(description="The ad-hoc note written (way note, when any asked).")
+    codex_db: str | None = Field(description="Codex's database rows were deleted from (way codex_db).")
+    asked: list[AskedMemory]
+    dropped: list[DroppedMemory]
+    settled: list[SettledRequest]
+    codex_still_sees: str
 
 
 class PruneOutput(Contract):
-    """`memcite prune --json`."""
+    """`memcite prune --json`: the preview, or with `--apply` what asking Codex to forget did."""
 
+    codex_home: str
+    state_db: str = Field(description="Codex's memories_1.sqlite (its table of memories).")
     rule: Rule
     as_of: int
     as_of_iso: Iso
     max_unused_days: Count
     settings: Settings
     applied: bool
+    way: Way | None = Field(
+        description="note (an ad-hoc note) or codex_db (rows deleted, --in-codex-db); "
+        "null for a preview.")
     prune: list[PruneCandidate]
-    archived: list[Moved]
+    result: ForgetResult | None = Field(description="null for a preview.")
+    codex_still_sees: str = Field(description="What Codex still has after this run, in words.")
     gone_from_codex: Count = Field(description="Not offered: already gone from Codex.")
     not_in_codex_table: Count = Field(description="Not judged by --rule codex: only in the folder.")
+
+
+class Undone(Contract):
+    """What restoring did for one request to forget."""
+
+    thread_id: str
+    way: Way
+    done: bool = Field(description="False: nothing to undo (see what).")
+    what: str
+    label: str | None
+    request_id: int | None
+
+
+class Moved(Contract):
+    """A summary file an earlier memcite archived, and what restoring it did."""
+
+    thread_id: str
+    action: Literal["restore"]
+    done: bool = Field(description="False: the file was lost (the mark is cleared).")
+    file_from: str | None
+    file_to: str | None
+    problem: str | None
+    codex_home: str | None = Field(description="Always null for a restore.")
 
 
 class RestoreOutput(Contract):
     """`memcite restore --json`."""
 
-    restored: list[Moved]
+    restored: list[Undone] = Field(description="Requests to forget withdrawn or undone.")
+    legacy_archive: list[Moved] = Field(
+        description="Summary files an earlier memcite archived, moved back.")
+    not_found: list[str] = Field(
+        description="Thread ids given with no request to forget and nothing archived.")
+
+
+class ForgetRequest(Contract):
+    """One request to forget, as memcite journals it."""
+
+    id: int
+    batch: str
+    thread_id: str
+    codex_home: str
+    way: Way
+    state: Literal["pending", "done", "forgotten", "withdrawn", "restored", "rolled_back"] = Field(
+        description="done: asked, Codex still has it; forgotten: a sync found it gone; "
+        "withdrawn / restored: undone; rolled_back: never happened; pending: being made.")
+    requested_at: int
+    requested_at_iso: Iso
+    completed_at: int | None
+    completed_at_iso: Iso
+    rule: Rule | None
+    reason: str | None
+    label: str | None
+    summary_file: str | None
+    note_path: str | None = Field(description="The ad-hoc note (way note).")
+    codex_db: str | None = Field(description="The database rows were deleted from (way codex_db).")
+    seen_gone_at: int | None = Field(description="When a sync found the memory gone from Codex.")
+    seen_gone_at_iso: Iso
+    undone_at: int | None = Field(description="When `memcite restore` undid it.")
+    undone_at_iso: Iso
+    undo_note_path: str | None = Field(description="The withdrawal note (way note).")
+    problem: str | None
+
+
+class LegacyArchived(Contract):
+    """A summary file an earlier memcite's `prune --apply` moved out (archive_log)."""
+
+    id: int
+    action: Literal["archive"]
+    thread_id: str
+    at: int = Field(description="When it was archived.")
+    at_iso: Iso = None  # until `at` is one of the time keys
+    rule: Rule | None
+    reason: str | None
+    last_used: int | None
+    last_used_iso: Iso
+    file_from: str | None
+    file_to: str | None
+    problem: str | None
+
+
+class ArchivedOutput(Contract):
+    """`memcite archived --json`: the requests to forget and older archivings, newest first."""
+
+    codex_home: str | None = Field(description="The Codex home listed; null with --all-homes.")
+    requests: list[ForgetRequest]
+    legacy_archive: list[LegacyArchived]
 
 
 class SelectedMemory(Contract):
     thread_id: str
+    label: str = Field(description="A readable name: its slug, summary file, cwd, else '-'.")
     usage_count: int | None = Field(description="Codex's usage count.")
     last_usage: int | None = Field(description="Codex's last usage.")
     last_usage_iso: Iso
@@ -363,6 +535,7 @@ class SelectedMemory(Contract):
 class SelectOutput(Contract):
     """`memcite select --json`: Codex's next consolidation, sorted by thread id."""
 
+    codex_home: str = Field(description="The Codex home (its real path).")
     source: str = Field(description="The database read.")
     as_of: int
     as_of_iso: Iso
@@ -370,7 +543,106 @@ class SelectOutput(Contract):
     selected: list[SelectedMemory]
 
 
+# --------------------------------------------------------------------------- show
+
+
+class MemoryTimes(Contract):
+    source_updated_at: int | None = Field(description="When Codex last updated the thread.")
+    source_updated_at_iso: Iso
+    generated_at: int | None = Field(description="When Codex extracted the memory.")
+    generated_at_iso: Iso
+    first_synced_at: int | None
+    first_synced_at_iso: Iso
+    missing_since: int | None = Field(description="Gone from Codex since (a sync missed it).")
+    missing_since_iso: Iso
+    archived_at: int | None = Field(description="Archived by an earlier memcite.")
+    archived_at_iso: Iso
+
+
+class MemciteCount(Contract):
+    usage_count: Count = Field(description="memcite's count, from its citation log.")
+    last_usage: int | None
+    last_usage_iso: Iso
+
+
+class CodexCount(Contract):
+    usage_count: int | None = Field(description="Codex's own count (null: not in its table).")
+    last_usage: int | None
+    last_usage_iso: Iso
+
+
+class MemoryCounts(Contract):
+    memcite: MemciteCount
+    codex: CodexCount
+
+
+class MemoryRequest(Contract):
+    """A request to forget this memory, newest first."""
+
+    way: Way
+    state: Literal["pending", "done", "forgotten", "withdrawn", "restored", "rolled_back"]
+    requested_at: int
+    requested_at_iso: Iso
+    note_path: str | None
+
+
+class ShownEntry(Contract):
+    """One entry a citation cited, checked against the memory folder now."""
+
+    path: str
+    line_start: int
+    line_end: int
+    outcome: CheckOutcome
+    moved_to: LineRange | None
+    basis: str = Field(description="What the check compared against, in words.")
+
+
+class ShownCitation(Contract):
+    """One reply citing the memory, newest first."""
+
+    reply_id: int
+    replied_at: int
+    replied_at_iso: Iso
+    recorded_at: int = Field(description="When memcite recorded it (its cited lines hashed).")
+    recorded_at_iso: Iso = None  # until `recorded_at` is one of the time keys
+    origin: str | None = Field(description="record, or ingest:<file>.")
+    hashed_seconds_after_reply: int
+    entries: list[ShownEntry]
+
+
+class ShowOutput(Contract):
+    """`memcite show ID --json`: everything memcite knows of one memory."""
+
+    thread_id: str
+    label: str = Field(description="A readable name: its slug, summary file, cwd, else '-'.")
+    cwd: str | None
+    git_branch: str | None
+    codex_home: str | None
+    rollout_summary_file: str | None
+    rollout_path: str | None
+    source: Literal["stage1_outputs", "raw_memories", "rollout_summary"] = Field(
+        description="Where the last sync found it.")
+    times: MemoryTimes
+    counts: MemoryCounts
+    status: str = Field(description="Whether Codex still has it, in words.")
+    forget_requests: list[MemoryRequest]
+    citation_count: Count = Field(description="Counted citations in memcite's log.")
+    citations: list[ShownCitation] = Field(description="The latest (--limit), newest first.")
+    memory_root: str | None = Field(description="The memory folder the entries were checked in.")
+    summary_lines: list[str] = Field(description="The first lines of its rollout summary.")
+    summary_problem: str | None = Field(description="Why there are no summary lines.")
+
+
 # --------------------------------------------------------------------------- sync, ingest, rebuild
+
+
+class SyncCounts(Contract):
+    """This home's memories after the sync (not gone, not archived)."""
+
+    memories: Count
+    cited_codex: Count = Field(description="With a usage count above 0 in Codex's table.")
+    codex_citations: Count = Field(description="The sum of Codex's usage counts.")
+    cited_memcite: Count = Field(description="Cited at least once in memcite's log.")
 
 
 class SyncOutput(Contract):
@@ -389,6 +661,15 @@ class SyncOutput(Contract):
     raw_sections: Count
     summary_headers: Count
     skipped: list[str] = Field(description="Memory files not read (a link leading out, ...), and why.")
+    state_db: str = Field(description="Where Codex's memories_1.sqlite was looked for.")
+    sqlite_home_from: Literal["sqlite_home in config.toml", "CODEX_SQLITE_HOME", "CODEX_HOME"] = \
+        Field(description="Why there: Codex's SQLite home, as Codex chooses it.")
+    usage_data: bool = Field(
+        description="False: Codex's table was not found, so no memory's usage is known.")
+    forget_requests_seen_gone: Count = Field(
+        description="Requests to forget whose memory this sync found gone from Codex.")
+    counts: SyncCounts
+    warnings: list[str] = Field(description="What the user must be told (also on stderr).")
 
 
 class IngestOutput(Contract):
@@ -508,7 +789,9 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     "stats": StatsOutput,
     "prune": PruneOutput,
     "restore": RestoreOutput,
+    "archived": ArchivedOutput,
     "select": SelectOutput,
+    "show": ShowOutput,
     "sync": SyncOutput,
     "ingest": IngestOutput,
     "rebuild": RebuildOutput,

@@ -70,14 +70,102 @@ class FolderMemory:
     where: str = ""  # file:line
 
 
-def state_db_path(codex_home: str | os.PathLike) -> str:
-    """Where Codex keeps ``stage1_outputs``."""
-    return os.path.join(os.fspath(codex_home), STATE_DB)
+def state_db_path(codex_home: str | os.PathLike, sqlite_home: str | os.PathLike | None = None
+                  ) -> str:
+    """Where Codex keeps ``stage1_outputs``: in its SQLite home (``sqlite_home``), which is
+    the Codex home itself unless configured otherwise (see ``locate_codex_home``)."""
+    return os.path.join(os.fspath(sqlite_home or codex_home), STATE_DB)
 
 
 def memory_folder(codex_home: str | os.PathLike) -> str:
     """Codex's memory folder (``$CODEX_HOME/memories``)."""
     return os.path.join(os.fspath(codex_home), MEMORY_FOLDER)
+
+
+# --------------------------------------------------------------------------- where Codex keeps things
+
+SQLITE_HOME_KEY = "sqlite_home"  # top-level key of $CODEX_HOME/config.toml
+SQLITE_HOME_ENV = "CODEX_SQLITE_HOME"
+
+
+@dataclass(frozen=True, slots=True)
+class CodexLocations:
+    """One Codex home and where its databases are (its SQLite home), and why there."""
+
+    codex_home: str  # the real path
+    sqlite_home: str
+    sqlite_home_from: str  # config.toml sqlite_home | CODEX_SQLITE_HOME | CODEX_HOME
+
+    @property
+    def state_db(self) -> str:
+        return state_db_path(self.codex_home, self.sqlite_home)
+
+    @property
+    def memory_folder(self) -> str:
+        return memory_folder(self.codex_home)
+
+    @property
+    def has_usage_data(self) -> bool:
+        """Whether Codex's table (and so its usage counters) is where Codex keeps it."""
+        return os.path.isfile(self.state_db)
+
+    def to_dict(self) -> dict:
+        return {"codex_home": self.codex_home, "sqlite_home": self.sqlite_home,
+                "sqlite_home_from": self.sqlite_home_from, "state_db": self.state_db,
+                "usage_data": self.has_usage_data}
+
+
+def configured_sqlite_home(codex_home: str | os.PathLike) -> str | None:
+    """The top-level ``sqlite_home`` of ``$CODEX_HOME/config.toml`` as written, or None."""
+    path = os.path.join(os.fspath(codex_home), "config.toml")
+    if not os.path.isfile(path):
+        return None
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CodexHomeError(f"{path}: not valid TOML ({exc})",
+                             hint="Codex cannot read it either; fix the file") from None
+    value = data.get(SQLITE_HOME_KEY)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise CodexHomeError(f"{path}: {SQLITE_HOME_KEY} must be a path (a string)")
+    return value.strip() or None
+
+
+def resolve_sqlite_home(codex_home: str, configured: str | None, env_value: str | None,
+                        cwd: str) -> tuple[str, str]:
+    """``(SQLite home, where it came from)`` as Codex chooses it: ``sqlite_home`` in
+    config.toml (relative to the Codex home), else ``$CODEX_SQLITE_HOME`` (relative to the
+    working directory), else the Codex home itself."""
+    if configured:
+        path = os.path.expanduser(configured)
+        return os.path.join(codex_home, path), f"{SQLITE_HOME_KEY} in config.toml"
+    if env_value and env_value.strip():
+        return os.path.join(cwd, os.path.expanduser(env_value.strip())), SQLITE_HOME_ENV
+    return codex_home, "CODEX_HOME"
+
+
+def locate_codex_home(codex_home: str | os.PathLike, *, env_sqlite_home: str | None = None,
+                      cwd: str | None = None) -> CodexLocations:
+    """Where ``codex_home`` keeps its databases; a ``CodexHomeError`` when it is no folder.
+
+    ``env_sqlite_home`` is ``$CODEX_SQLITE_HOME`` as the caller read it (the library
+    reads no environment).
+    """
+    given = os.fspath(codex_home)
+    real = os.path.realpath(given)
+    if not os.path.isdir(real):
+        raise CodexHomeError(f"{given}: no such Codex home (not a folder)",
+                             hint="pass the Codex home with --codex-home or CODEX_HOME")
+    sqlite_home, source = resolve_sqlite_home(real, configured_sqlite_home(real),
+                                              env_sqlite_home, cwd or os.getcwd())
+    return CodexLocations(real, os.path.realpath(sqlite_home), source)
 
 
 # --------------------------------------------------------------------------- memories_1.sqlite

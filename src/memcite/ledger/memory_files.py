@@ -402,4 +402,9 @@ def resolve_cited_path(root: str | os.PathLike, path: str) -> str | None:
 
     Nothing outside ``root`` is ever opened (see ``MemoryRoot``).
     """
-    return locate(os.fspath(root), path)[1]
+    return locate(os.path.realpath(os.fspath(root)), path)[1]
+
+
+# A reply recorded this long after it was made had its cited ranges hashed from the memory
+# folder's git history at the reply's time (memcite.ledger.memory_history), not from now.
+LATE_HASH_SECONDS = 3600

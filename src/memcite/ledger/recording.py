@@ -27,6 +27,7 @@ from memcite.citations.models import Reading
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import CitationError, InputError
 from memcite.ledger.memory_files import (
+    LATE_HASH_SECONDS,
     MAX_FILE_BYTES,
     FileLines,
     MemoryRoot,
@@ -196,6 +197,17 @@ class MemoryFiles:
         self.root = self._root.real
         # (dev, inode) -> ((dev, inode, size, mtime_ns), lines or None, {(start, end): hash})
         self._files: dict[tuple[int, int], tuple[tuple, FileLines | None, dict]] = {}
+        self._history = None
+
+    def hashes_at(self, cited: Iterable[tuple[str, int, int]], at: int) -> list[str | None]:
+        """The hash of each cited range as the memory folder's git history held it at ``at``
+        (None where it has no such version: no repository, no commit by then)."""
+        if self._history is None:
+            from memcite.ledger.memory_history import MemoryHistory
+
+            self._history = MemoryHistory(self.root)
+        return [self._history.lines_sha256_at(path, start, end, at)
+                for path, start, end in cited]
 
     def lines_sha256(self, path: str, line_start: int, line_end: int) -> str | None:
         """The hash of the cited lines as they are now, or None (unresolved, out of range)."""
@@ -386,7 +398,14 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
     terminated_entries, terminated_ids = terminated_counts(reply.text, reading)
     planned = _plan(citation.rollout_ids if citation else (), terminated_ids, policy)
     # Everything that reads files or hashes happens before the write lock is taken.
-    hashes = files.entry_hashes([(e.path, e.line_start, e.line_end) for e in entries])
+    cited = [(e.path, e.line_start, e.line_end) for e in entries]
+    if entries and (reply.origin or "").startswith("ingest:") \
+            and recorded_at - replied_at > LATE_HASH_SECONDS:
+        # An old session ingested: the file now says nothing of what was cited; hash it as
+        # the folder's git history had it at the reply's time, else not at all.
+        hashes = files.hashes_at(cited, replied_at)
+    else:
+        hashes = files.entry_hashes(cited)
     increments: dict[str, int] = {}
     for _, thread_id, _, counted in planned:
         if thread_id is not None:

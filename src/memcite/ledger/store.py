@@ -254,6 +254,49 @@ def m004_note_log(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS note_log_slug_entry ON note_log (slug, entry_id, id)")
 
 
+def m005_forget_requests(conn: sqlite3.Connection) -> None:
+    """The journal of ``prune --apply``: each memory memcite asked Codex to forget, and how.
+
+    A row is written (``pending``) and committed before anything outside memcite's
+    database is touched, completed (``done``) after, and settled by the next run if
+    the command died in between (``rolled_back`` when nothing happened).
+    """
+    _execute_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS forget_requests (
+            id INTEGER PRIMARY KEY,
+            batch TEXT NOT NULL,                   -- one prune run
+            thread_id TEXT NOT NULL,
+            codex_home TEXT NOT NULL,              -- real path of the home asked
+            way TEXT NOT NULL,                     -- note | codex_db
+            -- pending: intent logged, not yet done; done: asked (note written, or rows
+            -- deleted from stage1_outputs); forgotten: a later sync found it gone from
+            -- Codex; withdrawn / restored: undone by restore; rolled_back: never happened
+            state TEXT NOT NULL,
+            requested_at INTEGER NOT NULL,
+            completed_at INTEGER,
+            rule TEXT,
+            reason TEXT,
+            last_used INTEGER,
+            label TEXT,
+            summary_file TEXT,
+            note_path TEXT,                        -- the ad-hoc note (way note)
+            note_sha256 TEXT,                      -- its bytes as memcite wrote them
+            codex_db TEXT,                         -- the memories_1.sqlite written (way codex_db)
+            stage1_row TEXT,                       -- the whole deleted row, JSON (way codex_db)
+            seen_gone_at INTEGER,
+            undone_at INTEGER,
+            undo_note_path TEXT,
+            problem TEXT
+        );
+        CREATE INDEX IF NOT EXISTS forget_requests_thread ON forget_requests (thread_id, id);
+        CREATE INDEX IF NOT EXISTS forget_requests_open
+            ON forget_requests (codex_home, thread_id) WHERE state IN ('pending', 'done');
+        """,
+    )
+
+
 def m006_session_offsets(conn: sqlite3.Connection) -> None:
     """How far each Codex session file has been read, so the Stop hook and ``ingest --codex-home``
     read only what is new (see ``memcite.ledger.session_offsets``)."""
@@ -279,6 +322,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m002_archive_log,
     m003_outside_codex_index,
     m004_note_log,
+    m005_forget_requests,
     m006_session_offsets,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -46,6 +46,25 @@ class SyncReport:
     raw_sections: int = 0  # of folder_threads: raw_memories.md sections
     summary_headers: int = 0  # of folder_threads: rollout_summaries/*.md headers
     skipped: tuple[str, ...] = ()  # memory files not read (a symlink leading out, ...), and why
+    state_db: str = ""  # where Codex's table was looked for
+    sqlite_home_from: str = "CODEX_HOME"  # why there (see codex_home.locate_codex_home)
+    forget_requests_seen_gone: int = 0  # requests to forget whose memory Codex no longer has
+    counts: dict | None = None  # this home's memories, cited by Codex's counters and memcite's log
+
+    @property
+    def usage_data(self) -> bool:
+        """False: Codex's table was not found, so no memory's usage is known."""
+        return self.stage1_found
+
+    def warnings(self) -> list[str]:
+        """What a user must be told loudly about this sync."""
+        if self.stage1_found:
+            return []
+        return [f"no usage data: {self.state_db} not found (SQLite home from "
+                f"{self.sqlite_home_from}); memories were read from the memory folder only, "
+                "so how often each was used is unknown. stats, prune and select will not "
+                "judge them. If Codex keeps its databases elsewhere, set sqlite_home in "
+                "config.toml or CODEX_SQLITE_HOME as Codex does, and sync again."]
 
     def to_dict(self) -> dict:
         return {
@@ -62,6 +81,12 @@ class SyncReport:
             "raw_sections": self.raw_sections,
             "summary_headers": self.summary_headers,
             "skipped": list(self.skipped),
+            "state_db": self.state_db,
+            "sqlite_home_from": self.sqlite_home_from,
+            "usage_data": self.usage_data,
+            "forget_requests_seen_gone": self.forget_requests_seen_gone,
+            "counts": self.counts,
+            "warnings": self.warnings(),
         }
 
 
@@ -151,6 +176,7 @@ class SyncSources:
 
     codex_home: str  # the real path
     state_db: str
+    sqlite_home_from: str
     raw_memories: str
     rollout_summaries: str
     stage1_found: bool
@@ -162,21 +188,26 @@ class SyncSources:
         return self.raw_found or self.summaries_found
 
 
-def check_codex_home(codex_home: str | os.PathLike) -> SyncSources:
+def check_codex_home(codex_home: str | os.PathLike | home.CodexLocations) -> SyncSources:
     """The sources of ``codex_home``, or a ``CodexHomeError`` when there is nothing to sync.
 
-    Called by ``memcite sync`` before it opens memcite's database, so that a
-    wrong home creates nothing.
+    Given a folder, Codex's table is looked for in it; given ``CodexLocations``, in
+    its SQLite home. Called by ``memcite sync`` before it opens memcite's database,
+    so that a wrong home creates nothing.
     """
-    real = os.path.realpath(os.fspath(codex_home))
+    where = codex_home if isinstance(codex_home, home.CodexLocations) \
+        else home.CodexLocations(os.path.realpath(os.fspath(codex_home)),
+                                 os.path.realpath(os.fspath(codex_home)), "CODEX_HOME")
+    real = where.codex_home
     if not os.path.isdir(real):
         raise home.CodexHomeError(f"{real}: no such folder",
                                   hint="pass the Codex home with --codex-home or CODEX_HOME")
     folder = home.memory_folder(real)
-    state_db = home.state_db_path(real)
+    state_db = where.state_db
     raw = os.path.join(folder, home.RAW_MEMORIES)
     summaries = os.path.join(folder, home.ROLLOUT_SUMMARIES)
-    sources = SyncSources(real, state_db, raw, summaries, stage1_found=os.path.isfile(state_db),
+    sources = SyncSources(real, state_db, where.sqlite_home_from, raw, summaries,
+                          stage1_found=os.path.isfile(state_db),
                           raw_found=os.path.isfile(raw), summaries_found=os.path.isdir(summaries))
     if not sources.stage1_found and not sources.folder_found:
         raise home.CodexHomeError(
@@ -189,7 +220,7 @@ def check_codex_home(codex_home: str | os.PathLike) -> SyncSources:
 
 def sync_codex_home(
     conn: sqlite3.Connection,
-    codex_home: str | os.PathLike,
+    codex_home: str | os.PathLike | home.CodexLocations,
     *,
     now: int | None = None,
     batch_rows: int = BATCH_ROWS,
@@ -248,6 +279,12 @@ def sync_codex_home(
         ).rowcount
         if after > before:
             backfill_usage(conn)
+        seen_gone = _close_forget_requests(conn, codex_home, now)
+        memories, cited_codex, codex_citations, cited_memcite = conn.execute(
+            "SELECT count(*), coalesce(sum(codex_usage_count > 0), 0),"
+            " coalesce(sum(codex_usage_count), 0), coalesce(sum(usage_count > 0), 0)"
+            " FROM memories WHERE codex_home = ? AND missing_since IS NULL"
+            " AND archived_at IS NULL", (codex_home,)).fetchone()
         inserted = after - before
         seen = conn.execute(
             "SELECT count(*) FROM memories WHERE last_sync_id = ?", (sync_id,)
@@ -272,7 +309,22 @@ def sync_codex_home(
         raw_sections=folder_counts["raw_memories"],
         summary_headers=folder_counts["rollout_summary"],
         skipped=tuple(skipped),
+        state_db=db_path,
+        sqlite_home_from=sources.sqlite_home_from,
+        forget_requests_seen_gone=seen_gone,
+        counts={"memories": memories, "cited_codex": cited_codex,
+                "codex_citations": codex_citations, "cited_memcite": cited_memcite},
     )
+
+
+def _close_forget_requests(conn: sqlite3.Connection, codex_home: str, now: int) -> int:
+    """Mark the requests to forget whose memory this sync no longer found anywhere in Codex
+    (neither its table nor its memory folder): Codex has forgotten it."""
+    return conn.execute(
+        "UPDATE forget_requests SET state = 'forgotten', seen_gone_at = ?"
+        " WHERE state = 'done' AND codex_home = ? AND thread_id IN"
+        " (SELECT thread_id FROM memories WHERE codex_home = ? AND missing_since IS NOT NULL)",
+        (now, codex_home, codex_home)).rowcount
 
 
 def _folder_params(item: home.FolderMemory, params: dict) -> dict:

@@ -21,14 +21,17 @@ from memcite.rust_text import RUST_WHITESPACE
 MEMORY_INDEX = "MEMORY.md"
 
 # Outcomes of a citation check, from worst to best.
-CHECK_OUTCOMES = ("outside_root", "missing", "out_of_range", "blank", "changed", "unverified",
-                  "ok")
+CHECK_OUTCOMES = ("outside_root", "missing", "out_of_range", "blank", "changed", "moved",
+                  "unverified", "ok")
+# Looking for moved lines hashes every window of the cited length: at most this many lines.
+MAX_MOVE_SEARCH_LINES = 2_000_000
 _OUTCOME_TEXT = {
     "outside_root": "points outside the memory folder (not read)",
     "missing": "no such file in the memory folder",
     "out_of_range": "line range out of bounds",
     "blank": "the cited lines are blank",
     "changed": "the lines changed since they were cited",
+    "moved": "the cited lines stand elsewhere in the file now",
     "unverified": "no hash was recorded when cited",
     "ok": "unchanged",
 }
@@ -68,6 +71,21 @@ class MemoryFolder:
         self._parts: dict[str, str] = {}  # real path -> the path inside the folder
         self._lines: dict[str, FileLines | None] = {}
         self.ranges: dict[tuple[str, int, int], tuple[str | None, str | None]] = {}
+        self._windows: dict[tuple[str, int], dict[str, int]] = {}
+
+    def find_lines(self, real: str, length: int, digest: str) -> int | None:
+        """The first line where ``length`` lines hashing to ``digest`` start, or None (also
+        when the file is too large to search)."""
+        key = (real, length)
+        index = self._windows.get(key)
+        if index is None:
+            lines = self.lines(real) or []
+            index = {}
+            if length >= 1 and len(lines) * length <= MAX_MOVE_SEARCH_LINES:
+                for start in range(1, len(lines) - length + 2):
+                    index.setdefault(lines_sha256(lines, start, start + length - 1), start)
+            self._windows[key] = index
+        return index.get(digest)
 
     def close(self) -> None:
         self._root.close()
@@ -143,6 +161,7 @@ class CheckedEntry:
     line_end: int
     outcome: str
     citations: int
+    moved_to: tuple[int, int] | None = None  # ``moved``: where the cited lines stand now
 
     def to_dict(self) -> dict:
         return {
@@ -152,6 +171,7 @@ class CheckedEntry:
             "outcome": self.outcome,
             "problem": _OUTCOME_TEXT[self.outcome],
             "citations": self.citations,
+            "moved_to": list(self.moved_to) if self.moved_to else None,
         }
 
 
@@ -171,11 +191,26 @@ def check_entry(folder: MemoryFolder, path: str, line_start: int, line_end: int,
             state = _range_state(lines, line_start, line_end)
         folder.ranges[key] = state
     outcome, current = state
-    if outcome is not None:
-        return outcome
-    if recorded_sha256 is None:
+    if outcome is None and recorded_sha256 is None:
         return "unverified"
-    return "ok" if current == recorded_sha256 else "changed"
+    if outcome is None and current == recorded_sha256:
+        return "ok"
+    if outcome in (None, "out_of_range", "blank") and recorded_sha256 is not None \
+            and line_end >= line_start >= 1 \
+            and folder.find_lines(real, line_end - line_start + 1, recorded_sha256) \
+            not in (None, line_start):
+        return "moved"
+    return outcome or "changed"
+
+
+def moved_to(folder: MemoryFolder, path: str, line_start: int, line_end: int,
+             recorded_sha256: str | None) -> tuple[int, int] | None:
+    """Where the lines cited at ``line_start..line_end`` stand now, when they ``moved``."""
+    _outcome, real = folder.resolve(path)
+    if real is None or recorded_sha256 is None or line_end < line_start:
+        return None
+    start = folder.find_lines(real, line_end - line_start + 1, recorded_sha256)
+    return None if start is None else (start, start + line_end - line_start)
 
 
 _ASCII_SPACE = b" \t\n\x0b\x0c\r"
@@ -243,6 +278,7 @@ def check_citations(rows: Iterable[tuple[str, int, int, str | None, int]],
     """
     checks = CitationChecks(memory_root=folder.root)
     bad: dict[tuple[str, int, int, str], int] = {}
+    moves: dict[tuple[str, int, int, str], tuple[int, int] | None] = {}
     for path, line_start, line_end, digest, count in rows:
         outcome = check_entry(folder, path, line_start, line_end, digest)
         checks.entries += 1
@@ -252,7 +288,10 @@ def check_citations(rows: Iterable[tuple[str, int, int, str | None, int]],
         if outcome not in ("ok", "unverified"):
             key = (path, line_start, line_end, outcome)
             bad[key] = bad.get(key, 0) + count
-    checks.worst = rank_worst([CheckedEntry(*key, count) for key, count in bad.items()], limit)
+            if outcome == "moved":
+                moves[key] = moved_to(folder, path, line_start, line_end, digest)
+    checks.worst = rank_worst([CheckedEntry(*key, count, moves.get(key))
+                               for key, count in bad.items()], limit)
     checks.files_read = folder.files_read
     checks.skipped = dict(folder.skipped)
     return checks

@@ -15,9 +15,11 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from memcite.ledger.memory_files import LATE_HASH_SECONDS
 from memcite.retention.checks import CitationChecks, MemoryFolder, Section
+from memcite.retention.labels import LABEL_COLUMNS, memory_label
 from memcite.retention.rules import (
     DAY,
     MemoryUsage,
@@ -29,8 +31,10 @@ from memcite.retention.rules import (
     last_used,
 )
 from memcite.retention.tally import log_tally, since_filter
+from memcite.untrusted import storable_or_none
 
 WEEK = 7 * DAY
+
 _MONDAY_OFFSET = 4 * DAY  # 1970-01-01 was a Thursday
 
 
@@ -57,9 +61,18 @@ class StatsReport:
     sections: list[Section]
     weeks: list[dict] | None = None
     citation_log: bool = True  # False: straight from Codex's database, nothing recorded
+    codex_home: str | None = None  # the one home reported on (real path)
+    state_db: str | None = None  # where its usage data (Codex's table) is
+    other_homes: list[str] = field(default_factory=list)  # in the database, not reported
+    log_scope: str | None = None  # the log parts keep to replies recorded against this folder
+    asked_to_forget: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         result = {
+            "codex_home": self.codex_home,
+            "state_db": self.state_db,
+            "other_homes": self.other_homes,
+            "log_scope": self.log_scope,
             "source": self.source,
             "citation_log": self.citation_log,
             "as_of": self.as_of,
@@ -76,6 +89,7 @@ class StatsReport:
             "citation_checks": self.citation_checks.to_dict(),
             "files": self.files,
             "sections": [section.to_dict() for section in self.sections],
+            "asked_to_forget": self.asked_to_forget,
         }
         if self.weeks is not None:
             result["weeks"] = self.weeks
@@ -131,14 +145,50 @@ class OutOfScope:
         return self.gone + self.folder_only
 
 
-def out_of_scope(conn: sqlite3.Connection, *, limit_time: int) -> OutOfScope:
+def memories_of(conn: sqlite3.Connection, codex_home: str | None) -> str:
+    """What to read ``FROM`` for the memories of one Codex home (its real path): the table
+    itself while it holds no other home (so that its indexes serve), else those rows."""
+    codex_home = storable_or_none(codex_home)  # as sync stored it
+    if codex_home is None:
+        return "memories"
+    homes = [row[0] for row in conn.execute(
+        "SELECT DISTINCT codex_home FROM memories LIMIT 2")]
+    if homes == [codex_home] or not homes:  # no other home to keep apart
+        return "memories"
+    quoted = codex_home.replace("'", "''")
+    return f"(SELECT * FROM memories WHERE codex_home = '{quoted}')"
+
+
+def synced_usage(conn: sqlite3.Connection, codex_home: str) -> bool:
+    """Whether memcite's inventory holds usage data for ``codex_home``: its last finished sync
+    read rows of Codex's table (or the home has no memories in the inventory yet)."""
+    codex_home = storable_or_none(codex_home)  # as sync stored it
+    last = conn.execute(
+        "SELECT stage1_rows FROM syncs WHERE codex_home = ? AND finished_at IS NOT NULL"
+        " ORDER BY id DESC LIMIT 1", (codex_home,)).fetchone()
+    if last is None:
+        return conn.execute("SELECT 1 FROM memories WHERE codex_home = ? LIMIT 1",
+                            (codex_home,)).fetchone() is None
+    return last[0] > 0
+
+
+def other_homes(conn: sqlite3.Connection, codex_home: str | None) -> list[str]:
+    """The other Codex homes memcite's database holds memories of."""
+    codex_home = storable_or_none(codex_home)  # as sync stored it
+    return [row[0] for row in conn.execute(
+        "SELECT DISTINCT codex_home FROM memories WHERE codex_home IS NOT ? ORDER BY 1",
+        (codex_home,)) if row[0] is not None]
+
+
+def out_of_scope(conn: sqlite3.Connection, *, limit_time: int,
+                 table: str = "memories") -> OutOfScope:
     """Count the active memories outside the rules' scopes (one scan of ``memories``)."""
     row = conn.execute(
         "SELECT coalesce(sum(missing_since IS NOT NULL), 0), coalesce(sum(missing_since IS NULL),"
         " 0), coalesce(sum(missing_since IS NOT NULL AND usage_count > 0), 0),"
         " coalesce(sum(missing_since IS NOT NULL AND last_used < :cut), 0),"
         " coalesce(sum(codex_last_used < :cut), 0), coalesce(sum(codex_usage_count > 0), 0)"
-        f" FROM memories WHERE {_OUT_OF_SCOPE}", {"cut": limit_time}).fetchone()
+        f" FROM {table} WHERE {_OUT_OF_SCOPE}", {"cut": limit_time}).fetchone()
     gone, folder_only, gone_cited, gone_dead, outside_codex_dead, codex_cited = row
     return OutOfScope(limit_time, gone, folder_only, gone_cited,
                       {"memcite": gone_dead, "codex": outside_codex_dead}, codex_cited)
@@ -146,7 +196,8 @@ def out_of_scope(conn: sqlite3.Connection, *, limit_time: int) -> OutOfScope:
 
 def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: int, rule: str,
                     limit: int, outside: OutOfScope | None = None,
-                    active: int | None = None) -> tuple[int, list[dict]]:
+                    active: int | None = None, table: str = "memories",
+                    asked: set[str] | None = None) -> tuple[int, list[dict]]:
     """``(how many, the stalest ones)`` among the active memories ``rule`` judges.
 
     Counted through the covering index, less the rows outside the rule's scope
@@ -157,27 +208,30 @@ def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: in
     column = RULE_LAST_USED[rule]
     limit_time = cutoff(as_of, max_unused_days)
     if outside is None or outside.limit_time != limit_time:
-        outside = out_of_scope(conn, limit_time=limit_time)
-    count = _count_before(conn, column, limit_time, active) - outside.dead[rule]
+        outside = out_of_scope(conn, limit_time=limit_time, table=table)
+    count = _count_before(conn, column, limit_time, active, table) - outside.dead[rule]
     rows = conn.execute(
-        f"SELECT {USAGE_COLUMNS}, {column} FROM memories WHERE archived_at IS NULL"
-        f" AND {RULE_SCOPE[rule]} AND {column} < ? ORDER BY {column}, thread_id LIMIT ?",
-        (limit_time, _limit(limit))).fetchall()
+        f"SELECT {USAGE_COLUMNS}, {column}, {LABEL_COLUMNS} FROM {table} WHERE"
+        f" archived_at IS NULL AND {RULE_SCOPE[rule]} AND {column} < ?"
+        f" ORDER BY {column}, thread_id LIMIT ?", (limit_time, _limit(limit))).fetchall()
     dead = []
     for row in rows:
         memory = usage_from_row(row)
         last = row[6] or 0
-        dead.append({"thread_id": memory.thread_id, "last_used": last,
-                     "days_unused": days_unused(last, as_of),
-                     "reason": dead_reason(memory, rule)})
+        dead.append({"thread_id": memory.thread_id, "label": memory_label(*row[7:10]),
+                     "last_used": last, "days_unused": days_unused(last, as_of),
+                     "reason": dead_reason(memory, rule),
+                     "usage_count": memory.usage_count,
+                     "codex_usage_count": memory.codex_usage_count,
+                     "asked_to_forget": memory.thread_id in (asked or ())})
     return count, dead
 
 
 def _count_before(conn: sqlite3.Connection, column: str, limit_time: int,
-                  active: int | None) -> int:
+                  active: int | None, table: str = "memories") -> int:
     """Active rows with ``column < limit_time``. An index range is counted row by row, so
     when most rows are stale, count the recent ones (at most half) and subtract."""
-    where = f"FROM memories WHERE archived_at IS NULL AND {column}"
+    where = f"FROM {table} WHERE archived_at IS NULL AND {column}"
     if active is not None:
         half = active // 2 + 1
         recent = conn.execute(f"SELECT count(*) FROM (SELECT 1 {where} >= ? LIMIT ?)",
@@ -190,7 +244,8 @@ def _count_before(conn: sqlite3.Connection, column: str, limit_time: int,
 
 def _top_entry(row, rule: str) -> dict:
     memory = usage_from_row(row)
-    return {"thread_id": memory.thread_id, "usage_count": memory.usage_count,
+    return {"thread_id": memory.thread_id, "label": memory_label(*row[6:9]),
+            "usage_count": memory.usage_count,
             "codex_usage_count": memory.codex_usage_count, "last_usage": memory.last_usage,
             "codex_last_usage": memory.codex_last_usage, "last_used": last_used(memory, rule)}
 
@@ -207,9 +262,11 @@ def collect_stats(
     weeks: bool = False,
     folder: MemoryFolder | None = None,
     cache_dir: str | os.PathLike | None = None,
+    codex_home: str | None = None,
 ) -> StatsReport:
     """The report from memcite's database; ``limit`` 0 lists everything.
 
+    With ``codex_home`` (a real path) only that home's memories are counted and listed.
     Dead and top use the counters; the citation log parts (checks, files, sections,
     unknown ids, weeks, citations) only count replies made at or after ``since``.
     With ``cache_dir``, the citation-check tally is kept there: later runs check
@@ -218,33 +275,54 @@ def collect_stats(
     """
     check_rule(rule)
     folder = folder if folder is not None else MemoryFolder(memory_root)
+    table = memories_of(conn, codex_home)
     # Counted through covering indexes, less the rows outside the rule's scope.
-    outside = out_of_scope(conn, limit_time=cutoff(as_of, max_unused_days))
-    everything = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    outside = out_of_scope(conn, limit_time=cutoff(as_of, max_unused_days), table=table)
+    everything = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     archived, archived_cited = conn.execute(
-        "SELECT count(*), coalesce(sum(usage_count > 0), 0) FROM memories"
+        f"SELECT count(*), coalesce(sum(usage_count > 0), 0) FROM {table}"
         " WHERE archived_at IS NOT NULL").fetchone()
     memories = everything - archived - outside.gone
     in_codex_table = everything - archived - outside.not_in_codex_table
-    if rule == "memcite":  # cited in memcite's own log
-        cited = conn.execute("SELECT count(*) FROM memories WHERE usage_count > 0"
-                             ).fetchone()[0] - archived_cited - outside.gone_cited
-    else:
-        cited = conn.execute("SELECT count(*) FROM memories WHERE archived_at IS NULL"
-                             " AND codex_usage_count > 0").fetchone()[0] - outside.codex_cited
+    # Cited in memcite's own log, and by Codex's counters, side by side.
+    cited_memcite = conn.execute(f"SELECT count(*) FROM {table} WHERE usage_count > 0"
+                                 ).fetchone()[0] - archived_cited - outside.gone_cited
+    cited_codex = conn.execute(f"SELECT count(*) FROM {table} WHERE archived_at IS NULL"
+                               " AND codex_usage_count > 0").fetchone()[0] - outside.codex_cited
+    cited = cited_memcite if rule == "memcite" else cited_codex
+    asked = asked_to_forget(conn, codex_home)
     dead_count, dead = dead_from_store(conn, as_of=as_of, max_unused_days=max_unused_days,
                                        rule=rule, limit=limit, outside=outside,
-                                       active=everything - archived)
-    order = ("usage_count DESC, last_usage DESC" if rule == "memcite"
-             else "codex_usage_count DESC, codex_last_usage DESC")
-    where = "usage_count > 0" if rule == "memcite" else "codex_usage_count > 0"
+                                       active=everything - archived, table=table,
+                                       asked={item["thread_id"] for item in asked})
+    # Most cited by whichever count saw more: after a sync memcite's log may be empty
+    # while Codex's counters are not, and the other way round.
+    if rule == "memcite":
+        order, where = ("max(usage_count, coalesce(codex_usage_count, 0)) DESC,"
+                        " max(coalesce(last_usage, 0), coalesce(codex_last_usage, 0)) DESC",
+                        "(usage_count > 0 OR codex_usage_count > 0)")
+    else:
+        order, where = ("codex_usage_count DESC, codex_last_usage DESC", "codex_usage_count > 0")
     top = [_top_entry(row, rule) for row in conn.execute(
-        f"SELECT {USAGE_COLUMNS} FROM memories WHERE {where} AND archived_at IS NULL"
-        f" AND {RULE_SCOPE[rule]} ORDER BY {order}, thread_id LIMIT ?", (_limit(limit),))]
+        f"SELECT {USAGE_COLUMNS}, {LABEL_COLUMNS} FROM {table} WHERE {where}"
+        f" AND archived_at IS NULL AND {RULE_SCOPE[rule]} ORDER BY {order}, thread_id LIMIT ?",
+        (_limit(limit),))]
 
-    since_sql, since_args = since_filter(since)
-    log = _log_parts(conn, folder, since, limit, cache_dir)
-    if since is None:
+    # With several homes in the database, the log too keeps to the replies recorded
+    # against this home's memory folder.
+    # as the ledger stored it (a non-UTF-8 byte as its escape)
+    log_root = storable_or_none(folder.root) if table != "memories" else None
+    since_sql, since_args = since_filter(since, memory_root=log_root)
+    log = _log_parts(conn, folder, since, limit, cache_dir, log_root)
+    reply_where, reply_args = ["1"], []
+    if since is not None:
+        reply_where.append("replied_at >= ?")
+        reply_args.append(since)
+    if log_root is not None:
+        reply_where.append("memory_root = ?")
+        reply_args.append(log_root)
+    replies_sql = " AND ".join(reply_where)
+    if since is None and log_root is None:
         # Every counted citation is in a memory's usage_count, or cites an unknown id.
         citations = conn.execute(
             "SELECT coalesce(sum(usage_count), 0) FROM memories WHERE usage_count > 0"
@@ -254,29 +332,60 @@ def collect_stats(
         citations = conn.execute(
             "SELECT count(*) FROM cited_ids WHERE counted = 1" + since_sql, since_args
         ).fetchone()[0]
-        replies = conn.execute(
-            "SELECT count(*) FROM replies WHERE replied_at >= ?", (since,)).fetchone()[0]
+        replies = conn.execute(f"SELECT count(*) FROM replies WHERE {replies_sql}",
+                               reply_args).fetchone()[0]
+    late = conn.execute(
+        f"SELECT count(*) FROM replies WHERE recorded_at - replied_at > ? AND {replies_sql}",
+        (LATE_HASH_SECONDS, *reply_args)).fetchone()[0]
+    codex_citations = conn.execute(
+        f"SELECT coalesce(sum(codex_usage_count), 0) FROM {table} WHERE archived_at IS NULL"
+        " AND codex_usage_count > 0").fetchone()[0]
+    scope_total = memories if rule == "memcite" else in_codex_table
     totals = {
         "memories": memories,
         "archived": archived,
         "gone_from_codex": outside.gone,
         "in_codex_table": in_codex_table,
         "cited": cited,
-        "never_cited": (memories if rule == "memcite" else in_codex_table) - cited,
+        "never_cited": scope_total - cited,
+        "cited_memcite": cited_memcite,
+        "never_cited_memcite": memories - cited_memcite,
+        "cited_codex": cited_codex,
+        "never_cited_codex": in_codex_table - cited_codex,
+        "codex_citations": codex_citations,
+        "asked_to_forget": len(asked),
         "dead": dead_count,
         "citations": citations,
         "replies": replies,
+        "replies_hashed_late": late,
         "unknown_ids": log["unknown_count"],
         "not_uuid_ids": log["not_uuid_count"],
     }
     week_rows = _weeks(conn, since=since, until=as_of) if weeks else None
-    return StatsReport(as_of, rule, max_unused_days, since, "memcite", totals, dead, dead_count,
-                       top, log["unknown_ids"], log["not_uuid_ids"], log["checks"], log["files"],
-                       log["sections"], week_rows)
+    report = StatsReport(as_of, rule, max_unused_days, since, "memcite", totals, dead,
+                         dead_count, top, log["unknown_ids"], log["not_uuid_ids"],
+                         log["checks"], log["files"], log["sections"], week_rows)
+    report.codex_home = codex_home
+    report.other_homes = other_homes(conn, codex_home) if codex_home else []
+    report.log_scope = log_root
+    report.asked_to_forget = asked[:limit] if limit else asked
+    return report
+
+
+def asked_to_forget(conn: sqlite3.Connection, codex_home: str | None) -> list[dict]:
+    """Memories memcite asked Codex to forget that Codex still has (no sync saw them gone)."""
+    codex_home = storable_or_none(codex_home)  # as sync stored it
+    rows = conn.execute(
+        "SELECT thread_id, way, requested_at, label, note_path, codex_db FROM forget_requests"
+        " WHERE state = 'done' AND (? IS NULL OR codex_home = ?) ORDER BY requested_at, id",
+        (codex_home, codex_home)).fetchall()
+    return [{"thread_id": t, "way": way, "requested_at": at, "label": label,
+             "note_path": note, "codex_db": db} for t, way, at, label, note, db in rows]
 
 
 def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
-               limit: int, cache_dir: str | os.PathLike | None = None) -> dict:
+               limit: int, cache_dir: str | os.PathLike | None = None,
+               memory_root: str | None = None) -> dict:
     """What the citation log says: unknown and non-UUID ids, checks, files, sections.
 
     Read in one snapshot of the database (a read transaction), so that a reply
@@ -286,7 +395,7 @@ def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None
     if began:
         conn.execute("BEGIN")
     try:
-        tally = log_tally(conn, folder, since, limit, cache_dir)
+        tally = log_tally(conn, folder, since, limit, cache_dir, memory_root)
     finally:
         if began:
             conn.execute("COMMIT")
@@ -369,16 +478,23 @@ def collect_codex_stats(
 
     check_rule(rule)
     memories = []
+    labels: dict[str, str] = {}
     for row in iter_stage1_outputs(codex_db):
-        thread_id, updated, _generated, _slug, uses, last, selected, _sel_at, raw, summary = row
+        thread_id, updated, _generated, slug, uses, last, selected, _sel_at, raw, summary = row
+        labels[thread_id] = memory_label(slug, None, None)
         memories.append(MemoryUsage(thread_id=thread_id, source_updated_at=updated,
                                     codex_last_usage=last, codex_usage_count=uses,
                                     selected_for_phase2=bool(selected), has_text=bool(raw or summary)))
     dead_all = dead_memories(memories, as_of=as_of, max_unused_days=max_unused_days, rule=rule)
-    dead = [d.to_dict() for d in (dead_all if not limit else dead_all[:limit])]
+    by_id = {m.thread_id: m for m in memories}
+    dead = [{**d.to_dict(), "label": labels.get(d.thread_id, "-"), "usage_count": 0,
+             "codex_usage_count": by_id[d.thread_id].codex_usage_count,
+             "asked_to_forget": False}
+            for d in (dead_all if not limit else dead_all[:limit])]
     cited = [m for m in memories if m.codex_usage_count]
     cited.sort(key=lambda m: (-(m.codex_usage_count or 0), -(m.codex_last_usage or 0), m.thread_id))
-    top = [{"thread_id": m.thread_id, "usage_count": 0, "codex_usage_count": m.codex_usage_count,
+    top = [{"thread_id": m.thread_id, "label": labels.get(m.thread_id, "-"), "usage_count": 0,
+            "codex_usage_count": m.codex_usage_count,
             "last_usage": None, "codex_last_usage": m.codex_last_usage,
             "last_used": last_used(m, rule)} for m in (cited if not limit else cited[:limit])]
     totals = {
@@ -388,6 +504,12 @@ def collect_codex_stats(
         "in_codex_table": len(memories),
         "cited": len(cited),
         "never_cited": len(memories) - len(cited),
+        "cited_memcite": 0,
+        "never_cited_memcite": len(memories),
+        "cited_codex": len(cited),
+        "never_cited_codex": len(memories) - len(cited),
+        "codex_citations": sum(m.codex_usage_count or 0 for m in memories),
+        "asked_to_forget": 0,
         "dead": len(dead_all),
         "citations": sum(m.codex_usage_count or 0 for m in memories),
         "replies": 0,

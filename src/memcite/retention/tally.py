@@ -23,6 +23,7 @@ from memcite.retention.checks import (
     check_entry,
     count_section_citations,
     markdown_sections,
+    moved_to,
     rank_worst,
 )
 
@@ -51,11 +52,11 @@ def _last_sync(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT coalesce(max(id), 0) FROM syncs").fetchone()[0]
 
 
-def _id_counts(conn: sqlite3.Connection, since: int | None, after_reply: int,
+def _id_counts(conn: sqlite3.Connection, scope: ReplyScope, after_reply: int,
                up_to: int) -> tuple[dict[str, int], dict[str, int]]:
     """Counted ids that were no known memory when recorded (and still are not), and ids
     that are not UUIDs, in replies ``after_reply < id <= up_to`` (partial indexes)."""
-    since_sql, since_args = since_filter(since, "c.")
+    since_sql, since_args = scope.filter("c.")
     window = (after_reply, up_to, *since_args)
     # From the start, the partial indexes hold exactly these rows; for a few new replies,
     # the primary key's range is far smaller ("+" keeps SQLite off the partial indexes).
@@ -89,9 +90,9 @@ def _still_unknown(conn: sqlite3.Connection, unknown: dict[str, int]) -> dict[st
     return {thread_id: n for thread_id, n in unknown.items() if thread_id not in known}
 
 
-def _entry_rows(conn: sqlite3.Connection, since: int | None, after_reply: int, up_to: int):
+def _entry_rows(conn: sqlite3.Connection, scope: ReplyScope, after_reply: int, up_to: int):
     """Distinct cited entries of replies ``after_reply < id <= up_to``, with citation counts."""
-    since_sql, since_args = since_filter(since)
+    since_sql, since_args = scope.filter()
     return conn.execute(
         "SELECT path, line_start, line_end, lines_sha256, count(*) FROM cited_entries"
         " WHERE reply_id > ? AND reply_id <= ?" + since_sql +
@@ -99,20 +100,20 @@ def _entry_rows(conn: sqlite3.Connection, since: int | None, after_reply: int, u
         (after_reply, up_to, *since_args)).fetchall()
 
 
-def _full_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
+def _full_tally(conn: sqlite3.Connection, folder: MemoryFolder, scope: ReplyScope,
                 limit: int) -> LogTally:
     last_reply, last_sync = _last_reply(conn), _last_sync(conn)
-    rows = _entry_rows(conn, since, 0, last_reply)
+    rows = _entry_rows(conn, scope, 0, last_reply)
     checks = check_citations(rows, folder, limit=limit)
     per_file: dict[str, int] = {}
     sections = _memory_index_sections(folder)
     _add_to_places(rows, folder, per_file, sections)
-    unknown, not_uuid = _id_counts(conn, since, 0, last_reply)
+    unknown, not_uuid = _id_counts(conn, scope, 0, last_reply)
     return LogTally(checks, per_file, sections, unknown, not_uuid, last_reply, last_sync)
 
 
 def _bring_up_to_date(conn: sqlite3.Connection, folder: MemoryFolder, tally: LogTally,
-                      since: int | None, limit: int) -> bool:
+                      scope: ReplyScope, limit: int) -> bool:
     """Add the replies recorded after ``tally.last_reply`` and take out the ids synced since
     ``tally.last_sync``; False when nothing changed."""
     last_sync = _last_sync(conn)
@@ -120,20 +121,20 @@ def _bring_up_to_date(conn: sqlite3.Connection, folder: MemoryFolder, tally: Log
     if synced:
         tally.unknown = _still_unknown(conn, tally.unknown)
         tally.last_sync = last_sync
-    return _add_new_replies(conn, folder, tally, since, limit) or synced
+    return _add_new_replies(conn, folder, tally, scope, limit) or synced
 
 
 def _add_new_replies(conn: sqlite3.Connection, folder: MemoryFolder, tally: LogTally,
-                     since: int | None, limit: int) -> bool:
+                     scope: ReplyScope, limit: int) -> bool:
     """Add the replies recorded after ``tally.last_reply``; False when there were none."""
     last_reply = _last_reply(conn)
     if last_reply == tally.last_reply:
         return False
-    unknown, not_uuid = _id_counts(conn, since, tally.last_reply, last_reply)
+    unknown, not_uuid = _id_counts(conn, scope, tally.last_reply, last_reply)
     _add_counts(tally.unknown, unknown)
     _add_counts(tally.not_uuid, not_uuid)
-    rows = _entry_rows(conn, since, tally.last_reply, last_reply)
-    since_sql, since_args = since_filter(since)
+    rows = _entry_rows(conn, scope, tally.last_reply, last_reply)
+    since_sql, since_args = scope.filter()
     checks = tally.checks
     worst = {(e.path, e.line_start, e.line_end, e.outcome): e for e in checks.worst}
     for path, line_start, line_end, digest, count in rows:
@@ -153,7 +154,9 @@ def _add_new_replies(conn: sqlite3.Connection, folder: MemoryFolder, tally: LogT
             place_total = sum(n for other, n in per_digest
                               if check_entry(folder, path, line_start, line_end, other) == outcome)
             worst[(path, line_start, line_end, outcome)] = CheckedEntry(
-                path, line_start, line_end, outcome, place_total)
+                path, line_start, line_end, outcome, place_total,
+                moved_to(folder, path, line_start, line_end, digest)
+                if outcome == "moved" else None)
     checks.worst = rank_worst(list(worst.values()), limit)
     _add_to_places(rows, folder, tally.per_file, tally.sections)
     tally.last_reply = last_reply
@@ -185,10 +188,33 @@ def _add_to_places(entry_rows, folder: MemoryFolder, per_file: dict[str, int],
     count_section_citations(sections, index_ranges)
 
 
-def since_filter(since: int | None, alias: str = "") -> tuple[str, tuple]:
-    if since is None:
+def since_filter(since: int | None, alias: str = "", memory_root: str | None = None
+                 ) -> tuple[str, tuple]:
+    """SQL (and its arguments) keeping the rows of replies made at or after ``since`` and,
+    given ``memory_root``, recorded against that memory folder."""
+    parts, args = [], []
+    if since is not None:
+        parts.append("replied_at >= ?")
+        args.append(since)
+    if memory_root is not None:
+        parts.append("memory_root = ?")
+        args.append(memory_root)
+    if not parts:
         return "", ()
-    return (f" AND {alias}reply_id IN (SELECT id FROM replies WHERE replied_at >= ?)", (since,))
+    return (f" AND {alias}reply_id IN (SELECT id FROM replies WHERE {' AND '.join(parts)})",
+            tuple(args))
+
+
+@dataclass(frozen=True)
+class ReplyScope:
+    """Which replies a tally counts: made at or after ``since`` (None: all), and recorded
+    against the memory folder ``memory_root`` (None: whichever)."""
+
+    since: int | None = None
+    memory_root: str | None = None
+
+    def filter(self, alias: str = "") -> tuple[str, tuple]:
+        return since_filter(self.since, alias, self.memory_root)
 
 
 # --------------------------------------------------------------------------- the tally's cache
@@ -204,15 +230,17 @@ def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
 
 
 def log_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
-               limit: int, cache_dir: str | os.PathLike | None) -> LogTally:
+               limit: int, cache_dir: str | os.PathLike | None,
+               memory_root: str | None = None) -> LogTally:
     """The log's tally, from the cache when no cited file changed, brought up to date.
 
     Checking a million citations takes a while; after the first run only the
     replies recorded since are checked. Any change to a cited file (``stat``)
-    means a full check.
+    means a full check. ``memory_root`` keeps to the replies recorded against that folder.
     """
+    scope = ReplyScope(since, memory_root)
     if cache_dir is None or folder.root is None:
-        return _full_tally(conn, folder, since, limit)
+        return _full_tally(conn, folder, scope, limit)
     import json
     import zlib
 
@@ -220,12 +248,12 @@ def log_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
     db_file = (conn.execute("SELECT CAST(file AS BLOB) FROM pragma_database_list"
                             " WHERE name = 'main'").fetchone() or (b"",))[0]
     db_file = (db_file or b"").decode("utf-8", "backslashreplace")
-    key = json.dumps([_CACHE_VERSION, db_file, folder.root, since, limit])
+    key = json.dumps([_CACHE_VERSION, db_file, folder.root, since, memory_root, limit])
     path = os.path.join(os.fspath(cache_dir), f"stats-{zlib.crc32(key.encode()):08x}.json")
     tally, stamps = _cache_read(path, folder, key)
     if tally is None:
-        tally = _full_tally(conn, folder, since, limit)
-    elif not _bring_up_to_date(conn, folder, tally, since, limit):
+        tally = _full_tally(conn, folder, scope, limit)
+    elif not _bring_up_to_date(conn, folder, tally, scope, limit):
         return tally
     for name in (*folder._resolved, MEMORY_INDEX):  # stamps already checked are kept
         if name not in stamps:
@@ -255,7 +283,9 @@ def _cache_read(path: str, folder: MemoryFolder, key: str
                 entries=checks["entries"], citations=checks["citations"],
                 outcomes=checks["outcomes"], files_read=0, memory_root=checks["memory_root"],
                 worst=[CheckedEntry(e["path"], e["line_start"], e["line_end"], e["outcome"],
-                                    e["citations"]) for e in checks["worst"]]),
+                                    e["citations"],
+                                    tuple(e["moved_to"]) if e.get("moved_to") else None)
+                       for e in checks["worst"]]),
             per_file=data["per_file"],
             sections=[Section(s["title"], s["path"], s["level"], s["line"], s["end_line"],
                               s["citations"]) for s in data["sections"]],

@@ -1,0 +1,170 @@
+"""Everything memcite knows of one memory, for ``memcite show``.
+
+Its label and place (cwd, branch, summary file), its times, Codex's and memcite's
+counts side by side, whether Codex still has it (and any request to forget it),
+its recent citations with the check of each cited entry, and the first lines of
+its rollout summary, read inside the memory folder only.
+
+A cited range is hashed when the reply is recorded; for a reply recorded long after
+it was made (``ingest`` of an old session), as the memory folder's git history had
+the file at the reply's time (``memcite.ledger.memory_history``), else not at all.
+``show`` checks such entries the same way, also for replies recorded before memcite
+hashed them so, whose hash was taken from the file as it was when ingested.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from memcite.citations.thread_ids import normalize_thread_id
+from memcite.errors import InputError
+from memcite.ledger.memory_files import LATE_HASH_SECONDS, byte_lines
+from memcite.ledger.memory_history import MemoryHistory
+from memcite.retention.checks import MemoryFolder, check_entry, moved_to
+from memcite.retention.labels import memory_label
+
+SUMMARY_LINES = 8
+_READ_CAP = 64 * 1024
+
+
+def _time(value: int | None) -> int | None:
+    """Unix seconds, as every memcite JSON gives a time (``--json`` adds ``<key>_iso``)."""
+    return None if value is None else int(value)
+
+
+def memory_card(conn: sqlite3.Connection, thread_id: str, *, memory_root: str | None,
+                limit: int = 10) -> dict:
+    """The card of memory ``thread_id`` (an ``InputError`` when it is not known).
+
+    Citations and the summary are read in the memory folder of the Codex home the memory
+    was synced from, when it is there, else in ``memory_root``.
+    """
+    normalized = normalize_thread_id(thread_id.strip())
+    if normalized is None:
+        raise InputError(f"{thread_id!r} is not a thread id (a UUID)",
+                         hint="`memcite stats` lists memories with their ids")
+    row = conn.execute(
+        "SELECT rollout_slug, rollout_summary_file, cwd, git_branch, codex_home, source,"
+        " source_updated_at, generated_at, first_synced_at, missing_since, archived_at,"
+        " usage_count, last_usage, codex_usage_count, codex_last_usage, rollout_path"
+        " FROM memories WHERE thread_id = ?", (normalized,)).fetchone()
+    if row is None:
+        raise InputError(f"{normalized}: no such memory in memcite's database",
+                         hint="run `memcite sync` if it is new")
+    (slug, summary_file, cwd, branch, home, source, updated, generated, first_synced,
+     missing, archived, uses, last, codex_uses, codex_last, rollout_path) = row
+    own = os.path.join(home, "memories") if home else None
+    if own and os.path.isdir(own):
+        memory_root = own
+    folder = MemoryFolder(memory_root)
+    requests = [dict(zip(("way", "state", "requested_at", "note_path"), r, strict=True))
+                for r in conn.execute(
+                    "SELECT way, state, requested_at, note_path FROM forget_requests"
+                    " WHERE thread_id = ? ORDER BY id DESC", (normalized,))]
+    citations, total = _citations(conn, normalized, folder, memory_root, limit)
+    lines, problem = _summary_lines(folder, summary_file)
+    return {
+        "thread_id": normalized,
+        "label": memory_label(slug, summary_file, cwd),
+        "cwd": cwd, "git_branch": branch, "codex_home": home,
+        "rollout_summary_file": summary_file, "rollout_path": rollout_path, "source": source,
+        "times": {"source_updated_at": _time(updated), "generated_at": _time(generated),
+                  "first_synced_at": _time(first_synced), "missing_since": _time(missing),
+                  "archived_at": _time(archived)},
+        "counts": {"memcite": {"usage_count": uses, "last_usage": _time(last)},
+                   "codex": {"usage_count": codex_uses, "last_usage": _time(codex_last)}},
+        "status": _status(source, missing, archived, requests),
+        "forget_requests": requests,
+        "citation_count": total,
+        "citations": citations,
+        "memory_root": folder.root,
+        "summary_lines": lines,
+        "summary_problem": problem,
+    }
+
+
+def _iso(seconds: int) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _status(source: str, missing: int | None, archived: int | None, requests: list[dict]) -> str:
+    if missing is not None:
+        return f"gone from Codex (missing since {_iso(missing)})"
+    if archived is not None:
+        return "archived by an earlier memcite (summary file moved out)"
+    asked = [r for r in requests if r["state"] == "done"]
+    where = "in Codex's table" if source == "stage1_outputs" else "only in the memory folder"
+    if asked:
+        how = "an ad-hoc note" if asked[0]["way"] == "note" else "rows deleted from its table"
+        return f"{where}; asked to forget ({how}), still in Codex"
+    return where
+
+
+def _citations(conn: sqlite3.Connection, thread_id: str, folder: MemoryFolder,
+               memory_root: str | None, limit: int) -> tuple[list[dict], int]:
+    """The latest replies citing ``thread_id`` (newest first) with their cited entries."""
+    total = conn.execute("SELECT count(*) FROM cited_ids WHERE thread_id = ? AND counted = 1",
+                         (thread_id,)).fetchone()[0]
+    reply_ids = [r[0] for r in conn.execute(
+        "SELECT DISTINCT reply_id FROM cited_ids WHERE thread_id = ? AND counted = 1"
+        " ORDER BY reply_id DESC LIMIT ?", (thread_id, -1 if limit == 0 else limit))]
+    history = MemoryHistory(memory_root)
+    found = []
+    for reply_id in reply_ids:
+        replied_at, recorded_at, origin = conn.execute(
+            "SELECT replied_at, recorded_at, origin FROM replies WHERE id = ?",
+            (reply_id,)).fetchone()
+        late = recorded_at - replied_at > LATE_HASH_SECONDS
+        entries = []
+        for path, start, end, digest in conn.execute(
+                "SELECT path, line_start, line_end, lines_sha256 FROM cited_entries"
+                " WHERE reply_id = ? ORDER BY position", (reply_id,)):
+            entries.append(check_cited_entry(folder, history, path, start, end, digest,
+                                             replied_at=replied_at, late=late))
+        found.append({"reply_id": reply_id, "replied_at": _time(replied_at),
+                      "recorded_at": _time(recorded_at), "origin": origin,
+                      "hashed_seconds_after_reply": recorded_at - replied_at,
+                      "entries": entries})
+    return found, total
+
+
+def check_cited_entry(folder: MemoryFolder, history: MemoryHistory, path: str, start: int,
+                      end: int, digest: str | None, *, replied_at: int, late: bool) -> dict:
+    """One cited entry checked against the folder now. For a reply recorded long after it was
+    made, the reference is the file as the memory folder's git history had it at the reply's
+    time (also for replies recorded before memcite hashed them that way), else none:
+    ``unverified``."""
+    basis = "hash taken when the reply was recorded"
+    if late:
+        digest = history.lines_sha256_at(path, start, end, replied_at)
+        basis = ("hash from the memory folder's git history at the reply's time"
+                 if digest else "recorded long after the reply and no git history: unverified")
+    outcome = check_entry(folder, path, start, end, digest)
+    moved = moved_to(folder, path, start, end, digest) if outcome == "moved" else None
+    return {"path": path, "line_start": start, "line_end": end, "outcome": outcome,
+            "moved_to": list(moved) if moved else None, "basis": basis}
+
+
+def _summary_lines(folder: MemoryFolder, summary_file: str | None) -> tuple[list[str], str | None]:
+    """The first lines of the summary after its header, read inside the memory folder."""
+    if not summary_file:
+        return [], "no summary file known (run `memcite sync`)"
+    if folder.root is None:
+        return [], "no memory folder"
+    outcome, real = folder.resolve(f"rollout_summaries/{summary_file}")
+    if real is None:
+        return [], f"rollout_summaries/{summary_file}: {outcome.replace('_', ' ')}"
+    try:
+        with open(real, "rb") as handle:
+            data = handle.read(_READ_CAP)
+    except OSError as exc:
+        return [], f"cannot read: {exc.strerror or exc}"
+    lines = [line.decode("utf-8", "replace") for line in byte_lines(data)]
+    body_start = next((i + 1 for i, line in enumerate(lines) if not line.strip()), 0)
+    body = lines[body_start:]
+    while body and not body[0].strip():
+        body.pop(0)
+    return body[:SUMMARY_LINES], None
