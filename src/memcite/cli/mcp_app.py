@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from memcite.cli.options import CodexHomeOpt, DbOpt, exit_with
+from memcite.cli.options import CodexHomeOpt, exit_with
+
+# As the other commands' --db, but $MEMCITE_DB is left for each tool to read as its command
+# does (``memcite stats`` on the fast path tells a named database from the default one).
+McpDbOpt = Annotated[
+    Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
+    typer.Option("--db", metavar="PATH", show_default=False,
+                 help="memcite's database (default: $MEMCITE_DB, else memcite.sqlite in "
+                 "$MEMCITE_HOME or the user data folder)."),
+]
 
 
 def mcp(
     codex_home: CodexHomeOpt = None,
-    db: DbOpt = None,
+    db: McpDbOpt = None,
     confirm_ttl: Annotated[
         float, typer.Option("--confirm-ttl", metavar="SECONDS", min=1,
                             help="How long a save or forget draft's confirm_token stays valid."),
