@@ -214,16 +214,29 @@ def test_a_secret_is_refused_at_the_draft_with_its_reason(env, arguments, reason
     assert note_text(env) is None
 
 
-def test_a_note_of_another_project_is_a_collision(env):
+@pytest.mark.parametrize("recorded, reason", [
+    ("other", "collision"),  # another project that exists, same slug
+    ("/no/longer/there/payments-api", "moved-project"),
+])
+def test_a_note_recorded_for_another_path_keeps_its_reason(env, recorded, reason):
     from memcite.notes.storage import locate_note
 
+    recorded = env.get(recorded, recorded)
     location = locate_note(env["project"], env["home"])
     os.makedirs(location.project_dir, mode=0o700)
     with open(location.note_file, "w") as handle:
-        handle.write(f"# Project memory\n\nProject: {env['other']}\nUpdated: 2026-01-01\n")
+        handle.write(f"# Project memory\n\nProject: {recorded}\nUpdated: 2026-01-01\n")
     os.chmod(location.note_file, 0o600)
-    reason, text = refusal(run(env, lambda s: s.call_tool("save", {"cwd": env["project"], **SAVE})))
-    assert reason == "collision" and env["other"] in text
+
+    async def body(session):
+        return (await session.call_tool("save", {"cwd": env["project"], **SAVE}),
+                await session.call_tool("recall", {"cwd": env["project"]}),
+                await session.call_tool("forget", {"cwd": env["project"]}))
+
+    for result in run(env, body):
+        got, text = refusal(result)
+        assert got == reason and recorded in text
+        assert result.structured_content["refused"]["recorded_project"] == recorded
 
 
 def test_the_draft_shows_why_a_person_must_confirm(env):
