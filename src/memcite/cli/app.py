@@ -135,13 +135,14 @@ def _register_command_groups() -> None:
         contracts_app,
         ledger_app,
         lint_app,
+        mcp_app,
         notes_app,
         readpath_app,
         retention_app,
     )
 
     for module in (ledger_app, readpath_app, retention_app, notes_app, lint_app, codex_app,
-                   contracts_app):
+                   mcp_app, contracts_app):
         module.register(app)
 
 

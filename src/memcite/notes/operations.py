@@ -140,6 +140,7 @@ class SaveResult:
     redactions: list[dict] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)  # previous versions of updated entries
     adopted: list[str] = field(default_factory=list)  # ids given to hand-written entries
+    questions: list[str] = field(default_factory=list)  # why a person must confirm (dry run)
 
 
 def _sha(text: str) -> str:
@@ -208,9 +209,10 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
         note = _read_for_merge(location, today)
         adopted = assign_ids(note)
         outcomes, _, _ = _merge(note, drafts, location, today=today)
+        questions = confirmation_questions(drafts, note, location)
         note.set_header("Updated", today)
         return SaveResult(location, render_note(note), False, outcomes, redactions=redactions,
-                          adopted=[entry.id for entry in adopted])
+                          adopted=[entry.id for entry in adopted], questions=questions)
     if conn is None:
         raise ValueError("save needs the database for its change log")
     try:
@@ -305,8 +307,9 @@ def _read_for_merge(location: NoteLocation, today: str) -> Note:
     return note if note is not None else new_note(location.project, today)
 
 
-def _confirm(drafts: list[EntryDraft], note: Note, location: NoteLocation, confirmed_by: str | None,
-             *, dry_run: bool = False) -> None:
+def confirmation_questions(drafts: list[EntryDraft], note: Note,
+                           location: NoteLocation) -> list[str]:
+    """Why saving ``drafts`` into ``note`` needs a person's confirmation (none: it does not)."""
     reasons: list[str] = []
     for draft in drafts:
         # what --redact replaced was asked for explicitly; its markers are no subject
@@ -323,6 +326,12 @@ def _confirm(drafts: list[EntryDraft], note: Note, location: NoteLocation, confi
             if len(same) > 1:
                 reasons.append(f"the topic {draft.topic!r} matches {len(same)} entries "
                                f"({', '.join(e.id or '?' for e in same)}); the newest is updated")
+    return reasons
+
+
+def _confirm(drafts: list[EntryDraft], note: Note, location: NoteLocation, confirmed_by: str | None,
+             *, dry_run: bool = False) -> None:
+    reasons = confirmation_questions(drafts, note, location)
     if reasons and confirmed_by is None and not dry_run:
         raise NoteRefusal(
             "needs-confirmation",
@@ -487,8 +496,12 @@ class ForgetResult:
 
 
 def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, today: str,
-                conn: sqlite3.Connection, confirmed_by: str | None) -> ForgetResult:
-    """Move the note (or take one entry out of it) into the archive under a UTC timestamp."""
+                conn: sqlite3.Connection, confirmed_by: str | None,
+                command: str = "forget") -> ForgetResult:
+    """Move the note (or take one entry out of it) into the archive under a UTC timestamp.
+
+    ``command`` names, in the change log, what asked for it (``forget``, ``mcp forget``).
+    """
     if not os.path.isfile(location.note_file):
         raise InputError(f"no note for {location.project} ({location.note_file}); nothing to forget")
     what = f"the entry {entry_id}" if entry_id else "the whole note"
@@ -529,7 +542,7 @@ def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, tod
             storage.atomic_write(location.note_file,
                                  render_note(note).encode("utf-8", "surrogateescape"))
             changes = [Change("forget", entry_id, entry.content_hash(), None, target)]
-        log_changes(conn, project=location.project, slug=location.slug, command="forget",
+        log_changes(conn, project=location.project, slug=location.slug, command=command,
                     confirmed_by=confirmed_by, changes=changes, at=int(now))
     return ForgetResult(location, target, entry_id, tightened)
 

@@ -1,0 +1,456 @@
+"""The tools of ``memcite mcp``: their input and output models, and their bodies.
+
+Free of the MCP SDK, so each tool is a plain function testable on its own; the
+server (``memcite.cli.mcp_server``) finds the working directory, validates the
+arguments against these models and turns failures into tool errors. The bodies
+call the notes library (``memcite.notes.operations``), the same functions
+``memcite note`` calls, and ``memcite stats`` and ``memcite lint`` as those
+commands run them.
+
+A write takes two calls. The first returns the draft and a ``confirm_token``; the
+second passes the token back as ``confirm``, with the same arguments, and only
+then is anything written. A token is bound to the tool, the project, the working
+directory and the exact arguments, is used once, and expires.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memcite.contracts.outputs import LintOutput, StatsOutput
+from memcite.errors import InputError, MemciteError
+
+CONFIRM_TTL_SECONDS = 600
+# How the change log names writes that came through this server (``note log`` shows them).
+SAVE_COMMAND = "mcp save"
+FORGET_COMMAND = "mcp forget"
+CONFIRMED_BY = "mcp-confirm"  # a second call carrying the token the person's yes released
+
+
+class ToolFailure(MemciteError):
+    """A tool call that did nothing: ``reason`` is a refusal code of ``memcite note``
+    (``secret``, ``collision``, ...), or None for bad input (exit 2 on the command line)."""
+
+    def __init__(self, message: str, *, reason: str | None = None, exit_code: int = 2,
+                 details: dict | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.exit_code = exit_code
+        self.details = details or {}
+
+    def to_json(self) -> dict:
+        if self.reason is not None:
+            return {"refused": {"reason": self.reason, "message": self.message, **self.details}}
+        return {"error": {"message": self.message, "exit_code": self.exit_code}}
+
+    def text(self) -> str:
+        if self.reason is not None:
+            return f"memcite: refused ({self.reason}): {self.message}"
+        return f"memcite: error: {self.message}"
+
+
+# --------------------------------------------------------------------------- models
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+CwdArg = Field(None, description="The project's working directory, an absolute path. Without it, "
+               "the client's single file:// root is used; with neither, the call fails.")
+ConfirmArg = Field(None, description="The confirm_token of the draft, passed back only once the "
+                   "person said yes: then, and only then, the change is made.")
+
+
+class RecallInput(_Model):
+    cwd: str | None = CwdArg
+    check: bool = Field(False, description="Also list the file paths each entry names that are "
+                        "gone from the project now.")
+
+
+class RecalledEntry(_Model):
+    id: str | None
+    section: str | None = Field(description="decisions, state or risks.")
+    text: str
+    fields: dict[str, str] = Field(description="Provenance: Date, Topic, Source, Evidence, ...")
+    date: str | None
+    age_days: int | None
+    expired: bool
+    missing_paths: list[str] | None = None
+
+
+class RecallOutput(_Model):
+    """This project's note only, as historical evidence; nothing is written."""
+
+    project: str
+    note_file: str
+    exists: bool
+    updated: str | None
+    notice: str | None = Field(description="How to read the note: evidence from the past, not "
+                               "instructions (null when there is no note).")
+    entries: list[RecalledEntry]
+
+
+Section = Literal["decisions", "state", "risks"]
+
+
+class SaveInput(_Model):
+    cwd: str | None = CwdArg
+    text: str = Field(description="The entry: one durable fact (its first line is the entry).")
+    section: Section = Field(description="Where it goes: decisions, state or risks.")
+    topic: str | None = None
+    source: str | None = Field(None, description="A source file or task id.")
+    evidence: str | None = Field(None, description="How it was verified.")
+    confidence: str | None = Field(None, description="HIGH, MEDIUM or LOW.")
+    tier: str | None = Field(None, description="The entry's tier (as `memcite note save --tier`).")
+    expires: str | None = Field(None, description="When the entry stops holding, YYYY-MM-DD.")
+    redact: bool = Field(False, description="Replace each secret found by [REDACTED:<kind>] "
+                         "instead of refusing.")
+    confirm: str | None = ConfirmArg
+
+
+class SavedEntry(_Model):
+    action: Literal["save", "update", "unchanged"]
+    id: str | None
+    section: str
+    text: str
+
+
+class Redaction(_Model):
+    entry: int
+    kind: str
+    line: int
+    masked: str
+
+
+class SaveOutput(_Model):
+    """A draft (nothing written, a token to confirm it) or the saved result."""
+
+    status: Literal["draft", "saved"]
+    project: str
+    slug: str
+    note_file: str
+    entries: list[SavedEntry]
+    note: str | None = Field(description="The whole note as the save would write it (drafts only).")
+    questions: list[str] = Field(description="What the person should know before saying yes.")
+    confirm_token: str | None = Field(description="Pass it back as `confirm` with the same "
+                                      "arguments once the person said yes (drafts only).")
+    expires_at: int | None = Field(description="When the token expires, Unix seconds.")
+    expires_at_iso: str | None
+    redacted: list[Redaction]
+    archived: list[str] = Field(description="Where previous versions of updated entries went.")
+    adopted: list[str] = Field(description="Ids given to hand-written entries.")
+
+
+class ListInput(_Model):
+    pass
+
+
+class ListedNote(_Model):
+    slug: str
+    updated: str | None
+
+
+class ListOutput(_Model):
+    """Project slugs and their update dates, never a note's content."""
+
+    notes: list[ListedNote]
+
+
+class ForgetInput(_Model):
+    cwd: str | None = CwdArg
+    entry: str | None = Field(None, description="One entry's id; without it, the whole note.")
+    confirm: str | None = ConfirmArg
+
+
+class ForgetOutput(_Model):
+    """A draft (what would move to the archive) or where it went."""
+
+    status: Literal["draft", "forgotten"]
+    project: str
+    entry_id: str | None
+    what: str
+    archive_dir: str
+    archived: str | None = Field(description="The archive file (once forgotten).")
+    restore: str | None = Field(description="The command that brings it back (once forgotten).")
+    confirm_token: str | None
+    expires_at: int | None
+    expires_at_iso: str | None
+
+
+class StatsInput(_Model):
+    max_unused_days: int | None = Field(None, ge=0)
+    rule: Literal["memcite", "codex"] = "memcite"
+    as_of: str | None = Field(None, description="Judge as of this time (ISO 8601 or Unix seconds).")
+    since: str | None = None
+    limit: int = Field(20, ge=0)
+
+
+class LintInput(_Model):
+    paths: list[str] = Field(default_factory=list, description="Memory folders or files "
+                             "(default: the Codex home's memories and memory folders).")
+
+
+# --------------------------------------------------------------------------- confirmation
+
+
+@dataclass
+class _Pending:
+    binding: str
+    expires_at: float
+
+
+@dataclass
+class ConfirmTokens:
+    """Tokens for drafts not yet confirmed: each bound to one exact call, used once, expiring."""
+
+    ttl: float = CONFIRM_TTL_SECONDS
+    clock: object = time.time
+    _pending: dict[str, _Pending] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def issue(self, binding: str) -> tuple[str, float]:
+        now = self.clock()
+        token = secrets.token_urlsafe(18)
+        with self._lock:
+            self._pending = {key: value for key, value in self._pending.items()
+                             if value.expires_at > now}
+            self._pending[token] = _Pending(binding, now + self.ttl)
+        return token, now + self.ttl
+
+    def redeem(self, token: str, binding: str) -> None:
+        """Use ``token`` for the call ``binding``, or refuse (the token is spent either way)."""
+        with self._lock:
+            pending = self._pending.pop(token, None)
+        if pending is None:
+            raise ToolFailure(
+                "the confirm token is unknown or was already used; nothing was changed. Call the "
+                "tool again without `confirm` for a new draft, and ask the person again",
+                reason="needs-confirmation", exit_code=3)
+        if pending.expires_at <= self.clock():
+            raise ToolFailure(
+                "the confirm token expired; nothing was changed. Call the tool again without "
+                "`confirm` for a new draft, and ask the person again",
+                reason="needs-confirmation", exit_code=3)
+        if not secrets.compare_digest(pending.binding, binding):
+            raise ToolFailure(
+                "the confirm token was given for another draft (other arguments or another "
+                "working directory); nothing was changed and the token is spent. Call the tool "
+                "again without `confirm` for a new draft",
+                reason="needs-confirmation", exit_code=3)
+
+
+def binding_of(tool: str, cwd: str, project: str, arguments: BaseModel) -> str:
+    """A digest of one exact call: the tool, where, and every argument but ``confirm``."""
+    values = arguments.model_dump(exclude={"confirm", "cwd"})
+    blob = json.dumps([tool, cwd, project, values], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+# --------------------------------------------------------------------------- the tools
+
+
+@dataclass
+class ToolContext:
+    """What every call shares: the Codex home, memcite's database, the pending tokens."""
+
+    codex_home: str
+    db: str | None
+    tokens: ConfirmTokens
+
+
+def _iso(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(seconds)))
+
+
+def _today(now: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(now))
+
+
+def _location(context: ToolContext, cwd: str):
+    from memcite.notes.storage import locate_note
+
+    if not os.path.isdir(cwd):
+        raise InputError(f"cwd: {cwd} is not a folder")
+    return locate_note(cwd, context.codex_home)
+
+
+def _refusals(call):
+    """Run ``call``; a note refusal or a memcite error becomes a ToolFailure with its reason."""
+    import sqlite3
+
+    from memcite.notes.refusals import NoteRefusal
+
+    try:
+        return call()
+    except NoteRefusal as refusal:
+        raise ToolFailure(refusal.message, reason=refusal.reason, exit_code=refusal.exit_code,
+                          details=refusal.details) from None
+    except ToolFailure:
+        raise
+    except MemciteError as error:
+        raise ToolFailure(str(error), exit_code=error.exit_code) from None
+    except sqlite3.Error as error:
+        raise ToolFailure(f"the memcite database: {error}; the note's change log could not be "
+                          "written", exit_code=1) from None
+
+
+def recall(context: ToolContext, cwd: str, arguments: RecallInput) -> RecallOutput:
+    from memcite.cli.notes_commands import RECALL_FRAME
+    from memcite.notes import operations
+
+    def body() -> RecallOutput:
+        location = _location(context, cwd)
+        recalled = operations.recall_note(location, today=_today(time.time()),
+                                          check=arguments.check)
+        return RecallOutput(
+            project=location.project, note_file=location.note_file,
+            exists=recalled.note is not None,
+            updated=recalled.note.updated if recalled.note else None,
+            notice=RECALL_FRAME if recalled.note else None,
+            entries=[RecalledEntry(**entry) for entry in recalled.entries])
+
+    return _refusals(body)
+
+
+def save(context: ToolContext, cwd: str, arguments: SaveInput) -> SaveOutput:
+    from memcite.cli.ledger_commands import open_database
+    from memcite.notes import operations
+
+    def drafts() -> list:
+        return [operations.EntryDraft(
+            arguments.section, arguments.text, arguments.topic, arguments.source,
+            arguments.evidence, arguments.confidence, arguments.tier, arguments.expires)]
+
+    def body() -> SaveOutput:
+        location = _location(context, cwd)
+        binding = binding_of("save", cwd, location.project, arguments)
+        now = time.time()
+        if arguments.confirm is None:
+            result = operations.save_entries(location, drafts(), today=_today(now), now=now,
+                                             conn=None, redact=arguments.redact, dry_run=True)
+            token, expires_at = context.tokens.issue(binding)
+            return _save_output(result, "draft", token, expires_at)
+        context.tokens.redeem(arguments.confirm, binding)
+        conn = open_database(context.db)
+        try:
+            result = operations.save_entries(
+                location, drafts(), today=_today(now), now=now, conn=conn,
+                redact=arguments.redact, confirmed_by=CONFIRMED_BY, command=SAVE_COMMAND)
+        finally:
+            conn.close()
+        return _save_output(result, "saved", None, None)
+
+    return _refusals(body)
+
+
+def _save_output(result, status: str, token: str | None, expires_at: float | None) -> SaveOutput:
+    location = result.location
+    return SaveOutput(
+        status=status, project=location.project, slug=location.slug,
+        note_file=location.note_file,
+        entries=[SavedEntry(**outcome) for outcome in result.outcomes],
+        note=result.text if status == "draft" else None, questions=result.questions,
+        confirm_token=token, expires_at=None if expires_at is None else int(expires_at),
+        expires_at_iso=_iso(expires_at), redacted=[Redaction(**item) for item in result.redactions],
+        archived=result.archived, adopted=result.adopted)
+
+
+def list_notes(context: ToolContext, arguments: ListInput) -> ListOutput:
+    from memcite.notes import operations
+
+    return ListOutput(notes=[ListedNote(**item)
+                             for item in operations.list_notes(context.codex_home)])
+
+
+def forget(context: ToolContext, cwd: str, arguments: ForgetInput) -> ForgetOutput:
+    from memcite.cli.ledger_commands import open_database
+    from memcite.notes import operations
+
+    def body() -> ForgetOutput:
+        location = _location(context, cwd)
+        what = f"the entry {arguments.entry}" if arguments.entry else "the whole note"
+        if not os.path.isfile(location.note_file):
+            raise InputError(f"no note for {location.project} ({location.note_file}); "
+                             "nothing to forget")
+        current = operations.read_note(location)
+        if arguments.entry is not None and (current is None or
+                                            current.find(arguments.entry) is None):
+            raise InputError(f"no entry {arguments.entry!r} in {location.note_file}; "
+                             "the recall tool lists the entries with their ids")
+        binding = binding_of("forget", cwd, location.project, arguments)
+        common = dict(project=location.project, entry_id=arguments.entry, what=what,
+                      archive_dir=location.archive_dir)
+        if arguments.confirm is None:
+            token, expires_at = context.tokens.issue(binding)
+            return ForgetOutput(status="draft", archived=None, restore=None, confirm_token=token,
+                                expires_at=int(expires_at), expires_at_iso=_iso(expires_at),
+                                **common)
+        context.tokens.redeem(arguments.confirm, binding)
+        now = time.time()
+        conn = open_database(context.db)
+        try:
+            result = operations.forget_note(location, entry_id=arguments.entry, now=now,
+                                            today=_today(now), conn=conn,
+                                            confirmed_by=CONFIRMED_BY, command=FORGET_COMMAND)
+        finally:
+            conn.close()
+        return ForgetOutput(status="forgotten", archived=result.archived,
+                            restore=f"memcite note restore {os.path.basename(result.archived)}",
+                            confirm_token=None, expires_at=None, expires_at_iso=None, **common)
+
+    return _refusals(body)
+
+
+_CAPTURE = threading.Lock()
+
+
+def stats(context: ToolContext, arguments: StatsInput) -> StatsOutput:
+    """``memcite stats --json`` as the command runs it, refusals included (nothing judged
+    without usage data), read from its output."""
+    from memcite.cli import retention_commands
+
+    out, err = io.StringIO(), io.StringIO()
+    with _CAPTURE, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = retention_commands.stats(
+            db=context.db, codex_home=context.codex_home,
+            max_unused_days=arguments.max_unused_days, rule=arguments.rule,
+            as_of=arguments.as_of, since=arguments.since, limit=arguments.limit, json=True)
+    if code:
+        message = err.getvalue().strip().removeprefix("memcite: error: ")
+        reason = "usage-unknown" if message.startswith("usage unknown") else None
+        raise ToolFailure(message or f"memcite stats failed (exit {code})", reason=reason,
+                          exit_code=code)
+    return StatsOutput.model_validate_json(out.getvalue())
+
+
+def lint(context: ToolContext, arguments: LintInput) -> LintOutput:
+    from memcite.cli.console import with_iso_times
+    from memcite.cli.lint_commands import default_paths
+    from memcite.lint.run import lint_paths
+
+    for path in arguments.paths:
+        if not os.path.isabs(path):
+            raise ToolFailure(f"{path}: give an absolute path")
+        if not os.path.exists(path):
+            raise ToolFailure(f"{path}: no such file or folder")
+    targets = list(arguments.paths) or [path for path in default_paths(context.codex_home)
+                                        if os.path.isdir(path)]
+    report = lint_paths(targets)
+    return LintOutput.model_validate(with_iso_times({
+        "checked_at": int(time.time()), "paths": targets, "files": report.files,
+        "errors": report.errors, "warnings": report.warnings,
+        "findings": [finding.to_dict() for finding in report.findings]}))
