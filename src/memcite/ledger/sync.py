@@ -265,8 +265,9 @@ def sync_codex_home(
         if after > before:
             backfill_usage(conn)
         inserted = after - before
-        seen = conn.execute(
-            "SELECT count(*) FROM memories WHERE last_sync_id = ?", (sync_id,)
+        seen = conn.execute(  # every row this sync saw was given this home: the index serves
+            "SELECT count(*) FROM memories WHERE codex_home = ? AND last_sync_id = ?",
+            (codex_home, sync_id),
         ).fetchone()[0]
         conn.execute(
             "UPDATE syncs SET finished_at = ?, stage1_rows = ?, folder_threads = ?, inserted = ?,"
