@@ -27,8 +27,9 @@ from memcite.ledger.memory_files import byte_lines, lines_sha256, resolve_cited_
 from memcite.ledger.store import read_snapshot, transaction
 
 POLICIES = ("default", "codex")
-_set = object.__setattr__
 MAX_CITED_FILE_BYTES = 64 * 1024 * 1024
+
+_set = object.__setattr__  # how the frozen values below set their fields in __init__
 
 
 # --------------------------------------------------------------------------- inputs

@@ -354,14 +354,13 @@ def _present_indexes(conn: sqlite3.Connection) -> set[str]:
         "SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = 'memories'")}
 
 
-def _drop_indexes(conn: sqlite3.Connection) -> bool:
+def _drop_indexes(conn: sqlite3.Connection) -> None:
     """Drop the secondary indexes of ``memories`` before a large load (one transaction)."""
     with transaction(conn):
         present = _present_indexes(conn)
         for name, _ in _memories_indexes():
             if name in present:
                 conn.execute(f"DROP INDEX main.{name}")
-    return True
 
 
 def _restore_indexes(conn: sqlite3.Connection) -> None:
@@ -383,11 +382,11 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
 class _Stage1Copy:
     """The ``stage1_outputs`` pass in SQL, batch by batch over ranges of thread ids."""
 
-    def __init__(self, conn: sqlite3.Connection, path: str, stamps: tuple, batch_rows: int,
+    def __init__(self, conn: sqlite3.Connection, path: str, sync_values: tuple, batch_rows: int,
                  progress: Progress | None, total: int) -> None:
         self.conn, self.path, self.batch_rows = conn, path, batch_rows
-        self.home, self.now, _, self.sync_id = stamps  # (codex_home, now, now, sync_id)
-        self.stamps = stamps
+        # (codex_home, now, now, sync_id): the last values of a row of _UPSERT_STAGE1
+        self.home, self.now, _, self.sync_id = self.sync_values = sync_values
         self.progress, self.total = progress, total
         self.stamp: tuple[int, int, int] | None = None
 
@@ -413,14 +412,16 @@ class _Stage1Copy:
         dropped = False
         try:
             if bulk:
-                dropped = _drop_indexes(conn)
+                _drop_indexes(conn)
+                dropped = True
             return self._copy(invalid)
         except sqlite3.Error as exc:
             self._check_unchanged()
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-                raise
-            raise home.CodexHomeError(f"{self.path}: cannot read stage1_outputs ({exc})") \
-                from None
+            if getattr(exc, "sqlite_errorname", "") not in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+                raise  # memcite's database (locked, full, read-only): reported as such
+            raise home.CodexHomeError(
+                f"{self.path}: cannot copy stage1_outputs ({exc})",
+                hint="check the file with `sqlite3 FILE 'PRAGMA integrity_check'`") from None
         finally:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -459,7 +460,7 @@ class _Stage1Copy:
                 odd = conn.execute(odd_rows, params).fetchall()
                 rows = list(_normalised_stage1(odd, invalid))
                 if rows:
-                    conn.executemany(_UPSERT_STAGE1, [(*row, *self.stamps) for row in rows])
+                    conn.executemany(_UPSERT_STAGE1, [(*row, *self.sync_values) for row in rows])
             synced += in_range - len(odd) + len(rows)
             params["low"] = high
             if self.progress:
