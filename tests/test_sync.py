@@ -431,3 +431,22 @@ def test_ids_no_range_reaches_are_counted_invalid(tmp_path, conn):
     report = sync_codex_home(conn, home, now=NOW)
     assert (report.stage1_rows, report.invalid_ids) == (1, 3)
     assert [r[0] for r in conn.execute("SELECT thread_id FROM memories")] == [good]
+
+
+def test_slugs_that_are_not_ascii_are_read_as_text(tmp_path, conn):
+    home = tmp_path / "slugs"
+    home.mkdir()
+    codex = sqlite3.connect(home / "memories_1.sqlite")
+    codex.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY,"
+                  " source_updated_at INTEGER NOT NULL, rollout_slug TEXT)")
+    ids = [f"019c7714-3b77-74d1-9866-e1f484aae2a{n}" for n in range(3)]
+    codex.execute("INSERT INTO stage1_outputs VALUES (?, 1, 'plain_slug')", (ids[0],))
+    codex.execute("INSERT INTO stage1_outputs VALUES (?, 1, 'café_notes')", (ids[1],))
+    codex.execute("INSERT INTO stage1_outputs VALUES (?, 1, CAST(x'6261ff64' AS TEXT))",
+                  (ids[2],))  # not UTF-8
+    codex.commit()
+    codex.close()
+    report = sync_codex_home(conn, home, now=NOW)
+    assert (report.stage1_rows, report.invalid_ids) == (3, 0)
+    slugs = dict(conn.execute("SELECT thread_id, rollout_slug FROM memories"))
+    assert slugs == {ids[0]: "plain_slug", ids[1]: "café_notes", ids[2]: "ba\ufffdd"}

@@ -324,10 +324,11 @@ _UPPER_BOUND = ("SELECT max(thread_id), count(*) FROM (SELECT thread_id FROM cod
 # Rows no range reaches (NULL, numbers, the empty string): never a thread id.
 _OUT_OF_RANGES = ("SELECT count(*) FROM codex.stage1_outputs"
                   " WHERE thread_id IS NULL OR thread_id <= ''")
+# The rows of a range copied in SQL (%s: which they are) that no change rewrote.
 _TOUCH_SEEN = (
     "UPDATE memories SET synced_at = :now, last_sync_id = :sync"
     " WHERE thread_id IN (SELECT thread_id FROM codex.stage1_outputs"
-    f" WHERE {_RANGE} AND {_IS_COUNTED}) AND last_sync_id IS NOT :sync"
+    f" WHERE {_RANGE} AND %s) AND last_sync_id IS NOT :sync"
 )
 
 
@@ -371,6 +372,17 @@ def _restore_indexes(conn: sqlite3.Connection) -> None:
                 conn.execute(sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
 
 
+def _fetch_leniently(conn: sqlite3.Connection, sql: str, params: dict) -> list[tuple]:
+    """The rows of ``sql``, a text that is not UTF-8 read with U+FFFD (Codex's text is
+    untrusted too)."""
+    saved = conn.text_factory
+    conn.text_factory = lambda data: data.decode("utf-8", "replace")
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.text_factory = saved
+
+
 def _stamp(path: str) -> tuple[int, int, int] | None:
     try:
         info = os.stat(path)
@@ -404,6 +416,8 @@ class _Stage1Copy:
             self.conn.execute("ATTACH DATABASE ? AS codex", (uri,))
         except sqlite3.OperationalError:
             return False  # the URI was taken as a plain (missing) file name: nothing created
+        except UnicodeEncodeError:
+            return False  # a path that is not UTF-8: SQLite cannot be given its name
         return True
 
     def run(self, invalid: list[int], *, bulk: bool) -> int:
@@ -436,15 +450,22 @@ class _Stage1Copy:
         for text_column in ("raw_memory", "rollout_summary"):
             picked.append(f"length(trim(coalesce({text_column}, ''), {_BLANK})) > 0"
                           if text_column in columns else "0")
+        # Copied in SQL: a counted thread id and a slug of printable ASCII (or none). Any
+        # other row is read into Python: its id normalised, its text decoded leniently.
+        in_sql = _IS_COUNTED
+        if "rollout_slug" in columns:
+            in_sql += " AND (rollout_slug IS NULL OR (typeof(rollout_slug) = 'text'" \
+                      " AND rollout_slug NOT GLOB '*[^ -~]*'))"
         odd_rows = f"SELECT {', '.join(picked)} FROM codex.stage1_outputs WHERE {_RANGE}" \
-                   f" AND NOT {_IS_COUNTED}"
+                   f" AND NOT ({in_sql})"
         picked[home.STAGE1_COLUMNS.index("selected_for_phase2")] = \
             f"coalesce({picked[home.STAGE1_COLUMNS.index('selected_for_phase2')]}, 0)"
         copy_range = (
             _STAGE1_INTO + f"SELECT {', '.join(picked)}, 'stage1_outputs', :home, :now, :now,"
-            f" :sync FROM codex.stage1_outputs WHERE {_RANGE} AND {_IS_COUNTED}"
+            f" :sync FROM codex.stage1_outputs WHERE {_RANGE} AND {in_sql}"
             " ORDER BY thread_id" + _STAGE1_ON_CONFLICT + f" WHERE {_CHANGED}"
         )
+        touch_seen = _TOUCH_SEEN % in_sql
         invalid[0] += conn.execute(_OUT_OF_RANGES).fetchone()[0]
         params = {"home": self.home, "now": self.now, "sync": self.sync_id, "low": ""}
         synced = 0
@@ -456,8 +477,8 @@ class _Stage1Copy:
             params["high"] = high
             with transaction(conn):
                 conn.execute(copy_range, params)
-                conn.execute(_TOUCH_SEEN, params)
-                odd = conn.execute(odd_rows, params).fetchall()
+                conn.execute(touch_seen, params)
+                odd = _fetch_leniently(conn, odd_rows, params)
                 rows = list(_normalised_stage1(odd, invalid))
                 if rows:
                     conn.executemany(_UPSERT_STAGE1, [(*row, *self.sync_values) for row in rows])
