@@ -324,11 +324,11 @@ _UPPER_BOUND = ("SELECT max(thread_id), count(*) FROM (SELECT thread_id FROM cod
 # Rows no range reaches (NULL, numbers, the empty string): never a thread id.
 _OUT_OF_RANGES = ("SELECT count(*) FROM codex.stage1_outputs"
                   " WHERE thread_id IS NULL OR thread_id <= ''")
-# The rows of a range copied in SQL (%s: which they are) that no change rewrote.
+# The rows of a range copied in SQL that no change rewrote.
 _TOUCH_SEEN = (
     "UPDATE memories SET synced_at = :now, last_sync_id = :sync"
     " WHERE thread_id IN (SELECT thread_id FROM codex.stage1_outputs"
-    f" WHERE {_RANGE} AND %s) AND last_sync_id IS NOT :sync"
+    f" WHERE {_RANGE} AND {_IS_COUNTED}) AND last_sync_id IS NOT :sync"
 )
 
 
@@ -372,7 +372,7 @@ def _restore_indexes(conn: sqlite3.Connection) -> None:
                 conn.execute(sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
 
 
-def _fetch_leniently(conn: sqlite3.Connection, sql: str, params: dict) -> list[tuple]:
+def _fetch_leniently(conn: sqlite3.Connection, sql: str, params) -> list[tuple]:
     """The rows of ``sql``, a text that is not UTF-8 read with U+FFFD (Codex's text is
     untrusted too)."""
     saved = conn.text_factory
@@ -404,7 +404,10 @@ class _Stage1Copy:
 
     def attach(self) -> bool:
         """Attach Codex's database read-only (``immutable`` as ``codex_home`` reads it);
-        False when this connection does not take URI file names."""
+        False when this connection does not take URI file names (or SQLite is older than
+        3.35, which ``INSERT ... RETURNING`` needs)."""
+        if sqlite3.sqlite_version_info < (3, 35, 0):
+            return False
         with open(self.path, "rb") as handle:
             header = handle.read(100)
         immutable = len(header) > 19 and header[18] == 2 \
@@ -450,22 +453,19 @@ class _Stage1Copy:
         for text_column in ("raw_memory", "rollout_summary"):
             picked.append(f"length(trim(coalesce({text_column}, ''), {_BLANK})) > 0"
                           if text_column in columns else "0")
-        # Copied in SQL: a counted thread id and a slug of printable ASCII (or none). Any
-        # other row is read into Python: its id normalised, its text decoded leniently.
-        in_sql = _IS_COUNTED
-        if "rollout_slug" in columns:
-            in_sql += " AND (rollout_slug IS NULL OR (typeof(rollout_slug) = 'text'" \
-                      " AND rollout_slug NOT GLOB '*[^ -~]*'))"
         odd_rows = f"SELECT {', '.join(picked)} FROM codex.stage1_outputs WHERE {_RANGE}" \
-                   f" AND NOT ({in_sql})"
+                   f" AND NOT {_IS_COUNTED}"
+        # Codex's text is untrusted: a row whose slug is not plain ASCII (perhaps not even
+        # UTF-8) is read again into Python, its text decoded leniently.
+        by_id = f"SELECT {', '.join(picked)} FROM codex.stage1_outputs WHERE thread_id = ?"
         picked[home.STAGE1_COLUMNS.index("selected_for_phase2")] = \
             f"coalesce({picked[home.STAGE1_COLUMNS.index('selected_for_phase2')]}, 0)"
         copy_range = (
             _STAGE1_INTO + f"SELECT {', '.join(picked)}, 'stage1_outputs', :home, :now, :now,"
-            f" :sync FROM codex.stage1_outputs WHERE {_RANGE} AND {in_sql}"
+            f" :sync FROM codex.stage1_outputs WHERE {_RANGE} AND {_IS_COUNTED}"
             " ORDER BY thread_id" + _STAGE1_ON_CONFLICT + f" WHERE {_CHANGED}"
+            " RETURNING CASE WHEN rollout_slug GLOB '*[^ -~]*' THEN thread_id END"
         )
-        touch_seen = _TOUCH_SEEN % in_sql
         invalid[0] += conn.execute(_OUT_OF_RANGES).fetchone()[0]
         params = {"home": self.home, "now": self.now, "sync": self.sync_id, "low": ""}
         synced = 0
@@ -476,13 +476,15 @@ class _Stage1Copy:
                 break
             params["high"] = high
             with transaction(conn):
-                conn.execute(copy_range, params)
-                conn.execute(touch_seen, params)
+                texts = [row[0] for row in _fetch_leniently(conn, copy_range, params) if row[0]]
+                conn.execute(_TOUCH_SEEN, params)
                 odd = _fetch_leniently(conn, odd_rows, params)
-                rows = list(_normalised_stage1(odd, invalid))
+                normalised = list(_normalised_stage1(odd, invalid))
+                rows = normalised + [_fetch_leniently(conn, by_id, (thread_id,))[0]
+                                     for thread_id in texts]
                 if rows:
                     conn.executemany(_UPSERT_STAGE1, [(*row, *self.sync_values) for row in rows])
-            synced += in_range - len(odd) + len(rows)
+            synced += in_range - len(odd) + len(normalised)
             params["low"] = high
             if self.progress:
                 self.progress("stage1_outputs", synced, self.total)
