@@ -424,3 +424,57 @@ def test_tilde_is_expanded_in_every_location(monkeypatch, tmp_path):
     assert paths.resolve_db_path(None, environ) == str(tmp_path / "m.sqlite")
     assert paths.user_cache_dir(environ) == str(tmp_path / "cache")
     assert paths.user_data_dir(environ) == str(tmp_path / "data")
+
+
+def test_record_reads_the_reply_once(env, tmp_path, monkeypatch, capsys):
+    import memcite.citations.reading as reading_module
+    from memcite.cli import ledger_commands
+
+    readings = []
+    real = reading_module.parse_reply
+
+    def noted(text, **kwargs):
+        readings.append(text)
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(reading_module, "parse_reply", noted)
+    reply = tmp_path / "reply.txt"
+    reply.write_text(REPLY)
+    assert ledger_commands.record(str(reply), db=env["MEMCITE_DB"],
+                                  codex_home=env["CODEX_HOME"]) == 0
+    assert capsys.readouterr().out == VISIBLE
+    assert readings == [REPLY]  # printed and recorded from one reading
+
+
+@pytest.mark.parametrize("piped", [False, True])
+def test_record_jsonl_batches_a_file_and_commits_a_pipe_reply_by_reply(env, tmp_path, piped):
+    # A file read through is recorded in one transaction per ~100 replies (or 50 ms),
+    # replies fed through a pipe one by one: the statements are traced in the process.
+    lines = "".join(json.dumps({"text": f"reply {n}\n" + REPLY, "id": f"r{n}"}) + "\n"
+                    for n in range(250))
+    trace = tmp_path / "trace.sql"
+    probe = (
+        "import sqlite3, sys\n"
+        "from memcite.ledger import store\n"
+        "real = store.open_store\n"
+        "def traced(*a, **k):\n"
+        "    conn = real(*a, **k)\n"
+        f"    out = open({str(trace)!r}, 'a')\n"
+        "    conn.set_trace_callback(lambda sql: out.write(sql.split()[0] + '\\n') or out.flush())\n"
+        "    return conn\n"
+        "store.open_store = traced\n"
+        "from memcite.__main__ import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    args = ["record", "--jsonl", "-" if piped else str(tmp_path / "batch.jsonl")]
+    (tmp_path / "batch.jsonl").write_text(lines)
+    done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, timeout=60,
+                          input=lines.encode() if piped else b"",
+                          env={**os.environ, **env, "MEMCITE_NO_FASTPATH": ""})
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().startswith("recorded 250 replies")
+    commits = trace.read_text().split().count("COMMIT")  # traced once the database is open
+    if piped:
+        assert commits == 250
+    else:
+        assert 3 <= commits < 25

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import time
 
 import pytest
 
@@ -241,6 +242,54 @@ def test_each_reply_is_one_transaction_of_the_same_few_statements(conn):
     assert len(set(noting.sql)) == 6  # prepared once, reused for every reply
     assert usage(conn, A)[0] == 3 and usage(conn, B)[0] == 3
     assert conn.execute("SELECT count(*) FROM cited_entries").fetchone()[0] == sum(sizes)
+
+
+@pytest.mark.parametrize("batch, commits", [(1, 249), (100, 3), (250, 1), (1000, 1)])
+def test_record_replies_commits_a_batch_per_transaction(conn, batch, commits):
+    noting = _NotingConnection(conn)
+    replies = [ReplyInput(f"reply {n}\n" + block([A if n % 2 else B]), id=str(n))
+               for n in range(250)]
+    replies[120] = ReplyInput(block(["bad id"]), id="rejected")  # strict: rejected, in place
+    results = list(record_replies(noting, replies, profile="strict", now=NOW,
+                                  batch_replies=batch, batch_seconds=3600))
+    assert [r.reply_key for r in results] == [r.id for r in replies]
+    assert [r.status for r in results].count("recorded") == 249
+    assert results[120].status == "rejected"
+    assert noting.sql.count("BEGIN IMMEDIATE") == noting.sql.count("COMMIT") == commits
+    assert usage(conn, A)[0] + usage(conn, B)[0] == 249
+
+
+def test_record_replies_commits_a_slow_batch_after_batch_seconds(conn):
+    noting = _NotingConnection(conn)
+
+    def slow_replies():
+        for n in range(4):
+            yield ReplyInput(f"reply {n}\n" + block([A]), id=str(n))
+            time.sleep(0.03)
+
+    statuses = []
+    for result in record_replies(noting, slow_replies(), now=NOW, batch_replies=100,
+                                 batch_seconds=0.05):
+        statuses.append(result.status)
+        # A result comes once its batch is committed: the reply is in the database.
+        assert conn.execute("SELECT 1 FROM replies WHERE reply_key = ?",
+                            (result.reply_key,)).fetchone()
+    assert statuses == ["recorded"] * 4
+    assert 1 < noting.sql.count("BEGIN IMMEDIATE") < 4
+
+
+def test_record_reply_takes_the_callers_reading(conn, monkeypatch):
+    text = "shown\n" + block([A], ["MEMORY.md:1-1|note=[x]"])
+    reading = parse_reply(text)
+    import memcite.citations.reading as reading_module
+
+    def no_second_reading(*args, **kwargs):
+        raise AssertionError("the reply was read again")
+
+    monkeypatch.setattr(reading_module, "parse_reply", no_second_reading)
+    result = record_reply(conn, text, reading=reading, now=NOW)
+    assert result.status == "recorded" and result.reading is reading
+    assert usage(conn, A)[0] == 1
 
 
 def test_known_is_logged_when_no_id_or_only_some_ids_are_memories(conn):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from memcite.cli.demo import load_sample_builder
 from memcite.ledger import codex_home
+from memcite.ledger import sync as sync_module
 from memcite.ledger.codex_home import CodexHomeError
 from memcite.ledger.recording import rebuild, record_reply
 from memcite.ledger.store import open_store
@@ -329,3 +331,123 @@ def test_every_stage1_thread_id_is_validated(tmp_path, conn):
     report = sync_codex_home(conn, home, now=NOW)
     assert (report.stage1_rows, report.invalid_ids) == (1, 3)
     assert [r[0] for r in conn.execute("SELECT thread_id FROM memories")] == [good]
+
+
+# --------------------------------------------------------------------------- the copy in SQL
+
+
+def _inventory(conn):
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute("SELECT * FROM memories ORDER BY thread_id")]
+    finally:
+        conn.row_factory = None
+
+
+def _memories_indexes(conn):
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'"
+                                       " AND tbl_name = 'memories' AND sql IS NOT NULL")}
+
+
+def test_the_sql_copy_and_the_row_by_row_copy_give_the_same_inventory(home, tmp_path,
+                                                                      monkeypatch):
+    # A connection that cannot attach Codex's database read-only (an SQLite that does not
+    # take URI file names) has it read row by row, as sync did before.
+    by_rows, in_sql = open_store(tmp_path / "rows.sqlite"), open_store(tmp_path / "sql.sqlite")
+    try:
+        for now in (NOW, NOW + DAY):
+            with monkeypatch.context() as patched:
+                patched.setattr(sync_module._Stage1Copy, "attach", lambda self: False)
+                by_rows_report = sync_codex_home(by_rows, home, now=now, batch_rows=7)
+            in_sql_report = sync_codex_home(in_sql, home, now=now, batch_rows=7)
+            assert by_rows_report.to_dict() == in_sql_report.to_dict()
+            assert _inventory(by_rows) == _inventory(in_sql)
+            codex = sqlite3.connect(home / "memories_1.sqlite")
+            codex.execute("UPDATE stage1_outputs SET usage_count = 7 WHERE thread_id = ?",
+                          (BUILDER.thread_id(3),))
+            codex.execute("DELETE FROM stage1_outputs WHERE thread_id = ?",
+                          (BUILDER.thread_id(5),))
+            codex.commit()
+            codex.close()
+    finally:
+        by_rows.close()
+        in_sql.close()
+
+
+def test_a_large_first_load_builds_the_indexes_after(home, conn):
+    expected = _memories_indexes(conn)
+    during = []
+    sync_codex_home(conn, home, now=NOW, batch_rows=10,
+                    progress=lambda phase, done, total: during.append(_memories_indexes(conn)))
+    assert during[0] == set() and _memories_indexes(conn) == expected
+    # A re-sync (no more rows than the inventory holds) keeps them.
+    during.clear()
+    sync_codex_home(conn, home, now=NOW + 1, batch_rows=10,
+                    progress=lambda phase, done, total: during.append(_memories_indexes(conn)))
+    assert all(seen == expected for seen in during)
+
+
+def test_an_index_an_interrupted_load_left_out_is_built_again(home, conn):
+    expected = _memories_indexes(conn)
+    sync_codex_home(conn, home, now=NOW)
+    conn.execute("DROP INDEX memories_codex_home_sync")  # as a load killed midway leaves it
+    conn.execute("DROP INDEX memories_active_last_used")
+    sync_codex_home(conn, home, now=NOW + 1)
+    assert _memories_indexes(conn) == expected
+
+
+def test_a_resync_rewrites_only_the_stage1_rows_that_changed(home, conn):
+    shutil.rmtree(home / "memories")  # the folder passes rewrite what they read
+    sync_codex_home(conn, home, now=NOW)
+    conn.execute("CREATE TEMP TABLE rewritten (thread_id TEXT)")
+    conn.execute("CREATE TEMP TRIGGER noted AFTER UPDATE OF source_updated_at ON memories"
+                 " BEGIN INSERT INTO rewritten VALUES (new.thread_id); END")
+    report = sync_codex_home(conn, home, now=NOW + 1)
+    assert conn.execute("SELECT count(*) FROM rewritten").fetchone()[0] == 0
+    seen = conn.execute("SELECT count(*) FROM memories WHERE synced_at = ? AND last_sync_id = ?",
+                        (NOW + 1, report.sync_id)).fetchone()[0]
+    assert seen == report.updated == len(IN_DB)  # every row seen, though none rewritten
+    codex = sqlite3.connect(home / "memories_1.sqlite")
+    codex.execute("UPDATE stage1_outputs SET last_usage = 5 WHERE thread_id = ?",
+                  (BUILDER.thread_id(2),))
+    codex.commit()
+    codex.close()
+    sync_codex_home(conn, home, now=NOW + 2)
+    assert [r[0] for r in conn.execute("SELECT thread_id FROM rewritten")] == [
+        BUILDER.thread_id(2)]
+
+
+def test_ids_no_range_reaches_are_counted_invalid(tmp_path, conn):
+    home = tmp_path / "odd"
+    home.mkdir()
+    codex = sqlite3.connect(home / "memories_1.sqlite")
+    codex.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY,"
+                  " source_updated_at INTEGER NOT NULL)")
+    good = "019c7714-3b77-74d1-9866-e1f484aae2ab"
+    codex.executemany("INSERT INTO stage1_outputs VALUES (?, 1)",
+                      [(good,), (None,), ("",), (b"019c7714-3b77-74d1-9866-e1f484aae2ab",)])
+    codex.commit()
+    codex.close()
+    report = sync_codex_home(conn, home, now=NOW)
+    assert (report.stage1_rows, report.invalid_ids) == (1, 3)
+    assert [r[0] for r in conn.execute("SELECT thread_id FROM memories")] == [good]
+
+
+def test_slugs_that_are_not_ascii_are_read_as_text(tmp_path, conn):
+    home = tmp_path / "slugs"
+    home.mkdir()
+    codex = sqlite3.connect(home / "memories_1.sqlite")
+    codex.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY,"
+                  " source_updated_at INTEGER NOT NULL, rollout_slug TEXT)")
+    ids = [f"019c7714-3b77-74d1-9866-e1f484aae2a{n}" for n in range(3)]
+    codex.execute("INSERT INTO stage1_outputs VALUES (?, 1, 'plain_slug')", (ids[0],))
+    codex.execute("INSERT INTO stage1_outputs VALUES (?, 1, 'café_notes')", (ids[1],))
+    codex.execute("INSERT INTO stage1_outputs VALUES (?, 1, CAST(x'6261ff64' AS TEXT))",
+                  (ids[2],))  # not UTF-8
+    codex.commit()
+    codex.close()
+    for now in (NOW, NOW + 1):  # a re-sync keeps the text as it was decoded
+        report = sync_codex_home(conn, home, now=now)
+        assert (report.stage1_rows, report.invalid_ids) == (3, 0)
+        slugs = dict(conn.execute("SELECT thread_id, rollout_slug FROM memories"))
+        assert slugs == {ids[0]: "plain_slug", ids[1]: "café_notes", ids[2]: "ba\ufffdd"}

@@ -1,28 +1,73 @@
 """The values a reading produces: blocks, entries, citations, diagnostics.
 
-Plain frozen dataclasses, so that reading a reply imports nothing heavy; each
-has ``to_dict()`` giving the JSON shape that ``memcite parse --json`` prints.
+Plain immutable classes with ``__slots__``: reading a reply (once per agent reply,
+in a new process) should not pay for building dataclasses at start-up. They
+behave as frozen dataclasses would: compared and printed by their fields,
+hashable when their fields are, and read-only. Each has ``to_dict()`` giving the
+JSON shape that ``memcite parse --json`` prints.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 SEVERITIES = ("info", "warning", "error")
 
+_set = object.__setattr__
 
-@dataclass(frozen=True)
-class CitationEntry:
+
+class FrozenSlots:
+    """A frozen dataclass without the dataclass: read-only slots, equality and ``repr``.
+
+    A subclass lists its fields in ``__slots__`` and ``_fields``, those that == compares in
+    ``_compared``, and sets them in ``__init__`` with ``object.__setattr__``. (Also the base
+    of the ledger's small values, built on the per-reply path too.)
+    """
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    _compared: tuple[str, ...] = ()
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._compared)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self):  # copy and pickle build a new object rather than assign fields
+        return self.__class__, tuple(getattr(self, name) for name in self._fields)
+
+
+class CitationEntry(FrozenSlots):
     """One accepted line of a ``<citation_entries>`` section, as Codex keeps it."""
 
-    path: str
-    line_start: int
-    line_end: int
-    note: str
-    # Where the entry's line starts in the reply (1-based), for diagnostics and
-    # for the ledger; not part of what Codex keeps.
-    line: int = field(default=0, compare=False)
-    column: int = field(default=0, compare=False)
+    __slots__ = ("path", "line_start", "line_end", "note", "line", "column")
+    _fields = __slots__
+    # ``line`` and ``column`` say where the entry's line starts in the reply (1-based), for
+    # diagnostics and for the ledger; they are not part of what Codex keeps (nor of ==).
+    _compared = ("path", "line_start", "line_end", "note")
+
+    def __init__(self, path: str, line_start: int, line_end: int, note: str,
+                 line: int = 0, column: int = 0) -> None:
+        _set(self, "path", path)
+        _set(self, "line_start", line_start)
+        _set(self, "line_end", line_end)
+        _set(self, "note", note)
+        _set(self, "line", line)
+        _set(self, "column", column)
 
     def to_dict(self) -> dict:
         return {
@@ -33,12 +78,15 @@ class CitationEntry:
         }
 
 
-@dataclass(frozen=True)
-class Citation:
+class Citation(FrozenSlots):
     """What Codex's reader yields for a reply: entries and ids, in order."""
 
-    entries: list[CitationEntry]
-    rollout_ids: list[str]
+    __slots__ = ("entries", "rollout_ids")
+    _fields = _compared = __slots__
+
+    def __init__(self, entries: list[CitationEntry], rollout_ids: list[str]) -> None:
+        _set(self, "entries", entries)
+        _set(self, "rollout_ids", rollout_ids)
 
     def to_dict(self) -> dict:
         return {
@@ -47,15 +95,18 @@ class Citation:
         }
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(FrozenSlots):
     """Something Codex passes over silently, with where it is in the reply."""
 
-    severity: str  # "info" | "warning" | "error"
-    code: str  # stable, kebab-case, e.g. "entry-no-note"
-    message: str
-    line: int  # 1-based line in the reply
-    column: int  # 1-based column (in characters) in the reply
+    __slots__ = ("severity", "code", "message", "line", "column")
+    _fields = _compared = __slots__
+
+    def __init__(self, severity: str, code: str, message: str, line: int, column: int) -> None:
+        _set(self, "severity", severity)  # "info" | "warning" | "error"
+        _set(self, "code", code)  # stable, kebab-case, e.g. "entry-no-note"
+        _set(self, "message", message)
+        _set(self, "line", line)  # 1-based line in the reply
+        _set(self, "column", column)  # 1-based column (in characters) in the reply
 
     def to_dict(self) -> dict:
         return {
@@ -70,15 +121,19 @@ class Diagnostic:
         return f"{self.line}:{self.column}: {self.severity}: {self.message} [{self.code}]"
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(FrozenSlots):
     """Where one ``<oai-mem-citation>`` block sits in the reply (character offsets)."""
 
-    start: int  # offset of the open tag
-    body_start: int  # first character after the open tag
-    body_end: int  # offset of the close tag, or len(text) when never closed
-    end: int  # first character after the close tag (== body_end when never closed)
-    terminated: bool
+    __slots__ = ("start", "body_start", "body_end", "end", "terminated")
+    _fields = _compared = __slots__
+
+    def __init__(self, start: int, body_start: int, body_end: int, end: int,
+                 terminated: bool) -> None:
+        _set(self, "start", start)  # offset of the open tag
+        _set(self, "body_start", body_start)  # first character after the open tag
+        _set(self, "body_end", body_end)  # offset of the close tag, or len(text) if never closed
+        _set(self, "end", end)  # first character after the close tag (== body_end if unclosed)
+        _set(self, "terminated", terminated)
 
     def to_dict(self) -> dict:
         return {
@@ -90,16 +145,21 @@ class Block:
         }
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(FrozenSlots):
     """Everything memcite reads from one agent reply."""
 
-    visible: str
-    citation: Citation | None
-    thread_ids: list[str]
-    diagnostics: list[Diagnostic]
-    blocks: tuple[Block, ...] = ()
-    profile: str = "codex"
+    __slots__ = ("visible", "citation", "thread_ids", "diagnostics", "blocks", "profile")
+    _fields = _compared = __slots__
+
+    def __init__(self, visible: str, citation: Citation | None, thread_ids: list[str],
+                 diagnostics: list[Diagnostic], blocks: tuple[Block, ...] = (),
+                 profile: str = "codex") -> None:
+        _set(self, "visible", visible)
+        _set(self, "citation", citation)
+        _set(self, "thread_ids", thread_ids)
+        _set(self, "diagnostics", diagnostics)
+        _set(self, "blocks", blocks)
+        _set(self, "profile", profile)
 
     @property
     def has_warnings(self) -> bool:

@@ -9,7 +9,6 @@ A reply with no block never imports lark. See docs/citation-format.md.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 from memcite.citations.models import Block, Citation, CitationEntry, Diagnostic, Reading
 from memcite.citations.thread_ids import counted_thread_ids, normalize_thread_id
@@ -515,7 +514,8 @@ def parse_reply(text: str, *, profile: str = "codex") -> Reading:
 def _finish(reader, visible, blocks, citation, profile) -> Reading:
     diagnostics = sorted(reader.diagnostics, key=lambda d: (d.line, d.column))
     if profile == "strict":
-        problems = [replace(d, severity="error") for d in diagnostics if d.severity != "info"]
+        problems = [Diagnostic("error", d.code, d.message, d.line, d.column)
+                    for d in diagnostics if d.severity != "info"]
         if problems:
             raise CitationError(problems, visible=visible)
     thread_ids = [] if citation is None else counted_thread_ids(citation.rollout_ids)

@@ -13,24 +13,42 @@ paths print the same bytes.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from importlib import import_module
 
 
-@dataclass(frozen=True)
 class FastCommand:
-    """How to read one command's arguments without Typer, and which function runs it."""
+    """How to read one command's arguments without Typer, and which function runs it.
 
-    target: str  # "module:function"; called with keyword arguments, returns an exit code
-    positionals: tuple[str, ...] = ()  # names of optional positional arguments, in order
-    variadic: bool = False  # the last positional takes every remaining argument, as a list
-    options: dict[str, type] = field(default_factory=dict)  # "--max-bytes": int
-    flags: tuple[str, ...] = ()  # "--json": boolean, False unless given
-    defaults: dict[str, object] = field(default_factory=dict)  # env-dependent defaults
-    envvars: dict[str, str] = field(default_factory=dict)  # kwarg name -> environment variable
-    # A hook's command: arguments it cannot read are passed on as ``ignored_args`` rather
-    # than handed to Typer, whose usage error (exit 2) would reach the agent.
-    tolerant: bool = False
+    A plain class (not a dataclass): this module is imported by every command.
+    """
+
+    __slots__ = ("target", "positionals", "variadic", "options", "flags", "defaults", "envvars",
+                 "tolerant")
+
+    def __init__(
+        self,
+        target: str,  # "module:function"; called with keyword arguments, returns an exit code
+        positionals: tuple[str, ...] = (),  # names of optional positional arguments, in order
+        variadic: bool = False,  # the last positional takes every remaining argument, as a list
+        options: dict[str, type] | None = None,  # "--max-bytes": int
+        flags: tuple[str, ...] = (),  # "--json": boolean, False unless given
+        defaults: dict[str, object] | None = None,  # env-dependent defaults
+        envvars: dict[str, str] | None = None,  # kwarg name -> environment variable
+        # A hook's command: arguments it cannot read are passed on as ``ignored_args`` rather
+        # than handed to Typer, whose usage error (exit 2) would reach the agent.
+        tolerant: bool = False,
+    ) -> None:
+        self.target = target
+        self.positionals = positionals
+        self.variadic = variadic
+        self.options = {} if options is None else options
+        self.flags = flags
+        self.defaults = {} if defaults is None else defaults
+        self.envvars = {} if envvars is None else envvars
+        self.tolerant = tolerant
+
+    def __repr__(self) -> str:
+        return f"FastCommand(target={self.target!r}, positionals={self.positionals!r}, ...)"
 
 
 def choice(*allowed: str):

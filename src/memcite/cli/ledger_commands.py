@@ -114,6 +114,7 @@ def _open_jsonl(source: str):
 
 def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> Iterator:
     """Yield ``ReplyInput``s from a JSON Lines handle; a bad line is noted and skipped."""
+
     from memcite.ledger.recording import ReplyInput, parse_time
     from memcite.untrusted import loads_json
 
@@ -229,7 +230,7 @@ def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, 
         except BrokenPipeError as exc:
             closed = exc
     try:
-        result = _record_reply(db, reply, profile, policy, root)
+        result = _record_reply(db, reply, reading, profile, policy, root)
     except MemciteError as error:
         return _not_recorded(error, reading, json)
     if json:
@@ -240,8 +241,9 @@ def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, 
     return EXIT_OK
 
 
-def _record_reply(db, reply, profile, policy, root):
-    """``record_reply`` in the command's database; a database problem is a ``MemciteError``."""
+def _record_reply(db, reply, reading, profile, policy, root):
+    """``record_reply`` of the reply already read, in the command's database; a database
+    problem is a ``MemciteError``."""
     import sqlite3
 
     from memcite.ledger.recording import record_reply
@@ -249,7 +251,8 @@ def _record_reply(db, reply, profile, policy, root):
     try:
         conn = open_database(db)
         try:
-            return record_reply(conn, reply, profile=profile, policy=policy, memory_root=root)
+            return record_reply(conn, reply, profile=profile, policy=policy, memory_root=root,
+                                reading=reading)
         finally:
             conn.close()
     except sqlite3.Error as exc:
@@ -277,6 +280,16 @@ def _report_result(result, *, quiet: bool) -> None:
              "(run `memcite sync` if it is new)")
 
 
+def _is_regular_file(handle) -> bool:
+    """Whether ``handle`` reads a file (read through at once), not a pipe or a terminal."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 class _Problems:
     """Bad input lines: printed to stderr as they are found, and counted."""
 
@@ -289,7 +302,7 @@ class _Problems:
 
 
 def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> int:
-    from memcite.ledger.recording import record_replies
+    from memcite.ledger.recording import BATCH_REPLIES, record_replies
 
     problems = _Problems()
     totals = {"recorded": 0, "duplicate": 0, "rejected": 0}
@@ -301,8 +314,9 @@ def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> 
         conn = open_database(db)
         try:
             replies = _jsonl_replies(handle, source_name(jsonl), max_bytes, errors, problems)
+            batch = BATCH_REPLIES if _is_regular_file(handle) else 1  # a live pipe: each reply
             for result in record_replies(conn, replies, profile=profile, policy=policy,
-                                         memory_root=root):
+                                         memory_root=root, batch_replies=batch):
                 totals[result.status] += 1
                 counted += len(result.counted)
                 unknown.update(result.unknown)

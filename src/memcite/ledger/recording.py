@@ -20,10 +20,9 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from functools import lru_cache
 
-from memcite.citations.models import Reading
+from memcite.citations.models import FrozenSlots, Reading
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import CitationError, InputError
 from memcite.ledger.memory_files import (
@@ -40,21 +39,35 @@ from memcite.untrusted import storable, storable_or_none
 POLICIES = ("default", "codex")
 MAX_CITED_FILE_BYTES = MAX_FILE_BYTES
 
+_set = object.__setattr__  # how the frozen values below set their fields in __init__
+
 
 # --------------------------------------------------------------------------- inputs
 
 
-@dataclass(frozen=True, slots=True)
-class ReplyInput:
+class ReplyInput(FrozenSlots):
     """One reply to record, with what the caller knows about it."""
 
-    text: str
-    id: str | None = None  # the caller's stable id; else the key is the text's SHA-256
-    at: int | None = None  # when the reply was made (Unix seconds); else now
-    thread_id: str | None = None  # the replying thread
-    cwd: str | None = None
-    origin: str = "record"  # record | ingest:<file>
-    where: str | None = None  # for messages: "file:line"
+    __slots__ = ("text", "id", "at", "thread_id", "cwd", "origin", "where")
+    _fields = _compared = __slots__
+
+    def __init__(
+        self,
+        text: str,
+        id: str | None = None,  # noqa: A002 - the caller's stable id; else the text's SHA-256
+        at: int | None = None,  # when the reply was made (Unix seconds); else now
+        thread_id: str | None = None,  # the replying thread
+        cwd: str | None = None,
+        origin: str = "record",  # record | ingest:<file>
+        where: str | None = None,  # for messages: "file:line"
+    ) -> None:
+        _set(self, "text", text)
+        _set(self, "id", id)
+        _set(self, "at", at)
+        _set(self, "thread_id", thread_id)
+        _set(self, "cwd", cwd)
+        _set(self, "origin", origin)
+        _set(self, "where", where)
 
 
 def parse_time(value: object, *, what: str = "time") -> int:
@@ -104,15 +117,19 @@ def text_sha256(text: str) -> str:
 # --------------------------------------------------------------------------- the policy (pure)
 
 
-@dataclass(frozen=True, slots=True)
-class CitedId:
+class CitedId(FrozenSlots):
     """One id as written in a reply, and what recording it did."""
 
-    rollout_id: str
-    thread_id: str | None  # normalised; None when not a UUID Codex accepts
-    terminated: bool  # False when it came from a block that was never closed
-    counted: bool  # added to usage_count under the policy
-    known: bool = False  # a memory in the inventory when recorded
+    __slots__ = ("rollout_id", "thread_id", "terminated", "counted", "known")
+    _fields = _compared = __slots__
+
+    def __init__(self, rollout_id: str, thread_id: str | None, terminated: bool, counted: bool,
+                 known: bool = False) -> None:
+        _set(self, "rollout_id", rollout_id)
+        _set(self, "thread_id", thread_id)  # normalised; None when not a UUID Codex accepts
+        _set(self, "terminated", terminated)  # False when from a block that was never closed
+        _set(self, "counted", counted)  # added to usage_count under the policy
+        _set(self, "known", known)  # a memory in the inventory when recorded
 
     def to_dict(self) -> dict:
         return {
@@ -261,21 +278,28 @@ class MemoryFiles:
 # --------------------------------------------------------------------------- recording
 
 
-@dataclass(frozen=True)
-class RecordResult:
+class RecordResult(FrozenSlots):
     """What recording one reply did: ``recorded``, ``duplicate`` (nothing written) or ``rejected``."""
 
-    status: str
-    reply_key: str
-    key_kind: str  # id | sha256
-    replied_at: int
-    reading: Reading | None
-    ids: tuple[CitedId, ...] = ()
-    entries: int = 0
-    entries_hashed: int = 0
-    error: str | None = None
-    where: str | None = None
-    reply_id: int | None = None
+    __slots__ = ("status", "reply_key", "key_kind", "replied_at", "reading", "ids", "entries",
+                 "entries_hashed", "error", "where", "reply_id")
+    _fields = _compared = __slots__
+
+    def __init__(self, status: str, reply_key: str, key_kind: str, replied_at: int,
+                 reading: Reading | None, ids: tuple[CitedId, ...] = (), entries: int = 0,
+                 entries_hashed: int = 0, error: str | None = None, where: str | None = None,
+                 reply_id: int | None = None) -> None:
+        _set(self, "status", status)
+        _set(self, "reply_key", reply_key)
+        _set(self, "key_kind", key_kind)  # id | sha256
+        _set(self, "replied_at", replied_at)
+        _set(self, "reading", reading)
+        _set(self, "ids", ids)
+        _set(self, "entries", entries)
+        _set(self, "entries_hashed", entries_hashed)
+        _set(self, "error", error)
+        _set(self, "where", where)
+        _set(self, "reply_id", reply_id)
 
     @property
     def counted(self) -> list[str]:
@@ -368,9 +392,12 @@ def record_reply(
     memory_root: str | os.PathLike | None = None,
     files: MemoryFiles | None = None,
     now: int | None = None,
+    reading: Reading | None = None,
 ) -> RecordResult:
     """Read one reply and record it in one transaction; a reply already recorded counts nothing.
 
+    ``reading``: the caller's reading of ``reply.text`` with ``profile``, when it already
+    has one (``memcite record`` prints the reply first), so the reply is read once.
     Raises ``CitationError`` when ``profile="strict"`` finds problems (nothing recorded).
     """
     from memcite.citations.reading import parse_reply
@@ -381,13 +408,23 @@ def record_reply(
         raise InputError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
     if files is None:
         files = MemoryFiles(memory_root)
-    return _record(conn, reply, parse_reply, profile, policy, files, now)
+    if reading is None:
+        reading = parse_reply(reply.text, profile=profile)
+    planned = _prepare(reply, reading, profile, policy, files, now)
+    with transaction(conn):
+        return _write(conn, planned)
 
 
-def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: str, policy: str,
-            files: MemoryFiles, now: int | None) -> RecordResult:
-    """``record_reply`` with the reader, policy and files already settled (once per batch)."""
-    reading = parse_reply(reply.text, profile=profile)
+class _Planned:
+    """One read reply, ready to write: its row, its ids and entries, the cited lines' hashes."""
+
+    __slots__ = ("reply", "reading", "key", "key_kind", "replied_at", "reply_row", "planned",
+                 "increments", "entries", "terminated_entries", "hashes")
+
+
+def _prepare(reply: ReplyInput, reading: Reading, profile: str, policy: str,
+             files: MemoryFiles, now: int | None) -> _Planned:
+    """Everything that reads files or hashes, done before the write lock is taken."""
     recorded_at = int(time.time()) if now is None else now
     replied_at = recorded_at if reply.at is None else reply.at
     sha = text_sha256(reply.text)
@@ -411,39 +448,53 @@ def _record(conn: sqlite3.Connection, reply: ReplyInput, parse_reply, profile: s
         if thread_id is not None:
             increments[thread_id] = increments.get(thread_id, 0) + counted
     blocks = reading.blocks
-    reply_row = (
+    ready = _Planned()
+    ready.reply, ready.reading, ready.key, ready.key_kind = reply, reading, key, key_kind
+    ready.replied_at, ready.planned, ready.increments = replied_at, planned, increments
+    ready.entries, ready.terminated_entries, ready.hashes = entries, terminated_entries, hashes
+    ready.reply_row = (
         key, key_kind, sha, replied_at, recorded_at, storable_or_none(reply.thread_id),
         storable_or_none(reply.cwd), profile, policy, storable_or_none(reply.origin),
         storable_or_none(files.root), len(blocks),
         int(bool(blocks) and not blocks[-1].terminated), len(reading.diagnostics),
     )
+    return ready
 
-    with transaction(conn):
-        cursor = conn.execute(_INSERT_REPLY, reply_row)
-        if cursor.rowcount != 1:
-            return RecordResult("duplicate", key, key_kind, replied_at, reading, where=reply.where)
-        reply_id = cursor.lastrowid
-        known = _increment(conn, increments, replied_at) if increments else {}
-        cited_ids = tuple(
-            CitedId(storable(rollout_id), thread_id, terminated, counted,
-                    known[thread_id] if thread_id is not None else False)
-            for rollout_id, thread_id, terminated, counted in planned
-        )
-        if cited_ids:
-            conn.executemany(_INSERT_ID, [
-                (reply_id, position, c.rollout_id, c.thread_id, c.terminated, c.counted, c.known)
-                for position, c in enumerate(cited_ids)
-            ])
-        if entries:
-            conn.executemany(_INSERT_ENTRY, [
-                (reply_id, position, storable(e.path), e.line_start, e.line_end, storable(e.note),
-                 e.line,
-                 position < terminated_entries, digest)
-                for position, (e, digest) in enumerate(zip(entries, hashes, strict=True))
-            ])
+
+def _write(conn: sqlite3.Connection, ready: _Planned) -> RecordResult:
+    """Write one prepared reply inside the caller's write transaction."""
+    reply, reading, key, key_kind = ready.reply, ready.reading, ready.key, ready.key_kind
+    replied_at = ready.replied_at
+    cursor = conn.execute(_INSERT_REPLY, ready.reply_row)
+    if cursor.rowcount != 1:
+        return RecordResult("duplicate", key, key_kind, replied_at, reading, where=reply.where)
+    reply_id = cursor.lastrowid
+    known = _increment(conn, ready.increments, replied_at) if ready.increments else {}
+    cited_ids = tuple(
+        CitedId(storable(rollout_id), thread_id, terminated, counted,
+                known[thread_id] if thread_id is not None else False)
+        for rollout_id, thread_id, terminated, counted in ready.planned
+    )
+    if cited_ids:
+        conn.executemany(_INSERT_ID, [
+            (reply_id, position, c.rollout_id, c.thread_id, c.terminated, c.counted, c.known)
+            for position, c in enumerate(cited_ids)
+        ])
+    entries, hashes, terminated_entries = ready.entries, ready.hashes, ready.terminated_entries
+    if entries:
+        conn.executemany(_INSERT_ENTRY, [
+            (reply_id, position, storable(e.path), e.line_start, e.line_end, storable(e.note),
+             e.line,
+             position < terminated_entries, digest)
+            for position, (e, digest) in enumerate(zip(entries, hashes, strict=True))
+        ])
     hashed = sum(digest is not None for digest in hashes)
     return RecordResult("recorded", key, key_kind, replied_at, reading, cited_ids, len(entries),
                         hashed, where=reply.where, reply_id=reply_id)
+
+
+BATCH_REPLIES = 100
+BATCH_SECONDS = 0.05
 
 
 def record_replies(
@@ -454,39 +505,74 @@ def record_replies(
     policy: str = "default",
     memory_root: str | os.PathLike | None = None,
     now: int | None = None,
+    batch_replies: int = 1,
+    batch_seconds: float = BATCH_SECONDS,
 ) -> Iterator[RecordResult]:
-    """Record each reply in its own transaction, streaming; a rejected reply does not stop the rest.
+    """Record replies in batches, streaming; a rejected reply does not stop the rest.
 
-    Re-running a batch after a crash records exactly the replies that were missing.
+    Replies are read (and their cited lines hashed) outside any transaction, then
+    written in one transaction per batch: ``batch_replies`` replies, or fewer once
+    ``batch_seconds`` have passed since the batch's first reply was read (checked as
+    each reply comes), or the end of ``replies``. A result is yielded once its batch
+    is committed. The default, ``batch_replies=1``, commits each reply on its own (a live
+    stream, where the next reply may be long in coming); a file read through is better
+    served by ``BATCH_REPLIES`` (one commit per ~100 replies).
+
+    Each reply is keyed, so re-running a batch after a crash records exactly the
+    replies that were missing.
     """
     from memcite.citations.reading import parse_reply
 
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
     files = MemoryFiles(memory_root)
+    pending: list[_Planned | RecordResult] = []  # in input order; results are rejections
+    started = 0.0
     for reply in replies:
         try:
-            yield _record(conn, reply, parse_reply, profile, policy, files, now)
+            reading = parse_reply(reply.text, profile=profile)
+            item: _Planned | RecordResult = _prepare(reply, reading, profile, policy, files, now)
         except CitationError as error:
             key, kind = ((storable(reply.id), "id") if reply.id
                          else (text_sha256(reply.text), "sha256"))
             at = reply.at if reply.at is not None else int(time.time()) if now is None else now
-            yield RecordResult("rejected", key, kind, at, None, error=str(error),
-                               where=reply.where)
+            item = RecordResult("rejected", key, kind, at, None, error=str(error),
+                                where=reply.where)
+        if not pending:
+            started = time.monotonic()
+        pending.append(item)
+        if len(pending) >= batch_replies or time.monotonic() - started >= batch_seconds:
+            yield from _commit_batch(conn, pending)
+            pending = []
+    if pending:
+        yield from _commit_batch(conn, pending)
+
+
+def _commit_batch(conn: sqlite3.Connection, pending: list) -> list[RecordResult]:
+    """Write the prepared replies of ``pending`` in one transaction; the results, in order."""
+    if not any(isinstance(item, _Planned) for item in pending):
+        return pending
+    with transaction(conn):
+        return [_write(conn, item) if isinstance(item, _Planned) else item for item in pending]
 
 
 # --------------------------------------------------------------------------- rebuild
 
 
-@dataclass(frozen=True, slots=True)
-class UsageDifference:
+class UsageDifference(FrozenSlots):
     """A memory whose stored counts disagreed with the log."""
 
-    thread_id: str
-    usage_count: int
-    last_usage: int | None
-    logged_usage_count: int
-    logged_last_usage: int | None
+    __slots__ = ("thread_id", "usage_count", "last_usage", "logged_usage_count",
+                 "logged_last_usage")
+    _fields = _compared = __slots__
+
+    def __init__(self, thread_id: str, usage_count: int, last_usage: int | None,
+                 logged_usage_count: int, logged_last_usage: int | None) -> None:
+        _set(self, "thread_id", thread_id)
+        _set(self, "usage_count", usage_count)
+        _set(self, "last_usage", last_usage)
+        _set(self, "logged_usage_count", logged_usage_count)
+        _set(self, "logged_last_usage", logged_last_usage)
 
     def to_dict(self) -> dict:
         return {
@@ -498,13 +584,17 @@ class UsageDifference:
         }
 
 
-@dataclass(frozen=True)
-class RebuildReport:
+class RebuildReport(FrozenSlots):
     """What ``rebuild`` found: how many memories it checked and which ones differed."""
 
-    memories: int
-    differences: tuple[UsageDifference, ...] = field(default_factory=tuple)
-    applied: bool = False
+    __slots__ = ("memories", "differences", "applied")
+    _fields = _compared = __slots__
+
+    def __init__(self, memories: int, differences: tuple[UsageDifference, ...] = (),
+                 applied: bool = False) -> None:
+        _set(self, "memories", memories)
+        _set(self, "differences", differences)
+        _set(self, "applied", applied)
 
     def to_dict(self) -> dict:
         return {
