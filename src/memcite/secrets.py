@@ -349,9 +349,8 @@ def _detect_secrets_findings(text: str) -> list[tuple[str, int, int]]:
     position = 0
     for line in text.split("\n"):
         for plugin in plugins:
-            for value in plugin.analyze_string(line):
-                found.extend((_kind_of(plugin.secret_type), position + start, position + end)
-                             for start, end in _spans(line, value))
+            found.extend((_kind_of(plugin.secret_type), position + start, position + end)
+                         for start, end in _plugin_spans(plugin, line))
         with entropy.non_quoted_string_regex(is_exact_match=False):
             for value in entropy.analyze_string(line):
                 value = value.strip("=") if value.endswith("==") else value
@@ -364,6 +363,26 @@ def _detect_secrets_findings(text: str) -> list[tuple[str, int, int]]:
                              for start, end in _spans(line, value))
         position += len(line) + 1
     return found
+
+
+def _plugin_spans(plugin, line: str):
+    """Where a plugin finds secrets in ``line``: whole matches of its expressions.
+
+    A regular-expression plugin reports a match's first group when its expression has
+    groups (the GitHub one reports ``ghp`` of ``ghp_<36 characters>``): masking that
+    alone would leave the key, so the spans are those of the whole matches.
+    """
+    values = [value for value in plugin.analyze_string(line) if value]
+    covered = set()
+    for pattern in getattr(plugin, "denylist", ()):
+        for match in pattern.finditer(line):
+            hit = [value for value in values if value in match.group()]
+            if hit:  # the plugin's own checks (a JWT's shape, ...) passed this match
+                covered.update(hit)
+                yield match.span()
+    for value in values:
+        if value not in covered:
+            yield from _spans(line, value)
 
 
 def _spans(line: str, value: str):
@@ -424,4 +443,50 @@ def redact(text: str, findings: list[Finding] | None = None) -> str:
     return "".join(out)
 
 
-__all__ = ["Finding", "mask", "may_hold_secret", "redact", "scan"]
+# --------------------------------------------------------------------------- what is stored
+
+# Words that memcite's own checks need before ``=`` or ``:`` (lower case; a superset: "api"
+# covers api_key, "sess" session ids, "private" private_key, ...).
+_OWN_KEYWORDS = ("password", "passwd", "pwd", "passphrase", "secret", "api", "access", "token",
+                 "private", "authorization", "cookie", "sess", "sid", "csrf", "xsrf")
+
+
+@lru_cache(maxsize=1)
+def _phone_like_re() -> re.Pattern:
+    return re.compile(r"\+\d|\(\d{3}\)|\d{3}[\s.\-]\d{3}[\s.\-]\d{4}")
+
+
+def may_need_masking(text: str) -> bool:
+    """True when ``scan`` could find something in ``text``; False means it finds nothing.
+
+    Cheap (substring tests and one small expression; no detect-secrets, none of memcite's own
+    patterns compiled), so it can run on every field of every reply.
+    """
+    if "@" in text or "\n" in text or "-----BEGIN" in text or "Bearer" in text:
+        return True  # e-mail, password in a URL, log or code block, key block, bearer token
+    if "=" in text or ":" in text:
+        lowered = text.lower()
+        if any(word in lowered for word in _OWN_KEYWORDS):
+            return True
+    return bool(_phone_like_re().search(text)) or may_hold_secret(text)
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with what ``scan`` finds replaced by ``[REDACTED:<kind>]``, for storing it.
+
+    Ordinary text costs only ``may_need_masking`` (microseconds) and comes back unchanged;
+    detect-secrets is loaded only when the pre-filter sees a key marker or a random token.
+    Masking twice changes nothing more (``[REDACTED:…]`` is a placeholder, never a secret).
+    """
+    if not may_need_masking(text):
+        return text
+    return redact(text)
+
+
+def is_masked(text: str) -> bool:
+    """Whether ``text`` holds a masked value (``[REDACTED:…]``): a path so stored names no file."""
+    return "[REDACTED:" in text
+
+
+__all__ = ["Finding", "is_masked", "mask", "mask_secrets", "may_hold_secret", "may_need_masking",
+           "redact", "scan"]

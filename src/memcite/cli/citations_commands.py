@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from memcite.citations.models import Reading
-from memcite.cli.console import check_choice, dump_json, report_error, source_name
+from memcite.cli.console import check_choice, dump_json, masked, report_error, source_name
 from memcite.cli.inputs import DEFAULT_MAX_BYTES, read_text
 from memcite.errors import CitationError, MemciteError
 
@@ -31,7 +31,7 @@ def report_strict_failure(error: CitationError, name: str) -> int:
 
 def _print_diagnostics(reading_or_error, name: str) -> None:
     for diagnostic in reading_or_error.diagnostics:
-        sys.stderr.write(f"{name}:{diagnostic}\n")
+        sys.stderr.write(f"{name}:{masked(diagnostic)}\n")
 
 
 def _read(source, profile, errors, max_bytes):

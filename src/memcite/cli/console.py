@@ -2,7 +2,7 @@
 
 Shared by the command bodies (``*_commands``) so that the fast path and Typer
 print the same words; imports nothing beyond the standard library and
-``memcite.errors``.
+``memcite.errors`` (and ``memcite.secrets`` when a message is printed: secrets masked).
 """
 
 from __future__ import annotations
@@ -14,20 +14,28 @@ import time
 from memcite.errors import InputError, MemciteError
 
 
+def masked(message: object) -> str:
+    """A message for stderr with secrets masked: errors and diagnostics quote replies' paths,
+    notes and ids (``memcite.secrets.mask_secrets``; ordinary text costs microseconds)."""
+    from memcite.secrets import mask_secrets
+
+    return mask_secrets(str(message))
+
+
 def report_error(error: MemciteError) -> int:
     """Print a memcite error to stderr and return its exit code."""
-    sys.stderr.write(f"memcite: error: {error}\n")
+    sys.stderr.write(f"memcite: error: {masked(error)}\n")
     return error.exit_code
 
 
 def note(message: str) -> None:
     """Print an informational line to stderr."""
-    sys.stderr.write(f"memcite: {message}\n")
+    sys.stderr.write(f"memcite: {masked(message)}\n")
 
 
 def warn(message: str) -> None:
     """Print a warning to stderr."""
-    sys.stderr.write(f"memcite: warning: {message}\n")
+    sys.stderr.write(f"memcite: warning: {masked(message)}\n")
 
 
 # The keys that hold a time in Unix seconds, in any --json output. Each gets a sibling

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator
 
 from memcite.cli.citations_commands import report_strict_failure, write_visible
-from memcite.cli.console import check_choice, dump_json, note, report_error, source_name
+from memcite.cli.console import check_choice, dump_json, masked, note, report_error, source_name
 from memcite.cli.inputs import DEFAULT_MAX_BYTES, decode_utf8, hint_if_terminal, read_bytes
 from memcite.errors import (
     EXIT_BAD_INPUT,
@@ -224,7 +224,7 @@ def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, 
     closed = None  # a reader that went away does not cost the recording
     if not json:
         for diagnostic in reading.diagnostics:
-            sys.stderr.write(f"{name}:{diagnostic}\n")
+            sys.stderr.write(f"{name}:{masked(diagnostic)}\n")
         try:
             write_visible(reading.visible)
         except BrokenPipeError as exc:

@@ -6,7 +6,8 @@ The file is rotated once it passes ``MAX_LOG_BYTES`` (one older file is kept as
 ``.1``), so the two together never hold much more than twice that. Each line is
 appended with one ``write`` on a file opened for appending, so concurrent hooks
 do not interleave their lines. No reply text, payload or memory content is ever
-logged: times, counts, paths and error messages only, each cut to a bounded length.
+logged: times, counts, paths and error messages only, each with secrets masked
+(``memcite.secrets.mask_secrets``) and cut to a bounded length.
 """
 
 from __future__ import annotations
@@ -26,7 +27,13 @@ def log_time(epoch: float) -> dict:
 
 
 def _bounded(value):
-    if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+    """A string field with secrets masked (before it is cut, so no secret is cut in two), cut."""
+    if not isinstance(value, str):
+        return value
+    from memcite.secrets import mask_secrets
+
+    value = mask_secrets(value)
+    if len(value) > MAX_FIELD_CHARS:
         return value[: MAX_FIELD_CHARS - 1] + "…"
     return value
 

@@ -5,7 +5,9 @@ stable reply key (so a reply recorded twice counts once), one ``cited_ids`` row
 per id as written, one ``cited_entries`` row per entry, and atomic SQL
 increments of ``memories.usage_count``. No reply text is stored; every text that is
 stored passes through ``memcite.untrusted.storable`` (a lone surrogate, from a JSON
-escape or a non-UTF-8 byte in an option, is stored as its escape ``\\ud800``).
+escape or a non-UTF-8 byte in an option, is stored as its escape ``\\ud800``). Notes, cited
+paths and ids that are not UUIDs are stored with secrets masked (``_stored``); the reply key
+and the counts come from the raw reply, and a masked path is never opened (no hash).
 
 ``usage_count`` of a memory is, at every commit, the number of counted
 ``cited_ids`` rows for its thread (whenever they were logged, even before the
@@ -34,6 +36,7 @@ from memcite.ledger.memory_files import (
     read_capped,
 )
 from memcite.ledger.store import read_snapshot, transaction
+from memcite.secrets import is_masked, mask_secrets
 from memcite.untrusted import storable, storable_or_none
 
 POLICIES = ("default", "codex")
@@ -255,6 +258,8 @@ class MemoryFiles:
 
     def _ranges(self, path: str) -> tuple[FileLines, dict] | None:
         """The file's lines and range-hash cache as it is now (re-read if it changed), or None."""
+        if is_masked(path):
+            return None  # a secret was masked out of it: it names no file (stats: unverified)
         _outcome, fd, _parts = self._root.open(path)
         if fd is None:
             return None
@@ -383,6 +388,11 @@ def _increment(conn: sqlite3.Connection, increments: dict[str, int], at: int) ->
     return known
 
 
+def _stored(text: str) -> str:
+    """What the ledger keeps of a note, a cited path or an id: secrets masked, surrogates escaped."""
+    return mask_secrets(storable(text))
+
+
 def record_reply(
     conn: sqlite3.Connection,
     reply: ReplyInput | str,
@@ -419,7 +429,7 @@ class _Planned:
     """One read reply, ready to write: its row, its ids and entries, the cited lines' hashes."""
 
     __slots__ = ("reply", "reading", "key", "key_kind", "replied_at", "reply_row", "planned",
-                 "increments", "entries", "terminated_entries", "hashes")
+                 "increments", "entries", "terminated_entries", "hashes", "stored")
 
 
 def _prepare(reply: ReplyInput, reading: Reading, profile: str, policy: str,
@@ -435,7 +445,8 @@ def _prepare(reply: ReplyInput, reading: Reading, profile: str, policy: str,
     terminated_entries, terminated_ids = terminated_counts(reply.text, reading)
     planned = _plan(citation.rollout_ids if citation else (), terminated_ids, policy)
     # Everything that reads files or hashes happens before the write lock is taken.
-    cited = [(e.path, e.line_start, e.line_end) for e in entries]
+    stored = [(_stored(e.path), _stored(e.note)) for e in entries]  # secrets masked
+    cited = [(path, e.line_start, e.line_end) for (path, _), e in zip(stored, entries, strict=True)]
     if entries and (reply.origin or "").startswith("ingest:") \
             and recorded_at - replied_at > LATE_HASH_SECONDS:
         # An old session ingested: the file now says nothing of what was cited; hash it as
@@ -452,6 +463,7 @@ def _prepare(reply: ReplyInput, reading: Reading, profile: str, policy: str,
     ready.reply, ready.reading, ready.key, ready.key_kind = reply, reading, key, key_kind
     ready.replied_at, ready.planned, ready.increments = replied_at, planned, increments
     ready.entries, ready.terminated_entries, ready.hashes = entries, terminated_entries, hashes
+    ready.stored = stored  # (path, note) of each entry, secrets masked
     ready.reply_row = (
         key, key_kind, sha, replied_at, recorded_at, storable_or_none(reply.thread_id),
         storable_or_none(reply.cwd), profile, policy, storable_or_none(reply.origin),
@@ -471,8 +483,8 @@ def _write(conn: sqlite3.Connection, ready: _Planned) -> RecordResult:
     reply_id = cursor.lastrowid
     known = _increment(conn, ready.increments, replied_at) if ready.increments else {}
     cited_ids = tuple(
-        CitedId(storable(rollout_id), thread_id, terminated, counted,
-                known[thread_id] if thread_id is not None else False)
+        CitedId(storable(rollout_id) if thread_id else _stored(rollout_id), thread_id,
+                terminated, counted, known[thread_id] if thread_id is not None else False)
         for rollout_id, thread_id, terminated, counted in ready.planned
     )
     if cited_ids:
@@ -483,10 +495,10 @@ def _write(conn: sqlite3.Connection, ready: _Planned) -> RecordResult:
     entries, hashes, terminated_entries = ready.entries, ready.hashes, ready.terminated_entries
     if entries:
         conn.executemany(_INSERT_ENTRY, [
-            (reply_id, position, storable(e.path), e.line_start, e.line_end, storable(e.note),
-             e.line,
+            (reply_id, position, path, e.line_start, e.line_end, note, e.line,
              position < terminated_entries, digest)
-            for position, (e, digest) in enumerate(zip(entries, hashes, strict=True))
+            for position, (e, (path, note), digest)
+            in enumerate(zip(entries, ready.stored, hashes, strict=True))
         ])
     hashed = sum(digest is not None for digest in hashes)
     return RecordResult("recorded", key, key_kind, replied_at, reading, cited_ids, len(entries),

@@ -317,6 +317,25 @@ def m006_session_offsets(conn: sqlite3.Connection) -> None:
     )
 
 
+def m007_mask_secrets(conn: sqlite3.Connection) -> None:
+    """Mask secrets in the notes, cited paths and ids that are not UUIDs recorded before
+    recording masked them (``memcite.secrets.mask_secrets``); a masked path loses its hash.
+
+    Each distinct value is looked at once (they repeat: a few paths, a few notes).
+    """
+    from memcite.secrets import mask_secrets
+
+    def changed(sql: str) -> list[tuple[str, str]]:
+        return [(new, old) for (old,) in conn.execute(sql) if (new := mask_secrets(old)) != old]
+
+    conn.executemany("UPDATE cited_entries SET path = ?, lines_sha256 = NULL WHERE path = ?",
+                     changed("SELECT DISTINCT path FROM cited_entries"))
+    conn.executemany("UPDATE cited_entries SET note = ? WHERE note = ?",
+                     changed("SELECT DISTINCT note FROM cited_entries"))
+    conn.executemany("UPDATE cited_ids SET rollout_id = ? WHERE rollout_id = ? AND thread_id IS NULL",
+                     changed("SELECT DISTINCT rollout_id FROM cited_ids WHERE thread_id IS NULL"))
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
@@ -324,6 +343,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m004_note_log,
     m005_forget_requests,
     m006_session_offsets,
+    m007_mask_secrets,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

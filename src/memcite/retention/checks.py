@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, lines_sha256
 from memcite.rust_text import RUST_WHITESPACE
+from memcite.secrets import is_masked
 
 MEMORY_INDEX = "MEMORY.md"
 
@@ -32,7 +33,7 @@ _OUTCOME_TEXT = {
     "blank": "the cited lines are blank",
     "changed": "the lines changed since they were cited",
     "moved": "the cited lines stand elsewhere in the file now",
-    "unverified": "no hash was recorded when cited",
+    "unverified": "no hash was recorded when cited (or a secret was masked out of the path)",
     "ok": "unchanged",
 }
 _HEADING = re.compile(rb"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -100,6 +101,8 @@ class MemoryFolder:
         return cached
 
     def _resolve(self, path: str) -> tuple[str, str | None]:
+        if is_masked(path):
+            return "unverified", None  # a secret was masked out of it when recorded: never opened
         if self.root is None:
             return "missing", None
         outcome, fd, parts = self._root.open(path)
@@ -114,6 +117,8 @@ class MemoryFolder:
     def stamp(self, path: str) -> list | None:
         """What tells that ``path`` now resolves or reads differently: the components it
         resolves to and the file's inode, size and mtime (opened safely, nothing read)."""
+        if is_masked(path):
+            return ["unverified", None, None]
         outcome, stamp, parts = self._root.stamp(path)
         return [outcome, parts, list(stamp[1:]) if stamp else None]
 

@@ -219,7 +219,7 @@ class ReplyScope:
 
 # --------------------------------------------------------------------------- the tally's cache
 
-_CACHE_VERSION = 4
+_CACHE_VERSION = 5  # 5: written from a ledger whose notes, paths and ids are masked
 
 
 def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
