@@ -377,8 +377,8 @@ def test_json_outputs_keep_their_keys(env):
         assert result.exit_code == 0, result.output
         return set(json.loads(result.stdout))
 
-    assert keys("path") == {"cwd", "project_folder", "project", "slug", "note_file",
-                            "archive_dir", "exists"}
+    assert keys("path") == {"cwd", "project_folder", "project", "slug", "scope", "session",
+                            "note_file", "archive_dir", "exists"}
     assert keys("save", "A", "--section", "state", "--dry-run") == {
         "note_file", "project", "slug", "written", "dry_run", "entries", "adopted", "redacted",
         "archived", "tightened", "text"}

@@ -83,9 +83,12 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--profile": str,
             "--errors": str,
             "--bpe-file": str,
+            "--session": str,
+            "--scopes": str,
         },
         flags=("--json", "--explain", "--no-cache"),
-        envvars={"codex_home": "CODEX_HOME", "bpe_file": "MEMCITE_BPE_FILE"},
+        envvars={"codex_home": "CODEX_HOME", "bpe_file": "MEMCITE_BPE_FILE",
+                 "session": "MEMCITE_SESSION"},
     ),
     "stats": FastCommand(
         target="memcite.cli.retention_commands:stats",
