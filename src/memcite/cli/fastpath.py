@@ -56,7 +56,7 @@ def positive_int(value: str) -> int:
 PROFILE = choice("codex", "strict")
 ERRORS = choice("strict", "replace")
 
-_NOTE_COMMON = {"--cwd": str, "--codex-home": str}
+_NOTE_COMMON = {"--cwd": str, "--codex-home": str, "--scope": str, "--session": str}
 
 # Each entry mirrors a Typer command in memcite.cli.app; keep the two in step
 # (the CLI tests compare the option names with the Typer commands).
