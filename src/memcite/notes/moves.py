@@ -13,7 +13,6 @@ leaves the entry in both, never in neither) and logs the move in both notes' log
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 from dataclasses import dataclass, field
 
@@ -72,36 +71,6 @@ def _sources(command: str, to: str, from_scope: str | None) -> tuple[str, ...]:
     return (from_scope,)
 
 
-def project_paths(text: str, location: NoteLocation) -> list[str]:
-    """What in ``text`` names this project: its folder, its slug, absolute paths inside it, and
-    relative paths (in backticks, or shaped like ``dir/file.ext``) that exist in it."""
-    project = location.project
-    found: list[str] = []
-
-    def add(word: str) -> None:
-        if word not in found:
-            found.append(word)
-
-    if project != "/" and project in text:
-        add(project)
-    if location.slug in text:
-        add(location.slug)
-    for path in checks.named_paths(text):
-        full = os.path.normpath(os.path.expanduser(path))
-        if full == project or full.startswith(project.rstrip("/") + "/"):
-            add(path)
-    candidates = re.findall(r"`([^`\s]+)`", text)
-    candidates += re.findall(r"(?<![\w/.:~-])((?:[\w.-]+/)+[\w.-]+)", text)
-    for candidate in candidates:
-        candidate = candidate.rstrip(".,:;")
-        if "://" in candidate or os.path.isabs(candidate) or candidate.startswith(("~", "-")):
-            continue
-        if ("/" in candidate or "." in candidate) and os.path.lexists(
-                os.path.join(project, candidate)):
-            add(candidate)
-    return found
-
-
 def plan_move(cwd: str, home: str, entry_id: str, *, command: str, to: str,
               session: str | None = None, from_scope: str | None = None,
               text: str | None = None) -> MovePlan:
@@ -146,12 +115,12 @@ def plan_move(cwd: str, home: str, entry_id: str, *, command: str, to: str,
     concerns = [f"it {reason}" for reason in checks.other_projects(
         _scanned(entry), project=source.project, slug=source.slug, home=home)]
     if to == "global":
-        named = project_paths(_scanned(entry), source)
+        named = checks.project_paths(_scanned(entry), project=source.project, slug=source.slug)
         if rewritten:
             entry.body = [line for line in entry.body
                           if not (_field(line) in ("source", "evidence") and
-                                  project_paths(line, source))]
-            named = project_paths(_scanned(entry), source)
+                                  checks.project_paths(line, project=source.project, slug=source.slug))]
+            named = checks.project_paths(_scanned(entry), project=source.project, slug=source.slug)
         if named or concerns:
             what = ", ".join(named) if named else "; ".join(concerns)
             raise NoteRefusal(

@@ -233,6 +233,8 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
         raise ValueError(f"unknown via {via!r}")
     drafts = [check_draft(draft) for draft in drafts]
     redactions = _scan_drafts(drafts, redact=redact)
+    if location.scope == "global":
+        _refuse_project_specific(drafts, location)
     if dry_run:
         note = _read_for_merge(location, today)
         adopted = assign_ids(note)
@@ -287,6 +289,19 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
                         confirmed_by=confirmed_by or "request", changes=changes, at=int(now))
     return SaveResult(location, text, True, outcomes, tightened, redactions, archived,
                       [entry.id for entry in adopted])
+
+
+def _refuse_project_specific(drafts: list[EntryDraft], location: NoteLocation) -> None:
+    """A global entry holds in every project: one naming this project's paths is refused."""
+    for draft in drafts:
+        named = checks.project_paths(draft.scanned_text(), project=location.project,
+                                     slug=location.slug)
+        if named:
+            raise NoteRefusal(
+                "project-specific",
+                f"{draft.text[:60]!r} names this project ({', '.join(named)}); a global entry "
+                "holds in every project, so nothing was saved. Save it to this project's note "
+                "(the default scope), or word it without them", names=named)
 
 
 def _block(draft: EntryDraft) -> str:

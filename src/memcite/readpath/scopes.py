@@ -234,6 +234,7 @@ _KEEP_RE = re.compile(
     r"|--?[a-z][\w-]*"  # options
     r"|\b[A-Za-z_]*[a-z][A-Z][A-Za-z0-9_]*\b"  # camelCase, CamelCase
     r"|\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b"  # snake_case
+    r"|\bv?\d+(?:\.\d+)+\b"  # versions
     r"|\b[A-Za-z]+[0-9][A-Za-z0-9]*\b"  # words with digits
     r"|\b[A-Z][A-Za-z0-9]+\b"  # names
 )
