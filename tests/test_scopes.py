@@ -25,13 +25,13 @@ from memcite.notes.refusals import NoteRefusal
 from memcite.notes.storage import locate_note
 from memcite.readpath.instructions import build_instructions
 from memcite.readpath.note_format import SCOPE_TITLES, Note
+from memcite.readpath.projects import parse_scopes
 from memcite.readpath.scopes import (
     DIGEST,
     LEFT_OUT,
     NO_PROVENANCE,
     compaction_order,
     digest,
-    parse_scopes,
     relevance,
     resolve,
     scoped_entries,

@@ -593,7 +593,7 @@ def end_session(session_id: str, cwd: str | None = None, codex_home: str | None 
                 db: str | None = None, json: bool = False) -> int:  # noqa: A002
     """Move what is left of a session's note (the entries not promoted) into the archive."""
     from memcite.notes import moves
-    from memcite.readpath.scopes import check_session_id
+    from memcite.readpath.projects import check_session_id
 
     def body() -> int:
         check_session_id(session_id)

@@ -59,11 +59,11 @@ def instructions(
     try:
         chosen = None
         if scopes is not None:
-            from memcite.readpath.scopes import parse_scopes
+            from memcite.readpath.projects import parse_scopes
 
             chosen = parse_scopes(scopes)
         if session is not None:
-            from memcite.readpath.scopes import check_session_id
+            from memcite.readpath.projects import check_session_id
 
             check_session_id(session)
         check_choice(profile, PROFILE_CHOICES, "--profile")

@@ -18,8 +18,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from memcite.notes.refusals import NoteRefusal
-from memcite.readpath.projects import canonical_path, find_project_root, project_slug
-from memcite.readpath.scopes import check_scope, scope_archive_dir, scope_note_dir
+from memcite.readpath.projects import (
+    canonical_path,
+    check_scope,
+    find_project_root,
+    project_slug,
+    scope_archive_dir,
+    scope_note_dir,
+)
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

@@ -112,6 +112,18 @@ class Instructions:
         }
 
 
+@dataclass(frozen=True)
+class ScopeNote:
+    """One scope's note as read for the instructions: where, its bytes (None: no note), and what
+    its owner line must say (the project's path, ``global``, the session id)."""
+
+    scope: str
+    path: str
+    data: bytes | None
+    owner: str
+    slug: str = ""
+
+
 # -- reading memory files -------------------------------------------------------------------
 
 
@@ -268,9 +280,12 @@ def build_instructions(
 
 def _read_scope_notes(home: str, cwd, scopes: tuple[str, ...], session: str | None) -> list:
     """Each scope's note (its bytes, None when there is none), most specific first."""
-    from memcite.readpath.memcite_profile import ScopeNote
-    from memcite.readpath.projects import find_project_root, project_slug
-    from memcite.readpath.scopes import check_session_id, scope_note_dir
+    from memcite.readpath.projects import (
+        check_session_id,
+        find_project_root,
+        project_slug,
+        scope_note_dir,
+    )
 
     project_root = find_project_root(cwd)
     slug = project_slug(project_root)

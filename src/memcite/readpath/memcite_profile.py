@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from memcite.errors import InputError, MemciteError
-from memcite.readpath.instructions import SUMMARY_FILE, Instructions, SourceUse
+from memcite.readpath.instructions import SUMMARY_FILE, Instructions, ScopeNote, SourceUse
 from memcite.readpath.note_format import parse_note
 from memcite.readpath.projects import check_note
 from memcite.readpath.scopes import (
@@ -115,18 +115,6 @@ def _fit_summary(text: str, budget: int, tokenizer, marker: str):
         omitted_exact=head.omitted_exact and tail.omitted_exact,
         cut=head.cut,
     )
-
-
-@dataclass(frozen=True)
-class ScopeNote:
-    """One scope's note as read for the instructions: where, its bytes (None: no note), and what
-    its owner line must say (the project's path, ``global``, the session id)."""
-
-    scope: str
-    path: str
-    data: bytes | None
-    owner: str
-    slug: str = ""
 
 
 _HEADINGS = {"session": "this session's notes", "project": "this project's note",

@@ -28,7 +28,6 @@ import re
 from dataclasses import dataclass, field
 
 TITLE = "# Project memory"
-SCOPES = ("session", "project", "global")  # most specific first
 # Each scope's title, and the header line that says whose note it is (checked before a write).
 SCOPE_TITLES = {"project": TITLE, "global": "# Global memory", "session": "# Session memory"}
 OWNER_HEADERS = {"project": "Project", "global": "Scope", "session": "Session"}
