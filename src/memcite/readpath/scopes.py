@@ -21,7 +21,8 @@ import datetime as _dt
 import re
 from dataclasses import dataclass
 
-from memcite.readpath.note_format import FIELDS, SCOPES, Entry, Note
+from memcite.readpath.note_format import FIELDS, Entry, Note
+from memcite.readpath.projects import SCOPES
 
 IMPORTANCE = {"CORE": 1.0, "IMP": 0.7, "SEC": 0.4, "IRR": 0.1}
 NO_TIER_IMPORTANCE = 0.5
