@@ -46,37 +46,30 @@ class ScopedEntry:
     entry: Entry
     order: int  # its place among all entries read (scopes most specific first)
 
+    def __post_init__(self) -> None:
+        fields = self.entry.fields()
+        topic = fields.get("Topic")
+        self.topic: str | None = topic.casefold() if topic else None
+        self.confirmed: bool = _says_yes(fields.get("Confirmed"))
+        tier = (fields.get("Tier") or "").strip().upper()
+        self.tier: str | None = tier if tier in IMPORTANCE else None
+        dates = _DATE_RE.findall(fields.get("Date") or "")
+        if self.confirmed:
+            dates += _DATE_RE.findall(fields.get("Confirmed") or "")
+        self.last: str | None = max(dates) if dates else None  # last confirmed, else saved
+
     @property
     def id(self) -> str | None:
         return self.entry.id
 
-    @property
-    def topic(self) -> str | None:
-        value = self.entry.get("Topic")
-        return value.casefold() if value else None
 
-    @property
-    def confirmed(self) -> bool:
-        return is_confirmed(self.entry)
-
-    @property
-    def tier(self) -> str | None:
-        value = (self.entry.get("Tier") or "").strip().upper()
-        return value if value in IMPORTANCE else None
+def _says_yes(value: str | None) -> bool:
+    return (value or "").strip().lower().startswith("yes")
 
 
 def is_confirmed(entry: Entry) -> bool:
     """Whether a person confirmed the entry (its ``Confirmed:`` line says yes)."""
-    return (entry.get("Confirmed") or "").strip().lower().startswith("yes")
-
-
-def last_confirmed(entry: Entry) -> str | None:
-    """The date it was last confirmed (from ``Confirmed:``) or saved (``Date:``), the later one;
-    ``YYYY-MM-DD``, None when it has neither."""
-    found = _DATE_RE.findall(entry.get("Date") or "")
-    if is_confirmed(entry):
-        found += _DATE_RE.findall(entry.get("Confirmed") or "")
-    return max(found) if found else None
+    return _says_yes(entry.get("Confirmed"))
 
 
 def scoped_entries(notes: list[tuple[str, Note]]) -> list[ScopedEntry]:
@@ -158,14 +151,15 @@ def days_between(then: str | None, today: str) -> int:
 def relevance(item: ScopedEntry, today: str) -> float:
     """importance(tier) x 0.95^(days since the entry was last confirmed)."""
     importance = IMPORTANCE.get(item.tier or "", NO_TIER_IMPORTANCE)
-    return importance * DECAY ** days_between(last_confirmed(item.entry), today)
+    return importance * DECAY ** days_between(item.last, today)
 
 
 def compaction_order(entries: list[ScopedEntry], today: str) -> list[ScopedEntry]:
     """The entries in the order they are compacted: lowest relevance first, the less specific
     scope first on ties, then the later entry first."""
-    return sorted(entries, key=lambda item: (round(relevance(item, today), 12),
-                                             _specificity(item.scope), -item.order))
+    ranked = {item.order: round(relevance(item, today), 12) for item in entries}
+    return sorted(entries, key=lambda item: (ranked[item.order], _specificity(item.scope),
+                                             -item.order))
 
 
 # --------------------------------------------------------------------------- compaction steps
