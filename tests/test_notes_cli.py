@@ -377,25 +377,25 @@ def test_json_outputs_keep_their_keys(env):
         assert result.exit_code == 0, result.output
         return set(json.loads(result.stdout))
 
-    assert keys("path") == {"cwd", "project_folder", "project", "slug", "note_file",
-                            "archive_dir", "exists"}
+    assert keys("path") == {"cwd", "project_folder", "project", "slug", "scope", "session",
+                            "note_file", "archive_dir", "exists"}
     assert keys("save", "A", "--section", "state", "--dry-run") == {
-        "note_file", "project", "slug", "written", "dry_run", "entries", "adopted", "redacted",
-        "archived", "tightened", "text"}
+        "note_file", "project", "slug", "scope", "written", "dry_run", "entries", "adopted",
+        "redacted", "archived", "tightened", "text"}
     assert keys("save", "A", "--section", "state") == {
-        "note_file", "project", "slug", "written", "dry_run", "entries", "adopted", "redacted",
+        "note_file", "project", "slug", "scope", "written", "dry_run", "entries", "adopted", "redacted",
         "archived", "tightened"}
     assert keys("recall") == {"project", "note_file", "exists", "updated", "notice", "entries"}
     entry = json.loads(invoke(env, "recall", "--json", "--check").stdout)["entries"][0]
     assert set(entry) == {"id", "section", "text", "fields", "date", "age_days", "expired",
                           "missing_paths"}
     assert keys("list") == {"notes"}
-    assert keys("log") == {"project", "slug", "entry_id", "log"}
+    assert keys("log") == {"project", "slug", "scope", "entry_id", "log"}
     row = json.loads(invoke(env, "log", "--json").stdout)["log"][0]
     assert set(row) == {"id", "at", "at_iso", "command", "action", "project", "slug", "entry_id",
                         "hash_before", "hash_after", "confirmed_by", "user", "file"}
     forgot = keys("forget", "--yes")
-    assert forgot == {"project", "entry_id", "archived", "restore", "tightened"}
+    assert forgot == {"project", "scope", "entry_id", "archived", "restore", "tightened"}
     archived = json.loads(invoke(env, "log", "--json").stdout)["log"][-1]["file"]
     assert keys("restore", os.path.basename(archived)) == {
         "project", "note_file", "source", "restored", "kept", "replaced_to", "tightened"}

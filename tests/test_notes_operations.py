@@ -617,7 +617,7 @@ def test_a_multi_line_entry_keeps_its_lines_under_the_bullet_then_provenance(env
                         source="src/ledger.py").outcomes[0]["id"]
     _, entry = parse_note(env.note_text()).find(entry_id)
     assert entry.body == ["  keeps record under 5 ms", f"  Date: {TODAY}",
-                          "  Source: src/ledger.py"]
+                          "  Source: src/ledger.py", "  Via: cli", "  Confirmed: no (automatic)"]
 
 
 def test_redact_replaces_a_log_excerpt_spanning_several_lines(env):

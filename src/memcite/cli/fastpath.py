@@ -74,7 +74,7 @@ def positive_int(value: str) -> int:
 PROFILE = choice("codex", "strict")
 ERRORS = choice("strict", "replace")
 
-_NOTE_COMMON = {"--cwd": str, "--codex-home": str}
+_NOTE_COMMON = {"--cwd": str, "--codex-home": str, "--scope": str, "--session": str}
 
 # Each entry mirrors a Typer command in memcite.cli.app; keep the two in step
 # (the CLI tests compare the option names with the Typer commands).
@@ -101,9 +101,12 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--profile": str,
             "--errors": str,
             "--bpe-file": str,
+            "--session": str,
+            "--scopes": str,
         },
         flags=("--json", "--explain", "--no-cache"),
-        envvars={"codex_home": "CODEX_HOME", "bpe_file": "MEMCITE_BPE_FILE"},
+        envvars={"codex_home": "CODEX_HOME", "bpe_file": "MEMCITE_BPE_FILE",
+                 "session": "MEMCITE_SESSION"},
     ),
     "stats": FastCommand(
         target="memcite.cli.retention_commands:stats",

@@ -349,7 +349,8 @@ def save(context: ToolContext, cwd: str, arguments: SaveInput) -> SaveOutput:
         try:
             result = operations.save_entries(
                 location, drafts(), today=_today(now), now=now, conn=conn,
-                redact=arguments.redact, confirmed_by=CONFIRMED_BY, command=SAVE_COMMAND)
+                redact=arguments.redact, confirmed_by=CONFIRMED_BY, command=SAVE_COMMAND,
+                via="mcp")
         finally:
             conn.close()
         return _save_output(result, "saved", None, None)

@@ -1,4 +1,5 @@
-"""The bodies of ``memcite note path|save|recall|list|forget|restore|purge|log``; each returns the exit code.
+"""The bodies of ``memcite note ...`` (path, save, recall, list, forget, restore, purge, log,
+promote, demote, end-session); each returns the exit code.
 
 Free of Typer. Only this layer knows the defaults (the working directory,
 ``$CODEX_HOME``, the database) and talks to a person: a save or forget that
@@ -29,13 +30,24 @@ RECALL_FRAME = (
 # --------------------------------------------------------------------------- shared
 
 
-def _location(cwd: str | None, codex_home: str | None):
+def _location(cwd: str | None, codex_home: str | None, scope: str | None = None,
+              session: str | None = None):
     from memcite.notes.storage import locate_note
 
     folder = cwd or os.getcwd()
     if not os.path.isdir(folder):
         raise InputError(f"--cwd: {folder} is not a folder")
-    return locate_note(folder, resolve_codex_home(codex_home))
+    return locate_note(folder, resolve_codex_home(codex_home), scope=scope or "project",
+                       session=_session(session))
+
+
+def _session(session: str | None) -> str | None:
+    """``--session``, else ``$MEMCITE_SESSION`` (the fast path and Typer both pass it)."""
+    return session or os.environ.get("MEMCITE_SESSION") or None
+
+
+_SCOPE_WORDS = {"project": "this project's note", "global": "the global note",
+                "session": "this session's note"}
 
 
 def _today(now: float) -> str:
@@ -117,11 +129,12 @@ def _report_tightened(tightened: list[str]) -> None:
 # --------------------------------------------------------------------------- path
 
 
-def path(cwd: str | None = None, codex_home: str | None = None, json: bool = False) -> int:  # noqa: A002
-    """Print where this project's note lives, and whether it exists."""
+def path(cwd: str | None = None, codex_home: str | None = None, json: bool = False,  # noqa: A002
+         scope: str | None = None, session: str | None = None) -> int:
+    """Print where this project's (or the scope's) note lives, and whether it exists."""
 
     def body() -> int:
-        location = _location(cwd, codex_home)
+        location = _location(cwd, codex_home, scope, session)
         info = location.to_json()
         if json:
             dump_json(info)
@@ -129,6 +142,9 @@ def path(cwd: str | None = None, codex_home: str | None = None, json: bool = Fal
         _out(f"project folder: {location.project_folder}")
         _out(f"canonical path: {location.project}")
         _out(f"slug:           {location.slug}")
+        if location.scope != "project":
+            _out(f"scope:          {location.scope}"
+                 + (f" (session {location.session})" if location.session else ""))
         _out(f"note:           {location.note_file} ({'exists' if info['exists'] else 'none yet'})")
         _out(f"archive:        {location.archive_dir}")
         return 0
@@ -157,13 +173,15 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
          topic: str | None = None, source: str | None = None, evidence: str | None = None,
          confidence: str | None = None, tier: str | None = None, expires: str | None = None,
          redact: bool = False, dry_run: bool = False, yes: bool = False, cwd: str | None = None,
-         codex_home: str | None = None, db: str | None = None, json: bool = False) -> int:  # noqa: A002
-    """Add or update one entry (or merge a whole draft) in this project's note."""
+         codex_home: str | None = None, db: str | None = None, json: bool = False,  # noqa: A002
+         scope: str | None = None, session: str | None = None) -> int:
+    """Add or update one entry (or merge a whole draft) in this project's (or the scope's) note."""
     from memcite.notes import operations
 
     def body() -> int:
         content, from_file = _read_input(text, file)
-        location = _location(cwd, codex_home)
+        location = _location(cwd, codex_home, scope, session)
+        via = "draft file" if from_file else "cli"
         if from_file and content.lstrip().startswith(("# ", "## ")) and "\n## " in "\n" + content:
             drafts = operations.drafts_from_note_text(content, location.project)
             if not drafts:
@@ -184,13 +202,14 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
         today = _today(now)
         if dry_run:
             result = operations.save_entries(location, drafts, today=today, now=now, conn=None,
-                                     redact=redact, dry_run=True)
+                                             redact=redact, dry_run=True, via=via,
+                                             confirmed_by="--yes" if yes else None)
             return _print_save(result, json)
         conn = open_database(db)
         try:
             result = _confirmed(lambda who: operations.save_entries(
                 location, drafts, today=today, now=now, conn=conn, redact=redact,
-                confirmed_by=who), yes)
+                confirmed_by=who, via=via), yes)
         finally:
             conn.close()
         _report_tightened(result.tightened)
@@ -203,7 +222,8 @@ def _print_save(result, json: bool) -> int:  # noqa: A002
     if json:
         dump_json({
             "note_file": result.location.note_file, "project": result.location.project,
-            "slug": result.location.slug, "written": result.written, "dry_run": not result.written,
+            "slug": result.location.slug, "scope": result.location.scope,
+            "written": result.written, "dry_run": not result.written,
             "entries": result.outcomes, "adopted": result.adopted, "redacted": result.redactions,
             "archived": result.archived, "tightened": result.tightened,
             **({"text": result.text} if not result.written else {}),
@@ -234,12 +254,12 @@ def _print_save(result, json: bool) -> int:  # noqa: A002
 
 
 def recall(check: bool = False, cwd: str | None = None, codex_home: str | None = None,
-           json: bool = False) -> int:  # noqa: A002
-    """Print this project's note, as evidence from the past; read-only."""
+           json: bool = False, scope: str | None = None, session: str | None = None) -> int:  # noqa: A002
+    """Print this project's (or the scope's) note, as evidence from the past; read-only."""
     from memcite.notes import operations
 
     def body() -> int:
-        location = _location(cwd, codex_home)
+        location = _location(cwd, codex_home, scope, session)
         recalled = operations.recall_note(location, today=_today(time.time()), check=check)
         if json:
             dump_json({
@@ -251,7 +271,10 @@ def recall(check: bool = False, cwd: str | None = None, codex_home: str | None =
             })
             return 0
         if recalled.note is None:
-            _out(f"No project note for {location.project} (looked for {location.note_file}).")
+            if location.scope == "project":
+                _out(f"No project note for {location.project} (looked for {location.note_file}).")
+            else:
+                _out(f"No {location.scope} note (looked for {location.note_file}).")
             return 0
         _print_recalled(recalled, location, check)
         return 0
@@ -263,11 +286,16 @@ def _print_recalled(recalled, location, check: bool) -> None:
     from memcite.notes.model import Entry
 
     by_id = {item["id"]: item for item in recalled.entries if item["id"]}
-    _out(f"Project note for {location.project}")
+    if location.scope == "project":
+        _out(f"Project note for {location.project}")
+    elif location.scope == "global":
+        _out("Global note (facts about the user, for every project)")
+    else:
+        _out(f"Session note for the session {location.session}")
     _out(f"Source: {location.note_file} (updated {recalled.note.updated or 'unknown'})")
     _out(RECALL_FRAME)
     extra = [line for line in recalled.note.preamble if line.strip()
-             and not line.startswith(("# ", "Project:", "Updated:"))]
+             and not line.startswith(("# ", "Project:", "Scope:", "Session:", "Updated:"))]
     if extra:
         _out()
         for line in extra:
@@ -305,13 +333,17 @@ def _missing_for(recalled, entry) -> list[str]:
 # --------------------------------------------------------------------------- list
 
 
-def list_notes(codex_home: str | None = None, cwd: str | None = None, json: bool = False) -> int:  # noqa: A002
-    """Print project slugs and their Updated: dates, never content."""
+def list_notes(codex_home: str | None = None, cwd: str | None = None, json: bool = False,  # noqa: A002
+               scope: str | None = None, session: str | None = None) -> int:
+    """Print project slugs and their Updated: dates, never content; with a scope, what that
+    scope's note knows: one line per entry (id, section, topic, date, provenance)."""
     from memcite.notes import operations
 
     def body() -> int:
         if cwd is not None and not os.path.isdir(cwd):
             raise InputError(f"--cwd: {cwd} is not a folder")
+        if scope is not None:
+            return _list_scope(operations, _location(cwd, codex_home, scope, session), json)
         listed = operations.list_notes(resolve_codex_home(codex_home))
         if json:
             dump_json({"notes": listed})
@@ -325,19 +357,38 @@ def list_notes(codex_home: str | None = None, cwd: str | None = None, json: bool
     return _run(body, None, json)
 
 
+def _list_scope(operations, location, json: bool) -> int:  # noqa: A002
+    listed = operations.list_entries(location)
+    if json:
+        dump_json({"scope": location.scope, "session": location.session,
+                   "note_file": location.note_file, "entries": listed})
+        return 0
+    if not listed:
+        _out(f"No entries in {_SCOPE_WORDS[location.scope]} ({location.note_file}).")
+    for item in listed:
+        how = "confirmed" if item["confirmed"] else "automatic"
+        provenance = ", ".join(part for part in (
+            item["via"] and f"via {item['via']}", how,
+            item["source"] and f"source {item['source']}") if part)
+        _out(f"{item['id'] or '(no id)'}  {item['section'] or '-':<9}  "
+             f"{item['topic'] or '-'}  {item['date'] or '-'}  {provenance}")
+    return 0
+
+
 # --------------------------------------------------------------------------- forget and restore
 
 
 def forget(entry: str | None = None, yes: bool = False, cwd: str | None = None,
-           codex_home: str | None = None, db: str | None = None, json: bool = False) -> int:  # noqa: A002
+           codex_home: str | None = None, db: str | None = None, json: bool = False,  # noqa: A002
+           scope: str | None = None, session: str | None = None) -> int:
     """Move the note, or one entry, into the archive (recoverable)."""
     from memcite.notes import operations
 
     def body() -> int:
-        location = _location(cwd, codex_home)
+        location = _location(cwd, codex_home, scope, session)
         now = time.time()
         if not os.path.isfile(location.note_file):
-            raise InputError(f"no note for {location.project} ({location.note_file}); "
+            raise InputError(f"no {location.scope} note ({location.note_file}); "
                              "nothing to forget")
         conn = open_database(db)
         try:
@@ -349,26 +400,30 @@ def forget(entry: str | None = None, yes: bool = False, cwd: str | None = None,
         _report_tightened(result.tightened)
         name = os.path.basename(result.archived)
         if json:
-            dump_json({"project": location.project, "entry_id": entry, "archived": result.archived,
-                       "restore": f"memcite note restore {name}", "tightened": result.tightened})
+            again = "" if location.scope == "project" else f" --scope {location.scope}"
+            dump_json({"project": location.project, "scope": location.scope, "entry_id": entry,
+                       "archived": result.archived, "restore": f"memcite note restore {name}{again}",
+                       "tightened": result.tightened})
             return 0
         what = f"entry {entry}" if entry else "the note"
         _out(f"moved {what} to {result.archived}")
-        _out(f"nothing was deleted; bring it back with: memcite note restore {name}")
+        again = "" if location.scope == "project" else f" --scope {location.scope}"
+        _out(f"nothing was deleted; bring it back with: memcite note restore {name}{again}")
         return 0
 
     return _run(body, db, json)
 
 
 def restore(archived: str, merge: bool = False, replace: bool = False, cwd: str | None = None,
-            codex_home: str | None = None, db: str | None = None, json: bool = False) -> int:  # noqa: A002
+            codex_home: str | None = None, db: str | None = None, json: bool = False,  # noqa: A002
+            scope: str | None = None, session: str | None = None) -> int:
     """Put an archived note or entry back."""
     from memcite.notes import operations
 
     def body() -> int:
         if merge and replace:
             raise InputError("--merge and --replace exclude each other")
-        location = _location(cwd, codex_home)
+        location = _location(cwd, codex_home, scope, session)
         now = time.time()
         conn = open_database(db)
         try:
@@ -395,7 +450,8 @@ def restore(archived: str, merge: bool = False, replace: bool = False, cwd: str 
 
 
 def purge(archived: str, confirm: str | None = None, cwd: str | None = None,
-          codex_home: str | None = None, db: str | None = None, json: bool = False) -> int:  # noqa: A002
+          codex_home: str | None = None, db: str | None = None, json: bool = False,  # noqa: A002
+          scope: str | None = None, session: str | None = None) -> int:
     """Delete one archived file for ever (the only irreversible command)."""
     from memcite.notes import operations
     from memcite.notes.refusals import NoteRefusal
@@ -404,6 +460,12 @@ def purge(archived: str, confirm: str | None = None, cwd: str | None = None,
         if cwd is not None and not os.path.isdir(cwd):
             raise InputError(f"--cwd: {cwd} is not a folder")
         target = operations.purge_target(resolve_codex_home(codex_home), archived, confirm)
+        if scope is not None:
+            location = _location(cwd, codex_home, scope, session)
+            if os.path.realpath(os.path.dirname(target.path)) != os.path.realpath(
+                    location.archive_dir):
+                raise InputError(f"{target.path}: not in the {scope} archive "
+                                 f"({location.archive_dir})")
         confirmed_by = "--confirm"
         if interactive():
             if not ask(f"memcite: delete {target.path} for ever? It cannot be brought back."):
@@ -428,29 +490,36 @@ def purge(archived: str, confirm: str | None = None, cwd: str | None = None,
 
 
 def log(entry: str | None = None, limit: int = 0, cwd: str | None = None,
-        codex_home: str | None = None, db: str | None = None, json: bool = False) -> int:  # noqa: A002
-    """Print the change log of this project's note (one entry's with ID)."""
+        codex_home: str | None = None, db: str | None = None, json: bool = False,  # noqa: A002
+        scope: str | None = None, session: str | None = None) -> int:
+    """Print the change log of this project's (or the scope's) note; one entry's with ID,
+    across every scope it moved through when no scope is named."""
     from memcite.notes.changelog import read_log
     from memcite.paths import resolve_db_path
 
     def body() -> int:
         if limit < 0:
             raise InputError(f"--limit: must be 0 (everything) or more, not {limit}")
-        location = _location(cwd, codex_home)
+        location = _location(cwd, codex_home, scope, session)
+        slugs: list[str] = [location.log_slug]
+        if entry is not None and scope is None:
+            from memcite.notes.moves import context_log_slugs
+
+            slugs = context_log_slugs(location.cwd, location.home, _session(session))
         rows: list[dict] = []
         if os.path.exists(resolve_db_path(db)):
             conn = open_database(db, readonly=True)
             try:
                 tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
                 if "note_log" in tables:
-                    rows = read_log(conn, slug=location.slug, entry_id=entry, limit=limit)
+                    rows = read_log(conn, slug=slugs, entry_id=entry, limit=limit)
             finally:
                 conn.close()
         for row in rows:
             row["at_iso"] = _iso(row["at"])
         if json:
-            dump_json({"project": location.project, "slug": location.slug, "entry_id": entry,
-                       "log": rows})
+            dump_json({"project": location.project, "slug": location.slug,
+                       "scope": location.scope, "entry_id": entry, "log": rows})
             return 0
         if not rows:
             _out(f"No logged changes for {location.project}"
@@ -460,8 +529,95 @@ def log(entry: str | None = None, limit: int = 0, cwd: str | None = None,
             before = (row["hash_before"] or "-")[:12]
             after = (row["hash_after"] or "-")[:12]
             where = f"  {row['file']}" if row["file"] else ""
-            _out(f"{row['at_iso']}  {row['command']:<7} {row['action']:<9} {what:<8}  "
+            note_of = "" if len(slugs) == 1 else f"{row['slug']}  "
+            _out(f"{row['at_iso']}  {note_of}{row['command']:<7} {row['action']:<9} {what:<8}  "
                  f"{before} -> {after}  confirmed: {row['confirmed_by']} by {row['user']}{where}")
+        return 0
+
+    return _run(body, db, json)
+
+
+# --------------------------------------------------------------------------- scopes
+
+
+def _show_plan(plan) -> None:
+    """What a move would do, on stderr: the entry, where from, where to, what to look at."""
+    sys.stderr.write(f"memcite: {plan.command} [{plan.entry_id}]\n"
+                     f"  from: {plan.source.scope} ({plan.source.note_file})\n"
+                     f"  to:   {plan.target.scope} ({plan.target.note_file})\n")
+    for line in plan.entry.lines():
+        sys.stderr.write(f"  | {line}\n")
+    for concern in plan.concerns:
+        sys.stderr.write(f"  ! {concern}\n")
+
+
+def move(command: str, entry_id: str, to: str, text: str | None = None, yes: bool = False,
+         scope: str | None = None, session: str | None = None, cwd: str | None = None,
+         codex_home: str | None = None, db: str | None = None, json: bool = False) -> int:  # noqa: A002
+    """Promote or demote one entry between scopes, after a person's confirmation."""
+    from memcite.notes import moves
+    from memcite.notes.refusals import NoteRefusal
+
+    def body() -> int:
+        folder = cwd or os.getcwd()
+        if not os.path.isdir(folder):
+            raise InputError(f"--cwd: {folder} is not a folder")
+        plan = moves.plan_move(folder, resolve_codex_home(codex_home), entry_id, command=command,
+                               to=to, session=_session(session), from_scope=scope, text=text)
+        _show_plan(plan)
+        confirmed_by = "--yes" if yes else None
+        if confirmed_by is None and interactive():
+            if not ask(f"memcite: {command} [{entry_id}] to {to}?"):
+                raise NoteRefusal("needs-confirmation", "not confirmed; nothing was moved",
+                                  move=plan.to_json())
+            confirmed_by = "terminal"
+        now = time.time()
+        conn = open_database(db)
+        try:
+            result = moves.move_entry(plan, now=now, today=_today(now), conn=conn,
+                                      confirmed_by=confirmed_by)
+        finally:
+            conn.close()
+        _report_tightened(result.tightened)
+        if json:
+            dump_json({**plan.to_json(), "confirmed_by": result.confirmed_by, "at": int(now)})
+            return 0
+        _out(f"moved [{entry_id}] from {plan.source.scope} to {plan.target.scope} "
+             f"({plan.target.note_file}); confirmed by {result.confirmed_by}, logged")
+        return 0
+
+    return _run(body, db, json)
+
+
+def end_session(session_id: str, cwd: str | None = None, codex_home: str | None = None,
+                db: str | None = None, json: bool = False) -> int:  # noqa: A002
+    """Move what is left of a session's note (the entries not promoted) into the archive."""
+    from memcite.notes import moves
+    from memcite.readpath.projects import check_session_id
+
+    def body() -> int:
+        check_session_id(session_id)
+        folder = cwd or os.getcwd()
+        if not os.path.isdir(folder):
+            raise InputError(f"--cwd: {folder} is not a folder")
+        conn = open_database(db)
+        try:
+            result = moves.end_session(folder, resolve_codex_home(codex_home), session_id,
+                                       now=time.time(), conn=conn)
+        finally:
+            conn.close()
+        if json:
+            dump_json({"session": session_id, "note_file": result.location.note_file,
+                       "archived": result.archived, "entries": result.entries})
+            return 0
+        if result.archived is None:
+            _out(f"the session {session_id} has no note ({result.location.note_file}); "
+                 "nothing to archive")
+            return 0
+        _out(f"archived the session {session_id}'s note with {len(result.entries)} "
+             f"entr{'y' if len(result.entries) == 1 else 'ies'} not promoted: {result.archived}")
+        _out("nothing was deleted; bring it back with: memcite note restore "
+             f"{os.path.basename(result.archived)} --scope session --session {session_id}")
         return 0
 
     return _run(body, db, json)

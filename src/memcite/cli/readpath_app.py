@@ -88,6 +88,17 @@ def instructions(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the cache.")
     ] = False,
+    session: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--session", metavar="ID", envvar="MEMCITE_SESSION", show_default=False,
+                     help="Add this agent session's scratchpad note (memcite profile)."),
+    ] = None,
+    scopes: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--scopes", metavar="LIST", show_default=False,
+                     help="Exactly these scopes, comma-separated: global, project, session "
+                     "(e.g. global,session for a helper agent; the summary counts as global)."),
+    ] = None,
 ) -> None:
     """Print the developer instructions built from memory for a working directory."""
     exit_with(
@@ -103,6 +114,8 @@ def instructions(
             json=json,
             explain=explain,
             no_cache=no_cache,
+            session=session,
+            scopes=scopes,
         )
     )
 

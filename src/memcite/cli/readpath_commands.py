@@ -9,7 +9,8 @@ default paths:
 - ``MEMCITE_CACHE_DIR``: where cached instructions go (default: the user cache
   folder, e.g. ``~/.cache/memcite``);
 - ``TIKTOKEN_CACHE_DIR``: tiktoken's cache, searched for a BPE file;
-- ``MEMCITE_BPE_FILE``: a BPE file to use (as ``--bpe-file``).
+- ``MEMCITE_BPE_FILE``: a BPE file to use (as ``--bpe-file``);
+- ``MEMCITE_SESSION``: the agent session whose scratchpad note is added (as ``--session``).
 
 The locations themselves are resolved by ``memcite.paths``.
 """
@@ -51,9 +52,20 @@ def instructions(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
     explain: bool = False,
     no_cache: bool = False,
+    session: str | None = None,
+    scopes: str | None = None,
 ) -> int:
     """Print the developer instructions for ``cwd`` (nothing when there is no memory to inject)."""
     try:
+        chosen = None
+        if scopes is not None:
+            from memcite.readpath.projects import parse_scopes
+
+            chosen = parse_scopes(scopes)
+        if session is not None:
+            from memcite.readpath.projects import check_session_id
+
+            check_session_id(session)
         check_choice(profile, PROFILE_CHOICES, "--profile")
         check_choice(errors, ERROR_CHOICES, "--errors")
         name = tokenizer or ("approx" if profile == "codex" else "o200k_base")
@@ -86,6 +98,9 @@ def instructions(
             cwd=cwd if cwd is not None else os.getcwd(),
             errors=errors,
             cache_dir=None if no_cache else user_cache_dir(),
+            scopes=chosen,
+            session=session or None,
+            today=_today(),
         )
     except MemciteError as error:
         return report_error(error)
@@ -108,6 +123,12 @@ def instructions(
         sys.stdout.write(result.instructions)
     sys.stdout.flush()
     return 0
+
+
+def _today() -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d", time.gmtime())
 
 
 def truncate(

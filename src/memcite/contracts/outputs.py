@@ -139,6 +139,29 @@ class SourceUse(Contract):
     omitted_exact: bool = Field(description="False when omitted_tokens is an estimate.")
 
 
+class ScopedId(Contract):
+    id: str | None = Field(description="The entry's id (null: a hand-written entry without one).")
+    scope: Literal["session", "project", "global"]
+
+
+class Override(Contract):
+    """Two scopes' entries on one topic: the one kept, the one left out, and why."""
+
+    topic: str = Field(description="The shared topic, case-folded.")
+    kept: ScopedId
+    dropped: ScopedId
+    why: str = Field(description="Confirmed beats automatic, then the more specific scope.")
+
+
+class Compacted(Contract):
+    """A note entry shortened or left out to fit the budget."""
+
+    id: str | None
+    scope: Literal["session", "project", "global"]
+    step: Literal["provenance lines dropped", "one-line digest", "left out"]
+    relevance: float = Field(description="importance(tier) x 0.95^(days since last confirmed).")
+
+
 class InstructionsOutput(Contract):
     """`memcite instructions --json`: what goes into the model's context, and the budget."""
 
@@ -150,6 +173,10 @@ class InstructionsOutput(Contract):
     profile: Literal["memcite", "codex"]
     tokenizer: str
     warnings: list[str]
+    overrides: list[Override] = Field(description="Topics where a scope's entry was left out "
+                                      "for another scope's (memcite profile).")
+    compacted: list[Compacted] = Field(description="Note entries compacted for the budget, "
+                                       "lowest relevance first (memcite profile).")
     explain: str | None = Field(None, description="The --explain table (with --explain).")
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from memcite.ledger.store import transaction
 
-ACTIONS = ("save", "update", "forget", "restore", "purge", "adopt", "hand-edit", "archive")
+ACTIONS = ("save", "update", "forget", "restore", "purge", "adopt", "hand-edit", "archive",
+           "move-in", "move-out", "end-session")
 
 
 @dataclass
@@ -50,12 +51,14 @@ def log_changes(conn: sqlite3.Connection, *, project: str, slug: str, command: s
         )
 
 
-def read_log(conn: sqlite3.Connection, *, slug: str, entry_id: str | None = None,
+def read_log(conn: sqlite3.Connection, *, slug: str | list[str], entry_id: str | None = None,
              limit: int = 0) -> list[dict]:
-    """The log of one project (one entry's when ``entry_id``), oldest first."""
+    """The log of one note (of several, by their log slugs: an entry's history across the
+    scopes it moved through), one entry's when ``entry_id``, oldest first."""
+    slugs = [slug] if isinstance(slug, str) else list(slug)
     query = ("SELECT id, at, command, action, project, slug, entry_id, hash_before, hash_after,"
-             " confirmed_by, user, file FROM note_log WHERE slug = ?")
-    params: list = [slug]
+             f" confirmed_by, user, file FROM note_log WHERE slug IN ({','.join('?' * len(slugs))})")
+    params: list = list(slugs)
     if entry_id is not None:
         query += " AND entry_id = ?"
         params.append(entry_id)

@@ -79,3 +79,32 @@ def _existing_parent(path: str) -> str:
             break
         path = parent
     return path or "/"
+
+
+def project_paths(text: str, *, project: str, slug: str) -> list[str]:
+    """What in ``text`` names this project: its folder, its slug, absolute paths inside it, and
+    relative paths (in backticks, or shaped like ``dir/file.ext``) that exist in it."""
+    found: list[str] = []
+
+    def add(word: str) -> None:
+        if word not in found:
+            found.append(word)
+
+    if project != "/" and project in text:
+        add(project)
+    if slug in text:
+        add(slug)
+    for path in named_paths(text):
+        full = os.path.normpath(os.path.expanduser(path))
+        if full == project or full.startswith(project.rstrip("/") + "/"):
+            add(path)
+    candidates = re.findall(r"`([^`\s]+)`", text)
+    candidates += re.findall(r"(?<![\w/.:~-])((?:[\w.-]+/)+[\w.-]+)", text)
+    for candidate in candidates:
+        candidate = candidate.rstrip(".,:;")
+        if "://" in candidate or os.path.isabs(candidate) or candidate.startswith(("~", "-")):
+            continue
+        if ("/" in candidate or "." in candidate) and os.path.lexists(
+                os.path.join(project, candidate)):
+            add(candidate)
+    return found

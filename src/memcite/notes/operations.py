@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 
 from memcite.errors import InputError
 from memcite.notes import checks, storage
-from memcite.notes.changelog import Change, last_hashes, log_changes
+from memcite.notes.changelog import Change, current_user, last_hashes, log_changes
 from memcite.notes.model import (
     CONFIDENCES,
     FIELDS,
     SECTIONS,
     TIERS,
+    VIAS,
     Entry,
     Note,
     Section,
@@ -37,6 +38,7 @@ from memcite.notes.model import (
 )
 from memcite.notes.refusals import NoteRefusal
 from memcite.notes.storage import NoteLocation
+from memcite.readpath.scopes import is_confirmed
 
 # --------------------------------------------------------------------------- drafts
 
@@ -167,7 +169,19 @@ def read_note(location: NoteLocation, *, path: str | None = None) -> Note | None
 
 
 def check_project(location: NoteLocation, note: Note, path: str) -> None:
-    """Refuse a note whose ``Project:`` line is not this project's canonical path."""
+    """Refuse a note whose ``Project:`` line is not this project's canonical path (a global note:
+    whose ``Scope:`` is not ``global``; a session note: whose ``Session:`` is not its id)."""
+    if location.scope != "project":
+        recorded = note.owner(location.scope)
+        if recorded == location.owner:
+            return
+        header = "Scope" if location.scope == "global" else "Session"
+        raise NoteRefusal(
+            "collision",
+            f"{path}: its '{header}:' line is {recorded!r} where {location.owner!r} belongs; "
+            f"nothing was changed. If it is the {location.scope} note, set the line to "
+            f"'{header}: {location.owner}' by hand",
+            path=path, project=location.owner, recorded_project=recorded)
     recorded = note.project
     if recorded == location.project:
         return
@@ -195,20 +209,38 @@ def check_project(location: NoteLocation, note: Note, path: str) -> None:
 # --------------------------------------------------------------------------- save
 
 
+CONFIRMATIONS = ("--yes", "terminal")  # how a person confirms; anything else is automatic
+
+
+def confirmation_line(confirmed_by: str | None, today: str) -> str:
+    """The ``Confirmed:`` value: ``yes (--yes by ana, 2026-11-30)`` or ``no (automatic)``."""
+    if confirmed_by in CONFIRMATIONS:
+        return f"yes ({confirmed_by} by {current_user()}, {today})"
+    return "no (automatic)"
+
+
 def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str, now: float,
                  conn: sqlite3.Connection | None, redact: bool = False, dry_run: bool = False,
-                 confirmed_by: str | None = None, command: str = "save") -> SaveResult:
+                 confirmed_by: str | None = None, command: str = "save",
+                 via: str = "cli") -> SaveResult:
     """Add or update entries (merge by id, then same text, then topic); write atomically and log.
 
     ``confirmed_by``: None when nobody confirmed (a save that needs it is refused),
     else how (``--yes``, ``terminal``). ``conn`` may be None only for a dry run.
+    ``via``: through what the entries came (``cli``, ``mcp``, ``draft file``); each entry
+    saved or changed records it in ``Via:`` and whether a person confirmed it in ``Confirmed:``.
     """
+    if via not in VIAS:
+        raise ValueError(f"unknown via {via!r}")
     drafts = [check_draft(draft) for draft in drafts]
     redactions = _scan_drafts(drafts, redact=redact)
+    if location.scope == "global":
+        _refuse_project_specific(drafts, location)
     if dry_run:
         note = _read_for_merge(location, today)
         adopted = assign_ids(note)
-        outcomes, _, _ = _merge(note, drafts, location, today=today)
+        outcomes, _, _ = _merge(note, drafts, location, today=today,
+                                stamp=_stamp(via, confirmed_by, today))
         questions = confirmation_questions(drafts, note, location)
         note.set_header("Updated", today)
         return SaveResult(location, render_note(note), False, outcomes, redactions=redactions,
@@ -224,12 +256,13 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
     with storage.locked(location.project_dir):
         note = _read_for_merge(location, today)
         _confirm(drafts, note, location, confirmed_by)
-        known = last_hashes(conn, location.slug)
+        known = last_hashes(conn, location.log_slug)
         hand = _hand_changes(note, known)
         adopted = assign_ids(note, taken=set(known))
         hand.extend(Change("adopt", entry.id, None, entry.content_hash()) for entry in adopted)
         outcomes, changes, previous = _merge(note, drafts, location, today=today,
-                                             taken=set(known))
+                                             taken=set(known) | _other_scope_ids(location),
+                                             stamp=_stamp(via, confirmed_by, today))
         archived = []
         if previous:
             tightened += _prepare_folders(location, location.archive_dir)
@@ -251,13 +284,26 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
                 refusal.details["proposed_note"] = text
             raise
         if hand:
-            log_changes(conn, project=location.project, slug=location.slug, command=command,
+            log_changes(conn, project=location.owner, slug=location.log_slug, command=command,
                         confirmed_by="hand-edit", changes=hand, at=int(now))
         if changes:
-            log_changes(conn, project=location.project, slug=location.slug, command=command,
+            log_changes(conn, project=location.owner, slug=location.log_slug, command=command,
                         confirmed_by=confirmed_by or "request", changes=changes, at=int(now))
     return SaveResult(location, text, True, outcomes, tightened, redactions, archived,
                       [entry.id for entry in adopted])
+
+
+def _refuse_project_specific(drafts: list[EntryDraft], location: NoteLocation) -> None:
+    """A global entry holds in every project: one naming this project's paths is refused."""
+    for draft in drafts:
+        named = checks.project_paths(draft.scanned_text(), project=location.project,
+                                     slug=location.slug)
+        if named:
+            raise NoteRefusal(
+                "project-specific",
+                f"{draft.text[:60]!r} names this project ({', '.join(named)}); a global entry "
+                "holds in every project, so nothing was saved. Save it to this project's note "
+                "(the default scope), or word it without them", names=named)
 
 
 def _block(draft: EntryDraft) -> str:
@@ -304,7 +350,7 @@ def _scan_drafts(drafts: list[EntryDraft], *, redact: bool) -> list[dict]:
 
 def _read_for_merge(location: NoteLocation, today: str) -> Note:
     note = read_note(location)
-    return note if note is not None else new_note(location.project, today)
+    return note if note is not None else new_note(location.owner, today, scope=location.scope)
 
 
 def confirmation_questions(drafts: list[EntryDraft], note: Note,
@@ -340,9 +386,31 @@ def _confirm(drafts: list[EntryDraft], note: Note, location: NoteLocation, confi
             questions=reasons)
 
 
+def _stamp(via: str, confirmed_by: str | None, today: str) -> dict[str, str]:
+    return {"Via": via, "Confirmed": confirmation_line(confirmed_by, today)}
+
+
+def _other_scope_ids(location: NoteLocation) -> set[str]:
+    """The ids in use in the other scopes' notes seen from here, so that an entry keeps its id
+    when it moves between scopes."""
+    from memcite.notes.storage import locate_note
+
+    taken: set[str] = set()
+    for scope in ("session", "project", "global"):
+        if scope == location.scope or (scope == "session" and not location.session):
+            continue
+        other = locate_note(location.cwd, location.home, scope=scope, session=location.session)
+        data = storage.read_file(other.note_file)
+        if data is not None:
+            taken |= parse_note(data.decode("utf-8", "replace")).ids()
+    return taken
+
+
 def _merge(note: Note, drafts: list[EntryDraft], location: NoteLocation, *, today: str,
-           taken: set[str] = frozenset()):
-    """Apply drafts to ``note``; return (outcomes, changes, previous versions of updated entries)."""
+           taken: set[str] = frozenset(), stamp: dict[str, str] | None = None):
+    """Apply drafts to ``note``; return (outcomes, changes, previous versions of updated entries).
+    ``stamp``: the ``Via:`` and ``Confirmed:`` lines of each entry saved or changed."""
+    stamp = stamp or {}
     outcomes: list[dict] = []
     changes: list[Change] = []
     previous: list[tuple[str, Note]] = []
@@ -353,7 +421,7 @@ def _merge(note: Note, drafts: list[EntryDraft], location: NoteLocation, *, toda
             entry = Entry(text=draft.text)
             entry.id = draft.id if draft.id and not note.find(draft.id) else new_entry_id(
                 f"{draft.section}\0{draft.text}", note.ids() | taken)
-            fields = {"Date": today, **draft.provenance()}
+            fields = {"Date": today, **draft.provenance(), **stamp}
             entry.body = list(draft.body)  # the entry's own further lines, then provenance
             entry.body += [f"  {name}: {fields[name]}" for name in FIELDS if name in fields]
             section.add(entry)
@@ -370,13 +438,16 @@ def _merge(note: Note, drafts: list[EntryDraft], location: NoteLocation, *, toda
         for line in draft.body:
             if line not in target.body:
                 target.body.append(line)
-        if target.content_hash() == before_hash:
+        confirming = stamp.get("Confirmed", "").startswith("yes") and not is_confirmed(target)
+        if target.content_hash() == before_hash and not confirming:
             outcomes.append(_outcome("unchanged", target, draft.section))
             continue
         target.set_field("Date", today)
+        for name, value in stamp.items():
+            target.set_field(name, value)
         changes.append(Change("update", target.id, before_hash, target.content_hash()))
         outcomes.append(_outcome("update", target, draft.section))
-        old = new_note(location.project, today)
+        old = new_note(location.owner, today, scope=location.scope)
         old.section(draft.section, create=True).add(before)
         previous.append((target.id, old))
     return outcomes, changes, previous
@@ -440,7 +511,7 @@ def _with_proposal(refusal: NoteRefusal, location: NoteLocation, drafts: list[En
     try:
         note = _read_for_merge(location, today)
     except NoteRefusal:
-        note = new_note(location.project, today)
+        note = new_note(location.owner, today, scope=location.scope)
     _merge(note, drafts, location, today=today)
     note.set_header("Updated", today)
     refusal.details["proposed_note"] = render_note(note)
@@ -534,7 +605,7 @@ def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, tod
                 raise InputError(f"no entry {entry_id!r} in {location.note_file}",
                                  hint="`memcite note recall` lists the entries with their ids")
             section, entry = found
-            small = new_note(location.project, today)
+            small = new_note(location.owner, today, scope=location.scope)
             _section_like(small, section.heading).add(entry)
             target = _archive_entries(location, [small], now, f"entry-{entry_id}")
             note.remove(entry_id)
@@ -542,7 +613,7 @@ def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, tod
             storage.atomic_write(location.note_file,
                                  render_note(note).encode("utf-8", "surrogateescape"))
             changes = [Change("forget", entry_id, entry.content_hash(), None, target)]
-        log_changes(conn, project=location.project, slug=location.slug, command=command,
+        log_changes(conn, project=location.owner, slug=location.log_slug, command=command,
                     confirmed_by=confirmed_by, changes=changes, at=int(now))
     return ForgetResult(location, target, entry_id, tightened)
 
@@ -597,13 +668,13 @@ def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
             storage.move_file(location.note_file, replaced_to)
             gone = [Change("forget", e.id, e.content_hash(), None, replaced_to)
                     for _, e in active.entries() if e.id]
-            log_changes(conn, project=location.project, slug=location.slug, command="restore",
+            log_changes(conn, project=location.owner, slug=location.log_slug, command="restore",
                         confirmed_by=confirmed_by, changes=gone, at=int(now))
             active = None
         restored, kept, changes = [], [], []
         if active is None:
             target = parse_note(render_note(archived))
-            assign_ids(target, taken=set(last_hashes(conn, location.slug)))
+            assign_ids(target, taken=set(last_hashes(conn, location.log_slug)))
             for _, entry in target.entries():
                 restored.append(entry.id)
                 changes.append(Change("restore", entry.id, None, entry.content_hash(), source))
@@ -624,7 +695,7 @@ def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
         target.set_header("Updated", today)
         storage.atomic_write(location.note_file,
                              render_note(target).encode("utf-8", "surrogateescape"))
-        log_changes(conn, project=location.project, slug=location.slug, command="restore",
+        log_changes(conn, project=location.owner, slug=location.log_slug, command="restore",
                     confirmed_by=confirmed_by, changes=changes, at=int(now))
     return RestoreResult(location, source, restored, kept, replaced_to, tightened)
 
@@ -643,8 +714,10 @@ def purge_target(home: str, path: str, confirm: str | None) -> PurgeTarget:
     full = os.path.abspath(os.path.expanduser(path))
     archive_root = os.path.realpath(os.path.join(home, "memory", "archive"))
     folder = os.path.realpath(os.path.dirname(full))
-    if os.path.dirname(folder) != archive_root:
-        raise InputError(f"{path}: not a file inside the notes archive ({archive_root}/<slug>/)",
+    sessions = os.path.join(archive_root, "sessions")
+    if os.path.dirname(folder) not in (archive_root, sessions) or folder == sessions:
+        raise InputError(f"{path}: not a file inside the notes archive ({archive_root}/<slug>/, "
+                         f"{archive_root}/global/ or {archive_root}/sessions/<id>/)",
                          hint="name the archived file by its exact path; purge deletes nothing else")
     if os.path.islink(full) or not os.path.isfile(full):
         raise InputError(f"{full}: no such archived file (or not a regular file)")
@@ -655,8 +728,12 @@ def purge_target(home: str, path: str, confirm: str | None) -> PurgeTarget:
             f"purge deletes {full} for ever; --confirm must repeat its file name ({name}). "
             "Nothing was deleted", path=full)
     data = storage.read_file(full) or b""
-    project = parse_note(data.decode("utf-8", "replace")).project or ""
-    return PurgeTarget(full, os.path.basename(folder), project, hashlib.sha256(data).hexdigest())
+    archived = parse_note(data.decode("utf-8", "replace"))
+    slug = os.path.basename(folder)
+    if os.path.dirname(folder) == sessions:
+        slug = f"session/{slug}"
+    project = archived.project or archived.header("Session") or archived.header("Scope") or ""
+    return PurgeTarget(full, slug, project, hashlib.sha256(data).hexdigest())
 
 
 def purge_archived(target: PurgeTarget, *, now: float, conn: sqlite3.Connection,
@@ -735,6 +812,22 @@ def missing_paths(project: str, text: str) -> list[str]:
         if not os.path.lexists(full) and candidate not in gone:
             gone.append(candidate)
     return gone
+
+
+def list_entries(location: NoteLocation) -> list[dict]:
+    """What one scope's note knows: each entry's id, section, topic, date and provenance."""
+    note = read_note(location)
+    if note is None:
+        return []
+    listed = []
+    for key, entry in note.entries():
+        fields = entry.fields()
+        listed.append({"id": entry.id, "section": key, "topic": fields.get("Topic"),
+                       "date": fields.get("Date"), "source": fields.get("Source"),
+                       "via": fields.get("Via"), "confirmed": is_confirmed(entry),
+                       "confirmation": fields.get("Confirmed"), "tier": fields.get("Tier"),
+                       "text": entry.text})
+    return listed
 
 
 def list_notes(home: str) -> list[dict]:

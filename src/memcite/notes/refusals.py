@@ -5,7 +5,7 @@ from __future__ import annotations
 from memcite.errors import MemciteError
 
 REASONS = ("secret", "collision", "moved-project", "permissions", "not-writable",
-           "needs-confirmation")
+           "needs-confirmation", "project-specific")
 
 
 class NoteRefusal(MemciteError):

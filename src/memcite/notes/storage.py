@@ -18,7 +18,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from memcite.notes.refusals import NoteRefusal
-from memcite.readpath.projects import canonical_path, find_project_root, project_slug
+from memcite.readpath.projects import (
+    canonical_path,
+    check_scope,
+    find_project_root,
+    project_slug,
+    scope_archive_dir,
+    scope_note_dir,
+)
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -40,16 +47,36 @@ class NoteLocation:
     archive_dir: str  # <home>/memory/archive/<slug>
 
     project_folder: str = ""  # the project folder as the working directory names it
+    scope: str = "project"  # project, global or session (project_dir then holds that note)
+    session: str | None = None  # the session id (session scope)
+
+    @property
+    def owner(self) -> str:
+        """What the note's owner line must say: the project's path, ``global`` or the session id."""
+        return {"project": self.project, "global": "global"}.get(self.scope, self.session or "")
+
+    @property
+    def log_slug(self) -> str:
+        """The name the change log files this note's changes under."""
+        if self.scope == "global":
+            return "global"
+        if self.scope == "session":
+            return f"session/{self.session}"
+        return self.slug
 
     def to_json(self) -> dict:
         return {"cwd": self.cwd, "project_folder": self.project_folder or self.project,
-                "project": self.project, "slug": self.slug,
+                "project": self.project, "slug": self.slug, "scope": self.scope,
+                "session": self.session,
                 "note_file": self.note_file, "archive_dir": self.archive_dir,
                 "exists": os.path.isfile(self.note_file)}
 
 
-def locate_note(cwd: str, home: str) -> NoteLocation:
-    """The note of the project holding ``cwd``, under the Codex home ``home``."""
+def locate_note(cwd: str, home: str, *, scope: str = "project",
+                session: str | None = None) -> NoteLocation:
+    """The note of ``scope`` seen from ``cwd`` under the Codex home ``home``: the project's
+    (the project holding ``cwd``), the global one, or the session ``session``'s."""
+    check_scope(scope, session)
     named = os.path.abspath(cwd)
     cwd = canonical_path(cwd)
     project = find_project_root(cwd)
@@ -57,10 +84,11 @@ def locate_note(cwd: str, home: str) -> NoteLocation:
     slug = project_slug(project)
     home = os.path.abspath(home)
     memory = os.path.join(home, "memory")
-    project_dir = os.path.join(memory, "projects", slug)
-    return NoteLocation(cwd, project, slug, home, memory, project_dir,
-                        os.path.join(project_dir, NOTE_FILE), os.path.join(memory, "archive", slug),
-                        folder)
+    note_dir = scope_note_dir(home, scope, slug=slug, session=session)
+    return NoteLocation(cwd, project, slug, home, memory, note_dir,
+                        os.path.join(note_dir, NOTE_FILE),
+                        scope_archive_dir(home, scope, slug=slug, session=session), folder,
+                        scope, session if scope == "session" else None)
 
 
 def _as_named(named: str, canonical_cwd: str, project: str) -> str:

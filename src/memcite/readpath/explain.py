@@ -39,6 +39,13 @@ def explain(result: Instructions) -> str:
     if result.instructions is None:
         lines.append("nothing to inject: the budget is 0 tokens" if result.budget == 0
                      else "nothing to inject: no summary or project note with any content")
+    for override in result.overrides:
+        kept, dropped = override["kept"], override["dropped"]
+        lines.append(f"override: topic {override['topic']!r}: kept [{kept['id']}] ({kept['scope']}),"
+                     f" left out [{dropped['id']}] ({dropped['scope']}): {override['why']}")
+    for item in result.compacted:
+        lines.append(f"compacted: [{item['id']}] ({item['scope']}) {item['step']}, relevance "
+                     f"{item['relevance']:.3g} (lowest first)")
     for warning in result.warnings:
         lines.append(f"warning: {warning}")
     return "\n".join(lines) + "\n"

@@ -34,7 +34,7 @@ PROFILES = ("memcite", "codex")
 DEFAULT_BUDGET = 2500
 SUMMARY_FILE = "memory_summary.md"
 # Part of every cache key: bump it when the template or a profile's output changes.
-TEMPLATE_VERSION = "1"
+TEMPLATE_VERSION = "2"
 MAX_MEMORY_FILE_BYTES = MAX_FILE_BYTES  # what memcite reads of a summary or a project note
 # The memcite profile keeps a head of the summary: it reads at most this much of a larger one.
 MAX_SUMMARY_PREFIX_BYTES = 4 * 1024 * 1024
@@ -52,7 +52,7 @@ class MemoryFileTooLarge(MemoryFileError):
 class SourceUse:
     """How much of one memory file went into the instructions."""
 
-    scope: str  # "project" | "global"
+    scope: str  # "session" | "project" | "global"
     path: str
     tokens: int
     truncated: bool
@@ -91,6 +91,10 @@ class Instructions:
     template_tokens: int = 0  # tokens of the instructions outside the budgeted summary
     warnings: tuple[str, ...] = ()
     cached: bool = field(default=False, compare=False)
+    # memcite profile: topics where one scope's entry was left out for another's (see scopes)
+    overrides: tuple[dict, ...] = ()
+    # memcite profile: entries shortened or left out for the budget, lowest relevance first
+    compacted: tuple[dict, ...] = ()
 
     def to_dict(self) -> dict:
         """The ``memcite instructions --json`` shape."""
@@ -103,7 +107,21 @@ class Instructions:
             "profile": self.profile,
             "tokenizer": self.tokenizer,
             "warnings": list(self.warnings),
+            "overrides": list(self.overrides),
+            "compacted": list(self.compacted),
         }
+
+
+@dataclass(frozen=True)
+class ScopeNote:
+    """One scope's note as read for the instructions: where, its bytes (None: no note), and what
+    its owner line must say (the project's path, ``global``, the session id)."""
+
+    scope: str
+    path: str
+    data: bytes | None
+    owner: str
+    slug: str = ""
 
 
 # -- reading memory files -------------------------------------------------------------------
@@ -182,13 +200,19 @@ def build_instructions(
     cwd: str | os.PathLike | None = None,
     errors: str = "strict",
     cache_dir: str | os.PathLike | None = None,
+    scopes: tuple[str, ...] | None = None,
+    session: str | None = None,
+    today: str | None = None,
 ) -> Instructions:
     """The developer instructions for ``memory_root`` (and, for ``memcite``, the project of ``cwd``).
 
     ``tokenizer_name`` defaults to ``approx`` for ``codex`` and ``o200k_base`` otherwise;
     ``load_tokenizer`` is called only when the result is not in the cache;
     ``codex_home`` and ``cwd`` locate the project note (``memcite`` profile);
-    ``cache_dir`` None means no cache.
+    ``cache_dir`` None means no cache;
+    ``scopes`` (``memcite``): which scopes to read, default session (when ``session`` is
+    given), project and global; the summary counts as global; ``today`` (``YYYY-MM-DD``,
+    default: today in UTC) dates the relevance of note entries.
     """
     if profile not in PROFILES:
         raise InputError(f"unknown profile {profile!r}: use one of {', '.join(PROFILES)}")
@@ -205,29 +229,28 @@ def build_instructions(
     memory_root = os.path.abspath(os.fspath(memory_root))
     summary_path = os.path.join(memory_root, SUMMARY_FILE)
     summary_data = _read_summary(summary_path, memory_root, profile)
-    note = note_data = None
+    notes: list = []
+    if scopes is None:
+        scopes = ("session", "project", "global") if session else ("project", "global")
+    if "session" in scopes and not session:
+        raise InputError("--scopes: the session scope needs a session id",
+                         hint="pass --session ID or set MEMCITE_SESSION")
+    if today is None:
+        import time
+
+        today = time.strftime("%Y-%m-%d", time.gmtime())
     if profile == "memcite" and codex_home is not None and cwd is not None:
-        from memcite.readpath.projects import (
-            ProjectNote,
-            find_project_root,
-            project_note_path,
-            project_slug,
-        )
-
-        home = os.path.abspath(os.fspath(codex_home))
-        project_root = find_project_root(cwd)
-        slug = project_slug(project_root)
-        path = project_note_path(home, slug)
-        note_data = read_memory_file(path, os.path.join(home, "memory"))
-        status = "missing" if note_data is None else "unchecked"
-        note = ProjectNote(project_root, slug, path, status)
-
+        notes = _read_scope_notes(os.path.abspath(os.fspath(codex_home)), cwd, scopes, session)
+    with_summary = "global" in scopes
+    if profile == "memcite" and not with_summary:
+        summary_data = None
     cache = None
     if cache_dir is not None:
         from memcite.readpath import instructions_cache as cache
 
         key = cache.cache_key(
-            profile, budget, tokenizer_name, errors, memory_root, summary_data, note, note_data
+            profile, budget, tokenizer_name, errors, memory_root, summary_data, notes,
+            today if notes else "",
         )
         cached = cache.read_cached(os.fspath(cache_dir), key)
         if cached is not None:
@@ -242,16 +265,39 @@ def build_instructions(
         result = build_memcite(
             memory_root,
             summary_data,
-            note,
-            note_data,
+            notes,
             budget,
             tokenizer_name,
             load_tokenizer,
             errors,
+            today=today,
+            with_summary=with_summary,
         )
     if cache is not None:
         cache.write_cached(os.fspath(cache_dir), key, result)
     return result
+
+
+def _read_scope_notes(home: str, cwd, scopes: tuple[str, ...], session: str | None) -> list:
+    """Each scope's note (its bytes, None when there is none), most specific first."""
+    from memcite.readpath.projects import (
+        check_session_id,
+        find_project_root,
+        project_slug,
+        scope_note_dir,
+    )
+
+    project_root = find_project_root(cwd)
+    slug = project_slug(project_root)
+    if session:
+        check_session_id(session)
+    notes = []
+    for scope in scopes:
+        path = os.path.join(scope_note_dir(home, scope, slug=slug, session=session), "memory.md")
+        owner = {"project": project_root, "global": "global"}.get(scope, session or "")
+        data = read_memory_file(path, os.path.join(home, "memory"))
+        notes.append(ScopeNote(scope, path, data, owner, slug))
+    return notes
 
 
 def _read_summary(path: str, root: str, profile: str) -> bytes | None:

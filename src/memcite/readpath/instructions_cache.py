@@ -22,7 +22,7 @@ def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def cache_key(profile, budget, tokenizer_name, errors, memory_root, summary, note, note_data):
+def cache_key(profile, budget, tokenizer_name, errors, memory_root, summary, notes, today=""):
     """The key of one result: a hash of everything the instructions depend on."""
     parts = [
         "memcite-instructions",
@@ -35,8 +35,10 @@ def cache_key(profile, budget, tokenizer_name, errors, memory_root, summary, not
         _digest(summary) or "-",
         str(getattr(summary, "unread", 0)),  # a prefix: what followed it matters too
     ]
-    if note is not None:
-        parts += [note.project_root, note.path, _digest(note_data) or "-"]
+    for note in notes:  # the scoped notes (memcite profile); relevance depends on the day
+        parts += [note.scope, note.owner, note.path, _digest(note.data) or "-"]
+    if notes:
+        parts.append(today)
     joined = "\0".join(parts).encode("utf-8", "surrogateescape")
     return hashlib.sha256(joined).hexdigest()
 
@@ -104,4 +106,6 @@ def _from_cache_dict(data: dict) -> Instructions:
         template_tokens=data["template_tokens"],
         warnings=tuple(data["warnings"]),
         cached=True,
+        overrides=tuple(data.get("overrides", ())),
+        compacted=tuple(data.get("compacted", ())),
     )

@@ -1,13 +1,32 @@
-"""The ``memcite`` profile: exact tokens; this project's note first, then the global summary,
-inside one budget, cut at section boundaries (the summary's index section kept when it fits),
-and the instructions say what was cut and which file holds the rest."""
+"""The ``memcite`` profile: exact tokens; the scoped notes first (this session's, this project's,
+the global one: ``memcite.readpath.scopes`` resolves their conflicts and compacts their entries
+by relevance), then Codex's global summary, inside one budget; the summary is cut at section
+boundaries (its index section kept when it fits), and the instructions say what was cut or
+compacted and which file holds the rest."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 
 from memcite.errors import InputError, MemciteError
-from memcite.readpath.instructions import SUMMARY_FILE, Instructions, SourceUse
+from memcite.readpath.instructions import SUMMARY_FILE, Instructions, ScopeNote, SourceUse
+from memcite.readpath.note_format import parse_note
+from memcite.readpath.projects import check_note
+from memcite.readpath.scopes import (
+    DIGEST,
+    FULL,
+    LEFT_OUT,
+    NO_PROVENANCE,
+    STEP_NAMES,
+    compaction_order,
+    entry_lines,
+    relevance,
+    render_scoped,
+    resolve,
+    scoped_entries,
+    without,
+)
 from memcite.readpath.template import render_instructions
 from memcite.rust_text import rust_trim
 
@@ -98,56 +117,214 @@ def _fit_summary(text: str, budget: int, tokenizer, marker: str):
     )
 
 
+_HEADINGS = {"session": "this session's notes", "project": "this project's note",
+             "global": "global notes"}
+_NAMES = {"session": "the session note", "project": "the project note",
+          "global": "the global note"}
+
+
+@dataclass
+class _NotesFit:
+    """The scoped notes as fitted into a share of the budget."""
+
+    text: str
+    tokens: int
+    truncated: bool
+    omitted_bytes: int = 0
+    omitted_tokens: int = 0
+    omitted_exact: bool = True
+    steps: dict = field(default_factory=dict)
+    blocks: dict = field(default_factory=dict)  # scope -> its block's text
+
+
+class _ScopedNotes:
+    """The notes of the scopes read, resolved, and rendered at any compaction."""
+
+    def __init__(self, notes, tokenizer, today: str) -> None:
+        self.notes = notes  # [(ScopeNote, Note)] most specific first
+        self.tokenizer = tokenizer
+        entries = scoped_entries([(source.scope, note) for source, note in notes])
+        kept, self.overrides = resolve(entries)
+        kept_ids = {id(item.entry) for item in kept}
+        self.shown = [(source, without(note, {id(item.entry) for item in entries
+                                              if item.scope == source.scope
+                                              and id(item.entry) not in kept_ids}))
+                      for source, note in notes]
+        self.order = compaction_order(kept, today)
+        self.relevance = {id(item.entry): relevance(item, today) for item in kept}
+        self.scope_of = {id(item.entry): item.scope for item in kept}
+        self.full = self.render({})
+        self.full_tokens = tokenizer.count(self.full.text) if self.full.text else 0
+
+    def render(self, steps: dict) -> _NotesFit:
+        blocks = {}
+        for source, note in self.shown:
+            text = rust_trim(render_scoped(note, steps))
+            changed = sum(1 for key, step in steps.items()
+                          if step and self.scope_of.get(key) == source.scope)
+            if changed:
+                text += (f"\n[…{changed} of its entries shortened or left out for the budget; "
+                         f"the rest is in {_NAMES[source.scope]}…]")
+            heading = f"--- {_HEADINGS[source.scope]} ({os.path.basename(source.path)}) ---\n"
+            blocks[source.scope] = heading + text
+        joined = "\n\n".join(blocks.values())
+        return _NotesFit(joined, 0, bool(steps), steps=dict(steps), blocks=blocks)
+
+    def fit(self, target: int) -> _NotesFit:
+        """The notes within ``target`` tokens: the lowest-relevance entries compacted first, one
+        step at a time for every entry (provenance lines, digest, left out) until it fits."""
+        from memcite.readpath.truncation import truncate_to_budget
+
+        count = self.tokenizer.count
+        if self.full_tokens <= target:
+            return self._measured(self.full, self.full_tokens)
+        cost = {}
+        for item in self.order:
+            cost[id(item.entry)] = [count("\n".join(entry_lines(item.entry, step))) + 1
+                                    for step in (FULL, NO_PROVENANCE, DIGEST)] + [0]
+        reserve = sum(count(f"\n[…{len(self.order)} of its entries shortened or left out for "
+                            f"the budget; the rest is in {_NAMES[source.scope]}…]")
+                      for source, _ in self.shown)
+        steps: dict[int, int] = {}
+        estimate = self.full_tokens + reserve
+        for step in (NO_PROVENANCE, DIGEST, LEFT_OUT):
+            for item in self.order:
+                if estimate <= target:
+                    break
+                key = id(item.entry)
+                current = steps.get(key, FULL)
+                if current < step:
+                    estimate -= cost[key][current] - cost[key][step]
+                    steps[key] = step
+        fitted = self.render(steps)
+        used = count(fitted.text)
+        remaining = [item for item in self.order if steps.get(id(item.entry)) != LEFT_OUT]
+        while used > target and remaining:  # the estimate was short: leave more out
+            over = used - target
+            while remaining and over > 0:
+                key = id(remaining.pop(0).entry)
+                over -= cost[key][steps.get(key, FULL)]
+                steps[key] = LEFT_OUT
+            fitted = self.render(steps)
+            used = count(fitted.text)
+        if used > target:  # headings alone do not fit: a plain cut keeps the budget exact
+            name = _NAMES[self.shown[0][0].scope] if len(self.shown) == 1 else "the notes"
+            cut = truncate_to_budget(fitted.text, target, self.tokenizer,
+                                     marker=_source_marker(name))
+            fitted.text, used = cut.text, cut.tokens
+        return self._measured(fitted, used)
+
+    def _measured(self, fitted: _NotesFit, used: int) -> _NotesFit:
+        fitted.tokens = used
+        fitted.truncated = bool(fitted.steps) or used < self.full_tokens
+        fitted.omitted_tokens = max(self.full_tokens - used, 0)
+        fitted.omitted_bytes = max(len(self.full.text.encode("utf-8"))
+                                   - len(fitted.text.encode("utf-8")), 0)
+        return fitted
+
+    def uses(self, fitted: _NotesFit) -> list[SourceUse]:
+        """How much of each scope's note went in."""
+        uses = []
+        for source, _ in self.shown:
+            block = fitted.blocks.get(source.scope, "")
+            whole = self.full.blocks[source.scope]
+            if block and block not in fitted.text:  # cut by the last-resort truncation
+                block = ""
+            tokens = self.tokenizer.count(block) if block else 0
+            whole_tokens = self.tokenizer.count(whole)
+            changed = block != whole
+            uses.append(SourceUse(source.scope, source.path, tokens, changed,
+                                  max(len(whole.encode("utf-8")) - len(block.encode("utf-8")), 0),
+                                  max(whole_tokens - tokens, 0), True))
+        return uses
+
+    def compacted(self, fitted: _NotesFit) -> list[dict]:
+        """What was compacted and why, lowest relevance first."""
+        found = []
+        for item in self.order:
+            step = fitted.steps.get(id(item.entry))
+            if step:
+                found.append({"id": item.id, "scope": item.scope, "step": STEP_NAMES[step],
+                              "relevance": self.relevance[id(item.entry)]})
+        return found
+
+
+def _read_notes(notes, errors: str, warnings: list[str]):
+    """The notes that can be used, parsed; the others are reported in ``warnings``.
+    Returns ``(usable, absent)``: ``absent`` says per scope why nothing is shown."""
+    usable, absent = [], {}
+    for source in notes:
+        if source.data is None:
+            absent[source.scope] = "there is none yet"
+            continue
+        decoded = _decode(source.data, source.path, errors, warnings)
+        if source.scope == "project":
+            checked = check_note(source.owner, source.slug, source.path, decoded, source.data)
+            if checked.status != "found":
+                warnings.append(checked.problem)
+                absent[source.scope] = ("it belongs to another project, so it is not used (see "
+                                        "the warning)")
+                continue
+        note = parse_note(decoded)
+        recorded = note.owner(source.scope)
+        if source.scope != "project" and (recorded or "").strip() != source.owner:
+            header = "Scope" if source.scope == "global" else "Session"
+            warnings.append(f"{source.path}: its '{header}:' line is {recorded!r}, not "
+                            f"{source.owner!r}; not used")
+            absent[source.scope] = "it belongs to another scope, so it is not used"
+            continue
+        if not rust_trim(decoded):
+            absent[source.scope] = "it is empty"
+            continue
+        usable.append((source, note))
+    return usable, absent
+
+
 def build_memcite(
     memory_root: str,
     summary_data: bytes | None,
-    note,
-    note_data: bytes | None,
+    notes: list[ScopeNote],
     budget: int,
     tokenizer_name: str,
     load_tokenizer,
     errors: str,
+    *,
+    today: str,
+    with_summary: bool = True,
 ) -> Instructions:
-    """The ``memcite`` profile's instructions from the summary's and the note's bytes."""
-    from memcite.readpath.projects import check_note
-    from memcite.readpath.truncation import truncate_to_budget
+    """The ``memcite`` profile's instructions from the summary's and the scoped notes' bytes
+    (``notes`` most specific first); ``today`` (``YYYY-MM-DD``) dates the relevance of entries."""
+    from memcite.readpath.truncation import Truncation
 
     summary_path = os.path.join(memory_root, SUMMARY_FILE)
     warnings: list[str] = []
     summary_text = ""
     unread = getattr(summary_data, "unread", 0)  # a summary too large to read whole
-    if unread:
+    if with_summary and unread:
         warnings.append(f"{summary_path}: only its first {len(summary_data)} bytes were read "
                         f"({unread} more bytes not read)")
-    if summary_data is not None:
+    if with_summary and summary_data is not None:
         summary_text = rust_trim(_decode(summary_data, summary_path, errors, warnings))
-    note_text = ""
-    if note is not None and note_data is not None:
-        decoded = _decode(note_data, note.path, errors, warnings)
-        note = check_note(note.project_root, note.slug, note.path, decoded, note_data)
-        if note.status == "found":
-            note_text = rust_trim(decoded)
-        else:
-            warnings.append(note.problem)
-    if not summary_text and not note_text:
+    usable, absent = _read_notes(notes, errors, warnings)
+    if not summary_text and not usable:
         return Instructions(
             None, None, False, budget, 0, (), "memcite", tokenizer_name, 0, tuple(warnings)
         )
 
     tokenizer = load_tokenizer()
-    note_head = "--- this project's note (memory.md) ---\n" if note_text else ""
+    scoped = _ScopedNotes(usable, tokenizer, today) if usable else None
     summary_head = "--- global memory summary (memory_summary.md) ---\n" if summary_text else ""
-    separator = "\n\n" if note_text and summary_text else ""
+    separator = "\n\n" if scoped and summary_text else ""
 
     def compose(note_part: str, summary_part: str) -> str:
         parts = []
-        if note_text:
-            parts.append(note_head + note_part)
+        if scoped:
+            parts.append(note_part)
         if summary_text:
             parts.append(summary_head + summary_part)
         return separator.join(parts)
 
-    overhead = tokenizer.count(compose("", "")) + 2 * bool(note_text) + 2 * bool(summary_text)
+    overhead = tokenizer.count(compose("", "")) + 2 * bool(summary_text) + 2 * bool(scoped)
     available = budget - overhead
     if available <= 0:
         warnings.append(f"a budget of {budget} tokens leaves no room for any memory")
@@ -155,15 +332,16 @@ def build_memcite(
             None, None, True, budget, 0, (), "memcite", tokenizer_name, 0, tuple(warnings)
         )
 
-    note_marker = _source_marker("the project note") if note_text else ""
+    empty = Truncation("", 0, False)
     summary_marker = _source_marker(SUMMARY_FILE)
-    note_fit = truncate_to_budget(note_text, available, tokenizer, marker=note_marker)
-    summary_fit = _fit_summary(summary_text, available, tokenizer, summary_marker)
-    if note_fit.tokens + summary_fit.tokens > available and note_text and summary_text:
+    note_fit = scoped.fit(available) if scoped else _NotesFit("", 0, False)
+    summary_fit = _fit_summary(summary_text, available, tokenizer, summary_marker) \
+        if summary_text else empty
+    if scoped and summary_text and note_fit.tokens + summary_fit.tokens > available:
         summary_need = available if summary_fit.truncated else summary_fit.tokens
         note_share = min(note_fit.tokens, max(available - summary_need, int(available * NOTE_SHARE)))
         if note_share < note_fit.tokens:
-            note_fit = truncate_to_budget(note_text, note_share, tokenizer, marker=note_marker)
+            note_fit = scoped.fit(note_share)
         summary_fit = _fit_summary(
             summary_text, available - note_fit.tokens, tokenizer, summary_marker
         )
@@ -176,29 +354,31 @@ def build_memcite(
             smaller = max(summary_fit.tokens - (used - budget), 0)
             summary_fit = _fit_summary(summary_text, smaller, tokenizer, summary_marker)
         else:
-            smaller = max(note_fit.tokens - (used - budget), 0)
-            note_fit = truncate_to_budget(note_text, smaller, tokenizer, marker=note_marker)
+            note_fit = scoped.fit(max(note_fit.tokens - (used - budget), 0))
         block = compose(note_fit.text, summary_fit.text)
         used = tokenizer.count(block)
     if used > budget:
         raise MemciteError(f"could not fit the memory into {budget} tokens (used {used})")
 
-    sources = []
-    note_use = summary_use = None
-    if note_text:
-        note_use = _use("project", note.path, note_fit)
-        sources.append(note_use)
+    sources = scoped.uses(note_fit) if scoped else []
+    by_scope = {source.scope: source for source in sources}
+    summary_use = None
     if summary_text:
         summary_use = _use("global", summary_path, summary_fit, unread)
         sources.append(summary_use)
+    project = next((source for source in notes if source.scope == "project"), None)
+    others = [(source.path, by_scope.get(source.scope), _HEADINGS[source.scope].replace(
+        "notes", "note").replace("this session's note", "this session's scratchpad"),
+               absent.get(source.scope, "")) for source in notes if source.scope != "project"]
     instructions = render_instructions(
         memory_root,
         block,
         summary_use,
-        note.path if note is not None else None,
-        note_use,
-        note.project_root if note is not None else None,
-        _note_absent(note),
+        project.path if project is not None else None,
+        by_scope.get("project"),
+        project.owner if project is not None else None,
+        absent.get("project", ""),
+        others,
     )
     return Instructions(
         instructions,
@@ -211,15 +391,9 @@ def build_memcite(
         tokenizer_name,
         tokenizer.count(instructions) - used,
         tuple(warnings),
+        overrides=tuple(override.to_dict() for override in scoped.overrides) if scoped else (),
+        compacted=tuple(scoped.compacted(note_fit)) if scoped else (),
     )
-
-
-def _note_absent(note) -> str:
-    if note is None or note.status == "found":
-        return ""
-    if note.status == "collision":
-        return "it belongs to another project, so it is not used (see the warning)"
-    return "there is none yet"
 
 
 def _use(scope: str, path: str, fit, unread: int = 0) -> SourceUse:

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 
+from memcite.errors import InputError
 from memcite.rust_text import rust_trim
+
+SCOPES = ("session", "project", "global")  # the note scopes, most specific first
+_SESSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 _NAME_LIMIT = 40
 _HASH_CHARS = 12
@@ -114,3 +119,59 @@ def check_note(project_root: str, slug: str, path: str, text: str, data: bytes) 
     recorded = note_project_line(text)
     status = "found" if recorded == project_root else "collision"
     return ProjectNote(project_root, slug, path, status, recorded, data)
+
+
+# --------------------------------------------------------------------------- scopes
+# Where the global and session notes live beside the project notes (docs/memory-layout.md).
+
+
+def check_session_id(session: str) -> str:
+    """A session id usable as a folder name: letters, digits, ``.``, ``_``, ``-``; 1-128 chars."""
+    if not _SESSION_RE.match(session or "") or session in (".", ".."):
+        raise InputError(f"--session: {session!r} is not a session id (letters, digits, '.', "
+                         "'_' and '-', at most 128, starting with a letter or digit)")
+    return session
+
+
+def check_scope(scope: str, session: str | None) -> None:
+    """Refuse an unknown scope, and the session scope without a session id (exit 2)."""
+    if scope not in SCOPES:
+        raise InputError(f"--scope: {scope!r} is not one of global, project, session")
+    if scope == "session":
+        if not session:
+            raise InputError("the session scope needs a session id",
+                             hint="pass --session ID or set MEMCITE_SESSION")
+        check_session_id(session)
+
+
+def parse_scopes(value: str) -> tuple[str, ...]:
+    """``global,session`` → the scopes named, most specific first, each once (exit 2 if unknown)."""
+    named = [part.strip() for part in value.split(",") if part.strip()]
+    if not named:
+        raise InputError("--scopes: name at least one of global, project, session")
+    for scope in named:
+        if scope not in SCOPES:
+            raise InputError(f"--scopes: {scope!r} is not one of global, project, session")
+    return tuple(scope for scope in SCOPES if scope in named)
+
+
+def scope_note_dir(home: str, scope: str, *, slug: str, session: str | None = None) -> str:
+    """The folder of a scope's ``memory.md`` under the Codex home ``home``."""
+    memory = os.path.join(home, "memory")
+    if scope == "global":
+        return os.path.join(memory, "global")
+    if scope == "session":
+        return os.path.join(memory, "sessions", session or "")
+    return os.path.join(memory, "projects", slug)
+
+
+def scope_archive_dir(home: str, scope: str, *, slug: str, session: str | None = None) -> str:
+    """Where a scope's archived notes and entries go: ``archive/<slug>``, ``archive/global``,
+    ``archive/sessions/<id>`` (a session id could look like a project slug, so it has a folder
+    of its own)."""
+    archive = os.path.join(home, "memory", "archive")
+    if scope == "global":
+        return os.path.join(archive, "global")
+    if scope == "session":
+        return os.path.join(archive, "sessions", session or "")
+    return os.path.join(archive, slug)

@@ -32,8 +32,10 @@ def render_instructions(
     note_use: SourceUse | None = None,
     project_root: str | None = None,
     note_absent: str = "",
+    other_notes: list | tuple = (),
 ) -> str:
-    """Wrap the budgeted ``summary`` in memcite's instructions template."""
+    """Wrap the budgeted ``summary`` in memcite's instructions template. ``other_notes``:
+    ``(path, use, what, absent)`` of the session and global notes read."""
     root = memory_root.rstrip("/\\") or memory_root
     layout = [
         _state_line(os.path.join(root, SUMMARY_FILE), summary_use, "the memory summary"),
@@ -47,6 +49,8 @@ def render_instructions(
                 note_path, note_use, f"this project's note (for {project_root})", note_absent
             )
         )
+    for path, use, what, absent in other_notes:
+        layout.append(_state_line(path, use, what, absent))
     lines = [
         "## Memory",
         "",
@@ -85,8 +89,11 @@ def render_instructions(
             [
                 "- The project note is outside the memory folder: do not cite it in the block; "
                 "name it in your answer if it mattered."
+                if not other_notes else
+                "- The notes (session, project, global) are outside the memory folder: do not "
+                "cite them in the block; name them in your answer if they mattered."
             ]
-            if note_path is not None
+            if note_path is not None or other_notes
             else []
         ),
         "- Do not mention the block in the visible answer, and never put it in a commit or "
