@@ -169,7 +169,7 @@ def stats(
                 raise InputError("--since needs memcite's citation log; "
                                  "there is no memcite database yet",
                                  hint="record replies or run `memcite sync` first")
-            report = collect_codex_stats(codex_db, **common)
+            report = collect_codex_stats(codex_db, codex_home=locations.codex_home, **common)
             report.codex_home = locations.codex_home
         elif db is None and not os.path.exists(path):
             raise _nothing_to_report(path, locations.codex_home)
@@ -314,9 +314,45 @@ def print_stats(report, file=None) -> None:
     _print_list(out, "MEMORY.md sections (citations)",
                 [f"{s.citations:>6}  {'  ' * (s.level - 1)}{s.title}"
                  + ("" if s.citations else "   <- never cited") for s in report.sections])
+    if report.entries is not None:
+        _print_entries(out, report.entries)
     if report.weeks:
         file.flush()
         _print_weeks(report.weeks, file, cut=CHART_WEEKS if report.since is None else None)
+
+
+def _entry_line(row: dict) -> str:
+    where = f"{os.path.basename(row['path'])}:{row['line_start']}"
+    if row["kind"] == "note":
+        where = f"{os.path.basename(os.path.dirname(row['path']))}/{where}"
+    last = f"last cited {_day(row['last_cited'])}" if row["last_cited"] else "never cited"
+    return (f"{row['relevance']:.3f}  [{row['tier'] or '-'}]  {row['citations']:>4} cit.  {last:<21}"
+            f"  {where}  {row['title'][:70]}")
+
+
+def _print_entries(out, entries: dict) -> None:
+    """The ``entries`` part: usage per entry of MEMORY.md and memcite's notes."""
+    tiers = "  ".join(f"{tier} {count}" for tier, count in entries["tiers"].items())
+    out(f"\nEntries ({entries['count']} in {len(entries['files'])} file(s), "
+        f"{entries['citations']} citation(s) attributed; tiers: {tiers}):\n")
+    for item in entries["files"]:
+        if item["problem"]:
+            out(f"  not read: {item['path']}: {item['problem']}\n")
+        elif item["kind"] == "codex" and (item["moved"] or item["unattributed"]):
+            out(f"  {item['path']}: {item['moved']} citation(s) followed to moved lines, "
+                f"{item['unattributed']} whose lines are gone or cover no entry\n")
+    _print_list(out, "Most relevant entries (importance x 0.95^days unused)",
+                [_entry_line(row) for row in entries["most_relevant"]])
+    _print_list(out, "Least relevant entries",
+                [_entry_line(row) for row in entries["least_relevant"]])
+    _print_list(out, f"Entries never cited ({entries['never_cited_count']})",
+                [_entry_line(row) for row in entries["never_cited"]])
+    _print_list(out, "Supersession chains (live head <- what it replaces)", [
+        ("LOOP (no live head)" if chain["head"] is None else
+         f"{os.path.basename(chain['head']['path'])}:{chain['head']['line_start']} "
+         f"{chain['head']['title'][:60]}")
+        + "  <- " + "; ".join(r["title"][:40] for r in chain["replaced"])
+        for chain in entries["chains"]])
 
 
 def _print_list(out, title: str, lines: list[str]) -> None:
