@@ -487,12 +487,65 @@ class ForgetResult(Contract):
     codex_still_sees: str
 
 
+class TieredEntry(EntryRow):
+    """An entry with a tier and what `prune --rule tiered` says of it."""
+
+    action: Literal["keep", "review", "prune"]
+    reason: str
+    days_unused: int | None = Field(description="Days since last cited, else since written.")
+
+
+class DroppedEntry(TieredEntry):
+    why: str = Field(description="Why it was not asked again (an open request already asks).")
+
+
+class SettledEntryRequest(Contract):
+    batch: str
+    note_path: str
+    state: Literal["done", "rolled_back"]
+
+
+class EntryRequest(Contract):
+    """What `prune --rule tiered --apply` asked of Codex for MEMORY.md (one ad-hoc note)."""
+
+    batch: str
+    note_path: str | None = Field(description="The ad-hoc note written; null: nothing new asked.")
+    asked: list[TieredEntry]
+    dropped: list[DroppedEntry]
+    settled: list[SettledEntryRequest]
+
+
+class ArchivedNoteEntry(TieredEntry):
+    archived: str = Field(description="The archive file (`memcite note restore` takes its name).")
+
+
+class SkippedNoteEntry(TieredEntry):
+    why: str
+
+
+class NoteEntriesResult(Contract):
+    archived: list[ArchivedNoteEntry]
+    skipped: list[SkippedNoteEntry]
+
+
+class TieredResult(Contract):
+    codex: EntryRequest | None = Field(description="null: no MEMORY.md entry to act on.")
+    notes: NoteEntriesResult
+
+
+class TierWindowsOut(Contract):
+    CORE: int | None = Field(description="Days unused before review; null: never.")
+    IMP: int | None
+    SEC: int | None = Field(description="Days unused before it is pruned; null: never.")
+    IRR: int | None
+
+
 class PruneOutput(Contract):
     """`memcite prune --json`: the preview, or with `--apply` what asking Codex to forget did."""
 
     codex_home: str
     state_db: str = Field(description="Codex's memories_1.sqlite (its table of memories).")
-    rule: Rule
+    rule: Literal["memcite", "codex", "tiered"]
     as_of: int
     as_of_iso: Iso
     max_unused_days: Count
@@ -506,6 +559,12 @@ class PruneOutput(Contract):
     codex_still_sees: str = Field(description="What Codex still has after this run, in words.")
     gone_from_codex: Count = Field(description="Not offered: already gone from Codex.")
     not_in_codex_table: Count = Field(description="Not judged by --rule codex: only in the folder.")
+    tiers: TierWindowsOut | None = Field(None, description="--rule tiered: the windows in force.")
+    entries: list[TieredEntry] | None = Field(
+        None, description="--rule tiered: every entry with a tier and its verdict, file order.")
+    untiered: Count | None = Field(None, description="--rule tiered: entries without a tier.")
+    entry_result: TieredResult | None = Field(
+        None, description="--rule tiered --apply: what was asked of Codex and archived.")
 
 
 class Undone(Contract):
