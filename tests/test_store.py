@@ -340,4 +340,4 @@ def test_schema_seen_through_sqlite_utils(tmp_path):
     assert partial == {"memories_active_last_used", "memories_codex_retention",
                        "memories_usage_count", "memories_archived_at", "memories_codex_last_used",
                        "memories_outside_codex", "cited_ids_unknown", "cited_ids_not_uuid",
-                       "forget_requests_open"}
+                       "forget_requests_open", "entry_requests_open"}

@@ -543,8 +543,8 @@ def require_citation_log(conn, locations, log_root: str | None,
     """The tiered rule judges entries by memcite's citation log, not Codex's counters: without
     a single reply recorded (for this folder), every entry would look unused."""
     where, args = ("", ()) if log_root is None else (" WHERE memory_root = ?", (log_root,))
-    if judge_without_usage or conn.execute(f"SELECT 1 FROM replies{where} LIMIT 1",
-                                           args).fetchone():
+    if judge_without_usage or (conn is not None and conn.execute(
+            f"SELECT 1 FROM replies{where} LIMIT 1", args).fetchone()):
         return
     raise UsageUnknown(
         f"usage unknown: nothing judged. memcite's citation log holds no reply for "
@@ -579,12 +579,14 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
             from memcite.cli.ledger_commands import open_database
 
             conn = open_database(db)
+        elif db is None and not os.path.exists(resolve_db_path(db)):
+            conn = None  # no ledger yet: no citation log (refused below unless judged anyway)
         else:
             conn = open_store(resolve_db_path(db), readonly=True)
         try:
-            log_root = _log_root(conn, locations)
+            log_root = None if conn is None else _log_root(conn, locations)
             require_citation_log(conn, locations, log_root, judge_without_usage)
-            citations = memory_citations(conn, log_root)
+            citations = [] if conn is None else memory_citations(conn, log_root)
             files = [f for f in [memory_entries(locations.memory_folder, citations, now=now)]
                      if f is not None] + note_entries(locations.codex_home, now=now)
             judged, untiered = judge_entries(files, now=now, windows=windows)
@@ -599,7 +601,8 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
             if apply and note_items:
                 notes_result = _archive_note_entries(conn, locations.codex_home, note_items)
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
     preview = [item.to_dict() for item in judged]
