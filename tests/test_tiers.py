@@ -311,3 +311,18 @@ def test_a_chain_that_loops_has_no_head():
     usage = tuple(EntryUsage(e, 0, None, 0.1) for e in read_entries(text))
     chains = chain_heads([FileEntries("m.md", "codex", usage, None)])
     assert [(c["head"], c["loop"], len(c["replaced"])) for c in chains] == [(None, True, 2)]
+
+
+def test_day_seconds_agrees_with_the_calendar():
+    import calendar
+    import datetime
+
+    from memcite.retention.entry_report import day_seconds
+
+    day = datetime.date(1600, 1, 1)
+    while day.year < 2500:
+        assert day_seconds(day.isoformat()) == calendar.timegm(day.timetuple()), day
+        day += datetime.timedelta(days=13)
+    for bad in ("2026-02-30", "2026-13-01", "2025-02-29", "soon", ""):
+        assert day_seconds(bad) is None
+    assert day_seconds("2024-02-29 (leap)") == calendar.timegm((2024, 2, 29, 0, 0, 0))

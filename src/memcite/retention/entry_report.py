@@ -13,10 +13,9 @@ files, capped).
 
 from __future__ import annotations
 
-import calendar
 import os
+import re
 import sqlite3
-import time
 from dataclasses import dataclass
 
 from memcite.ledger.memory_files import MAX_FILE_BYTES, MemoryRoot
@@ -87,14 +86,37 @@ def memory_entries(memory_folder: str | None, citations: list[CitedRange], *, no
     return FileEntries(path, "codex", found.entries, mtime, found.moved, found.unattributed)
 
 
+_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)")
+
+
+def day_seconds(text: str) -> int | None:
+    """``YYYY-MM-DD`` (what follows is ignored) as Unix seconds at 00:00 UTC, None when it is no
+    date. Days from the civil calendar by arithmetic: no ``calendar`` or ``datetime`` import."""
+    match = _DATE.match(text.strip())
+    if match is None:
+        return None
+    year, month, day = (int(part) for part in match.groups())
+    if not (1 <= month <= 12 and 1 <= day <= _month_days(year, month)):
+        return None
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return (era * 146097 + day_of_era - 719468) * 86_400
+
+
+def _month_days(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
 def _entry_date(entry: Entry) -> int | None:
     """A note entry's ``Date: YYYY-MM-DD`` line (the reader keeps it in the body) in Unix seconds."""
     for line in entry.body.split("\n"):
         if line[:5].lower() == "date:":
-            try:
-                return calendar.timegm(time.strptime(line[5:].strip()[:10], "%Y-%m-%d"))
-            except ValueError:
-                return None
+            return day_seconds(line[5:])
     return None
 
 
