@@ -212,8 +212,9 @@ def test_apply_on_notes_archives_the_entries_and_note_restore_brings_them_back(h
     codex, db = home
     project = tmp_path / "project"
     project.mkdir()
+    (tmp_path / "config.toml").write_text("[retention.tiers]\nimp_days = 10\n")
     for text, tier in (("Debug flag is FOO_DEBUG=1", "SEC"), ("Old caching idea", "IRR"),
-                       ("Use REST for the public API", "CORE")):
+                       ("Use REST for the public API", "CORE"), ("Staging first", "IMP")):
         result = runner.invoke(app, ["note", "save", text, "--section", "state", "--tier", tier,
                                      "--yes", "--cwd", str(project)])
         assert result.exit_code == 0, result.output
@@ -228,8 +229,11 @@ def test_apply_on_notes_archives_the_entries_and_note_restore_brings_them_back(h
     archived = out["entry_result"]["notes"]["archived"]
     assert sorted(item["title"] for item in archived) == ["Debug flag is FOO_DEBUG=1",
                                                          "Old caching idea"]
+    skipped = out["entry_result"]["notes"]["skipped"]
+    assert [(item["title"], item["action"]) for item in skipped] == [("Staging first", "review")]
+    assert "to review: reported, not archived" in skipped[0]["why"]
     remaining = [e.title for e in read_entries(open(location.note_file).read())]
-    assert remaining == ["Use REST for the public API"]
+    assert remaining == ["Use REST for the public API", "Staging first"]
     conn = open_store(db)
     for item in archived:
         assert os.path.dirname(item["archived"]) == location.archive_dir

@@ -314,7 +314,7 @@ def print_stats(report, file=None) -> None:
     _print_list(out, "MEMORY.md sections (citations)",
                 [f"{s.citations:>6}  {'  ' * (s.level - 1)}{s.title}"
                  + ("" if s.citations else "   <- never cited") for s in report.sections])
-    if report.entries is not None:
+    if report.entries is not None and report.entries["files"]:
         _print_entries(out, report.entries)
     if report.weeks:
         file.flush()
@@ -664,7 +664,8 @@ def _tiered_still_sees(result) -> str:
 
 
 def _archive_note_entries(conn, codex_home: str, items) -> dict:
-    """Move each judged entry of memcite's notes into the note archive (``forget_note``)."""
+    """Move each entry of memcite's notes the rule prunes into the note archive (``forget_note``);
+    those to review are only reported."""
     from memcite.notes.operations import forget_note, location_of_note
     from memcite.notes.refusals import NoteRefusal
 
@@ -673,6 +674,10 @@ def _archive_note_entries(conn, codex_home: str, items) -> dict:
     archived, skipped = [], []
     for item in items:
         row = item.to_dict()
+        if item.verdict.action != "prune":
+            skipped.append({**row, "why": "to review: reported, not archived (`memcite note "
+                                          "forget` archives it, `note save --tier` demotes it)"})
+            continue
         if not row["id"]:
             skipped.append({**row, "why": "no id: `memcite note save` gives hand-written "
                                           "entries one"})
