@@ -52,12 +52,25 @@ BAD_FILES = [
      ["did you mean retention.max_unused_days?", "must be at least 0"]),
 ]
 
+BAD_FILES += [
+    ("[retention.tiers]\nsec_dayz = 7\n",
+     ["retention.tiers.sec_dayz", "unknown key", "did you mean retention.tiers.sec_days?"]),
+    ("[retention.tiers]\nimp_days = -1\n",
+     ["retention.tiers.imp_days", "expected a whole number of at least 0 or 'never'", "-1"]),
+    ("[retention.tiers]\ncore_days = 'forever'\n",
+     ["retention.tiers.core_days", "expected a whole number or 'never'", "'forever'"]),
+    ("[retention.tiers]\nirr_days = 1.5\n", ["retention.tiers.irr_days", "1.5"]),
+    ("[retention]\ntiers = 14\n", ["retention.tiers", "must be a table"]),
+]
+
 GOOD_FILES = [
     ("", {}),
     ("[retention]\n", {}),
     ("[retention]\nmax_unused_days = 0\n", {"max_unused_days": 0}),
     ("[retention]\nmax_unused_days = 45\nmax_raw_memories_for_consolidation = 7\n",
      {"max_unused_days": 45, "max_raw_memories_for_consolidation": 7}),
+    ("[retention.tiers]\ncore_days = 'never'\nimp_days = 30\nsec_days = 0\nirr_days = 0\n",
+     {"tiers": {"core_days": "never", "imp_days": 30, "sec_days": 0, "irr_days": 0}}),
 ]
 
 
@@ -123,9 +136,23 @@ def test_a_valid_config_setting_is_used(home):
     assert '"max_unused_days": 44' in result.stdout
 
 
+def test_the_tier_windows_come_from_the_config_and_default_per_tier(home):
+    from memcite.retention.tiers import TierWindows
+
+    assert TierWindows.from_config(None).to_dict() == {"CORE": None, "IMP": 60, "SEC": 14,
+                                                       "IRR": 0}
+    home.write_text("[retention.tiers]\nsec_days = 3\ncore_days = 400\n")
+    table = load_memcite_config(home)["tiers"]
+    assert TierWindows.from_config(table).to_dict() == {"CORE": 400, "IMP": 60, "SEC": 3, "IRR": 0}
+    result = runner.invoke(app, ["prune", "--rule", "tiered", "--json", "--as-of", "1800000000",
+                                 "--judge-without-usage"])
+    assert result.exit_code == 0, result.output
+    assert '"tiers": {"CORE": 400, "IMP": 60, "SEC": 3, "IRR": 0}' in result.stdout
+
+
 def test_the_model_knows_exactly_the_retention_settings_and_their_minimums():
     assert list(MemciteConfig.model_fields) == ["retention"]
-    assert list(RetentionConfig.model_fields) == list(RETENTION_SETTINGS)
+    assert list(RetentionConfig.model_fields) == [*RETENTION_SETTINGS, "tiers"]
     for name, minimum in RETENTION_SETTINGS.items():
         assert config_problems({"retention": {name: minimum}}) == []
         assert config_problems({"retention": {name: minimum - 1}}) != []

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memcite.ledger.adhoc_notes import adhoc_note_name
 from memcite.lint.entry_checks import check_entry_files
 from memcite.lint.findings import CODES
 from memcite.lint.folder_checks import (
     adhoc_name_problem,
-    adhoc_note_name,
     check_memory_summary,
     check_pointers,
     check_rollout_summary,

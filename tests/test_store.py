@@ -52,6 +52,12 @@ EXPECTED_SCHEMA = {
         "indexes": {"forget_requests_thread": ["thread_id", "id"],
                     "forget_requests_open": ["codex_home", "thread_id"]},  # partial
     },
+    "entry_requests": {  # m008
+        "columns": ["id", "batch", "codex_home", "path", "line_start", "line_end", "entry_sha256",
+                    "title", "tier", "action", "reason", "citations", "last_cited", "state",
+                    "requested_at", "completed_at", "note_path", "note_sha256", "problem"],
+        "indexes": {"entry_requests_open": ["codex_home", "entry_sha256"]},  # partial
+    },
     "syncs": {
         "columns": ["id", "codex_home", "started_at", "finished_at", "stage1_rows",
                     "folder_threads", "inserted", "updated", "marked_missing"],
@@ -334,4 +340,4 @@ def test_schema_seen_through_sqlite_utils(tmp_path):
     assert partial == {"memories_active_last_used", "memories_codex_retention",
                        "memories_usage_count", "memories_archived_at", "memories_codex_last_used",
                        "memories_outside_codex", "cited_ids_unknown", "cited_ids_not_uuid",
-                       "forget_requests_open"}
+                       "forget_requests_open", "entry_requests_open"}

@@ -44,7 +44,7 @@ TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_
                        "logged_last_usage", "source_updated_at", "replied_at", "checked_at",
                        "requested_at", "completed_at", "seen_gone_at", "undone_at",
                        "first_synced_at", "archived_at", "missing_since", "generated_at",
-                       "at", "recorded_at"})
+                       "at", "recorded_at", "last_cited", "created_at"})
 
 
 def iso_utc(seconds: int | None) -> str | None:

@@ -28,6 +28,14 @@ RuleOpt = Annotated[
                  "codex: Codex's COALESCE(last_usage, source_updated_at), on the rows of Codex's "
                  "table only."),
 ]
+PruneRuleOpt = Annotated[
+    str,
+    typer.Option("--rule", metavar=choices(retention_commands.PRUNE_RULES),
+                 help="memcite: last use is max(memcite's, Codex's, re-extraction); "
+                 "codex: Codex's COALESCE(last_usage, source_updated_at), on the rows of Codex's "
+                 "table only; tiered: MEMORY.md's and memcite's notes' entries by their tier "
+                 "([retention.tiers] windows, memcite's citation log)."),
+]
 AsOfOpt = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--as-of", metavar="TIME", help="Judge ages as of this time (epoch seconds or ISO 8601; "
@@ -71,7 +79,7 @@ def prune(
     db: DbOpt = None,
     codex_home: CodexHomeOpt = None,
     max_unused_days: MaxUnusedOpt = None,
-    rule: RuleOpt = "memcite",
+    rule: PruneRuleOpt = "memcite",
     limit: Annotated[int, typer.Option("--limit", min=0, metavar="N",
                                        help="At most this many (0: no limit).")] = 200,
     as_of: AsOfOpt = None,

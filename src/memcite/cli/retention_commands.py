@@ -169,7 +169,7 @@ def stats(
                 raise InputError("--since needs memcite's citation log; "
                                  "there is no memcite database yet",
                                  hint="record replies or run `memcite sync` first")
-            report = collect_codex_stats(codex_db, **common)
+            report = collect_codex_stats(codex_db, codex_home=locations.codex_home, **common)
             report.codex_home = locations.codex_home
         elif db is None and not os.path.exists(path):
             raise _nothing_to_report(path, locations.codex_home)
@@ -314,9 +314,45 @@ def print_stats(report, file=None) -> None:
     _print_list(out, "MEMORY.md sections (citations)",
                 [f"{s.citations:>6}  {'  ' * (s.level - 1)}{s.title}"
                  + ("" if s.citations else "   <- never cited") for s in report.sections])
+    if report.entries is not None and report.entries["files"]:
+        _print_entries(out, report.entries)
     if report.weeks:
         file.flush()
         _print_weeks(report.weeks, file, cut=CHART_WEEKS if report.since is None else None)
+
+
+def _entry_line(row: dict) -> str:
+    where = f"{os.path.basename(row['path'])}:{row['line_start']}"
+    if row["kind"] == "note":
+        where = f"{os.path.basename(os.path.dirname(row['path']))}/{where}"
+    last = f"last cited {_day(row['last_cited'])}" if row["last_cited"] else "never cited"
+    return (f"{row['relevance']:.3f}  [{row['tier'] or '-'}]  {row['citations']:>4} cit.  {last:<21}"
+            f"  {where}  {row['title'][:70]}")
+
+
+def _print_entries(out, entries: dict) -> None:
+    """The ``entries`` part: usage per entry of MEMORY.md and memcite's notes."""
+    tiers = "  ".join(f"{tier} {count}" for tier, count in entries["tiers"].items())
+    out(f"\nEntries ({entries['count']} in {len(entries['files'])} file(s), "
+        f"{entries['citations']} citation(s) attributed; tiers: {tiers}):\n")
+    for item in entries["files"]:
+        if item["problem"]:
+            out(f"  not read: {item['path']}: {item['problem']}\n")
+        elif item["kind"] == "codex" and (item["moved"] or item["unattributed"]):
+            out(f"  {item['path']}: {item['moved']} citation(s) followed to moved lines, "
+                f"{item['unattributed']} whose lines are gone or cover no entry\n")
+    _print_list(out, "Most relevant entries (importance x 0.95^days unused)",
+                [_entry_line(row) for row in entries["most_relevant"]])
+    _print_list(out, "Least relevant entries",
+                [_entry_line(row) for row in entries["least_relevant"]])
+    _print_list(out, f"Entries never cited ({entries['never_cited_count']})",
+                [_entry_line(row) for row in entries["never_cited"]])
+    _print_list(out, "Supersession chains (live head <- what it replaces)", [
+        ("LOOP (no live head)" if chain["head"] is None else
+         f"{os.path.basename(chain['head']['path'])}:{chain['head']['line_start']} "
+         f"{chain['head']['title'][:60]}")
+        + "  <- " + "; ".join(r["title"][:40] for r in chain["replaced"])
+        for chain in entries["chains"]])
 
 
 def _print_list(out, title: str, lines: list[str]) -> None:
@@ -392,6 +428,16 @@ def prune(
     Codex are never offered and, with ``--rule codex``, rows only in the memory folder
     are not judged; both are counted in the output.
     """
+    if rule == TIERED:
+        if in_codex_db or include_recent_threads or max_unused_days is not None:
+            option = ("--in-codex-db" if in_codex_db else "--include-recent-threads"
+                      if include_recent_threads else "--max-unused-days")
+            return report_error(InputError(
+                f"{option} does not apply to --rule tiered (it judges MEMORY.md's entries and "
+                "memcite's notes by their tiers)",
+                hint="the tier windows are set in memcite's config, [retention.tiers]"))
+        return prune_tiered(db, codex_home, limit, as_of, apply=apply,
+                            judge_without_usage=judge_without_usage, json=json)
     from memcite.ledger.store import open_store
     from memcite.retention.archive import prune_candidates
     from memcite.retention.forget import WAY_CODEX_DB, WAY_NOTE, ToForget, forget_memories
@@ -474,6 +520,177 @@ def prune(
         return 0
     _print_forget_result(out, result)
     return 0
+
+
+TIERED = "tiered"
+PRUNE_RULES = ("memcite", "codex", TIERED)
+
+
+def _log_root(conn, locations) -> str | None:
+    """The memory folder the citation log keeps to: None (every reply) while the database holds
+    no other home, as ``stats`` does."""
+    from memcite.retention.checks import MemoryFolder
+    from memcite.retention.stats import memories_of
+    from memcite.untrusted import storable_or_none
+
+    if memories_of(conn, locations.codex_home) == "memories":
+        return None
+    return storable_or_none(MemoryFolder(locations.memory_folder).root)
+
+
+def require_citation_log(conn, locations, log_root: str | None,
+                         judge_without_usage: bool) -> None:
+    """The tiered rule judges entries by memcite's citation log, not Codex's counters: without
+    a single reply recorded (for this folder), every entry would look unused."""
+    where, args = ("", ()) if log_root is None else (" WHERE memory_root = ?", (log_root,))
+    if judge_without_usage or (conn is not None and conn.execute(
+            f"SELECT 1 FROM replies{where} LIMIT 1", args).fetchone()):
+        return
+    raise UsageUnknown(
+        f"usage unknown: nothing judged. memcite's citation log holds no reply for "
+        f"{locations.memory_folder}, so which entries of MEMORY.md are used is unknown, and "
+        "every one would look unused",
+        hint="record replies first (`memcite setup codex` wires the Stop hook; `memcite "
+             f"ingest --codex-home` reads past sessions); {JUDGE_OVERRIDE} judges anyway, on "
+             "the entries' dates")
+
+
+def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str | None, *,
+                 apply: bool, judge_without_usage: bool, json: bool) -> int:  # noqa: A002
+    """``prune --rule tiered``: judge MEMORY.md's and memcite's notes' entries by their tier
+    windows; with ``apply``, archive the notes' entries and ask Codex (one ad-hoc note) about
+    MEMORY.md's."""
+    from memcite.ledger.store import open_store
+    from memcite.retention.entry_report import memory_citations, memory_entries, note_entries
+    from memcite.retention.rules import default_memcite_config_path, load_memcite_config
+    from memcite.retention.tiered import judge_entries, request_entries, to_act_on
+    from memcite.retention.tiers import TierWindows
+
+    codex_result = None
+    notes_result: dict | None = None
+    try:
+        _check_limit(limit)
+        locations = locate_home(codex_home)
+        now = _time(as_of, "--as-of", int(time.time()))
+        settings = resolve_settings_for(locations.codex_home)
+        mine = load_memcite_config(default_memcite_config_path())
+        windows = TierWindows.from_config(mine.get("tiers"))
+        if apply:
+            from memcite.cli.ledger_commands import open_database
+
+            conn = open_database(db)
+        elif db is None and not os.path.exists(resolve_db_path(db)):
+            conn = None  # no ledger yet: no citation log (refused below unless judged anyway)
+        else:
+            conn = open_store(resolve_db_path(db), readonly=True)
+        try:
+            log_root = None if conn is None else _log_root(conn, locations)
+            require_citation_log(conn, locations, log_root, judge_without_usage)
+            citations = [] if conn is None else memory_citations(conn, log_root)
+            files = [f for f in [memory_entries(locations.memory_folder, citations, now=now)]
+                     if f is not None] + note_entries(locations.codex_home, now=now)
+            judged, untiered = judge_entries(files, now=now, windows=windows)
+            codex_items = to_act_on(judged, "codex")
+            note_items = to_act_on(judged, "note")
+            if limit:
+                codex_items, note_items = codex_items[:limit], note_items[:limit]
+            if apply and codex_items:
+                codex_result = request_entries(conn, codex_items, codex_home=locations.codex_home,
+                                               memory_folder=locations.memory_folder,
+                                               now=int(time.time()), as_of=now)
+            if apply and note_items:
+                notes_result = _archive_note_entries(conn, locations.codex_home, note_items)
+        finally:
+            if conn is not None:
+                conn.close()
+    except (MemciteError, sqlite3.Error) as error:
+        return _failed(db, error)
+    preview = [item.to_dict() for item in judged]
+    if json:
+        dump_json({
+            "codex_home": locations.codex_home, "state_db": locations.state_db,
+            "rule": TIERED, "as_of": now, "max_unused_days": settings.max_unused_days,
+            "settings": settings.to_dict(), "applied": apply, "way": None,
+            "prune": [], "result": None,
+            "codex_still_sees": _tiered_still_sees(codex_result),
+            "gone_from_codex": 0, "not_in_codex_table": 0,
+            "tiers": windows.to_dict(), "entries": preview, "untiered": untiered,
+            "entry_result": None if not apply else {
+                "codex": None if codex_result is None else codex_result.to_dict(),
+                "notes": notes_result or {"archived": [], "skipped": []}},
+        })
+        return 0
+    out = sys.stdout.write
+    acted = len(codex_items) + len(note_items)
+    shown = ", ".join(f"{tier} {'never' if days is None else f'{days} day(s)'}"
+                      for tier, days in windows.to_dict().items())
+    out(f"prune for the Codex home {locations.codex_home} (tiered rule as of {_day(now)}; "
+        f"windows: {shown}): {len(judged)} entr{'y' if len(judged) == 1 else 'ies'} with a "
+        f"tier, {acted} to act on, {untiered} without a tier (not judged)\n")
+    for item in judged:
+        row = item.to_dict()
+        where = f"{row['path']}:{row['line_start']}"
+        out(f"  {item.verdict.action:<6} [{row['tier']}] {row['title'][:70]}\n"
+            f"         {where}\n         {item.verdict.reason}; cited {row['citations']} "
+            f"time(s)\n")
+    if not apply:
+        if acted:
+            out("nothing changed: this is a preview. --apply moves the notes' entries into the "
+                "note archive (`memcite note restore` brings them back) and asks Codex, with "
+                "one ad-hoc note, to remove or review MEMORY.md's (memcite never edits it).\n")
+        return 0
+    if codex_result is not None:
+        for item in codex_result.dropped:
+            out(f"  not asked again: {item['title'][:60]} ({item['why']})\n")
+        if codex_result.note_path:
+            out(f"asked Codex's next consolidation about {len(codex_result.asked)} MEMORY.md "
+                f"entr{'y' if len(codex_result.asked) == 1 else 'ies'}: wrote "
+                f"{codex_result.note_path}\n")
+    if notes_result is not None:
+        for item in notes_result["archived"]:
+            out(f"archived note entry {item['id']} to {item['archived']} (undo: `memcite note "
+                f"restore {os.path.basename(item['archived'])}` in its project)\n")
+        for item in notes_result["skipped"]:
+            out(f"  not archived: {item['path']}:{item['line_start']} ({item['why']})\n")
+    out(f"what Codex still sees: {_tiered_still_sees(codex_result)}\n")
+    return 0
+
+
+def _tiered_still_sees(result) -> str:
+    if result is None or not result.note_path:
+        return "MEMORY.md as it is (nothing new asked of Codex in this run)"
+    return ("MEMORY.md as it is (memcite never edits it) until Codex's next consolidation "
+            "applies the note")
+
+
+def _archive_note_entries(conn, codex_home: str, items) -> dict:
+    """Move each entry of memcite's notes the rule prunes into the note archive (``forget_note``);
+    those to review are only reported."""
+    from memcite.notes.operations import forget_note, location_of_note
+    from memcite.notes.refusals import NoteRefusal
+
+    now = time.time()
+    today = time.strftime("%Y-%m-%d", time.gmtime(now))
+    archived, skipped = [], []
+    for item in items:
+        row = item.to_dict()
+        if item.verdict.action != "prune":
+            skipped.append({**row, "why": "to review: reported, not archived (`memcite note "
+                                          "forget` archives it, `note save --tier` demotes it)"})
+            continue
+        if not row["id"]:
+            skipped.append({**row, "why": "no id: `memcite note save` gives hand-written "
+                                          "entries one"})
+            continue
+        try:
+            location = location_of_note(codex_home, item.file.path)
+            done = forget_note(location, entry_id=row["id"], now=now, today=today, conn=conn,
+                               confirmed_by="prune --rule tiered --apply")
+        except (NoteRefusal, InputError) as refusal:
+            skipped.append({**row, "why": str(refusal)})
+            continue
+        archived.append({**row, "archived": done.archived})
+    return {"archived": archived, "skipped": skipped}
 
 
 def _print_forget_result(out, result) -> None:

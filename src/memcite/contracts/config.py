@@ -7,13 +7,32 @@ form, what is wrong, the closest valid key for a misspelt one); the loader
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class _Table(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+Days = Annotated[int, Field(ge=0)] | Literal["never"]
+
+
+class TiersConfig(_Table):
+    """`[retention.tiers]`: how long an entry of each tier may go unused (`prune --rule tiered`)."""
+
+    core_days: Days | None = Field(
+        None, description="[CORE] entries: reported for review after this many days unused "
+                          "(default \"never\").")
+    imp_days: Days | None = Field(
+        None, description="[IMP] entries: reported for review after this many days unused "
+                          "(default 60).")
+    sec_days: Days | None = Field(
+        None, description="[SEC] entries: pruned after this many days unused (default 14).")
+    irr_days: Days | None = Field(
+        None, description="[IRR] entries: pruned after this many days unused (default 0: at "
+                          "once).")
 
 
 class RetentionConfig(_Table):
@@ -24,6 +43,7 @@ class RetentionConfig(_Table):
                           "[memories] max_unused_days, else 30).")
     max_raw_memories_for_consolidation: Annotated[int, Field(ge=1)] | None = Field(
         None, description="How many memories a consolidation takes (default: Codex's, else 256).")
+    tiers: TiersConfig = Field(default_factory=TiersConfig)
 
 
 class MemciteConfig(_Table):
@@ -68,13 +88,35 @@ def _sentence(error: dict) -> str:
     return f"{where}: {error['msg']}, got {value!r}"
 
 
+def _union_sentence(errors: list[dict]) -> str:
+    """One sentence for a value that matched none of a union's forms (``14`` or ``"never"``)."""
+    where, value = _dotted(errors[0]["loc"]), errors[0].get("input")
+    forms = []
+    for error in errors:
+        if error["type"] == "literal_error":
+            forms.append(error["ctx"]["expected"])
+        elif error["type"] == "greater_than_equal":
+            forms.append(f"a whole number of at least {error['ctx']['ge']}")
+        elif error["type"].startswith("int"):
+            forms.append("a whole number")
+        else:
+            forms.append(error["msg"])
+    return f"{where}: expected {' or '.join(dict.fromkeys(forms))}, got {value!r}"
+
+
 def config_problems(data: object) -> list[str]:
     """What is wrong with a parsed config file, one sentence per problem (empty: all is well)."""
     try:
         MemciteConfig.model_validate(data)
     except ValidationError as exc:
-        return [_sentence(error) for error in exc.errors(include_url=False)]
+        grouped: dict[tuple, list[dict]] = {}
+        for error in exc.errors(include_url=False):
+            # a union's branches show in the location as tags (``constrained-int``): drop them
+            loc = tuple(p for p in error["loc"] if not isinstance(p, str) or p.isidentifier())
+            grouped.setdefault(loc, []).append({**error, "loc": loc})
+        return [_sentence(errors[0]) if len(errors) == 1 else _union_sentence(errors)
+                for errors in grouped.values()]
     return []
 
 
-__all__ = ["MemciteConfig", "RetentionConfig", "config_problems"]
+__all__ = ["MemciteConfig", "RetentionConfig", "TiersConfig", "config_problems"]

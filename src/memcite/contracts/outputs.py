@@ -333,6 +333,76 @@ class Week(Contract):
     citations: Count
 
 
+Tier = Literal["CORE", "IMP", "SEC", "IRR"]
+
+
+class EntryRow(Contract):
+    """One entry of MEMORY.md or of a memcite note, with its usage."""
+
+    path: str = Field(description="The file (full path).")
+    kind: Literal["codex", "note"] = Field(description="codex: Codex's MEMORY.md; note: memcite's.")
+    line_start: int = Field(ge=1)
+    line_end: int = Field(ge=1)
+    title: str = Field(description="Its text up to the first ' — ' (at most 200 characters).")
+    id: str | None
+    tier: Tier | None
+    citations: Count = Field(description="Cited ranges of the log that cover it.")
+    last_cited: int | None
+    last_cited_iso: Iso
+    created_at: int | None = Field(
+        description="When it counts as written: MEMORY.md's mtime; a note entry's Date: line.")
+    created_at_iso: Iso
+    relevance: float = Field(ge=0, description="importance x 0.95^(days since last cited, "
+                             "else since created); CORE 1.0, IMP 0.7, SEC 0.4, IRR 0.1, none 0.5.")
+    superseded_by: str | None = Field(description="Its first superseded_by: value.")
+
+
+class EntryFile(Contract):
+    path: str
+    kind: Literal["codex", "note"]
+    entries: Count
+    citations: Count
+    moved: Count = Field(description="Citations found at other lines than cited (by content).")
+    unattributed: Count = Field(description="Citations whose lines are gone or cover no entry.")
+    problem: str | None = Field(description="Why the file was not read.")
+
+
+class ReplacedEntry(Contract):
+    path: str
+    line_start: int = Field(ge=1)
+    title: str
+
+
+class SupersessionChain(Contract):
+    """A chain of superseded_by: its live head and the entries it replaces."""
+
+    head: EntryRow | None = Field(description="The current entry; null when the chain loops.")
+    loop: bool
+    replaced: list[ReplacedEntry]
+
+
+class TierCounts(Contract):
+    CORE: Count
+    IMP: Count
+    SEC: Count
+    IRR: Count
+    none: Count
+
+
+class EntriesReport(Contract):
+    """Usage per entry of MEMORY.md and of memcite's notes."""
+
+    files: list[EntryFile]
+    count: Count
+    tiers: TierCounts
+    citations: Count = Field(description="Citations attributed to entries.")
+    most_relevant: list[EntryRow]
+    least_relevant: list[EntryRow]
+    never_cited_count: Count
+    never_cited: list[EntryRow]
+    chains: list[SupersessionChain]
+
+
 class StatsOutput(Contract):
     """`memcite stats --json`: the usage report of one Codex home."""
 
@@ -369,6 +439,9 @@ class StatsOutput(Contract):
     weeks: list[Week] | None = Field(
         None, description="Citations per week, every week (absent when the report reads "
         "Codex's database alone).")
+    entries: EntriesReport | None = Field(
+        None, description="Usage per entry of MEMORY.md and memcite's notes (lists cut at "
+        "--limit).")
 
 
 # --------------------------------------------------------------------------- prune, restore, archived, select
@@ -441,12 +514,65 @@ class ForgetResult(Contract):
     codex_still_sees: str
 
 
+class TieredEntry(EntryRow):
+    """An entry with a tier and what `prune --rule tiered` says of it."""
+
+    action: Literal["keep", "review", "prune"]
+    reason: str
+    days_unused: int | None = Field(description="Days since last cited, else since written.")
+
+
+class DroppedEntry(TieredEntry):
+    why: str = Field(description="Why it was not asked again (an open request already asks).")
+
+
+class SettledEntryRequest(Contract):
+    batch: str
+    note_path: str
+    state: Literal["done", "rolled_back"]
+
+
+class EntryRequest(Contract):
+    """What `prune --rule tiered --apply` asked of Codex for MEMORY.md (one ad-hoc note)."""
+
+    batch: str
+    note_path: str | None = Field(description="The ad-hoc note written; null: nothing new asked.")
+    asked: list[TieredEntry]
+    dropped: list[DroppedEntry]
+    settled: list[SettledEntryRequest]
+
+
+class ArchivedNoteEntry(TieredEntry):
+    archived: str = Field(description="The archive file (`memcite note restore` takes its name).")
+
+
+class SkippedNoteEntry(TieredEntry):
+    why: str
+
+
+class NoteEntriesResult(Contract):
+    archived: list[ArchivedNoteEntry]
+    skipped: list[SkippedNoteEntry]
+
+
+class TieredResult(Contract):
+    codex: EntryRequest | None = Field(description="null: no MEMORY.md entry to act on.")
+    notes: NoteEntriesResult
+
+
+class TierWindowsOut(Contract):
+    CORE: int | None = Field(description="Days unused before review; null: never.")
+    IMP: int | None
+    SEC: int | None = Field(description="Days unused before it is pruned; null: never.")
+    IRR: int | None
+
+
 class PruneOutput(Contract):
     """`memcite prune --json`: the preview, or with `--apply` what asking Codex to forget did."""
 
     codex_home: str
     state_db: str = Field(description="Codex's memories_1.sqlite (its table of memories).")
-    rule: Rule
+    rule: Literal["memcite", "codex", "tiered"]
     as_of: int
     as_of_iso: Iso
     max_unused_days: Count
@@ -460,6 +586,12 @@ class PruneOutput(Contract):
     codex_still_sees: str = Field(description="What Codex still has after this run, in words.")
     gone_from_codex: Count = Field(description="Not offered: already gone from Codex.")
     not_in_codex_table: Count = Field(description="Not judged by --rule codex: only in the folder.")
+    tiers: TierWindowsOut | None = Field(None, description="--rule tiered: the windows in force.")
+    entries: list[TieredEntry] | None = Field(
+        None, description="--rule tiered: every entry with a tier and its verdict, file order.")
+    untiered: Count | None = Field(None, description="--rule tiered: entries without a tier.")
+    entry_result: TieredResult | None = Field(
+        None, description="--rule tiered --apply: what was asked of Codex and archived.")
 
 
 class Undone(Contract):

@@ -336,6 +336,40 @@ def m007_mask_secrets(conn: sqlite3.Connection) -> None:
                      changed("SELECT DISTINCT rollout_id FROM cited_ids WHERE thread_id IS NULL"))
 
 
+def m008_entry_requests(conn: sqlite3.Connection) -> None:
+    """The journal of ``prune --rule tiered --apply`` on Codex's ``MEMORY.md``: each entry memcite
+    asked Codex's consolidation to remove or review, in which ad-hoc note (``pending`` committed
+    before the note is written, ``done`` after, settled by the next run)."""
+    _execute_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS entry_requests (
+            id INTEGER PRIMARY KEY,
+            batch TEXT NOT NULL,                   -- one prune run
+            codex_home TEXT NOT NULL,
+            path TEXT NOT NULL,                    -- the memory file (MEMORY.md, full path)
+            line_start INTEGER NOT NULL,
+            line_end INTEGER NOT NULL,
+            entry_sha256 TEXT NOT NULL,            -- the entry's lines when asked
+            title TEXT,
+            tier TEXT,
+            action TEXT NOT NULL,                  -- prune | review
+            reason TEXT,
+            citations INTEGER NOT NULL,
+            last_cited INTEGER,
+            state TEXT NOT NULL,                   -- pending | done | rolled_back
+            requested_at INTEGER NOT NULL,
+            completed_at INTEGER,
+            note_path TEXT NOT NULL,
+            note_sha256 TEXT NOT NULL,
+            problem TEXT
+        );
+        CREATE INDEX IF NOT EXISTS entry_requests_open
+            ON entry_requests (codex_home, entry_sha256) WHERE state IN ('pending', 'done');
+        """,
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
@@ -344,6 +378,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m005_forget_requests,
     m006_session_offsets,
     m007_mask_secrets,
+    m008_entry_requests,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -53,14 +53,6 @@ def adhoc_name_problem(name: str) -> str | None:
     return None
 
 
-def adhoc_note_name(now: datetime, slug: str) -> str:
-    """A name Codex accepts for an ad-hoc note written at ``now`` about ``slug`` (any text)."""
-    moment = now.astimezone(UTC) if now.tzinfo else now
-    cleaned = re.sub(r"[^a-z0-9-]+", "-", slug.lower()).strip("-")
-    cleaned = re.sub(r"-{2,}", "-", cleaned)[:80].strip("-") or "note"
-    return f"{moment:%Y-%m-%dT%H-%M-%S}-{cleaned}.md"
-
-
 def check_adhoc_name(path: str, name: str) -> list[Finding]:
     problem = adhoc_name_problem(name)
     if problem is None:
@@ -211,7 +203,6 @@ def check_pointers(path: str, text: str, line_count) -> list[Finding]:
 
 __all__ = [
     "adhoc_name_problem",
-    "adhoc_note_name",
     "check_adhoc_name",
     "check_memory_summary",
     "check_pointers",

@@ -618,6 +618,23 @@ def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, tod
     return ForgetResult(location, target, entry_id, tightened)
 
 
+def location_of_note(home: str, note_file: str) -> NoteLocation:
+    """The ``NoteLocation`` of a note found under ``<home>/memory/projects/<slug>/`` (not from a
+    working directory): its project is what its ``Project:`` line names."""
+    home = os.path.abspath(home)
+    project_dir = os.path.dirname(os.path.abspath(note_file))
+    slug = os.path.basename(project_dir)
+    data = storage.read_file(note_file)
+    project = parse_note(storage.decode(note_file, data)).project if data is not None else None
+    if not project:
+        raise NoteRefusal("collision", f"{note_file}: the note has no 'Project:' line; "
+                          "nothing was changed", path=note_file)
+    memory = os.path.join(home, "memory")
+    return NoteLocation(project, project, slug, home, memory, project_dir,
+                        os.path.join(project_dir, storage.NOTE_FILE),
+                        os.path.join(memory, "archive", slug), project)
+
+
 @dataclass
 class RestoreResult:
     location: NoteLocation

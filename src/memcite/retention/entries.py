@@ -48,6 +48,8 @@ _HEADING_FIELD = re.compile(r"^(?P<key>applies_to|project|updated)[ \t]*:", re.I
 _PREFIX = re.compile(r"^\[(?P<tag>[A-Za-z]{2,12})\](?=[ \t]|$)")
 _ID_COMMENT = re.compile(r"<!--[ \t]*id[ \t]*:[ \t]*(?P<id>[A-Za-z0-9_-]{2,40})[ \t]*-->", re.IGNORECASE)
 _ID_BRACES = re.compile(r"[ \t]*\{#(?P<id>[A-Za-z0-9_-]{2,40})\}[ \t]*$")
+# memcite's own notes open an entry with its id in brackets: ``- [k3f9a2] text``.
+_NOTE_ID = re.compile(r"^\[(?P<id>(?=[a-z]*\d)(?=\d*[a-z])[0-9a-z]{6})\](?:[ \t]+|$)")
 _ID_LEADING = re.compile(r"^`(?P<id>(?=[a-z0-9-]*\d)[a-z0-9][a-z0-9-]{3,15})`(?:[ \t]+|$)")
 _DECISION = re.compile(r"(?:^|(?<=[\s*_(]))Decision[ \t]*:(?:\*\*|__)?[ \t]*(?P<text>.+?)(?:[ \t]+—[ \t]+.*)?$",
                        re.IGNORECASE)
@@ -178,16 +180,21 @@ def _one_edit_apart(a: str, b: str) -> bool:
 def _opening(rest: str, line: int, column: int) -> tuple[TierMark | None, str | None, str]:
     """Split an entry's first line (after the bullet) into its tier mark, its id and its text."""
     mark = None
+    entry_id = None
+    note_id = _NOTE_ID.match(rest) if rest[:1] == "[" else None
+    if note_id:
+        entry_id = note_id.group("id")
+        column += note_id.end()
+        rest = rest[note_id.end():]
     prefix = _PREFIX.match(rest)
     if prefix and prefix.group("tag").upper() != "X":
         mark = TierMark(prefix.group("tag"), line, column)
         consumed = prefix.end()
         column += consumed
         rest = rest[consumed:].lstrip(" \t")
-    entry_id = None
     leading = _ID_LEADING.match(rest)
     if leading:
-        entry_id = leading.group("id")
+        entry_id = entry_id or leading.group("id")
         column += leading.end()
         rest = rest[leading.end():]
         prefix = None if mark else _PREFIX.match(rest)  # the id may come first: - `a1b2` [CORE] text

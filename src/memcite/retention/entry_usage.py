@@ -31,6 +31,7 @@ class CitedRange:
     line_end: int
     cited_at: int  # Unix seconds
     lines_sha256: str | None = None  # None: no hash was recorded, the numbers are taken as they are
+    count: int = 1  # citations of this same range (and hash), ``cited_at`` the latest of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,22 +123,22 @@ def attribute_citations(data: bytes, citations: Iterable[CitedRange], *, now: in
     for cited in citations:
         found = locate_range(lines, cited, windows)
         if found is None:
-            unattributed += 1
+            unattributed += cited.count
             continue
         if found != (cited.line_start, cited.line_end):
-            moved += 1
+            moved += cited.count
         first, final = found
         index = max(0, bisect.bisect_right(starts, first) - 1)
         covered = False
         while index < len(entries) and entries[index].line_start <= final:
             if entries[index].line_end >= first:
                 covered = True
-                counts[index] += 1
+                counts[index] += cited.count
                 if last[index] is None or cited.cited_at > last[index]:
                     last[index] = cited.cited_at
             index += 1
         if not covered:
-            unattributed += 1
+            unattributed += cited.count
     usage = tuple(
         EntryUsage(entry, counts[i], last[i], relevance(entry.tier, last[i], created_at, now))
         for i, entry in enumerate(entries)

@@ -66,6 +66,7 @@ class StatsReport:
     other_homes: list[str] = field(default_factory=list)  # in the database, not reported
     log_scope: str | None = None  # the log parts keep to replies recorded against this folder
     asked_to_forget: list[dict] = field(default_factory=list)
+    entries: dict | None = None  # usage per entry (``memcite.retention.entry_report``)
 
     def to_dict(self) -> dict:
         result = {
@@ -93,6 +94,8 @@ class StatsReport:
         }
         if self.weeks is not None:
             result["weeks"] = self.weeks
+        if self.entries is not None:
+            result["entries"] = self.entries
         return result
 
 
@@ -369,7 +372,26 @@ def collect_stats(
     report.other_homes = other_homes(conn, codex_home) if codex_home else []
     report.log_scope = log_root
     report.asked_to_forget = asked[:limit] if limit else asked
+    report.entries = entry_usage_part(conn, folder.root, codex_home, now=as_of, limit=limit,
+                                      log_root=log_root)
     return report
+
+
+def entry_usage_part(conn: sqlite3.Connection | None, memory_folder: str | None,
+                     codex_home: str | None, *, now: int, limit: int,
+                     log_root: str | None = None) -> dict:
+    """The ``entries`` part: usage per entry of ``MEMORY.md`` and of memcite's notes."""
+    from memcite.retention.entry_report import (
+        entries_report,
+        memory_citations,
+        memory_entries,
+        note_entries,
+    )
+
+    citations = memory_citations(conn, log_root) if conn is not None else []
+    files = [f for f in [memory_entries(memory_folder, citations, now=now)] if f is not None]
+    files += note_entries(codex_home, now=now)
+    return entries_report(files, limit=limit)
 
 
 def asked_to_forget(conn: sqlite3.Connection, codex_home: str | None) -> list[dict]:
@@ -467,6 +489,7 @@ def collect_codex_stats(
     max_unused_days: int,
     rule: str = "memcite",
     limit: int = 20,
+    codex_home: str | None = None,
 ) -> StatsReport:
     """The same report from Codex's ``memories_1.sqlite`` alone (opened read-only).
 
@@ -516,6 +539,9 @@ def collect_codex_stats(
         "unknown_ids": 0,
         "not_uuid_ids": 0,
     }
-    return StatsReport(as_of, rule, max_unused_days, None, "codex", totals, dead, len(dead_all),
-                       top, [], [], CitationChecks(memory_root=MemoryFolder(memory_root).root),
-                       [], [], None, citation_log=False)
+    folder = MemoryFolder(memory_root).root
+    report = StatsReport(as_of, rule, max_unused_days, None, "codex", totals, dead, len(dead_all),
+                         top, [], [], CitationChecks(memory_root=folder), [], [], None,
+                         citation_log=False)
+    report.entries = entry_usage_part(None, folder, codex_home, now=as_of, limit=limit)
+    return report
