@@ -655,7 +655,7 @@ def test_the_ledger_and_the_caches_are_private_whatever_the_umask(tmp_path, env)
 
 
 def test_the_folders_prune_creates_are_private(tmp_path):
-    from memcite.retention.forget import make_private_folders
+    from memcite.durable_files import make_private_folders
 
     old = os.umask(0)
     try:

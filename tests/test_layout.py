@@ -12,7 +12,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memcite"
 
 # From the bottom up. "base" is the few shared top-level modules.
 WINGS = ("base", "contracts", "citations", "ledger", "readpath", "retention", "lint", "notes", "cli")
-BASE_MODULES = ("__init__", "__main__", "errors", "paths", "rust_text", "secrets", "untrusted")
+BASE_MODULES = ("__init__", "__main__", "durable_files", "errors", "paths", "rust_text", "secrets",
+                "untrusted")
 GRAB_BAGS = ("utils", "helpers", "core")
 
 

@@ -16,6 +16,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 
+from memcite.durable_files import fsync_folder
 from memcite.errors import InputError
 from memcite.notes import checks, storage
 from memcite.notes.changelog import Change, current_user, last_hashes, log_changes
@@ -757,7 +758,7 @@ def purge_archived(target: PurgeTarget, *, now: float, conn: sqlite3.Connection,
                    confirmed_by: str) -> None:
     """Delete one archived file for ever, and log it (its hash, never its content)."""
     os.unlink(target.path)
-    storage._fsync_dir(os.path.dirname(target.path))
+    fsync_folder(os.path.dirname(target.path))
     entry_id = None
     base = os.path.basename(target.path)
     if "-entry-" in base:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from memcite.durable_files import fsync_folder
 from memcite.notes.refusals import NoteRefusal
 from memcite.readpath.projects import (
     canonical_path,
@@ -222,19 +223,6 @@ def decode(path: str, data: bytes) -> str:
             from None
 
 
-def _fsync_dir(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def atomic_write(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data``: temporary file (0600) beside it, synced, renamed, verified."""
     folder = os.path.dirname(path)
@@ -272,7 +260,7 @@ def atomic_write(path: str, data: bytes) -> None:
     except OSError:
         os.unlink(temp)
         raise
-    _fsync_dir(folder)
+    fsync_folder(folder)
     check_private_file(path)
     if read_file(path) != data:
         raise NoteRefusal("not-writable", f"{path}: reading the note back did not give what was "
@@ -292,8 +280,8 @@ def move_file(source: str, target: str) -> None:
         if exc.errno == errno.EEXIST:
             raise
         os.rename(source, target)  # a file system without hard links
-    _fsync_dir(os.path.dirname(target))
-    _fsync_dir(os.path.dirname(source))
+    fsync_folder(os.path.dirname(target))
+    fsync_folder(os.path.dirname(source))
     check_private_file(target)
 
 

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from memcite.durable_files import fsync_folder, make_private_folders
 from memcite.errors import MemciteError
 from memcite.ledger.adhoc_notes import NOTES_FOLDER, adhoc_note_name
 from memcite.ledger.codex_home import CodexLocations
@@ -52,18 +53,6 @@ KNOWN_STAGE1_COLUMNS = (
 )
 TEMP_SUFFIX = ".memcite-tmp"
 LOCK_SUFFIX = "-forget.lock"
-
-def make_private_folders(folder: str) -> None:
-    """``os.makedirs``, but every folder it creates is 0700 whatever the umask (``makedirs``
-    gives only the last one the mode): the notes folder holds a person's memories."""
-    if os.path.isdir(folder):
-        return
-    make_private_folders(os.path.dirname(folder))
-    try:
-        os.mkdir(folder, 0o700)
-    except FileExistsError:
-        pass
-
 
 Checkpoint = Callable[[str], None]  # called after each journaled step (tests raise there)
 
@@ -219,23 +208,10 @@ def write_new_file(path: str, data: bytes, checkpoint: Checkpoint = _no_checkpoi
     finally:
         if os.path.lexists(temp):
             os.unlink(temp)  # never left behind, whatever happened
-    _sync_folder(os.path.dirname(path))
+    fsync_folder(os.path.dirname(path))
     if _read(path) != data:
         os.unlink(path)  # ours (just linked), and wrong: Codex must not read it
         raise OSError(f"{path}: read back different bytes than were written (removed)")
-
-
-def _sync_folder(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # --------------------------------------------------------------------------- Codex's table

@@ -19,6 +19,7 @@ import sqlite3
 import uuid
 from dataclasses import dataclass, field
 
+from memcite.durable_files import make_private_folders
 from memcite.ledger.adhoc_notes import NOTES_FOLDER, adhoc_note_name
 from memcite.ledger.store import transaction
 from memcite.retention.entry_report import FileEntries, created_of, entry_row
@@ -27,7 +28,6 @@ from memcite.retention.forget import (
     ForgetError,
     ForgetRefused,
     journal_lock,
-    make_private_folders,
     write_new_file,
 )
 from memcite.retention.rules import format_day
