@@ -40,3 +40,18 @@ def loads_json(data: str | bytes):
         return json.loads(data)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+
+
+def bounded_lines(handle, limit: int):
+    """The lines of a binary file, line ends kept; None for a line longer than ``limit``,
+    skipped without ever being held whole."""
+    while True:
+        line = handle.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(1 << 20)
+            yield None
+        else:
+            yield line

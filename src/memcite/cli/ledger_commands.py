@@ -26,6 +26,7 @@ from memcite.errors import (
     MemciteError,
 )
 from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
+from memcite.untrusted import bounded_lines
 
 # resolve_* and report_error are also used by memcite.cli.retention_commands.
 __all__ = ["ingest", "ingest_home", "open_database", "rebuild", "record", "report_error", "resolve_codex_home",
@@ -77,20 +78,6 @@ def _database_error(db: str | None, exc: Exception,
 # --------------------------------------------------------------------------- record
 
 
-def _bounded_lines(handle, limit: int) -> Iterator[bytes | None]:
-    """The lines of a binary file; None for a line longer than ``limit`` (never held whole)."""
-    while True:
-        line = handle.readline(limit + 1)
-        if not line:
-            return
-        if len(line) > limit and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):
-                line = handle.readline(1 << 20)
-            yield None
-        else:
-            yield line
-
-
 def _open_jsonl(source: str):
     """The binary handle of a JSON Lines input (stdin for ``-``); a clear error if it cannot be read."""
     name = source_name(source)
@@ -118,7 +105,7 @@ def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> 
     from memcite.ledger.recording import ReplyInput, parse_time
     from memcite.untrusted import loads_json
 
-    for number, raw in enumerate(_bounded_lines(handle, max_bytes), start=1):
+    for number, raw in enumerate(bounded_lines(handle, max_bytes), start=1):
         where = f"{name}:{number}"
         if raw is None:
             problems.append(f"{where}: longer than the limit of {max_bytes} bytes (skipped)")

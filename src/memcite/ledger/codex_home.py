@@ -22,6 +22,7 @@ from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
+from memcite.untrusted import bounded_lines
 
 STATE_DB = "memories_1.sqlite"
 MEMORY_FOLDER = "memories"
@@ -361,16 +362,8 @@ def _open_in_folder(root: str, inside: str, skipped: list[str] | None) -> Binary
 def _bounded_lines(handle: BinaryIO) -> Iterator[str | None]:
     """The lines of a binary file decoded as UTF-8 (bad bytes as U+FFFD), line ends kept;
     None for a line longer than ``MAX_LINE_BYTES``, skipped without being held."""
-    while True:
-        line = handle.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):
-                line = handle.readline(1 << 20)
-            yield None
-            continue
-        yield line.decode("utf-8", "replace")
+    for line in bounded_lines(handle, MAX_LINE_BYTES):
+        yield None if line is None else line.decode("utf-8", "replace")
 
 
 def iter_raw_memories(path: str | os.PathLike, skipped: list[str] | None = None
