@@ -21,7 +21,6 @@ from collections import Counter
 import pytest
 
 from codex_sessions import memory_folder, session_id, write_session
-
 from memcite.ledger import store
 from memcite.ledger.ingest import iter_rollout_replies
 from memcite.ledger.recording import rebuild

@@ -363,17 +363,21 @@ def ingest_rollout(
 ) -> IngestReport:
     """Record every assistant reply of one rollout file, ~100 replies per transaction.
 
-    A reply whose key is already recorded is counted a duplicate without being parsed
-    (except with ``profile="strict"``, which rejects a reply with problems even when it
+    Read from the start, a reply whose key is already recorded is counted a duplicate
+    without being parsed (except with ``profile="strict"``, which rejects a reply with problems even when it
     was recorded before). A crash loses at most the batch in progress; ingesting the file
-    again records exactly what is missing. A file read from its start with neither a ``session_meta`` line nor an assistant
+    again records exactly what is missing.
+
+    A file read from its start with neither a ``session_meta`` line nor an assistant
     reply is not a Codex session file: ``InputError`` (nothing was recorded).
     ``scan``, ``handle`` and ``first_line`` read from a later point (see ``iter_rollout_replies``).
     """
     path = os.fspath(path)
     scan = scan if scan is not None else RolloutScan(path)
     report = IngestReport(path, None)
-    known = None if profile == "strict" else (lambda prefix: recorded_keys(conn, prefix))
+    # A read resumed at a stored offset (``first_line``) holds new lines: not worth a look-up.
+    known = None if profile == "strict" or first_line > 0 \
+        else (lambda prefix: recorded_keys(conn, prefix))
     replies = iter_rollout_replies(path, scan, progress, handle=handle, first_line=first_line,
                                    max_bytes=max_bytes, known=known)
     results = record_replies(conn, replies, profile=profile, policy=policy,
