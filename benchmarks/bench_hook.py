@@ -133,7 +133,7 @@ def bench_home(work: Path, files: int, env: dict) -> None:
     print(f"  second run                 {second:7.2f} s  = {second / first:.3f} of the first "
           "(records nothing)")
     print(f"  explicit files, 1st / 2nd  {explicit_first:7.2f} s / {explicit_second:.2f} s "
-          "(no offsets: every reply read again)")
+          "(no offsets: every file read again)")
 
 
 def main() -> None:

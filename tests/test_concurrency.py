@@ -2,6 +2,8 @@
 
 ``record --jsonl FILE`` commits ~100 replies per transaction: the kill loses a whole
 batch in progress, and the re-run (each reply keyed) records exactly what is missing.
+``ingest`` batches the same way: a killed ingest, of a file or of a whole Codex home
+(whose stored offset never runs ahead of what was committed), re-run, is exact too.
 """
 
 from __future__ import annotations
@@ -16,8 +18,13 @@ import sys
 import time
 from collections import Counter
 
+import pytest
+
+from codex_sessions import memory_folder, session_id, write_session
 from memcite.ledger import store
+from memcite.ledger.ingest import iter_rollout_replies
 from memcite.ledger.recording import rebuild
+from memcite.ledger.session_offsets import load_offset
 from memcite.ledger.store import open_store, transaction
 
 PROCESSES = 8
@@ -133,3 +140,48 @@ def test_eight_processes_creating_the_database_at_once(tmp_path):
     assert conn.execute("SELECT count(*) FROM replies").fetchone()[0] == PROCESSES
     assert conn.execute("SELECT count(*) FROM _memcite_migrations").fetchone()[0] == len(
         store.MIGRATIONS)
+
+
+@pytest.mark.parametrize("whole_home", [False, True], ids=["file", "home"])
+def test_a_killed_ingest_rerun_records_exactly_what_was_missing(tmp_path, whole_home):
+    home = tmp_path / "codex"
+    memory_folder(home)
+    path = write_session(home, session_id(7), 1500, tool_output=200)  # 3,000 replies
+    keys = [reply.id for reply in iter_rollout_replies(path)]
+    db = tmp_path / "memcite.sqlite"
+    conn = open_store(db)
+    env = {**os.environ, "CODEX_HOME": str(home), "MEMCITE_NO_FASTPATH": ""}
+    command = [sys.executable, "-m", "memcite", "ingest", "--db", str(db), "--json",
+               *(["--codex-home", str(home)] if whole_home else [str(path)])]
+
+    victim = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    watcher = sqlite3.connect(db, timeout=30)
+    deadline = time.monotonic() + 60
+    done_before_kill = 0
+    while time.monotonic() < deadline and victim.poll() is None:
+        done_before_kill = watcher.execute("SELECT count(*) FROM replies").fetchone()[0]
+        if done_before_kill >= 300:
+            break
+        time.sleep(0.005)
+    assert victim.poll() is None, "the ingest finished before it could be killed"
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate()
+    # Whole batches were committed, in file order: what is recorded is a prefix of the replies.
+    recorded = [row[0] for row in watcher.execute("SELECT reply_key FROM replies ORDER BY id")]
+    watcher.close()
+    assert done_before_kill <= len(recorded) < len(keys)
+    assert recorded == keys[:len(recorded)]
+    assert load_offset(conn, path) is None  # never ahead of what was committed
+
+    rerun = subprocess.run(command, capture_output=True, env=env, timeout=120, check=False)
+    assert rerun.returncode == 0, rerun.stderr.decode()
+    result = json.loads(rerun.stdout)
+    assert (result["replies"], result["recorded"], result["duplicates"]) == \
+        (len(keys), len(keys) - len(recorded), len(recorded))
+    assert [row[0] for row in conn.execute("SELECT reply_key FROM replies ORDER BY id")] == keys
+    cited = conn.execute("SELECT count(*) FROM cited_entries").fetchone()[0]
+    assert cited == len(keys) // 2  # one reply of each turn cites a memory, counted once
+    assert rebuild(conn, apply=False).differences == ()
+    if whole_home:
+        assert load_offset(conn, path).byte_offset == path.stat().st_size
+    conn.close()

@@ -208,3 +208,50 @@ def test_check_rollout_reads_nothing_and_refuses_what_cannot_be_opened(tmp_path)
         check_rollout(tmp_path / "absent.jsonl")
     with pytest.raises(InputError, match="is a directory"):
         check_rollout(tmp_path)
+
+
+@pytest.fixture
+def parsed(monkeypatch):
+    """The texts ``parse_reply`` is asked to read, in order."""
+    from memcite.citations import reading
+
+    texts: list[str] = []
+    real = reading.parse_reply
+
+    def counting(text, *args, **kwargs):
+        texts.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(reading, "parse_reply", counting)
+    return texts
+
+
+def test_a_reingest_parses_only_the_replies_not_yet_recorded(conn, tmp_path, parsed):
+    rollout = _rollout(tmp_path / "a.jsonl", SESSION, [DONE, "Next?"])
+    assert ingest_rollout(conn, rollout).recorded == 2
+    assert len(parsed) == 2
+    again = ingest_rollout(conn, rollout)
+    assert (again.replies, again.recorded, again.duplicates, again.counted) == (2, 0, 2, 0)
+    assert len(parsed) == 2  # nothing read again
+    _rollout(rollout, SESSION, [DONE, "Next?", "Turn 3.", DONE])  # Codex appended two
+    grown = ingest_rollout(conn, rollout)
+    assert (grown.replies, grown.recorded, grown.duplicates, grown.counted) == (4, 2, 2, 1)
+    assert parsed[2:] == ["Turn 3.", DONE]
+    keys = [r[0] for r in conn.execute("SELECT reply_key FROM replies ORDER BY id")]
+    assert keys == [f"{SESSION}:{n}" for n in (2, 3, 4, 5)]
+
+
+def test_a_file_without_session_meta_skips_its_recorded_replies_too(conn, tmp_path, parsed):
+    rollout = _rollout(tmp_path / "a.jsonl", None, [DONE, DONE])
+    ingest_rollout(conn, rollout)
+    again = ingest_rollout(conn, rollout)
+    assert (again.replies, again.duplicates, len(parsed)) == (2, 2, 2)
+
+
+def test_strict_still_reads_recorded_replies_and_rejects_their_problems(conn, tmp_path, parsed):
+    unterminated = f"Done.\n\n<oai-mem-citation>\n<rollout_ids>\n{KNOWN[0]}\n"
+    rollout = _rollout(tmp_path / "a.jsonl", SESSION, [DONE, unterminated])
+    assert ingest_rollout(conn, rollout).recorded == 2  # the codex profile records both
+    strict = ingest_rollout(conn, rollout, profile="strict")
+    assert (strict.replies, strict.duplicates, strict.rejected) == (2, 1, 1)
+    assert len(parsed) == 4

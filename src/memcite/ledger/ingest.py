@@ -33,13 +33,13 @@ import io
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import InputError, MemciteError
 from memcite.ledger.memory_files import open_regular
-from memcite.ledger.recording import ReplyInput, parse_time, record_replies
+from memcite.ledger.recording import BATCH_REPLIES, ReplyInput, parse_time, record_replies
 from memcite.untrusted import loads_json, storable
 
 DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024  # as ``record --max-bytes``
@@ -60,6 +60,7 @@ class RolloutScan:
     long_lines: list[int] = field(default_factory=list)  # replies over max_bytes (first few)
     long_line_count: int = 0
     parent_ids: list[str] = field(default_factory=list)  # later session_meta ids (a fork's)
+    known: int = 0  # replies whose key was already recorded: skipped unparsed (in ``replies``)
 
 
 # ``progress(scan)`` is called every this many lines while a rollout is read.
@@ -131,6 +132,27 @@ def _skip_rest(handle) -> None:
             return
 
 
+def key_prefix(session_id: str | None, path: str) -> str:
+    """What every key of a reply of ``path`` starts with (``reply_id`` without its line)."""
+    return reply_id(session_id, path, 0)[:-1]
+
+
+def recorded_keys(conn: sqlite3.Connection, prefix: str) -> set[str]:
+    """The reply keys already recorded that start with ``prefix`` (one range of the key index)."""
+    end = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # the prefix ends with ':'
+    return {row[0] for row in conn.execute(
+        "SELECT reply_key FROM replies WHERE reply_key >= ? AND reply_key < ?", (prefix, end))}
+
+
+_NOBODY = object()
+
+
+def _may_be_known_reply(line: bytes) -> bool:
+    """Whether a candidate line may be skipped when its key is recorded: a message, and
+    never a session_meta (which says whose replies follow)."""
+    return b'"message"' in line and b'"session_meta"' not in line
+
+
 def _candidate_lines(handle, max_bytes: int = DEFAULT_MAX_REPLY_BYTES
                      ) -> Iterator[tuple[int, bytes | None]]:
     """``(line number, line)`` for lines that may matter, ``None`` for the others, and
@@ -186,9 +208,15 @@ def _assistant_text(payload: dict) -> str | None:
 def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = None,
                          progress: Callable[[RolloutScan], None] | None = None, *,
                          handle=None, first_line: int = 0,
-                         max_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> Iterator[ReplyInput]:
+                         max_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+                         known: Callable[[str], Collection[str]] | None = None,
+                         ) -> Iterator[ReplyInput]:
     """Yield each assistant reply of one rollout file, with the session's thread id and cwd;
     ``progress(scan)``, if given, is called now and then as lines are read.
+
+    ``known(prefix)``, if given, names the keys starting with ``prefix`` (see ``key_prefix``)
+    that are already recorded: a reply line with such a key is counted (``scan.known``)
+    and skipped before it is parsed, since recording it again would change nothing.
 
     A line longer than ``max_bytes`` is skipped without being held (``scan.long_lines``).
     ``handle`` (closed at the end) reads from a later point of the file, whose first line is
@@ -201,6 +229,8 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
     handle = _open_lines(path) if handle is None else handle
     # Resumed after the first session_meta: the thread is known; later ones are a parent's.
     seen_meta = first_line > 0 and scan.session_id is not None
+    keyed_session: object = _NOBODY  # whose keys ``known_keys`` holds
+    prefix, known_keys = "", ()
     try:
         for number, line in _candidate_lines(handle, max_bytes):
             number += first_line
@@ -216,6 +246,15 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
                 if len(scan.long_lines) < 10:
                     scan.long_lines.append(number)
                 continue
+            if known is not None and _may_be_known_reply(line):
+                if keyed_session is not scan.session_id:
+                    keyed_session = scan.session_id
+                    prefix = key_prefix(scan.session_id, path)
+                    known_keys = known(prefix)
+                if known_keys and f"{prefix}{number}" in known_keys:
+                    scan.replies += 1
+                    scan.known += 1
+                    continue
             try:
                 item = loads_json(line)
             except ValueError:
@@ -322,7 +361,12 @@ def ingest_rollout(
     first_line: int = 0,
     max_bytes: int = DEFAULT_MAX_REPLY_BYTES,
 ) -> IngestReport:
-    """Record every assistant reply of one rollout file (one transaction per reply).
+    """Record every assistant reply of one rollout file, ~100 replies per transaction.
+
+    Read from the start, a reply whose key is already recorded is counted a duplicate
+    without being parsed (except with ``profile="strict"``, which rejects a reply with problems even when it
+    was recorded before). A crash loses at most the batch in progress; ingesting the file
+    again records exactly what is missing.
 
     A file read from its start with neither a ``session_meta`` line nor an assistant
     reply is not a Codex session file: ``InputError`` (nothing was recorded).
@@ -331,10 +375,13 @@ def ingest_rollout(
     path = os.fspath(path)
     scan = scan if scan is not None else RolloutScan(path)
     report = IngestReport(path, None)
+    # A read resumed at a stored offset (``first_line``) holds new lines: not worth a look-up.
+    known = None if profile == "strict" or first_line > 0 \
+        else (lambda prefix: recorded_keys(conn, prefix))
     replies = iter_rollout_replies(path, scan, progress, handle=handle, first_line=first_line,
-                                   max_bytes=max_bytes)
-    results = record_replies(conn, replies, profile=profile,
-                             policy=policy, memory_root=memory_root, now=now)
+                                   max_bytes=max_bytes, known=known)
+    results = record_replies(conn, replies, profile=profile, policy=policy,
+                             memory_root=memory_root, now=now, batch_replies=BATCH_REPLIES)
     for result in results:
         report.replies += 1
         if result.status == "recorded":
@@ -346,6 +393,8 @@ def ingest_rollout(
             report.duplicates += 1
         else:
             report.rejected += 1
+    report.replies += scan.known
+    report.duplicates += scan.known
     if first_line == 0 and scan.session_id is None and not report.replies:
         raise InputError(
             f"{path}: not a Codex session file: no session_meta line and no assistant reply"

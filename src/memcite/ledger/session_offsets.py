@@ -207,8 +207,9 @@ def ingest_session_file(
     """Record the replies added to one session file since it was last read, and store the new offset.
 
     ``budget`` caps the bytes read this time (the rest waits for the next call). The
-    offset is stored only after everything read was recorded, so a failure (a locked
-    database) leaves it where it was and the next read starts there again.
+    offset is stored only after everything read was recorded (the last batch of its
+    replies committed), so a failure (a locked database, a killed process) leaves it
+    where it was and the next read starts there again, recording what is missing.
     """
     path = os.fspath(path)
     key = session_key(path)
