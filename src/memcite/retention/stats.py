@@ -177,9 +177,15 @@ def synced_usage(conn: sqlite3.Connection, codex_home: str) -> bool:
 def other_homes(conn: sqlite3.Connection, codex_home: str | None) -> list[str]:
     """The other Codex homes memcite's database holds memories of."""
     codex_home = storable_or_none(codex_home)  # as sync stored it
-    return [row[0] for row in conn.execute(
-        "SELECT DISTINCT codex_home FROM memories WHERE codex_home IS NOT ? ORDER BY 1",
-        (codex_home,)) if row[0] is not None]
+    # One index seek per home (``memories_codex_home_sync``), not a read of every row.
+    homes = []
+    home = conn.execute("SELECT min(codex_home) FROM memories").fetchone()[0]
+    while home is not None:
+        if home != codex_home:
+            homes.append(home)
+        home = conn.execute("SELECT min(codex_home) FROM memories WHERE codex_home > ?",
+                            (home,)).fetchone()[0]
+    return homes
 
 
 def out_of_scope(conn: sqlite3.Connection, *, limit_time: int,
@@ -289,8 +295,11 @@ def collect_stats(
     # Cited in memcite's own log, and by Codex's counters, side by side.
     cited_memcite = conn.execute(f"SELECT count(*) FROM {table} WHERE usage_count > 0"
                                  ).fetchone()[0] - archived_cited - outside.gone_cited
-    cited_codex = conn.execute(f"SELECT count(*) FROM {table} WHERE archived_at IS NULL"
-                               " AND codex_usage_count > 0").fetchone()[0] - outside.codex_cited
+    # Counted and summed in one walk of the index that covers them (``memories_codex_cited``).
+    cited_codex, codex_citations = conn.execute(
+        f"SELECT count(*), coalesce(sum(codex_usage_count), 0) FROM {table}"
+        " WHERE archived_at IS NULL AND codex_usage_count > 0").fetchone()
+    cited_codex -= outside.codex_cited
     cited = cited_memcite if rule == "memcite" else cited_codex
     asked = asked_to_forget(conn, codex_home)
     dead_count, dead = dead_from_store(conn, as_of=as_of, max_unused_days=max_unused_days,
@@ -339,9 +348,6 @@ def collect_stats(
     late = conn.execute(
         f"SELECT count(*) FROM replies WHERE recorded_at - replied_at > ? AND {replies_sql}",
         (LATE_HASH_SECONDS, *reply_args)).fetchone()[0]
-    codex_citations = conn.execute(
-        f"SELECT coalesce(sum(codex_usage_count), 0) FROM {table} WHERE archived_at IS NULL"
-        " AND codex_usage_count > 0").fetchone()[0]
     scope_total = memories if rule == "memcite" else in_codex_table
     totals = {
         "memories": memories,
