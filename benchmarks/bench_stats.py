@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_stats.py            # 200,000 memories, 1,000,000 citations
     .venv/bin/python benchmarks/bench_stats.py --quick    # a tenth of that
+    .venv/bin/python benchmarks/bench_stats.py --memories 1000000   # the same log, 1M memories
 
 1. A cold ``memcite stats --json --limit 50`` (a new process each run, median of
    several) against ``python -c pass`` with the same interpreter: target <= 8x. The
@@ -178,9 +179,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of the size")
     parser.add_argument("--runs", type=int, default=15, help="cold runs per command")
+    parser.add_argument("--memories", type=int, default=None,
+                        help="memories in the ledger (default 200,000; the citations stay)")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     memories, citations, entries = 200_000 // scale, 1_000_000 // scale, 100_000 // scale
+    memories = args.memories or memories
 
     folder = tempfile.mkdtemp(prefix="memcite-bench-stats-")
     try:

@@ -32,6 +32,8 @@ EXPECTED_SCHEMA = {
             "memories_codex_home_sync": ["codex_home", "last_sync_id"],
             "memories_codex_last_used": ["codex_last_used", "thread_id"],  # m002
             "memories_outside_codex": ["missing_since", "source"],  # m003, partial
+            "memories_top_memcite": ["<expr>", "<expr>", "thread_id"],  # m009, partial
+            "memories_codex_cited": ["codex_usage_count"],  # m009, partial
         },
     },
     "archive_log": {  # m002
@@ -313,6 +315,12 @@ def test_partial_indexes_hold_only_their_rows(tmp_path):
          " GROUP BY thread_id", "cited_ids_unknown"),
         ("SELECT rollout_id, count(*) FROM cited_ids WHERE thread_id IS NULL"
          " GROUP BY rollout_id", "cited_ids_not_uuid"),
+        ("SELECT thread_id FROM memories WHERE (usage_count > 0 OR codex_usage_count > 0) AND"
+         " archived_at IS NULL AND missing_since IS NULL ORDER BY max(usage_count,"
+         " coalesce(codex_usage_count, 0)) DESC, max(coalesce(last_usage, 0),"
+         " coalesce(codex_last_usage, 0)) DESC, thread_id LIMIT 50", "memories_top_memcite"),
+        ("SELECT count(*), coalesce(sum(codex_usage_count), 0) FROM memories"
+         " WHERE archived_at IS NULL AND codex_usage_count > 0", "memories_codex_cited"),
     ],
 )
 def test_report_queries_use_their_indexes(tmp_path, query, index):
@@ -335,9 +343,11 @@ def test_schema_seen_through_sqlite_utils(tmp_path):
             c for c in spec["columns"] if c not in generated.get(name, set())], name
         indexes = {i.name: i for i in table.indexes if i.origin == "c"}
         assert {n: i.columns for n, i in indexes.items()} == {
-            n: [c for c in cols if c != "<expr>"] for n, cols in spec["indexes"].items()}, name
+            n: [None if c == "<expr>" else c for c in cols]
+            for n, cols in spec["indexes"].items()}, name
     partial = {i.name for t in db.tables for i in t.indexes if i.partial}
     assert partial == {"memories_active_last_used", "memories_codex_retention",
                        "memories_usage_count", "memories_archived_at", "memories_codex_last_used",
                        "memories_outside_codex", "cited_ids_unknown", "cited_ids_not_uuid",
-                       "forget_requests_open", "entry_requests_open"}
+                       "forget_requests_open", "entry_requests_open", "memories_top_memcite",
+                       "memories_codex_cited"}

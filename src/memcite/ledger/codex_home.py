@@ -14,15 +14,17 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
 from memcite.untrusted import bounded_lines
+
+T = TypeVar("T")
 
 STATE_DB = "memories_1.sqlite"
 MEMORY_FOLDER = "memories"
@@ -270,6 +272,27 @@ def count_stage1_outputs(path: str | os.PathLike, *, command: str | None = None)
         conn.close()
     _check_unchanged(path, stamp, command)
     return count
+
+
+def query_stage1_outputs(path: str | os.PathLike, run: Callable[[sqlite3.Connection, str], T],
+                         *, command: str | None = None) -> T:
+    """``run(conn, table)`` on a read-only connection to Codex's database, where ``table`` is
+    a subquery giving ``stage1_outputs`` under the ``STAGE1_COLUMNS`` names (a column Codex's
+    table lacks reads as NULL): counting and ranking stay in SQL, nothing is loaded per row.
+    Checked as ``iter_stage1_outputs`` is (a write by Codex during an ``immutable`` read)."""
+    path = os.path.abspath(os.fspath(path))
+    conn, stamp = _open(path)
+    try:
+        columns = _stage1_columns(conn, path)
+        picked = [(name if name in columns else "NULL") + f" AS {name}" for name in STAGE1_COLUMNS]
+        result = run(conn, f"(SELECT {', '.join(picked)} FROM stage1_outputs)")
+    except sqlite3.Error as exc:
+        _check_unchanged(path, stamp, command)
+        raise CodexHomeError(f"{path}: cannot read stage1_outputs ({exc})") from None
+    finally:
+        conn.close()
+    _check_unchanged(path, stamp, command)
+    return result
 
 
 def iter_stage1_outputs(path: str | os.PathLike, *, batch_size: int = 2000,

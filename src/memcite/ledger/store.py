@@ -370,6 +370,25 @@ def m008_entry_requests(conn: sqlite3.Connection) -> None:
     )
 
 
+def m009_stats_indexes(conn: sqlite3.Connection) -> None:
+    """Indexes that let ``stats`` answer without reading the rows of ``memories``: the most
+    cited memories under memcite's rule in the order ``stats`` lists them (a walk of the first
+    rows), and Codex's usage counts of the active memories (counted and summed in the index).
+    Each partial index's WHERE is, term by term, what ``memcite.retention.stats`` asks."""
+    _execute_script(
+        conn,
+        """
+        CREATE INDEX IF NOT EXISTS memories_top_memcite ON memories (
+            max(usage_count, coalesce(codex_usage_count, 0)) DESC,
+            max(coalesce(last_usage, 0), coalesce(codex_last_usage, 0)) DESC, thread_id)
+            WHERE (usage_count > 0 OR codex_usage_count > 0) AND archived_at IS NULL
+            AND missing_since IS NULL;
+        CREATE INDEX IF NOT EXISTS memories_codex_cited ON memories (codex_usage_count)
+            WHERE archived_at IS NULL AND codex_usage_count > 0;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
@@ -379,6 +398,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m006_session_offsets,
     m007_mask_secrets,
     m008_entry_requests,
+    m009_stats_indexes,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -26,7 +26,6 @@ from memcite.retention.rules import (
     check_rule,
     cutoff,
     days_unused,
-    dead_memories,
     dead_reason,
     last_used,
 )
@@ -178,9 +177,15 @@ def synced_usage(conn: sqlite3.Connection, codex_home: str) -> bool:
 def other_homes(conn: sqlite3.Connection, codex_home: str | None) -> list[str]:
     """The other Codex homes memcite's database holds memories of."""
     codex_home = storable_or_none(codex_home)  # as sync stored it
-    return [row[0] for row in conn.execute(
-        "SELECT DISTINCT codex_home FROM memories WHERE codex_home IS NOT ? ORDER BY 1",
-        (codex_home,)) if row[0] is not None]
+    # One index seek per home (``memories_codex_home_sync``), not a read of every row.
+    homes = []
+    home = conn.execute("SELECT min(codex_home) FROM memories").fetchone()[0]
+    while home is not None:
+        if home != codex_home:
+            homes.append(home)
+        home = conn.execute("SELECT min(codex_home) FROM memories WHERE codex_home > ?",
+                            (home,)).fetchone()[0]
+    return homes
 
 
 def out_of_scope(conn: sqlite3.Connection, *, limit_time: int,
@@ -290,8 +295,11 @@ def collect_stats(
     # Cited in memcite's own log, and by Codex's counters, side by side.
     cited_memcite = conn.execute(f"SELECT count(*) FROM {table} WHERE usage_count > 0"
                                  ).fetchone()[0] - archived_cited - outside.gone_cited
-    cited_codex = conn.execute(f"SELECT count(*) FROM {table} WHERE archived_at IS NULL"
-                               " AND codex_usage_count > 0").fetchone()[0] - outside.codex_cited
+    # Counted and summed in one walk of the index that covers them (``memories_codex_cited``).
+    cited_codex, codex_citations = conn.execute(
+        f"SELECT count(*), coalesce(sum(codex_usage_count), 0) FROM {table}"
+        " WHERE archived_at IS NULL AND codex_usage_count > 0").fetchone()
+    cited_codex -= outside.codex_cited
     cited = cited_memcite if rule == "memcite" else cited_codex
     asked = asked_to_forget(conn, codex_home)
     dead_count, dead = dead_from_store(conn, as_of=as_of, max_unused_days=max_unused_days,
@@ -340,9 +348,6 @@ def collect_stats(
     late = conn.execute(
         f"SELECT count(*) FROM replies WHERE recorded_at - replied_at > ? AND {replies_sql}",
         (LATE_HASH_SECONDS, *reply_args)).fetchone()[0]
-    codex_citations = conn.execute(
-        f"SELECT coalesce(sum(codex_usage_count), 0) FROM {table} WHERE archived_at IS NULL"
-        " AND codex_usage_count > 0").fetchone()[0]
     scope_total = memories if rule == "memcite" else in_codex_table
     totals = {
         "memories": memories,
@@ -497,51 +502,87 @@ def collect_codex_stats(
     unknown ids are empty rather than claiming that nothing was ever cited; the
     counts are Codex's own.
     """
-    from memcite.ledger.codex_home import iter_stage1_outputs
+    from memcite.ledger.codex_home import query_stage1_outputs
 
     check_rule(rule)
-    memories = []
-    labels: dict[str, str] = {}
-    for row in iter_stage1_outputs(codex_db):
-        thread_id, updated, _generated, slug, uses, last, selected, _sel_at, raw, summary = row
-        labels[thread_id] = memory_label(slug, None, None)
-        memories.append(MemoryUsage(thread_id=thread_id, source_updated_at=updated,
-                                    codex_last_usage=last, codex_usage_count=uses,
-                                    selected_for_phase2=bool(selected), has_text=bool(raw or summary)))
-    dead_all = dead_memories(memories, as_of=as_of, max_unused_days=max_unused_days, rule=rule)
-    by_id = {m.thread_id: m for m in memories}
-    dead = [{**d.to_dict(), "label": labels.get(d.thread_id, "-"), "usage_count": 0,
-             "codex_usage_count": by_id[d.thread_id].codex_usage_count,
-             "asked_to_forget": False}
-            for d in (dead_all if not limit else dead_all[:limit])]
-    cited = [m for m in memories if m.codex_usage_count]
-    cited.sort(key=lambda m: (-(m.codex_usage_count or 0), -(m.codex_last_usage or 0), m.thread_id))
-    top = [{"thread_id": m.thread_id, "label": labels.get(m.thread_id, "-"), "usage_count": 0,
-            "codex_usage_count": m.codex_usage_count,
-            "last_usage": None, "codex_last_usage": m.codex_last_usage,
-            "last_used": last_used(m, rule)} for m in (cited if not limit else cited[:limit])]
+    limit_time = cutoff(as_of, max_unused_days)
+    counts, dead_rows, top_rows = query_stage1_outputs(
+        codex_db, lambda conn, table: _codex_parts(conn, table, rule, limit_time, limit))
+    everything, cited_count, citations, dead_count = counts
+    dead = []
+    for row in dead_rows:  # described one by one: only the rows shown
+        memory = _codex_usage(row)
+        last = row[4]
+        dead.append({"thread_id": memory.thread_id, "last_used": last,
+                     "days_unused": days_unused(last, as_of),
+                     "reason": dead_reason(memory, rule), "label": memory_label(row[3], None, None),
+                     "usage_count": 0, "codex_usage_count": memory.codex_usage_count,
+                     "asked_to_forget": False})
+    top = []
+    for row in top_rows:
+        memory = _codex_usage(row)
+        top.append({"thread_id": memory.thread_id, "label": memory_label(row[3], None, None),
+                    "usage_count": 0, "codex_usage_count": memory.codex_usage_count,
+                    "last_usage": None, "codex_last_usage": memory.codex_last_usage,
+                    "last_used": last_used(memory, rule)})
     totals = {
-        "memories": len(memories),
+        "memories": everything,
         "archived": 0,
         "gone_from_codex": 0,
-        "in_codex_table": len(memories),
-        "cited": len(cited),
-        "never_cited": len(memories) - len(cited),
+        "in_codex_table": everything,
+        "cited": cited_count,
+        "never_cited": everything - cited_count,
         "cited_memcite": 0,
-        "never_cited_memcite": len(memories),
-        "cited_codex": len(cited),
-        "never_cited_codex": len(memories) - len(cited),
-        "codex_citations": sum(m.codex_usage_count or 0 for m in memories),
+        "never_cited_memcite": everything,
+        "cited_codex": cited_count,
+        "never_cited_codex": everything - cited_count,
+        "codex_citations": citations,
         "asked_to_forget": 0,
-        "dead": len(dead_all),
-        "citations": sum(m.codex_usage_count or 0 for m in memories),
+        "dead": dead_count,
+        "citations": citations,
         "replies": 0,
         "unknown_ids": 0,
         "not_uuid_ids": 0,
     }
     folder = MemoryFolder(memory_root).root
-    report = StatsReport(as_of, rule, max_unused_days, None, "codex", totals, dead, len(dead_all),
+    report = StatsReport(as_of, rule, max_unused_days, None, "codex", totals, dead, dead_count,
                          top, [], [], CitationChecks(memory_root=folder), [], [], None,
                          citation_log=False)
     report.entries = entry_usage_part(None, folder, codex_home, now=as_of, limit=limit)
     return report
+
+
+# A row's last use under each rule (``memcite.retention.rules.last_used``) on Codex's table,
+# where memcite's own counters are empty: memcite's gives 0 when nothing is known, Codex's NULL.
+_CODEX_LAST_USED = {
+    "memcite": "max(coalesce(last_usage, 0), coalesce(source_updated_at, 0))",
+    "codex": "coalesce(last_usage, source_updated_at)",
+}
+# ``usage_count`` as Python tests it (``if memory.codex_usage_count``): neither NULL nor 0.
+_CODEX_CITED = "(usage_count IS NOT NULL AND usage_count != 0)"
+
+
+def _codex_parts(conn: sqlite3.Connection, table: str, rule: str, limit_time: int,
+                 limit: int) -> tuple[tuple[int, int, int, int], list, list]:
+    """Counts (rows, cited, citations, dead), the stalest dead rows and the most cited rows of
+    Codex's table, each counted or ranked in SQL (a top-N sort: memory stays flat)."""
+    last = _CODEX_LAST_USED[rule]
+    counts = conn.execute(
+        f"SELECT count(*), coalesce(sum({_CODEX_CITED}), 0), coalesce(sum(usage_count), 0),"
+        f" coalesce(sum({last} < :cut), 0) FROM {table}", {"cut": limit_time}).fetchone()
+    columns = "thread_id, source_updated_at, usage_count, rollout_slug"
+    dead = conn.execute(
+        f"SELECT {columns}, {last} AS used, last_usage FROM {table} WHERE used < :cut"
+        " ORDER BY used, thread_id LIMIT :limit",
+        {"cut": limit_time, "limit": _limit(limit)}).fetchall()
+    top = conn.execute(
+        f"SELECT {columns}, NULL, last_usage FROM {table} WHERE {_CODEX_CITED}"
+        " ORDER BY usage_count DESC, coalesce(last_usage, 0) DESC, thread_id LIMIT ?",
+        (_limit(limit),)).fetchall()
+    return tuple(counts), dead, top
+
+
+def _codex_usage(row) -> MemoryUsage:
+    """A row of ``_codex_parts``'s lists as the rules see it."""
+    return MemoryUsage(thread_id=row[0], source_updated_at=row[1], codex_usage_count=row[2],
+                       codex_last_usage=row[5])
