@@ -53,6 +53,10 @@ BAD_FILES = [
 ]
 
 BAD_FILES += [
+    # keys that are no Python identifiers (found by the config fuzzer: a crash before)
+    ("rutentio- = 5\n", ["rutentio-", "unknown key", "did you mean retention?"]),
+    ("\"literal['x']\" = 1\n", ["literal['x']", "unknown key", "the file accepts retention"]),
+    ("[retention]\n\"a b\" = 1\n", ["retention.a b", "unknown key"]),
     ("[retention.tiers]\nsec_dayz = 7\n",
      ["retention.tiers.sec_dayz", "unknown key", "did you mean retention.tiers.sec_days?"]),
     ("[retention.tiers]\nimp_days = -1\n",

@@ -63,7 +63,7 @@ def _valid_keys(model: type[BaseModel], location: tuple) -> list[str]:
 
 
 def _dotted(location: tuple) -> str:
-    return ".".join(str(part) for part in location)
+    return ".".join(str(part) for part in location) or "the file"
 
 
 def _sentence(error: dict) -> str:
@@ -111,8 +111,10 @@ def config_problems(data: object) -> list[str]:
     except ValidationError as exc:
         grouped: dict[tuple, list[dict]] = {}
         for error in exc.errors(include_url=False):
-            # a union's branches show in the location as tags (``constrained-int``): drop them
-            loc = tuple(p for p in error["loc"] if not isinstance(p, str) or p.isidentifier())
+            # a union's branches show in the location as tags (``constrained-int``): drop them;
+            # an unknown key is the user's own text, whatever it looks like: keep it
+            loc = tuple(error["loc"]) if error["type"] == "extra_forbidden" else tuple(
+                p for p in error["loc"] if not isinstance(p, str) or p.isidentifier())
             grouped.setdefault(loc, []).append({**error, "loc": loc})
         return [_sentence(errors[0]) if len(errors) == 1 else _union_sentence(errors)
                 for errors in grouped.values()]
