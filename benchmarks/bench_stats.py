@@ -18,11 +18,11 @@ temporary folder that is removed at the end.
 from __future__ import annotations
 
 import argparse
-import builtins
 import os
 import random
 import shutil
 import sqlite3
+import stat
 import statistics
 import subprocess
 import sys
@@ -236,16 +236,19 @@ def main() -> None:
               f"= {uncached / medians['pass']:.1f}x  (every cited entry checked again: the first"
               " run, or after a cited file changed)")
 
-        import memcite.retention.checks as checks_module
+        # Memory files are opened with os.open (relative to a folder's fd): count the regular
+        # files opened, by inode, so "each file read once" can fail.
+        opened: list[tuple[int, int]] = []
+        real_open = os.open
 
-        opened: list[str] = []
-        real_open = builtins.open
+        def counting_open(path, flags, mode=0o777, *, dir_fd=None):
+            fd = real_open(path, flags, mode, dir_fd=dir_fd)
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode):
+                opened.append((info.st_dev, info.st_ino))
+            return fd
 
-        def counting_open(file, *a, **kw):
-            opened.append(os.fspath(file))
-            return real_open(file, *a, **kw)
-
-        checks_module.open = counting_open
+        os.open = counting_open
         conn = open_store(db, readonly=True)
         try:
             started = time.perf_counter()
@@ -254,9 +257,9 @@ def main() -> None:
             elapsed = time.perf_counter() - started
         finally:
             conn.close()
-            del checks_module.open
+            os.open = real_open
         checks = report.citation_checks
-        cited_files = len({os.path.realpath(p) for p in opened})
+        cited_files = len(set(opened))
         print(f"citation checks: {checks.citations:,} cited entries ({checks.entries:,} distinct)"
               f" checked in {elapsed * 1000:.0f} ms (whole report); {len(opened)} opens for"
               f" {cited_files} files -> "

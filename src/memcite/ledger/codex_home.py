@@ -260,18 +260,9 @@ def _stage1_select(conn: sqlite3.Connection, path: str) -> str:
 
 def count_stage1_outputs(path: str | os.PathLike, *, command: str | None = None) -> int:
     """How many rows ``stage1_outputs`` holds (for progress); ``command`` names the caller in errors."""
-    path = os.path.abspath(os.fspath(path))
-    conn, stamp = _open(path)
-    try:
-        _stage1_columns(conn, path)
-        count = conn.execute("SELECT count(*) FROM stage1_outputs").fetchone()[0]
-    except sqlite3.Error as exc:
-        _check_unchanged(path, stamp, command)
-        raise CodexHomeError(f"{path}: cannot read stage1_outputs ({exc})") from None
-    finally:
-        conn.close()
-    _check_unchanged(path, stamp, command)
-    return count
+    return query_stage1_outputs(
+        path, lambda conn, table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0],
+        command=command)
 
 
 def query_stage1_outputs(path: str | os.PathLike, run: Callable[[sqlite3.Connection, str], T],
