@@ -1,6 +1,9 @@
 """The only module that touches lark: builds the section parser and turns lark errors into ours.
 
-Start-up cost matters here (``memcite strip`` runs once per agent reply), so:
+It runs when memcite's exported tables are missing or stale (the first run, a changed
+grammar, another lark): it builds the parser and exports the tables that later runs
+replay without lark (``memcite.citations._section_tables``). When it does run, its
+start-up is kept short:
 lark is imported without the optional ``regex`` module (the grammar needs only
 ``re``; importing ``regex`` costs ~8 ms), and the built LALR tables are kept in
 lark's own cache file under memcite's cache folder (see ``memcite.paths``),
@@ -53,9 +56,10 @@ def _import_lark():
 
 
 _import_lark()
-from lark import Lark, Transformer  # noqa: E402
+from lark import Lark  # noqa: E402
 from lark.exceptions import LarkError, UnexpectedInput  # noqa: E402
 
+from memcite.citations._section_tables import FORMAT, SectionLines, lark_stamp  # noqa: E402
 from memcite.errors import MemciteError  # noqa: E402
 from memcite.paths import user_cache_dir  # noqa: E402
 
@@ -64,24 +68,11 @@ CACHE_FILE = "citation-grammar.lark-cache"
 START_RULES = ["entry_section", "id_section", "tags"]
 
 
-class SectionLines(Transformer):
-    """Turns a section's tokens into ``(terminal, text, line, column)`` rows, in order."""
-
-    def entry_section(self, tokens):
-        return [(token.type, token.value, token.line, token.column) for token in tokens]
-
-    def id_section(self, tokens):
-        return [(token.type, token.value, token.line, token.column) for token in tokens]
-
-    def tags(self, tokens):
-        return {token.type: token.value for token in tokens}
-
-
 class SectionParser:
     """``parse(text, start)`` for one section, with lark's exceptions turned into MemciteError."""
 
     def __init__(self, grammar: str, *, cache: str | bool = False) -> None:
-        self._lark = Lark(
+        self.lark = Lark(
             grammar,
             parser="lalr",
             lexer="contextual",
@@ -92,7 +83,7 @@ class SectionParser:
 
     def parse(self, text: str, start: str):
         try:
-            return self._lark.parse(text, start=start)
+            return self.lark.parse(text, start=start)
         except UnexpectedInput as error:
             raise MemciteError(
                 f"the citation grammar could not read a {start} at line {error.line}, "
@@ -104,7 +95,7 @@ class SectionParser:
 
     def terminal_literal(self, name: str) -> str:
         """The literal text of a string terminal (used to check the tag table)."""
-        return self._lark.get_terminal(name).pattern.value
+        return self.lark.get_terminal(name).pattern.value
 
 
 def _cache_path() -> str | bool:
@@ -127,3 +118,100 @@ def build_parser(grammar: str, *, use_cache: bool = True) -> SectionParser:
         except OSError:
             pass
     return parser
+
+
+# --------------------------------------------------------------------------- tables for the replay
+
+
+def export_tables(built: Lark, grammar: str, starts=tuple(START_RULES)) -> dict | None:
+    """What lark built from ``grammar``, as plain data that ``_section_tables.TableParser`` replays.
+
+    None when the parser uses a lark feature the replay does not follow (then memcite keeps
+    using lark itself): only an LALR parser with the contextual lexer, no post-lexer, no
+    position propagation, no placeholders and no terminal callbacks are replayed.
+    """
+    import re
+
+    from lark.lexer import ContextualLexer, UnlessCallback
+    from lark.parsers.lalr_analysis import Shift
+
+    options = built.options
+    frontend = built.parser
+    lexer = getattr(frontend, "lexer", None)
+    if (options.parser, options.lexer) != ("lalr", "contextual") or not isinstance(lexer, ContextualLexer) \
+            or options.postlex is not None or options.propagate_positions or options.lexer_callbacks \
+            or options.regex or options.use_bytes:
+        return None
+    table = frontend.parser._parse_table
+    rule_index: dict = {}
+    rules: list[tuple] = []
+    states: dict[int, dict[str, tuple[int, int]]] = {}
+    for state, actions in table.states.items():
+        row = {}
+        for symbol, (action, argument) in actions.items():
+            if action is Shift:
+                row[str(symbol)] = (0, argument)
+                continue
+            if argument not in rule_index:
+                rule = _rule_row(argument, options.maybe_placeholders)
+                if rule is None:
+                    return None
+                rule_index[argument] = len(rules)
+                rules.append(rule)
+            row[str(symbol)] = (1, rule_index[argument])
+        states[state] = row
+    lexers: list[tuple] = []
+    lexer_index: dict[int, int] = {}
+    lexer_of_state: dict[int, int] = {}
+    for state in states:
+        basic = lexer.lexers[state]
+        if id(basic) not in lexer_index:
+            scanner = basic.scanner  # builds the alternation and the retyping callbacks
+            if basic.re is not re or basic.use_bytes:
+                return None
+            unless = {}
+            for name, callback in basic.callback.items():
+                if type(callback) is not UnlessCallback:
+                    return None
+                retype = callback.scanner
+                unless[str(name)] = ([m.pattern for m in retype._mres], retype.g_regex_flags)
+            lexer_index[id(basic)] = len(lexers)
+            lexers.append(([m.pattern for m in scanner._mres], basic.g_regex_flags,
+                           sorted(map(str, basic.newline_types)), sorted(map(str, basic.ignore_types)), unless))
+        lexer_of_state[state] = lexer_index[id(basic)]
+    import lark
+
+    return {
+        "format": FORMAT,
+        "grammar": grammar,
+        "lark_file": lark.__file__,
+        "lark": lark_stamp(lark.__file__),
+        "options": {"parser": str(options.parser), "lexer": str(options.lexer)},
+        "starts": {start: (table.start_states[start], table.end_states[start]) for start in starts},
+        "states": states,
+        "rules": rules,
+        "lexers": lexers,
+        "lexer_of_state": lexer_of_state,
+        "terminals": [str(terminal.name) for terminal in built.terminals],
+        "literals": {str(terminal.name): str(terminal.pattern.value) for terminal in built.terminals
+                     if terminal.pattern.type == "str"},
+    }
+
+
+def _rule_row(rule, maybe_placeholders: bool) -> tuple | None:
+    """``(origin, size, callback name, expand single child, kept children)`` as lark's tree builder
+    shapes the rule (``lark.parse_tree_builder``); None for placeholders, which are not replayed."""
+    if maybe_placeholders and rule.options.empty_indices:
+        return None
+    keep_all = rule.options.keep_all_tokens
+    include = [(index, not symbol.is_term and symbol.name.startswith("_"))
+               for index, symbol in enumerate(rule.expansion)
+               if keep_all or not (symbol.is_term and symbol.filter_out)]
+    filtered = len(include) < len(rule.expansion) or any(inline for _index, inline in include)
+    return (
+        str(rule.origin.name),  # lark's names are its Token class: plain str for marshal
+        len(rule.expansion),
+        str(rule.alias or rule.options.template_source or rule.origin.name),
+        bool(rule.options.expand1 and not rule.alias),
+        tuple(include) if filtered else None,
+    )

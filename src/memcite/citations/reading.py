@@ -91,12 +91,16 @@ def tags() -> _Tags:
 
 
 def _parser():
-    """The LALR parser (contextual lexer) built once from the grammar, with its transformer."""
+    """The LALR parser (contextual lexer) built once from the grammar, with its transformer.
+
+    lark builds it; later runs replay lark's cached tables without importing lark
+    (``memcite.citations._section_tables``).
+    """
     global _PARSER
     if _PARSER is None:
-        from memcite.citations._lark_reader import build_parser
+        from memcite.citations._section_tables import build_section_parser
 
-        _PARSER = build_parser(_grammar_text())
+        _PARSER = build_section_parser(_grammar_text())
     return _PARSER
 
 
