@@ -224,6 +224,26 @@ def test_record_fast_path_imports_nothing_heavy(env, tmp_path):
     assert done.stderr.decode().rsplit("LOADED=", 1)[1] == ""
 
 
+def test_record_fast_path_replays_the_grammar_tables_without_lark(env, tmp_path):
+    """Once lark's tables are exported (the first reading), recording imports neither lark nor
+    what lark and dataclasses cost at start-up."""
+    probe = (
+        "import sys\nfrom memcite.__main__ import main\n"
+        "try:\n    main(['record', '-'])\nexcept SystemExit:\n    pass\n"
+        "heavy = {'lark', 'dataclasses', 'inspect', 'logging', 'typing'}\n"
+        "sys.stderr.write('LOADED=' + ','.join(sorted(heavy & set(sys.modules))))\n"
+    )
+    cache = {**os.environ, **env, "MEMCITE_CACHE_DIR": str(tmp_path / "cache")}
+    loaded = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", probe], input=REPLY.encode(),
+                              capture_output=True, env=cache, timeout=60)
+        assert done.stdout == VISIBLE.encode()
+        loaded.append(done.stderr.decode().rsplit("LOADED=", 1)[1])
+    assert "lark" in loaded[0].split(",")  # nothing cached yet: lark builds and exports
+    assert loaded[1] == ""
+
+
 def test_database_location_follows_db_then_env(env, tmp_path):
     env_no_db = {**env, "MEMCITE_DB": ""}
     # The user data folder (platformdirs, here under XDG_DATA_HOME).
