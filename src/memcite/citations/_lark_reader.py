@@ -175,9 +175,14 @@ def export_tables(built: Lark, grammar: str, starts=tuple(START_RULES)) -> dict 
                     return None
                 retype = callback.scanner
                 unless[str(name)] = ([m.pattern for m in retype._mres], retype.g_regex_flags)
-            lexer_index[id(basic)] = len(lexers)
-            lexers.append(([m.pattern for m in scanner._mres], basic.g_regex_flags,
-                           sorted(map(str, basic.newline_types)), sorted(map(str, basic.ignore_types)), unless))
+            row = ([m.pattern for m in scanner._mres], basic.g_regex_flags,
+                   sorted(map(str, basic.newline_types)), sorted(map(str, basic.ignore_types)), unless)
+            # lark keys its lexers by the state's accepted symbols, rules included, so states that
+            # accept the same terminals get equal lexers: one row each here, compiled once per run
+            same = [index for index, known in enumerate(lexers) if known == row]
+            if not same:
+                lexers.append(row)
+            lexer_index[id(basic)] = same[0] if same else len(lexers) - 1
         lexer_of_state[state] = lexer_index[id(basic)]
     import lark
 
