@@ -1,6 +1,10 @@
 """Every example of docs/citation-format.md as a table of exact cases."""
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memcite import parse_reply
 from memcite.citations.thread_ids import normalize_thread_id
@@ -223,6 +227,30 @@ ID_TABLE = [
     ("not-a-uuid", None),
     ("\uff10" * 32, None),  # full-width digits
 ]
+
+
+# The rule as a regular expression (memcite checks it with string operations, cheaper at start-up).
+_HEX = "[0-9a-fA-F]"
+_HYPHENATED = rf"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
+_ID_RULE = re.compile(rf"({_HEX}{{32}})|({_HYPHENATED})|\{{({_HYPHENATED})\}}|urn:uuid:({_HYPHENATED})")
+
+
+def _by_the_rule(rollout_id: str) -> str | None:
+    match = _ID_RULE.fullmatch(rollout_id)
+    if match is None:
+        return None
+    digits = next(group for group in match.groups() if group is not None).replace("-", "").lower()
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+
+_ID_PIECES = st.lists(st.sampled_from(["0", "9", "a", "F", "g", "-", "{", "}", "urn:uuid:", "URN:",
+                                       "\uff10", " ", "\n", UUID, UUID.replace("-", ""), UUID[:8]]),
+                      max_size=12).map("".join)
+
+
+@given(_ID_PIECES | st.text(alphabet="0123456789abcdefABCDEF-{}:nru", max_size=46))
+def test_thread_id_rule_agrees_with_its_regular_expression(rollout_id):
+    assert normalize_thread_id(rollout_id) == _by_the_rule(rollout_id)
 
 
 @pytest.mark.parametrize(("rollout_id", "counted"), ID_TABLE)

@@ -91,9 +91,11 @@ _KEYWORD_RE = (r"(?i:password|passwd|pwd|secret|api[_-]?key|apikey|auth[_-]?key|
 _TWILIO_RE = r"(?:AC|SK)[0-9a-f]{32}"
 
 
-@lru_cache(maxsize=1)
-def _prefilter_res() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
-    return re.compile(_KEYWORD_RE), re.compile(_TOKEN_RE), re.compile(_TWILIO_RE)
+@lru_cache(maxsize=3)
+def _prefilter_re(pattern: str) -> re.Pattern:
+    """Each pre-filter expression compiled the first time a text needs it (``record`` checks
+    short notes and paths: most never reach the keyword or the Twilio expression)."""
+    return re.compile(pattern)
 
 
 def may_hold_secret(text: str) -> bool:
@@ -106,13 +108,14 @@ def may_hold_secret(text: str) -> bool:
     for prefix in _PREFIXES:
         if prefix in text:
             return True
-    keyword, tokens, twilio = _prefilter_res()
     lowered = text.lower()
-    if any(word in lowered for word in _KEYWORDS) and keyword.search(text):
+    if any(word in lowered for word in _KEYWORDS) and _prefilter_re(_KEYWORD_RE).search(text):
         return True
-    for match in tokens.finditer(text):
+    if len(text) < 20:  # no token of 20 characters fits
+        return False
+    for match in _prefilter_re(_TOKEN_RE).finditer(text):
         token = match.group()
-        if _random_looking(token) or twilio.fullmatch(token):
+        if _random_looking(token) or _prefilter_re(_TWILIO_RE).fullmatch(token):
             return True
     return False
 
