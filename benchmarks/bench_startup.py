@@ -7,7 +7,7 @@ cold ``memcite record FILE`` within 6x. Each round runs the three commands in
 turn (the order turning round each round), so a busy moment of the machine
 falls on all of them; the medians count. The commands run as an installed
 memcite does: the console script, bytecode cached (here, in the temporary
-folder), lark's table cache warm.
+folder), the grammar's parse tables cached (the first run exports them).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def main() -> int:
             "strip": lambda n: [*memcite, "strip", replies[0]],
             "record": lambda n: [*memcite, "record", replies[n]],
         }
-        for name in ("strip", "record"):  # bytecode, lark's tables, the database: all made
+        for name in ("strip", "record"):  # bytecode, the grammar's tables, the database: all made
             run(commands[name](args.runs), env)
         walls: dict[str, list[float]] = {name: [] for name in commands}
         cpus: dict[str, list[float]] = {name: [] for name in commands}
