@@ -248,3 +248,12 @@ def test_an_unexpected_token_is_a_memcite_error():
     replay = _COMPARED[1]
     with pytest.raises(MemciteError, match="could not read a tags at line 1"):
         replay.parse("<oai-mem-citation>", "tags")
+
+
+def test_an_unwritable_cache_folder_still_reads_without_saving(tmp_path, monkeypatch):
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("x")
+    monkeypatch.setenv("MEMCITE_CACHE_DIR", str(blocked / "cache"))
+    parser = build_section_parser(_grammar_text())
+    assert parser.parse("x\n", "id_section")[0][1] == "x\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["file-not-folder"]
