@@ -165,6 +165,18 @@ class MemoryFolder:
         finally:
             os.close(fd)
 
+    def read(self, path: str) -> tuple[str, FileLines | None, list[int] | None]:
+        """``(outcome, lines, stamp)`` of a path in the folder, as read when it was resolved:
+        lines None when the file is larger than the cap (then in ``skipped``), stamp (inode,
+        size, mtime) None when it could not be read (then ``missing`` if it resolved)."""
+        outcome, real = self.resolve(path)
+        if real is None:
+            return outcome, None, None
+        stamp = self._stamps.get(path)
+        if stamp is None:
+            return "missing", None, None
+        return outcome, self._lines.get(real), stamp[2]
+
     def lines(self, real: str) -> FileLines | None:
         """The lines of a file inside the root (Rust's ``lines``), as read when it was
         resolved; None when it cannot be read or is larger than the cap (then in ``skipped``)."""
