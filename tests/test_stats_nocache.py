@@ -329,8 +329,9 @@ def test_a_file_too_large_is_stamped_and_skipped_not_read(tmp_path, monkeypatch)
     root = _memory_folder(str(tmp_path))
     monkeypatch.setattr("memcite.retention.checks.MAX_FILE_BYTES", 4)
     folder = MemoryFolder(root)
+    assert folder.already_read("rollout_summaries/b.md") is None
     assert check_entry(folder, "rollout_summaries/b.md", 1, 1, "0" * 64) == "unverified"
-    assert folder.read("rollout_summaries/b.md")[1:] == (
+    assert folder.already_read("rollout_summaries/b.md")[1:] == (
         None, MemoryFolder(root).stamp("rollout_summaries/b.md")[2])
     assert "rollout_summaries/b.md" in folder.skipped
     assert folder.files_read == 1

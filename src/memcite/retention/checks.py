@@ -165,11 +165,14 @@ class MemoryFolder:
         finally:
             os.close(fd)
 
-    def read(self, path: str) -> tuple[str, FileLines | None, list[int] | None]:
-        """``(outcome, lines, stamp)`` of a path in the folder, as read when it was resolved:
-        lines None when the file is larger than the cap (then in ``skipped``), stamp (inode,
-        size, mtime) None when it could not be read (then ``missing`` if it resolved)."""
-        outcome, real = self.resolve(path)
+    def already_read(self, path: str) -> tuple[str, FileLines | None, list[int] | None] | None:
+        """``(outcome, lines, stamp)`` of a path resolved already (None when it was not: then
+        nothing is opened), as read then: lines None when the file is larger than the cap
+        (then in ``skipped``), stamp (inode, size, mtime) None when it could not be read (then
+        ``missing`` if it resolved)."""
+        if path not in self._resolved:
+            return None
+        outcome, real = self._resolved[path]
         if real is None:
             return outcome, None, None
         stamp = self._stamps.get(path)
@@ -227,10 +230,11 @@ def check_entry(folder: MemoryFolder, path: str, line_start: int, line_end: int,
             state = _range_state(lines, line_start, line_end)
         folder.ranges[key] = state
     outcome, current = state
-    if outcome is None and recorded_sha256 is None:
-        return "unverified"
-    if outcome is None and current == recorded_sha256:
-        return "ok"
+    if outcome is None:
+        if recorded_sha256 is None:
+            return "unverified"
+        if current == recorded_sha256:
+            return "ok"
     if outcome in (None, "out_of_range", "blank") and recorded_sha256 is not None \
             and line_end >= line_start >= 1 \
             and folder.find_lines(real, line_end - line_start + 1, recorded_sha256) \
@@ -320,17 +324,22 @@ def check_citations(rows: Iterable[tuple[str, int, int, str | None, int]],
     checks = CitationChecks(memory_root=folder.root)
     bad: dict[tuple[str, int, int, str], int] = {}
     moves: dict[tuple[str, int, int, str], tuple[int, int] | None] = {}
+    entries = {outcome: 0 for outcome in CHECK_OUTCOMES}
+    citations = dict(entries)
     for path, line_start, line_end, digest, count in rows:
         outcome = check_entry(folder, path, line_start, line_end, digest)
-        checks.entries += 1
-        checks.citations += count
-        checks.outcomes[outcome]["entries"] += 1
-        checks.outcomes[outcome]["citations"] += count
-        if outcome not in ("ok", "unverified"):
+        entries[outcome] += 1
+        citations[outcome] += count
+        if outcome != "ok" and outcome != "unverified":
             key = (path, line_start, line_end, outcome)
             bad[key] = bad.get(key, 0) + count
             if outcome == "moved":
                 moves[key] = moved_to(folder, path, line_start, line_end, digest)
+    for outcome, counts in checks.outcomes.items():
+        counts["entries"] += entries[outcome]
+        counts["citations"] += citations[outcome]
+    checks.entries = sum(entries.values())
+    checks.citations = sum(citations.values())
     checks.worst = rank_worst([CheckedEntry(*key, count, moves.get(key))
                                for key, count in bad.items()], limit)
     checks.files_read = folder.files_read

@@ -58,9 +58,13 @@ def _read(root: MemoryRoot, path: str) -> tuple[bytes | None, int | None, str | 
     return read.data, _mtime(stamp), None
 
 
-def _read_in(folder: MemoryFolder, path: str) -> tuple[bytes | None, int | None, str | None]:
-    """``_read`` through a ``MemoryFolder``: the bytes it read when it resolved ``path``."""
-    outcome, lines, stamp = folder.read(path)
+def _already_read(folder: MemoryFolder | None, path: str
+                  ) -> tuple[bytes | None, int | None, str | None] | None:
+    """``_read`` of a file ``folder`` read already (the citation checks read it), else None."""
+    done = folder.already_read(path) if folder is not None else None
+    if done is None:
+        return None
+    outcome, lines, stamp = done
     if stamp is None:
         return None, None, None if outcome == "missing" else outcome
     if lines is None:
@@ -85,15 +89,15 @@ def memory_citations(conn: sqlite3.Connection, memory_root: str | None) -> list[
 def memory_entries(memory_folder: str | None, citations: list[CitedRange], *, now: int,
                    folder: MemoryFolder | None = None) -> FileEntries | None:
     """``MEMORY.md``'s entries with the citations attributed; None when there is no file.
-    ``folder`` (on ``memory_folder``): read through it, so that a file it read already is
-    not opened again."""
+    ``folder`` (on ``memory_folder``): when it read the file already, the bytes it read
+    (so that the file is not opened again)."""
     if memory_folder is None:
         return None
-    if folder is not None:
-        data, mtime, problem = _read_in(folder, MEMORY_FILE)
-    else:
+    done = _already_read(folder, MEMORY_FILE)
+    if done is None:
         with MemoryRoot(memory_folder) as root:
-            data, mtime, problem = _read(root, MEMORY_FILE)
+            done = _read(root, MEMORY_FILE)
+    data, mtime, problem = done
     path = os.path.join(memory_folder, MEMORY_FILE)
     if data is None:
         return None if problem is None else FileEntries(path, "codex", (), mtime,
