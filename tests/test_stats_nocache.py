@@ -336,3 +336,25 @@ def test_a_file_too_large_is_stamped_and_skipped_not_read(tmp_path, monkeypatch)
     assert "rollout_summaries/b.md" in folder.skipped
     assert folder.files_read == 1
     folder.close()
+
+
+@pytest.mark.parametrize(("summary", "lines", "problem"), [
+    ("s.md", ["the body", "second"], None),
+    ("out.md", [], "rollout_summaries/out.md: outside root"),  # a link leading out
+    ("gone.md", [], "rollout_summaries/gone.md: missing"),
+])
+def test_a_memory_card_reads_its_summary_through_the_checked_descriptor(tmp_path, summary,
+                                                                         lines, problem):
+    from memcite.retention.memory_card import memory_card
+
+    root = _memory_folder(str(tmp_path))
+    with open(os.path.join(root, "rollout_summaries", "s.md"), "wb") as handle:
+        handle.write(b"thread_id: x\n\n\nthe body\nsecond\n")
+    os.symlink(os.path.join(str(tmp_path), "outside.md"),
+               os.path.join(root, "rollout_summaries", "out.md"))
+    conn = _write_ledger(str(tmp_path / "memcite.sqlite"), os.path.realpath(root), [])
+    conn.execute("UPDATE memories SET rollout_summary_file = ? WHERE thread_id = ?",
+                 (summary, KNOWN[0]))
+    card = memory_card(conn, KNOWN[0], memory_root=root)
+    conn.close()
+    assert (card["summary_lines"], card["summary_problem"]) == (lines, problem)

@@ -17,13 +17,16 @@ import os
 import re
 import sqlite3
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memcite.ledger.memory_files import MAX_FILE_BYTES, MemoryRoot
-from memcite.retention.checks import MemoryFolder
 from memcite.retention.entries import TIERS, Entry, read_entries
 from memcite.retention.entry_usage import Attribution, CitedRange, EntryUsage, attribute_citations, relevance
 from memcite.retention.supersession import EntryIndex, Located, live_head
 from memcite.untrusted import storable_or_none
+
+if TYPE_CHECKING:
+    from memcite.retention.checks import MemoryFolder
 
 MEMORY_FILE = "MEMORY.md"
 NOTES_FOLDER = "memory"  # memcite's notes, in the Codex home

@@ -157,11 +157,11 @@ def _summary_lines(folder: MemoryFolder, summary_file: str | None) -> tuple[list
     outcome, real = folder.resolve(f"rollout_summaries/{summary_file}")
     if real is None:
         return [], f"rollout_summaries/{summary_file}: {outcome.replace('_', ' ')}"
-    read = folder.lines(real)  # read when resolved, from the folder's handle
-    if read is None:
+    held = folder.lines(real)  # read when resolved, from the descriptor the check opened
+    if held is None:
         return [], (f"rollout_summaries/{summary_file}: cannot read (unreadable, or larger"
                     f" than {MAX_FILE_BYTES // (1024 * 1024)} MiB)")
-    lines = [line.decode("utf-8", "replace") for line in byte_lines(read.data[:_READ_CAP])]
+    lines = [line.decode("utf-8", "replace") for line in byte_lines(held.data[:_READ_CAP])]
     body_start = next((i + 1 for i, line in enumerate(lines) if not line.strip()), 0)
     body = lines[body_start:]
     while body and not body[0].strip():
