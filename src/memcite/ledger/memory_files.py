@@ -24,6 +24,10 @@ import stat as stat_module
 from array import array
 from bisect import bisect_right
 from itertools import accumulate, islice
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 # What ``locate`` (and ``MemoryRoot.open``) say of a cited path.
 INSIDE = "ok"
@@ -58,6 +62,8 @@ def lines_sha256(lines, line_start: int, line_end: int) -> str | None:
     None when the range is reversed, starts at 0 or runs past the end."""
     if not 1 <= line_start <= line_end <= len(lines):
         return None
+    if isinstance(lines, FileLines):
+        return hashlib.sha256(lines.span(line_start, line_end)).hexdigest()
     return hashlib.sha256(b"\n".join(lines[line_start - 1 : line_end])).hexdigest()
 
 
@@ -110,6 +116,27 @@ class FileLines:
     def __iter__(self):
         for index in range(len(self)):
             yield self._line(index)
+
+    def span(self, line_start: int, line_end: int) -> bytes:
+        """Lines ``line_start..line_end`` (1-based, inclusive, within the file) joined by LF:
+        one slice of the bytes, unless a CR in it may end a line (then line by line)."""
+        begin = self._ends[line_start - 2] + 1 if line_start > 1 else 0
+        chunk = self.data[begin : self._ends[line_end - 1]]
+        if b"\r" in chunk:
+            return b"\n".join(self[line_start - 1 : line_end])
+        return chunk
+
+    def windows(self, length: int) -> Iterator[bytes]:
+        """``span(start, start + length - 1)`` for every start from the first line on, in
+        order (none when ``length`` is below 1 or longer than the file)."""
+        count = len(self) - length + 1
+        if length < 1 or count < 1:
+            return iter(())
+        if b"\r" in self.data:
+            return (b"\n".join(self[start : start + length]) for start in range(count))
+        data, ends = self.data, self._ends
+        starts = [0, *map((1).__add__, ends[: count - 1])]
+        return map(data.__getitem__, map(slice, starts, ends[length - 1 :]))
 
     def line_number_at(self, offset: int) -> int:
         """The 1-based number of the line holding byte ``offset``."""
@@ -269,10 +296,8 @@ class MemoryRoot:
         if fd is None:
             return outcome, None, None
         try:
-            st = os.fstat(fd)
-            if st.st_size > max_bytes and not prefix:  # too large already: nothing to read
-                return outcome, ReadResult(None, st.st_size, True), _stamp(st)
-            return outcome, read_capped(fd, max_bytes, prefix=prefix), _stamp(st)
+            read, stamp = read_opened(fd, max_bytes, prefix=prefix)
+            return outcome, read, stamp
         except OSError:
             return MISSING, None, None
         finally:
@@ -379,6 +404,17 @@ class MemoryRoot:
 
 def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def read_opened(fd: int, max_bytes: int = MAX_FILE_BYTES, *, prefix: bool = False
+                ) -> tuple[ReadResult, tuple[int, int, int, int]]:
+    """A file opened by ``MemoryRoot.open`` read with a cap (see ``read_capped``; nothing is
+    read when ``fstat`` already tells it is larger), and its ``(dev, ino, size, mtime_ns)``.
+    Raises ``OSError``; the caller closes ``fd``."""
+    st = os.fstat(fd)
+    if st.st_size > max_bytes and not prefix:  # too large already: nothing to read
+        return ReadResult(None, st.st_size, True), _stamp(st)
+    return read_capped(fd, max_bytes, prefix=prefix), _stamp(st)
 
 
 def locate(real_root: str, path: str) -> tuple[str, str | None]:

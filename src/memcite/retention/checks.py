@@ -14,8 +14,9 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from hashlib import sha256
 
-from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, lines_sha256
+from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, read_opened
 from memcite.rust_text import RUST_WHITESPACE
 from memcite.secrets import is_masked
 
@@ -70,7 +71,8 @@ class MemoryFolder:
         self.skipped: dict[str, str] = {}  # path inside the folder -> why it was not read
         self._resolved: dict[str, tuple[str, str | None]] = {}
         self._parts: dict[str, str] = {}  # real path -> the path inside the folder
-        self._lines: dict[str, FileLines | None] = {}
+        self._lines: dict[str, FileLines | None] = {}  # real path -> lines, read on resolving
+        self._stamps: dict[str, list] = {}  # path as cited -> stamp of the file as read
         self.ranges: dict[tuple[str, int, int], tuple[str | None, str | None]] = {}
         self._windows: dict[tuple[str, int], dict[str, int]] = {}
 
@@ -80,11 +82,12 @@ class MemoryFolder:
         key = (real, length)
         index = self._windows.get(key)
         if index is None:
-            lines = self.lines(real) or []
+            lines = self.lines(real)
             index = {}
-            if length >= 1 and len(lines) * length <= MAX_MOVE_SEARCH_LINES:
-                for start in range(1, len(lines) - length + 2):
-                    index.setdefault(lines_sha256(lines, start, start + length - 1), start)
+            if lines is not None and length >= 1 and len(lines) * length <= MAX_MOVE_SEARCH_LINES:
+                hashes = [sha256(window).hexdigest() for window in lines.windows(length)]
+                # From the last window to the first, so that the first start wins.
+                index = dict(zip(reversed(hashes), range(len(hashes), 0, -1), strict=True))
             self._windows[key] = index
         return index.get(digest)
 
@@ -94,7 +97,10 @@ class MemoryFolder:
     def resolve(self, path: str) -> tuple[str, str | None]:
         """``(outcome, real path)``: ``ok`` with the file's real path (a name: files are
         opened from the folder's handle, never by it), or ``outside_root`` / ``missing``
-        with None. Nothing is read."""
+        with None (``unverified`` for a masked path, never opened).
+
+        A file is read as soon as it is resolved, from the descriptor that resolving opened
+        (so each file is opened once; see ``lines``)."""
         cached = self._resolved.get(path)
         if cached is None:
             cached = self._resolved[path] = self._resolve(path)
@@ -108,17 +114,39 @@ class MemoryFolder:
         outcome, fd, parts = self._root.open(path)
         if fd is None:
             return outcome, None
-        os.close(fd)
-        inside = "/".join(parts)
         real = os.path.join(self.root, *parts)
-        self._parts[real] = inside
+        try:
+            if real in self._lines:  # read already, under another spelling
+                stamp = _stamp(os.fstat(fd))
+            else:
+                self._parts[real] = inside = "/".join(parts)
+                self._lines[real], stamp = self._read(fd, inside)
+            self._stamps[path] = [outcome, parts, stamp]
+        except OSError:
+            self._lines.setdefault(real, None)
+        finally:
+            os.close(fd)
         return outcome, real
+
+    def _read(self, fd: int, inside: str) -> tuple[FileLines | None, list[int]]:
+        """The lines of the file open on ``fd`` (None when it is larger than the cap: then
+        in ``skipped``) and its stamp as read; raises ``OSError``."""
+        read, stamp = read_opened(fd, MAX_FILE_BYTES)
+        self.files_read += 1
+        if read.too_large:
+            self.skipped[inside] = (f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB,"
+                                    " not read (its citations are unverified)")
+            return None, list(stamp[1:])
+        return FileLines(read.data), list(stamp[1:])
 
     def stamp(self, path: str) -> list | None:
         """What tells that ``path`` now resolves or reads differently: the components it
-        resolves to and the file's inode, size and mtime (opened safely, nothing read)."""
+        resolves to and the file's inode, size and mtime (as the file was read when it was
+        resolved; else opened safely, nothing read)."""
         if is_masked(path):
             return ["unverified", None, None]
+        if path in self._stamps:  # taken from the descriptor the file was read from
+            return self._stamps[path]
         outcome, stamp, parts = self._root.stamp(path)
         return [outcome, parts, list(stamp[1:]) if stamp else None]
 
@@ -137,24 +165,30 @@ class MemoryFolder:
         finally:
             os.close(fd)
 
+    def already_read(self, path: str) -> tuple[str, FileLines | None, list[int] | None] | None:
+        """``(outcome, lines, stamp)`` of a path resolved already (None when it was not: then
+        nothing is opened), as read then: lines None when the file is larger than the cap
+        (then in ``skipped``), stamp (inode, size, mtime) None when it could not be read (then
+        ``missing`` if it resolved)."""
+        if path not in self._resolved:
+            return None
+        outcome, real = self._resolved[path]
+        if real is None:
+            return outcome, None, None
+        stamp = self._stamps.get(path)
+        if stamp is None:
+            return "missing", None, None
+        return outcome, self._lines.get(real), stamp[2]
+
     def lines(self, real: str) -> FileLines | None:
-        """The lines of a file inside the root (Rust's ``lines``), read once and kept;
-        None when it cannot be read or is larger than the cap (then in ``skipped``)."""
-        if real in self._lines:
-            return self._lines[real]
-        lines = None
-        inside = self._parts.get(real)
-        if inside is not None:
-            outcome, read, _stamp = self._root.read(inside, MAX_FILE_BYTES)
-            if read is not None:
-                self.files_read += 1
-                if read.too_large:
-                    self.skipped[inside] = (f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB,"
-                                            " not read (its citations are unverified)")
-                else:
-                    lines = FileLines(read.data)
-        self._lines[real] = lines
-        return lines
+        """The lines of a file inside the root (Rust's ``lines``), as read when it was
+        resolved; None when it cannot be read or is larger than the cap (then in ``skipped``)."""
+        return self._lines.get(real)
+
+
+def _stamp(st: os.stat_result) -> list[int]:
+    """A file's inode, size and mtime, as ``MemoryFolder.stamp`` lists them."""
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,10 +230,11 @@ def check_entry(folder: MemoryFolder, path: str, line_start: int, line_end: int,
             state = _range_state(lines, line_start, line_end)
         folder.ranges[key] = state
     outcome, current = state
-    if outcome is None and recorded_sha256 is None:
-        return "unverified"
-    if outcome is None and current == recorded_sha256:
-        return "ok"
+    if outcome is None:
+        if recorded_sha256 is None:
+            return "unverified"
+        if current == recorded_sha256:
+            return "ok"
     if outcome in (None, "out_of_range", "blank") and recorded_sha256 is not None \
             and line_end >= line_start >= 1 \
             and folder.find_lines(real, line_end - line_start + 1, recorded_sha256) \
@@ -221,8 +256,9 @@ def moved_to(folder: MemoryFolder, path: str, line_start: int, line_end: int,
 _ASCII_SPACE = b" \t\n\x0b\x0c\r"
 
 
-def _is_blank(line: bytes) -> bool:
-    stripped = line.strip(_ASCII_SPACE)
+def _is_blank(text: bytes) -> bool:
+    """Nothing but white space (Rust's ``trim``) in ``text``: a line, or lines joined by LF."""
+    stripped = text.strip(_ASCII_SPACE)
     if not stripped:
         return True
     if stripped.isascii():
@@ -237,9 +273,13 @@ def _range_state(lines: list[bytes] | None, line_start: int, line_end: int
         return "missing", None
     if not 1 <= line_start <= line_end <= len(lines):
         return "out_of_range", None
-    if all(_is_blank(line) for line in lines[line_start - 1 : line_end]):
+    # The lines joined by LF, as hashed at citation time: blank when all of it is white space
+    # (an LF is white space, and no UTF-8 character spans one).
+    cited = (lines.span(line_start, line_end) if isinstance(lines, FileLines)
+             else b"\n".join(lines[line_start - 1 : line_end]))
+    if _is_blank(cited):
         return "blank", None
-    return None, lines_sha256(lines, line_start, line_end)  # as recorded at citation time
+    return None, sha256(cited).hexdigest()
 
 
 @dataclass
@@ -284,17 +324,22 @@ def check_citations(rows: Iterable[tuple[str, int, int, str | None, int]],
     checks = CitationChecks(memory_root=folder.root)
     bad: dict[tuple[str, int, int, str], int] = {}
     moves: dict[tuple[str, int, int, str], tuple[int, int] | None] = {}
+    entries = {outcome: 0 for outcome in CHECK_OUTCOMES}
+    citations = dict(entries)
     for path, line_start, line_end, digest, count in rows:
         outcome = check_entry(folder, path, line_start, line_end, digest)
-        checks.entries += 1
-        checks.citations += count
-        checks.outcomes[outcome]["entries"] += 1
-        checks.outcomes[outcome]["citations"] += count
-        if outcome not in ("ok", "unverified"):
+        entries[outcome] += 1
+        citations[outcome] += count
+        if outcome != "ok" and outcome != "unverified":
             key = (path, line_start, line_end, outcome)
             bad[key] = bad.get(key, 0) + count
             if outcome == "moved":
                 moves[key] = moved_to(folder, path, line_start, line_end, digest)
+    for outcome, counts in checks.outcomes.items():
+        counts["entries"] += entries[outcome]
+        counts["citations"] += citations[outcome]
+    checks.entries = sum(entries.values())
+    checks.citations = sum(citations.values())
     checks.worst = rank_worst([CheckedEntry(*key, count, moves.get(key))
                                for key, count in bad.items()], limit)
     checks.files_read = folder.files_read

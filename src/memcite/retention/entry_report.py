@@ -17,12 +17,16 @@ import os
 import re
 import sqlite3
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memcite.ledger.memory_files import MAX_FILE_BYTES, MemoryRoot
 from memcite.retention.entries import TIERS, Entry, read_entries
 from memcite.retention.entry_usage import Attribution, CitedRange, EntryUsage, attribute_citations, relevance
 from memcite.retention.supersession import EntryIndex, Located, live_head
 from memcite.untrusted import storable_or_none
+
+if TYPE_CHECKING:
+    from memcite.retention.checks import MemoryFolder
 
 MEMORY_FILE = "MEMORY.md"
 NOTES_FOLDER = "memory"  # memcite's notes, in the Codex home
@@ -57,6 +61,20 @@ def _read(root: MemoryRoot, path: str) -> tuple[bytes | None, int | None, str | 
     return read.data, _mtime(stamp), None
 
 
+def _already_read(folder: MemoryFolder | None, path: str
+                  ) -> tuple[bytes | None, int | None, str | None] | None:
+    """``_read`` of a file ``folder`` read already (the citation checks read it), else None."""
+    done = folder.already_read(path) if folder is not None else None
+    if done is None:
+        return None
+    outcome, lines, stamp = done
+    if stamp is None:
+        return None, None, None if outcome == "missing" else outcome
+    if lines is None:
+        return None, stamp[2] // 1_000_000_000, f"larger than {MAX_FILE_BYTES} bytes"
+    return lines.data, stamp[2] // 1_000_000_000, None
+
+
 def memory_citations(conn: sqlite3.Connection, memory_root: str | None) -> list[CitedRange]:
     """The citations of ``MEMORY.md`` in the log, one per distinct range and hash, with their
     count and latest time (``memory_root``: only replies recorded against that folder)."""
@@ -71,13 +89,18 @@ def memory_citations(conn: sqlite3.Connection, memory_root: str | None) -> list[
     return [CitedRange(start, end, at, digest, count) for start, end, digest, count, at in rows]
 
 
-def memory_entries(memory_folder: str | None, citations: list[CitedRange], *, now: int
-                   ) -> FileEntries | None:
-    """``MEMORY.md``'s entries with the citations attributed; None when there is no file."""
+def memory_entries(memory_folder: str | None, citations: list[CitedRange], *, now: int,
+                   folder: MemoryFolder | None = None) -> FileEntries | None:
+    """``MEMORY.md``'s entries with the citations attributed; None when there is no file.
+    ``folder`` (on ``memory_folder``): when it read the file already, the bytes it read
+    (so that the file is not opened again)."""
     if memory_folder is None:
         return None
-    with MemoryRoot(memory_folder) as root:
-        data, mtime, problem = _read(root, MEMORY_FILE)
+    done = _already_read(folder, MEMORY_FILE)
+    if done is None:
+        with MemoryRoot(memory_folder) as root:
+            done = _read(root, MEMORY_FILE)
+    data, mtime, problem = done
     path = os.path.join(memory_folder, MEMORY_FILE)
     if data is None:
         return None if problem is None else FileEntries(path, "codex", (), mtime,

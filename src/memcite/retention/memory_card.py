@@ -19,7 +19,7 @@ import sqlite3
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import InputError
-from memcite.ledger.memory_files import LATE_HASH_SECONDS, byte_lines
+from memcite.ledger.memory_files import LATE_HASH_SECONDS, MAX_FILE_BYTES, byte_lines
 from memcite.ledger.memory_history import MemoryHistory
 from memcite.retention.checks import MemoryFolder, check_entry, moved_to
 from memcite.retention.labels import memory_label
@@ -157,12 +157,11 @@ def _summary_lines(folder: MemoryFolder, summary_file: str | None) -> tuple[list
     outcome, real = folder.resolve(f"rollout_summaries/{summary_file}")
     if real is None:
         return [], f"rollout_summaries/{summary_file}: {outcome.replace('_', ' ')}"
-    try:
-        with open(real, "rb") as handle:
-            data = handle.read(_READ_CAP)
-    except OSError as exc:
-        return [], f"cannot read: {exc.strerror or exc}"
-    lines = [line.decode("utf-8", "replace") for line in byte_lines(data)]
+    held = folder.lines(real)  # read when resolved, from the descriptor the check opened
+    if held is None:
+        return [], (f"rollout_summaries/{summary_file}: cannot read (unreadable, or larger"
+                    f" than {MAX_FILE_BYTES // (1024 * 1024)} MiB)")
+    lines = [line.decode("utf-8", "replace") for line in byte_lines(held.data[:_READ_CAP])]
     body_start = next((i + 1 for i, line in enumerate(lines) if not line.strip()), 0)
     body = lines[body_start:]
     while body and not body[0].strip():

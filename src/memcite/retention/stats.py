@@ -378,14 +378,15 @@ def collect_stats(
     report.log_scope = log_root
     report.asked_to_forget = asked[:limit] if limit else asked
     report.entries = entry_usage_part(conn, folder.root, codex_home, now=as_of, limit=limit,
-                                      log_root=log_root)
+                                      log_root=log_root, folder=folder)
     return report
 
 
 def entry_usage_part(conn: sqlite3.Connection | None, memory_folder: str | None,
                      codex_home: str | None, *, now: int, limit: int,
-                     log_root: str | None = None) -> dict:
-    """The ``entries`` part: usage per entry of ``MEMORY.md`` and of memcite's notes."""
+                     log_root: str | None = None, folder: MemoryFolder | None = None) -> dict:
+    """The ``entries`` part: usage per entry of ``MEMORY.md`` and of memcite's notes
+    (``MEMORY.md`` read through ``folder`` when given: opened once for the whole report)."""
     from memcite.retention.entry_report import (
         entries_report,
         memory_citations,
@@ -394,7 +395,8 @@ def entry_usage_part(conn: sqlite3.Connection | None, memory_folder: str | None,
     )
 
     citations = memory_citations(conn, log_root) if conn is not None else []
-    files = [f for f in [memory_entries(memory_folder, citations, now=now)] if f is not None]
+    files = [f for f in [memory_entries(memory_folder, citations, now=now, folder=folder)]
+             if f is not None]
     files += note_entries(codex_home, now=now)
     return entries_report(files, limit=limit)
 

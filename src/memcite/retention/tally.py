@@ -93,9 +93,13 @@ def _still_unknown(conn: sqlite3.Connection, unknown: dict[str, int]) -> dict[st
 def _entry_rows(conn: sqlite3.Connection, scope: ReplyScope, after_reply: int, up_to: int):
     """Distinct cited entries of replies ``after_reply < id <= up_to``, with citation counts."""
     since_sql, since_args = scope.filter()
+    # From the start, one walk of the index cited_entries_check, already in groups and
+    # covering every column; for a few new replies, the primary key's range is far smaller
+    # ("+" keeps SQLite off the primary key, which would group in a temporary tree).
+    flag = "+" if not after_reply else ""
     return conn.execute(
         "SELECT path, line_start, line_end, lines_sha256, count(*) FROM cited_entries"
-        " WHERE reply_id > ? AND reply_id <= ?" + since_sql +
+        f" WHERE {flag}reply_id > ? AND {flag}reply_id <= ?" + since_sql +
         " GROUP BY path, line_start, line_end, lines_sha256",
         (after_reply, up_to, *since_args)).fetchall()
 
@@ -177,15 +181,22 @@ def _memory_index_sections(folder: MemoryFolder) -> list[Section]:
 def _add_to_places(entry_rows, folder: MemoryFolder, per_file: dict[str, int],
                    sections: list[Section]) -> None:
     """Add the rows' citations to the files they name and to the MEMORY.md sections."""
+    per_path: dict[str, int] = {}
+    for path, _line_start, _line_end, _digest, count in entry_rows:
+        per_path[path] = per_path.get(path, 0) + count
+    # Each path spelled in the log is resolved once, whatever the rows citing it.
     index_real = folder.resolve(MEMORY_INDEX)[1] if folder.root is not None else None
-    index_ranges: list[tuple[int, int, int]] = []
-    for path, line_start, line_end, _digest, count in entry_rows:
+    index_paths = set()
+    for path, count in per_path.items():
         real = folder.resolve(path)[1]
         key = os.path.relpath(real, folder.root) if real is not None else path
         per_file[key] = per_file.get(key, 0) + count
         if index_real is not None and real == index_real:
-            index_ranges.append((line_start, line_end, count))
-    count_section_citations(sections, index_ranges)
+            index_paths.add(path)
+    if index_paths:
+        count_section_citations(sections, [(line_start, line_end, count) for path, line_start,
+                                           line_end, _digest, count in entry_rows
+                                           if path in index_paths])
 
 
 def since_filter(since: int | None, alias: str = "", memory_root: str | None = None
