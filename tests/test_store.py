@@ -98,10 +98,12 @@ EXPECTED_SCHEMA = {
     },
     "reply_totals": {"columns": ["id", "replies", "late", "late_after"], "indexes": {}},  # m010
     "citation_weeks": {"columns": ["week", "citations"], "indexes": {}},  # m010
+    "last_used_days": {"columns": ["rule", "day", "memories"], "indexes": {}},  # m010
 }
 # The triggers that keep m010's counters.
 EXPECTED_TRIGGERS = sorted(
-    f"{table}_count_{change}" for table in ("memories", "replies", "cited_ids")
+    f"{table}_{kind}_{change}" for table, kind in (("memories", "count"), ("memories", "days"),
+                                                   ("replies", "count"), ("cited_ids", "count"))
     for change in ("insert", "delete", "update"))
 
 

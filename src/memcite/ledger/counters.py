@@ -99,6 +99,24 @@ def _memory_totals_change(*, add: str | None, take: str | None) -> str:
 
 _COUNTING = "WHEN (SELECT exact FROM memory_totals WHERE id = 1) = 1"
 
+DAY_SECONDS = 86_400
+# The last-use columns bucketed by day (``last_used_days``): one per retention rule.
+LAST_USED_COLUMNS = {"memcite": "last_used", "codex": "codex_last_used"}
+
+
+def _day_change(sign: str, row: str) -> str:
+    """Add (``sign`` '') or take away ('-') ``row``'s days of last use, if it is active."""
+    return " ".join(
+        "INSERT INTO last_used_days (rule, day, memories)"
+        f" SELECT '{rule}', {row}.{column} / {DAY_SECONDS}, {sign}1"
+        f" WHERE {row}.archived_at IS NULL AND {row}.{column} IS NOT NULL"
+        " ON CONFLICT (rule, day) DO UPDATE SET memories = memories + excluded.memories;"
+        for rule, column in LAST_USED_COLUMNS.items())
+
+
+_DAY_MOVED = ("(OLD.last_used IS NOT NEW.last_used OR OLD.codex_last_used IS NOT"
+              " NEW.codex_last_used OR (OLD.archived_at IS NULL) != (NEW.archived_at IS NULL))")
+
 COUNTER_TRIGGERS: dict[str, str] = {
     "memories_count_insert": f"AFTER INSERT ON memories {_COUNTING} BEGIN "
                              + _memory_totals_change(add="NEW", take=None) + " END",
@@ -107,6 +125,13 @@ COUNTER_TRIGGERS: dict[str, str] = {
     "memories_count_update": f"AFTER UPDATE OF {', '.join(_MEMORY_COLUMNS)} ON memories"
                              f" {_COUNTING} BEGIN "
                              + _memory_totals_change(add="NEW", take="OLD") + " END",
+    "memories_days_insert": f"AFTER INSERT ON memories {_COUNTING} BEGIN "
+                            + _day_change("", "NEW") + " END",
+    "memories_days_delete": f"AFTER DELETE ON memories {_COUNTING} BEGIN "
+                            + _day_change("-", "OLD") + " END",
+    "memories_days_update": "AFTER UPDATE OF last_usage, codex_last_usage, source_updated_at,"
+                            f" archived_at ON memories {_COUNTING} AND {_DAY_MOVED} BEGIN "
+                            + _day_change("-", "OLD") + " " + _day_change("", "NEW") + " END",
     "replies_count_insert": "AFTER INSERT ON replies BEGIN UPDATE reply_totals SET"
                             f" replies = replies + 1, late = late + {_late('NEW')} WHERE id = 1;"
                             " END",
@@ -128,6 +153,10 @@ COUNTER_TRIGGERS: dict[str, str] = {
 }
 
 
+_COUNTED_DAYS = " UNION ALL ".join(
+    f"SELECT '{rule}', {column} / {DAY_SECONDS} AS day, count(*) FROM memories"
+    f" WHERE archived_at IS NULL AND {column} IS NOT NULL GROUP BY day"
+    for rule, column in LAST_USED_COLUMNS.items())
 _COUNTED_WEEKS = (
     f"SELECT {WEEK_OF.format(r='r')} AS week, count(*) FROM cited_ids c"
     " JOIN replies r ON r.id = c.reply_id WHERE c.counted = 1 GROUP BY week"
@@ -146,6 +175,10 @@ def create_counters(conn: sqlite3.Connection) -> None:
         " late_after INTEGER NOT NULL)")  # seconds: late is recorded_at - replied_at > this
     conn.execute("CREATE TABLE IF NOT EXISTS citation_weeks (week INTEGER PRIMARY KEY,"
                  " citations INTEGER NOT NULL)")
+    # Active memories per day of last use (SQLite's division) under each rule.
+    conn.execute("CREATE TABLE IF NOT EXISTS last_used_days (rule TEXT NOT NULL,"
+                 " day INTEGER NOT NULL, memories INTEGER NOT NULL, PRIMARY KEY (rule, day))"
+                 " WITHOUT ROWID")
     for name, body in COUNTER_TRIGGERS.items():
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
         conn.execute(f"CREATE TRIGGER {name} {body}")
@@ -158,6 +191,8 @@ def recount(conn: sqlite3.Connection, *, everything: bool = True) -> None:
     and the citations per week."""
     counted = conn.execute(f"SELECT {_COUNTED_MEMORY_TOTALS} FROM memories m").fetchone()
     columns = ", ".join(MEMORY_TOTALS)
+    conn.execute("DELETE FROM last_used_days")
+    conn.execute(f"INSERT INTO last_used_days (rule, day, memories) {_COUNTED_DAYS}")
     conn.execute(f"INSERT OR REPLACE INTO memory_totals (id, exact, {columns})"
                  f" VALUES (1, 1, {', '.join('?' * len(counted))})", counted)
     if not everything:
@@ -215,6 +250,15 @@ def week_counters(conn: sqlite3.Connection, first: int, last: int) -> dict[int, 
         return None
 
 
+def active_before_day(conn: sqlite3.Connection, rule: str, day: int) -> int | None:
+    """Active memories whose last use under ``rule`` falls on a day before ``day`` (SQLite's
+    division), or None when the counters cannot be trusted."""
+    if memory_totals(conn) is None:
+        return None
+    return conn.execute("SELECT coalesce(sum(memories), 0) FROM last_used_days"
+                        " WHERE rule = ? AND day < ?", (rule, day)).fetchone()[0]
+
+
 def counter_differences(conn: sqlite3.Connection) -> list[dict]:
     """Each counter that differs from the tables it counts (``rebuild --check``): name, what
     is stored, what the tables say. A suspended ``memory_totals`` (an interrupted sync) is
@@ -233,6 +277,15 @@ def counter_differences(conn: sqlite3.Connection) -> list[dict]:
         differences += [{"counter": f"memory_totals.{name}", "stored": have, "counted": want}
                         for name, have, want in zip(MEMORY_TOTALS, stored[1:], counted,
                                                     strict=True) if have != want]
+    if stored is not None and stored[0] == 1:
+        days = {row[:2]: row[2] for row in conn.execute(
+            "SELECT rule, day, memories FROM last_used_days WHERE memories != 0")}
+        counted_days = {row[:2]: row[2] for row in conn.execute(_COUNTED_DAYS)}
+        differences += [{"counter": f"last_used_days.{rule}.{day}",
+                         "stored": days.get((rule, day), 0),
+                         "counted": counted_days.get((rule, day), 0)}
+                        for rule, day in sorted(set(days) | set(counted_days))
+                        if days.get((rule, day), 0) != counted_days.get((rule, day), 0)]
     replies = conn.execute("SELECT replies, late, late_after FROM reply_totals WHERE id = 1"
                            ).fetchone()
     late_after = LATE_HASH_SECONDS if replies is None else replies[2]

@@ -17,7 +17,12 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memcite.ledger.counters import memory_totals, reply_totals, week_counters
+from memcite.ledger.counters import (
+    active_before_day,
+    memory_totals,
+    reply_totals,
+    week_counters,
+)
 from memcite.ledger.memory_files import LATE_HASH_SECONDS
 from memcite.retention.checks import CitationChecks, MemoryFolder, Section
 from memcite.retention.labels import LABEL_COLUMNS, memory_label
@@ -228,7 +233,8 @@ def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: in
     limit_time = cutoff(as_of, max_unused_days)
     if outside is None or outside.limit_time != limit_time:
         outside = out_of_scope(conn, limit_time=limit_time, table=table)
-    count = _count_before(conn, column, limit_time, active, table) - outside.dead[rule]
+    count = _count_before(conn, column, limit_time, active, table,
+                          rule=rule) - outside.dead[rule]
     rows = conn.execute(
         f"SELECT {USAGE_COLUMNS}, {column}, {LABEL_COLUMNS} FROM {table} WHERE"
         f" archived_at IS NULL AND {RULE_SCOPE[rule]} AND {column} < ?"
@@ -247,10 +253,19 @@ def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: in
 
 
 def _count_before(conn: sqlite3.Connection, column: str, limit_time: int,
-                  active: int | None, table: str = "memories") -> int:
-    """Active rows with ``column < limit_time``. An index range is counted row by row, so
-    when most rows are stale, count the recent ones (at most half) and subtract."""
+                  active: int | None, table: str = "memories", *, rule: str | None = None) -> int:
+    """Active rows with ``column < limit_time``: the kept counts per day of last use for the
+    days before the cutoff's, and the cutoff's day counted in the index. Without them (several
+    homes, an interrupted sync): an index range is counted row by row, so when most rows are
+    stale, count the recent ones (at most half) and subtract."""
     where = f"FROM {table} WHERE archived_at IS NULL AND {column}"
+    day = limit_time // DAY
+    if table == "memories" and rule is not None and day >= 1:
+        # Whole days from day 1 on are the same under SQLite's division (toward zero).
+        before = active_before_day(conn, rule, day)
+        if before is not None:
+            return before + conn.execute(f"SELECT count(*) {where} >= ? AND {column} < ?",
+                                         (day * DAY, limit_time)).fetchone()[0]
     if active is not None:
         half = active // 2 + 1
         recent = conn.execute(f"SELECT count(*) FROM (SELECT 1 {where} >= ? LIMIT ?)",
