@@ -212,10 +212,14 @@ def _outside_from_totals(conn: sqlite3.Connection, kept: dict[str, int],
                          limit_time: int) -> OutOfScope:
     """``out_of_scope`` from the kept counters; only its dead counts, which depend on the
     cutoff, are counted (through ``memories_outside_codex``), and only when there are such rows."""
-    if not kept["gone"] and not kept["folder_only"]:
-        return OutOfScope(limit_time, 0, 0, 0, {"memcite": 0, "codex": 0},
-                          kept["outside_codex_cited"])
-    return out_of_scope(conn, limit_time=limit_time)
+    gone_dead = outside_dead = 0
+    if kept["gone"] or kept["folder_only"]:
+        gone_dead, outside_dead = conn.execute(
+            "SELECT coalesce(sum(missing_since IS NOT NULL AND last_used < :cut), 0),"
+            f" coalesce(sum(codex_last_used < :cut), 0) FROM memories WHERE {_OUT_OF_SCOPE}",
+            {"cut": limit_time}).fetchone()
+    return OutOfScope(limit_time, kept["gone"], kept["folder_only"], kept["gone_cited"],
+                      {"memcite": gone_dead, "codex": outside_dead}, kept["outside_codex_cited"])
 
 
 def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: int, rule: str,
