@@ -255,8 +255,11 @@ def active_before_day(conn: sqlite3.Connection, rule: str, day: int) -> int | No
     division), or None when the counters cannot be trusted."""
     if memory_totals(conn) is None:
         return None
-    return conn.execute("SELECT coalesce(sum(memories), 0) FROM last_used_days"
-                        " WHERE rule = ? AND day < ?", (rule, day)).fetchone()[0]
+    try:
+        return conn.execute("SELECT coalesce(sum(memories), 0) FROM last_used_days"
+                            " WHERE rule = ? AND day < ?", (rule, day)).fetchone()[0]
+    except sqlite3.OperationalError:
+        return None
 
 
 def counter_differences(conn: sqlite3.Connection) -> list[dict]:
