@@ -276,3 +276,27 @@ def test_an_older_database_read_without_migrating_is_counted(tmp_path, home):
     for table in ("memory_totals", "reply_totals", "citation_weeks", "last_used_days"):
         conn.execute(f"DROP TABLE {table}")  # the triggers go with them
     assert _report(conn, home.root) == expected
+
+
+def test_several_homes_in_one_database_are_counted_apart(home, tmp_path):
+    """With a second home in the database, each home's report keeps to its rows (the plain
+    counts of that home), with the counters as without them."""
+    other = Home(str(tmp_path / "other"))
+    try:
+        other.conn.close()
+        other.conn = home.conn  # the same memcite database
+        other.codex.execute(
+            "INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory,"
+            " rollout_summary, generated_at, usage_count) VALUES (?, ?, 'm', 's', ?, 2)",
+            (str(uuid.UUID(int=99, version=4)), NOW - 90 * DAY, NOW))
+        sync_codex_home(home.conn, other.home, now=NOW)
+        assert counters.counter_differences(home.conn) == []
+        for where in (home, other):
+            options = {"codex_home": os.path.realpath(where.home)}
+            with_counters = _report(home.conn, where.root, **options)
+            with _no_counters():
+                assert _report(home.conn, where.root, **options) == with_counters
+        assert _report(home.conn, other.root, codex_home=os.path.realpath(other.home)
+                       )["memories"] == 1
+    finally:
+        other.codex.close()

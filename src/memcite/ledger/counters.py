@@ -29,10 +29,12 @@ MONDAY_OFFSET = 4 * 86_400  # 1970-01-01 was a Thursday: weeks start on Mondays
 # A reply's week, as ``stats`` groups them (SQLite's integer division).
 WEEK_OF = f"(({{r}}.replied_at - {MONDAY_OFFSET}) / {WEEK_SECONDS})"
 
+# Each condition is written as the WHERE of a partial index of ``memories``, so that
+# counting it afresh (``recount``) reads that index rather than the table.
 _ACTIVE = "{r}.archived_at IS NULL"
 _OUTSIDE = ("{r}.archived_at IS NULL AND ({r}.missing_since IS NOT NULL"
-            " OR {r}.source != 'stage1_outputs')")
-_GONE = "{r}.archived_at IS NULL AND {r}.missing_since IS NOT NULL"
+            " OR {r}.source != 'stage1_outputs')")  # memories_outside_codex
+_GONE = _OUTSIDE + " AND {r}.missing_since IS NOT NULL"
 
 # column -> (condition on a row of memories, what a row meeting it adds)
 MEMORY_TOTALS: dict[str, tuple[str, str]] = {
@@ -45,9 +47,9 @@ MEMORY_TOTALS: dict[str, tuple[str, str]] = {
     "codex_citations": (_ACTIVE + " AND {r}.codex_usage_count > 0", "{r}.codex_usage_count"),
     "gone": (_GONE, "1"),
     "gone_cited": (_GONE + " AND {r}.usage_count > 0", "1"),
-    "folder_only": ("{r}.archived_at IS NULL AND {r}.missing_since IS NULL"
-                    " AND {r}.source != 'stage1_outputs'", "1"),
-    "outside_codex_cited": ("(" + _OUTSIDE + ") AND {r}.codex_usage_count > 0", "1"),
+    "folder_only": (_OUTSIDE + " AND {r}.missing_since IS NULL", "1"),
+    # "+": counted through memories_outside_codex (few rows), not memories_codex_cited
+    "outside_codex_cited": (_OUTSIDE + " AND +{r}.codex_usage_count > 0", "1"),
 }
 # The columns of memories the conditions read: an update of any other changes no counter.
 _MEMORY_COLUMNS = ("usage_count", "codex_usage_count", "archived_at", "missing_since", "source")
@@ -64,7 +66,6 @@ def _late(row: str) -> str:
     return (f"CASE WHEN {row}.recorded_at - {row}.replied_at > late_after THEN 1 ELSE 0 END")
 
 
-_COUNTED_MEMORY_TOTALS = ", ".join(f"coalesce(sum({_share(c, 'm')}), 0)" for c in MEMORY_TOTALS)
 
 
 def _week_change_one(sign: str, row: str) -> str:
@@ -100,8 +101,10 @@ def _memory_totals_change(*, add: str | None, take: str | None) -> str:
 _COUNTING = "WHEN (SELECT exact FROM memory_totals WHERE id = 1) = 1"
 
 DAY_SECONDS = 86_400
-# The last-use columns bucketed by day (``last_used_days``): one per retention rule.
+# The last-use columns bucketed by day (``last_used_days``): one per retention rule, with
+# the partial index (active rows) that orders them.
 LAST_USED_COLUMNS = {"memcite": "last_used", "codex": "codex_last_used"}
+_LAST_USED_INDEXES = {"memcite": "memories_active_last_used", "codex": "memories_codex_last_used"}
 
 
 def _day_change(sign: str, row: str) -> str:
@@ -153,10 +156,49 @@ COUNTER_TRIGGERS: dict[str, str] = {
 }
 
 
-_COUNTED_DAYS = " UNION ALL ".join(
-    f"SELECT '{rule}', {column} / {DAY_SECONDS} AS day, count(*) FROM memories"
-    f" WHERE archived_at IS NULL AND {column} IS NOT NULL GROUP BY day"
-    for rule, column in LAST_USED_COLUMNS.items())
+def _count_memory_totals(conn: sqlite3.Connection) -> tuple[int, ...]:
+    """``MEMORY_TOTALS`` counted afresh: one query per condition, each through the partial
+    index whose WHERE it is (a million rows: a fraction of a second, not a scan per column)."""
+    by_condition: dict[str, list[str]] = {}
+    for column, (condition, _) in MEMORY_TOTALS.items():
+        by_condition.setdefault(condition, []).append(column)
+    counted: dict[str, int] = {}
+    for condition, columns in by_condition.items():
+        sums = ", ".join(f"coalesce(sum({MEMORY_TOTALS[c][1].format(r='m')}), 0)"
+                         for c in columns)
+        row = conn.execute(f"SELECT {sums} FROM memories m WHERE {condition.format(r='m')}"
+                           ).fetchone()
+        counted.update(zip(columns, row, strict=True))
+    return tuple(counted[column] for column in MEMORY_TOTALS)
+
+
+def _count_days(conn: sqlite3.Connection) -> list[tuple[str, int, int]]:
+    """``(rule, day, active memories)`` counted afresh, day by day through the index of each
+    rule's last use (a seek to the day's first row, then a count of that day's range): no
+    sort of a million rows. Days as SQLite divides (toward zero: day 0 holds (-1 day, 1 day))."""
+    rows = []
+    indexes = {row[0] for row in conn.execute(
+        "SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = 'memories'")}
+    for rule, column in LAST_USED_COLUMNS.items():
+        where = f"FROM memories WHERE archived_at IS NULL AND {column}"
+        if _LAST_USED_INDEXES[rule] not in indexes:  # dropped by an interrupted large sync
+            rows += [(rule, day, n) for day, n in conn.execute(
+                f"SELECT {column} / {DAY_SECONDS} AS day, count(*) {where} IS NOT NULL"
+                " GROUP BY day")]
+            continue
+        low = conn.execute(f"SELECT min({column}) {where} IS NOT NULL").fetchone()[0]
+        while low is not None:
+            # SQLite divides toward zero: day d >= 0 holds [d, d + 1) days (day 0 also the
+            # negative times above -1 day), day d < 0 holds (d - 1, d] days.
+            day = int(low // DAY_SECONDS if low >= 0 else -(-low // DAY_SECONDS))
+            end = (day + 1) * DAY_SECONDS if day >= 0 else day * DAY_SECONDS + 1
+            count = conn.execute(f"SELECT count(*) {where} >= ? AND {column} < ?",
+                                 (low, end)).fetchone()[0]
+            rows.append((rule, day, count))
+            low = conn.execute(f"SELECT min({column}) {where} >= ?", (end,)).fetchone()[0]
+    return rows
+
+
 _COUNTED_WEEKS = (
     f"SELECT {WEEK_OF.format(r='r')} AS week, count(*) FROM cited_ids c"
     " JOIN replies r ON r.id = c.reply_id WHERE c.counted = 1 GROUP BY week"
@@ -189,10 +231,11 @@ def recount(conn: sqlite3.Connection, *, everything: bool = True) -> None:
     """Count the counters again from the tables, inside the caller's transaction: the
     memories' in one scan (``exact`` again), then (unless not ``everything``) the replies'
     and the citations per week."""
-    counted = conn.execute(f"SELECT {_COUNTED_MEMORY_TOTALS} FROM memories m").fetchone()
+    counted = _count_memory_totals(conn)
     columns = ", ".join(MEMORY_TOTALS)
     conn.execute("DELETE FROM last_used_days")
-    conn.execute(f"INSERT INTO last_used_days (rule, day, memories) {_COUNTED_DAYS}")
+    conn.executemany("INSERT INTO last_used_days (rule, day, memories) VALUES (?, ?, ?)",
+                     _count_days(conn))
     conn.execute(f"INSERT OR REPLACE INTO memory_totals (id, exact, {columns})"
                  f" VALUES (1, 1, {', '.join('?' * len(counted))})", counted)
     if not everything:
@@ -272,7 +315,7 @@ def counter_differences(conn: sqlite3.Connection) -> list[dict]:
     except sqlite3.OperationalError:
         return []  # an older schema, checked read-only: no counters to check
     differences = []
-    counted = conn.execute(f"SELECT {_COUNTED_MEMORY_TOTALS} FROM memories m").fetchone()
+    counted = _count_memory_totals(conn)
     if stored is None or stored[0] != 1:
         differences.append({"counter": "memory_totals.exact", "stored": None if stored is None
                             else stored[0], "counted": 1})
@@ -283,7 +326,7 @@ def counter_differences(conn: sqlite3.Connection) -> list[dict]:
     if stored is not None and stored[0] == 1:
         days = {row[:2]: row[2] for row in conn.execute(
             "SELECT rule, day, memories FROM last_used_days WHERE memories != 0")}
-        counted_days = {row[:2]: row[2] for row in conn.execute(_COUNTED_DAYS)}
+        counted_days = {row[:2]: row[2] for row in _count_days(conn)}
         differences += [{"counter": f"last_used_days.{rule}.{day}",
                          "stored": days.get((rule, day), 0),
                          "counted": counted_days.get((rule, day), 0)}
