@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_stats.py            # 200,000 memories, 1,000,000 citations
     .venv/bin/python benchmarks/bench_stats.py --quick    # a tenth of that
     .venv/bin/python benchmarks/bench_stats.py --memories 1000000   # the same log, 1M memories
+    .venv/bin/python benchmarks/bench_stats.py --keep DIR   # build once in DIR, reuse it next time
 
 1. A cold ``memcite stats --json --limit 50`` (a new process each run, median of
    several) against ``python -c pass`` with the same interpreter: target <= 8x. The
@@ -17,7 +18,9 @@
 ``--src DIR`` runs the ``memcite`` commands from another source tree (before/after).
 
 The database is written with plain SQL (what ``record`` would store), in a
-temporary folder that is removed at the end.
+temporary folder that is removed at the end (``--keep DIR``: in DIR, kept with a copy
+as built, which a later run with the same sizes puts back and migrates instead of
+building again; at 1,000,000 memories the build takes minutes).
 """
 
 from __future__ import annotations
@@ -189,20 +192,41 @@ def main() -> None:
                         help="memories in the ledger (default 200,000; the citations stay)")
     parser.add_argument("--src", default=None,
                         help="run the memcite commands from this source tree (its src/)")
+
+    parser.add_argument("--keep", metavar="DIR", default=None,
+                        help="build the ledger in DIR and keep it; a later run with the same DIR"
+                             " and sizes reuses it (the build takes minutes at 1M memories)")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     memories, citations, entries = 200_000 // scale, 1_000_000 // scale, 100_000 // scale
     memories = args.memories or memories
 
-    folder = tempfile.mkdtemp(prefix="memcite-bench-stats-")
+    sizes = f"{memories}-{citations}-{entries}"
+    if args.keep:
+        folder = os.path.abspath(args.keep)
+        os.makedirs(folder, exist_ok=True)
+    else:
+        folder = tempfile.mkdtemp(prefix="memcite-bench-stats-")
     try:
         home = os.path.join(folder, "codex_home")
         root = os.path.join(home, "memories")
         db = os.path.join(folder, "memcite.sqlite")
-        started = time.perf_counter()
-        build_ledger(db, root, memories=memories, citations=citations, entries=entries)
-        print(f"built {memories:,} memories, {citations:,} citations, {entries:,} cited entries"
-              f" in {time.perf_counter() - started:.1f} s")
+        built = os.path.join(folder, "built")
+        if args.keep and os.path.exists(built) and open(built).read() == sizes:
+            _reset_kept(db, folder)
+            print(f"reusing the ledger kept in {folder} ({sizes.replace('-', ', ')})")
+        else:
+            for stale in (db, built, os.path.join(home, "memories_1.sqlite")):
+                if os.path.exists(stale):
+                    os.remove(stale)
+            started = time.perf_counter()
+            build_ledger(db, root, memories=memories, citations=citations, entries=entries)
+            print(f"built {memories:,} memories, {citations:,} citations, {entries:,} cited"
+                  f" entries in {time.perf_counter() - started:.1f} s")
+            if args.keep:
+                shutil.copyfile(db, db + ".built")
+                with open(built, "w") as handle:
+                    handle.write(sizes)
 
         env = {**os.environ, "MEMCITE_DB": db, "CODEX_HOME": home,
                "MEMCITE_HOME": folder, "MEMCITE_CACHE_DIR": os.path.join(folder, "cache")}
@@ -286,7 +310,19 @@ def main() -> None:
         if ratio > 8 or incremental > 8 or not once:
             sys.exit(1)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _reset_kept(db: str, folder: str) -> None:
+    """Put back the ledger as built (the replies a run records are gone), empty the cache;
+    the copy is migrated when this memcite's schema is newer."""
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    shutil.copyfile(db + ".built", db)
+    shutil.rmtree(os.path.join(folder, "cache"), ignore_errors=True)
+    open_store(db).close()
 
 
 if __name__ == "__main__":

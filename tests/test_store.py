@@ -90,7 +90,21 @@ EXPECTED_SCHEMA = {
         "indexes": {  # m002
             "cited_entries_check": ["path", "line_start", "line_end", "lines_sha256"]},
     },
+    "memory_totals": {  # m010: counters kept by triggers
+        "columns": ["id", "exact", "memories", "archived", "archived_cited", "cited", "citations",
+                    "codex_cited", "codex_citations", "gone", "gone_cited", "folder_only",
+                    "outside_codex_cited"],
+        "indexes": {},
+    },
+    "reply_totals": {"columns": ["id", "replies", "late", "late_after"], "indexes": {}},  # m010
+    "citation_weeks": {"columns": ["week", "citations"], "indexes": {}},  # m010
+    "last_used_days": {"columns": ["rule", "day", "memories"], "indexes": {}},  # m010
 }
+# The triggers that keep m010's counters.
+EXPECTED_TRIGGERS = sorted(
+    f"{table}_{kind}_{change}" for table, kind in (("memories", "count"), ("memories", "days"),
+                                                   ("replies", "count"), ("cited_ids", "count"))
+    for change in ("insert", "delete", "update"))
 
 
 ALL_MIGRATIONS = sorted(store.migration_name(m) for m in store.MIGRATIONS)
@@ -110,6 +124,8 @@ def test_fresh_database_has_exactly_the_expected_columns_and_indexes(tmp_path):
     snapshot = schema_snapshot(conn)
     assert snapshot == {name: {"columns": spec["columns"], "indexes": spec["indexes"]}
                         for name, spec in EXPECTED_SCHEMA.items()}
+    assert [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")] == EXPECTED_TRIGGERS
 
 
 def test_unique_reply_key_is_enforced(tmp_path):

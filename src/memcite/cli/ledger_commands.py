@@ -656,4 +656,9 @@ def rebuild(
                     f"  {d.thread_id}: usage_count {d.usage_count} -> {d.logged_usage_count},"
                     f" last_usage {d.last_usage} -> {d.logged_last_usage}\n"
                 )
-    return EXIT_FINDINGS if check and report.differences else EXIT_OK
+        if report.counters:
+            verb = "recounted" if report.applied else "differ from a fresh count"
+            sys.stdout.write(f"{len(report.counters)} counter(s) kept for stats {verb}\n")
+            for c in report.counters:
+                sys.stdout.write(f"  {c['counter']}: {c['stored']} -> {c['counted']}\n")
+    return EXIT_FINDINGS if check and (report.differences or report.counters) else EXIT_OK

@@ -869,12 +869,21 @@ class UsageDifference(Contract):
     logged_last_usage_iso: Iso
 
 
+class CounterDifference(Contract):
+    counter: str = Field(description="The counter stats reads (table.column, or table.key).")
+    stored: int | None = Field(description="What the counter held.")
+    counted: int = Field(description="What the tables it counts say.")
+
+
 class RebuildOutput(Contract):
     """`memcite rebuild --json`."""
 
     memories: Count
     differences: list[UsageDifference]
     applied: bool
+    counters: list[CounterDifference] = Field(
+        description="Counters kept for stats that differed from a fresh count (rebuilt unless"
+                    " --check).")
 
 
 # --------------------------------------------------------------------------- lint

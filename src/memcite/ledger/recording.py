@@ -597,22 +597,25 @@ class UsageDifference(FrozenSlots):
 
 
 class RebuildReport(FrozenSlots):
-    """What ``rebuild`` found: how many memories it checked and which ones differed."""
+    """What ``rebuild`` found: how many memories it checked, which ones differed, and which of
+    the counters ``stats`` reads (``memcite.ledger.counters``) differed from a fresh count."""
 
-    __slots__ = ("memories", "differences", "applied")
+    __slots__ = ("memories", "differences", "applied", "counters")
     _fields = _compared = __slots__
 
     def __init__(self, memories: int, differences: tuple[UsageDifference, ...] = (),
-                 applied: bool = False) -> None:
+                 applied: bool = False, counters: tuple[dict, ...] = ()) -> None:
         _set(self, "memories", memories)
         _set(self, "differences", differences)
         _set(self, "applied", applied)
+        _set(self, "counters", counters)
 
     def to_dict(self) -> dict:
         return {
             "memories": self.memories,
             "differences": [d.to_dict() for d in self.differences],
             "applied": self.applied,
+            "counters": [dict(c) for c in self.counters],
         }
 
 
@@ -631,11 +634,14 @@ _LOGGED_USAGE = """
 
 
 def rebuild(conn: sqlite3.Connection, *, apply: bool = True) -> RebuildReport:
-    """Recompute every memory's usage_count and last_usage from the log; report what differed.
+    """Recompute every memory's usage_count and last_usage from the log, and the counters
+    ``stats`` reads from the tables; report what differed.
 
     With ``apply=False`` nothing is written: the comparison runs in a read
     transaction, so it works on a read-only connection.
     """
+    from memcite.ledger.counters import counter_differences, recount
+
     with transaction(conn) if apply else read_snapshot(conn):
         memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         differences = tuple(UsageDifference(*row) for row in conn.execute(_LOGGED_USAGE))
@@ -644,7 +650,11 @@ def rebuild(conn: sqlite3.Connection, *, apply: bool = True) -> RebuildReport:
                 "UPDATE memories SET usage_count = ?, last_usage = ? WHERE thread_id = ?",
                 [(d.logged_usage_count, d.logged_last_usage, d.thread_id) for d in differences],
             )
-    return RebuildReport(memories, differences, apply and bool(differences))
+        counters = tuple(counter_differences(conn))
+        if apply and counters:
+            recount(conn)
+    return RebuildReport(memories, differences, apply and bool(differences or counters),
+                         counters)
 
 
 def backfill_usage(conn: sqlite3.Connection) -> int:

@@ -389,6 +389,15 @@ def m009_stats_indexes(conn: sqlite3.Connection) -> None:
     )
 
 
+def m010_stats_counters(conn: sqlite3.Connection) -> None:
+    """Counters ``stats`` reads instead of counting a million rows: totals of ``memories``
+    and ``replies``, citations per week, kept by triggers in each write's transaction and
+    filled here from the existing rows (see ``memcite.ledger.counters``)."""
+    from memcite.ledger.counters import create_counters
+
+    create_counters(conn)
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
@@ -399,6 +408,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m007_mask_secrets,
     m008_entry_requests,
     m009_stats_indexes,
+    m010_stats_counters,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

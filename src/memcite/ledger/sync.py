@@ -29,6 +29,7 @@ from itertools import islice
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.ledger import codex_home as home
+from memcite.ledger import counters
 from memcite.ledger.recording import backfill_usage
 from memcite.ledger.store import migrate, transaction
 from memcite.untrusted import storable
@@ -253,6 +254,8 @@ def sync_codex_home(
         sync_id = conn.execute(
             "INSERT INTO syncs (codex_home, started_at) VALUES (?, ?)", (codex_home, now)
         ).lastrowid
+        if total > before:  # a large first load: counted in one scan at the end, not per row
+            counters.suspend_memory_totals(conn)
     params = {"home": codex_home, "now": now, "sync": sync_id}
 
     invalid = [0]
@@ -301,6 +304,7 @@ def sync_codex_home(
         if after > before:
             backfill_usage(conn)
         seen_gone = _close_forget_requests(conn, codex_home, now)
+        counters.resume_memory_totals(conn)
         memories, cited_codex, codex_citations, cited_memcite = conn.execute(
             "SELECT count(*), coalesce(sum(codex_usage_count > 0), 0),"
             " coalesce(sum(codex_usage_count), 0), coalesce(sum(usage_count > 0), 0)"

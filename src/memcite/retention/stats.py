@@ -17,6 +17,12 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from memcite.ledger.counters import (
+    active_before_day,
+    memory_totals,
+    reply_totals,
+    week_counters,
+)
 from memcite.ledger.memory_files import LATE_HASH_SECONDS
 from memcite.retention.checks import CitationChecks, MemoryFolder, Section
 from memcite.retention.labels import LABEL_COLUMNS, memory_label
@@ -202,6 +208,20 @@ def out_of_scope(conn: sqlite3.Connection, *, limit_time: int,
                       {"memcite": gone_dead, "codex": outside_codex_dead}, codex_cited)
 
 
+def _outside_from_totals(conn: sqlite3.Connection, kept: dict[str, int],
+                         limit_time: int) -> OutOfScope:
+    """``out_of_scope`` from the kept counters; only its dead counts, which depend on the
+    cutoff, are counted (through ``memories_outside_codex``), and only when there are such rows."""
+    gone_dead = outside_dead = 0
+    if kept["gone"] or kept["folder_only"]:
+        gone_dead, outside_dead = conn.execute(
+            "SELECT coalesce(sum(missing_since IS NOT NULL AND last_used < :cut), 0),"
+            f" coalesce(sum(codex_last_used < :cut), 0) FROM memories WHERE {_OUT_OF_SCOPE}",
+            {"cut": limit_time}).fetchone()
+    return OutOfScope(limit_time, kept["gone"], kept["folder_only"], kept["gone_cited"],
+                      {"memcite": gone_dead, "codex": outside_dead}, kept["outside_codex_cited"])
+
+
 def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: int, rule: str,
                     limit: int, outside: OutOfScope | None = None,
                     active: int | None = None, table: str = "memories",
@@ -217,7 +237,8 @@ def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: in
     limit_time = cutoff(as_of, max_unused_days)
     if outside is None or outside.limit_time != limit_time:
         outside = out_of_scope(conn, limit_time=limit_time, table=table)
-    count = _count_before(conn, column, limit_time, active, table) - outside.dead[rule]
+    count = _count_before(conn, column, limit_time, active, table,
+                          rule=rule) - outside.dead[rule]
     rows = conn.execute(
         f"SELECT {USAGE_COLUMNS}, {column}, {LABEL_COLUMNS} FROM {table} WHERE"
         f" archived_at IS NULL AND {RULE_SCOPE[rule]} AND {column} < ?"
@@ -236,10 +257,19 @@ def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: in
 
 
 def _count_before(conn: sqlite3.Connection, column: str, limit_time: int,
-                  active: int | None, table: str = "memories") -> int:
-    """Active rows with ``column < limit_time``. An index range is counted row by row, so
-    when most rows are stale, count the recent ones (at most half) and subtract."""
+                  active: int | None, table: str = "memories", *, rule: str | None = None) -> int:
+    """Active rows with ``column < limit_time``: the kept counts per day of last use for the
+    days before the cutoff's, and the cutoff's day counted in the index. Without them (several
+    homes, an interrupted sync): an index range is counted row by row, so when most rows are
+    stale, count the recent ones (at most half) and subtract."""
     where = f"FROM {table} WHERE archived_at IS NULL AND {column}"
+    day = limit_time // DAY
+    if table == "memories" and rule is not None and day >= 1:
+        # Whole days from day 1 on are the same under SQLite's division (toward zero).
+        before = active_before_day(conn, rule, day)
+        if before is not None:
+            return before + conn.execute(f"SELECT count(*) {where} >= ? AND {column} < ?",
+                                         (day * DAY, limit_time)).fetchone()[0]
     if active is not None:
         half = active // 2 + 1
         recent = conn.execute(f"SELECT count(*) FROM (SELECT 1 {where} >= ? LIMIT ?)",
@@ -284,21 +314,31 @@ def collect_stats(
     check_rule(rule)
     folder = folder if folder is not None else MemoryFolder(memory_root)
     table = memories_of(conn, codex_home)
-    # Counted through covering indexes, less the rows outside the rule's scope.
-    outside = out_of_scope(conn, limit_time=cutoff(as_of, max_unused_days), table=table)
-    everything = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    archived, archived_cited = conn.execute(
-        f"SELECT count(*), coalesce(sum(usage_count > 0), 0) FROM {table}"
-        " WHERE archived_at IS NOT NULL").fetchone()
+    limit_time = cutoff(as_of, max_unused_days)
+    # The whole table's counters (kept by the writes), when they answer for this home.
+    kept = memory_totals(conn) if table == "memories" else None
+    if kept is not None:
+        everything, archived, archived_cited = (kept["memories"], kept["archived"],
+                                                kept["archived_cited"])
+        outside = _outside_from_totals(conn, kept, limit_time)
+        cited_memcite = kept["cited"] - archived_cited - outside.gone_cited
+        cited_codex, codex_citations = kept["codex_cited"], kept["codex_citations"]
+    else:
+        # Counted through covering indexes, less the rows outside the rule's scope.
+        outside = out_of_scope(conn, limit_time=limit_time, table=table)
+        everything = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        archived, archived_cited = conn.execute(
+            f"SELECT count(*), coalesce(sum(usage_count > 0), 0) FROM {table}"
+            " WHERE archived_at IS NOT NULL").fetchone()
+        # Cited in memcite's own log, and by Codex's counters, side by side.
+        cited_memcite = conn.execute(f"SELECT count(*) FROM {table} WHERE usage_count > 0"
+                                     ).fetchone()[0] - archived_cited - outside.gone_cited
+        # Counted and summed in one walk of the index that covers them (``memories_codex_cited``).
+        cited_codex, codex_citations = conn.execute(
+            f"SELECT count(*), coalesce(sum(codex_usage_count), 0) FROM {table}"
+            " WHERE archived_at IS NULL AND codex_usage_count > 0").fetchone()
     memories = everything - archived - outside.gone
     in_codex_table = everything - archived - outside.not_in_codex_table
-    # Cited in memcite's own log, and by Codex's counters, side by side.
-    cited_memcite = conn.execute(f"SELECT count(*) FROM {table} WHERE usage_count > 0"
-                                 ).fetchone()[0] - archived_cited - outside.gone_cited
-    # Counted and summed in one walk of the index that covers them (``memories_codex_cited``).
-    cited_codex, codex_citations = conn.execute(
-        f"SELECT count(*), coalesce(sum(codex_usage_count), 0) FROM {table}"
-        " WHERE archived_at IS NULL AND codex_usage_count > 0").fetchone()
     cited_codex -= outside.codex_cited
     cited = cited_memcite if rule == "memcite" else cited_codex
     asked = asked_to_forget(conn, codex_home)
@@ -333,21 +373,24 @@ def collect_stats(
         reply_where.append("memory_root = ?")
         reply_args.append(log_root)
     replies_sql = " AND ".join(reply_where)
+    replies_kept = reply_totals(conn) if since is None and log_root is None else None
     if since is None and log_root is None:
         # Every counted citation is in a memory's usage_count, or cites an unknown id.
-        citations = conn.execute(
+        citations = (kept["citations"] if kept is not None else conn.execute(
             "SELECT coalesce(sum(usage_count), 0) FROM memories WHERE usage_count > 0"
-        ).fetchone()[0] + log["unknown_citations"]
-        replies = conn.execute("SELECT count(*) FROM replies").fetchone()[0]
+        ).fetchone()[0]) + log["unknown_citations"]
     else:
         citations = conn.execute(
             "SELECT count(*) FROM cited_ids WHERE counted = 1" + since_sql, since_args
         ).fetchone()[0]
+    if replies_kept is not None:
+        replies, late = replies_kept
+    else:
         replies = conn.execute(f"SELECT count(*) FROM replies WHERE {replies_sql}",
                                reply_args).fetchone()[0]
-    late = conn.execute(
-        f"SELECT count(*) FROM replies WHERE recorded_at - replied_at > ? AND {replies_sql}",
-        (LATE_HASH_SECONDS, *reply_args)).fetchone()[0]
+        late = conn.execute(
+            f"SELECT count(*) FROM replies WHERE recorded_at - replied_at > ? AND {replies_sql}",
+            (LATE_HASH_SECONDS, *reply_args)).fetchone()[0]
     scope_total = memories if rule == "memcite" else in_codex_table
     totals = {
         "memories": memories,
@@ -452,15 +495,45 @@ def _ranked(counts: dict[str, int], limit: int) -> list[tuple[str, int]]:
 def _weeks(conn: sqlite3.Connection, *, since: int | None, until: int) -> list[dict]:
     """Citations per week of the replies made from ``since`` to ``until`` (both included):
     every week from ``since``'s (else the first citation's) to ``until``'s."""
-    rows = conn.execute(
-        "SELECT (r.replied_at - ?) / ? AS week, count(*) FROM cited_ids c"
-        " JOIN replies r ON r.id = c.reply_id WHERE c.counted = 1"
-        " AND r.replied_at >= ? AND r.replied_at <= ? GROUP BY week ORDER BY week",
-        (_MONDAY_OFFSET, WEEK, -1 if since is None else since, until)).fetchall()
+    rows = _week_counts(conn, -1 if since is None else since, until)
     first = None if since is None else _week_number(since)
     if first is None and not rows:
         return []
     return fill_weeks(rows, first=first, last=_week_number(until))
+
+
+def _logged_weeks(conn: sqlite3.Connection, low: int, high: int) -> dict[int, int]:
+    """Counted citations per week of the replies made from ``low`` to ``high``, from the log."""
+    return dict(conn.execute(
+        "SELECT (r.replied_at - ?) / ? AS week, count(*) FROM cited_ids c"
+        " JOIN replies r ON r.id = c.reply_id WHERE c.counted = 1"
+        " AND r.replied_at >= ? AND r.replied_at <= ? GROUP BY week",
+        (_MONDAY_OFFSET, WEEK, low, high)))
+
+
+def _week_counts(conn: sqlite3.Connection, low: int, high: int) -> list[tuple[int, int]]:
+    """``(week number, citations)`` of the replies made from ``low`` to ``high``, the weeks
+    with citations only. The weeks' counters (``citation_weeks``) answer for whole weeks;
+    the part of the first and last week outside ``low..high`` is counted in the log and taken
+    away (a range of ``replies_replied_at``: usually nothing after ``high``, at most a week
+    before ``low``), as is everything before the first whole week after 1970 (counted in the
+    log, where SQLite's division rounds toward zero)."""
+    start = max(low, _MONDAY_OFFSET + WEEK)  # weeks from 1 on: whole weeks, in order
+    first, last = _week_number(start), _week_number(high)
+    counts = week_counters(conn, first, last) if first <= last else None
+    if counts is None:
+        return sorted(_logged_weeks(conn, low, high).items())
+    counts = dict(counts)
+    outside = [(first * WEEK + _MONDAY_OFFSET, start - 1),
+               (high + 1, (last + 1) * WEEK + _MONDAY_OFFSET - 1)]
+    for out_low, out_high in outside:
+        if out_low <= out_high:
+            for week, n in _logged_weeks(conn, out_low, out_high).items():
+                counts[week] = counts.get(week, 0) - n
+    if low < start:
+        for week, n in _logged_weeks(conn, low, start - 1).items():
+            counts[week] = counts.get(week, 0) + n
+    return sorted((week, n) for week, n in counts.items() if n > 0)
 
 
 def _week_number(seconds: int) -> int:
