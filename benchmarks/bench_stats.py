@@ -192,7 +192,6 @@ def main() -> None:
                         help="memories in the ledger (default 200,000; the citations stay)")
     parser.add_argument("--src", default=None,
                         help="run the memcite commands from this source tree (its src/)")
-
     parser.add_argument("--keep", metavar="DIR", default=None,
                         help="build the ledger in DIR and keep it; a later run with the same DIR"
                              " and sizes reuses it (the build takes minutes at 1M memories)")
