@@ -336,12 +336,18 @@ def test_every_stage1_thread_id_is_validated(tmp_path, conn):
 # --------------------------------------------------------------------------- the copy in SQL
 
 
-def _inventory(conn):
+def _inventory(conn, bookkeeping=True):
+    """Every row of ``memories``; ``bookkeeping=False`` leaves out which sync wrote it last
+    (the copy in SQL does not rewrite an unchanged row, the row-by-row copy does)."""
     conn.row_factory = sqlite3.Row
     try:
-        return [dict(r) for r in conn.execute("SELECT * FROM memories ORDER BY thread_id")]
+        rows = [dict(r) for r in conn.execute("SELECT * FROM memories ORDER BY thread_id")]
     finally:
         conn.row_factory = None
+    if not bookkeeping:
+        for found in rows:
+            del found["synced_at"], found["last_sync_id"]
+    return rows
 
 
 def _memories_indexes(conn):
@@ -361,7 +367,7 @@ def test_the_sql_copy_and_the_row_by_row_copy_give_the_same_inventory(home, tmp_
                 by_rows_report = sync_codex_home(by_rows, home, now=now, batch_rows=7)
             in_sql_report = sync_codex_home(in_sql, home, now=now, batch_rows=7)
             assert by_rows_report.to_dict() == in_sql_report.to_dict()
-            assert _inventory(by_rows) == _inventory(in_sql)
+            assert _inventory(by_rows, False) == _inventory(in_sql, False)
             codex = sqlite3.connect(home / "memories_1.sqlite")
             codex.execute("UPDATE stage1_outputs SET usage_count = 7 WHERE thread_id = ?",
                           (BUILDER.thread_id(3),))
@@ -379,7 +385,9 @@ def test_a_large_first_load_builds_the_indexes_after(home, conn):
     during = []
     sync_codex_home(conn, home, now=NOW, batch_rows=10,
                     progress=lambda phase, done, total: during.append(_memories_indexes(conn)))
-    assert during[0] == set() and _memories_indexes(conn) == expected
+    # Only the indexes a load in key order appends to stay during the load.
+    assert sync_module._KEPT_DURING_LOAD < expected
+    assert during[0] == sync_module._KEPT_DURING_LOAD and _memories_indexes(conn) == expected
     # A re-sync (no more rows than the inventory holds) keeps them.
     during.clear()
     sync_codex_home(conn, home, now=NOW + 1, batch_rows=10,
@@ -400,21 +408,27 @@ def test_a_resync_rewrites_only_the_stage1_rows_that_changed(home, conn):
     shutil.rmtree(home / "memories")  # the folder passes rewrite what they read
     sync_codex_home(conn, home, now=NOW)
     conn.execute("CREATE TEMP TABLE rewritten (thread_id TEXT)")
-    conn.execute("CREATE TEMP TRIGGER noted AFTER UPDATE OF source_updated_at ON memories"
+    conn.execute("CREATE TEMP TRIGGER noted AFTER UPDATE ON memories"
                  " BEGIN INSERT INTO rewritten VALUES (new.thread_id); END")
-    report = sync_codex_home(conn, home, now=NOW + 1)
+    statements = []
+    conn.set_trace_callback(statements.append)
+    report = sync_codex_home(conn, home, now=NOW + 1, batch_rows=5)
+    conn.set_trace_callback(None)
     assert conn.execute("SELECT count(*) FROM rewritten").fetchone()[0] == 0
-    seen = conn.execute("SELECT count(*) FROM memories WHERE synced_at = ? AND last_sync_id = ?",
-                        (NOW + 1, report.sync_id)).fetchone()[0]
-    assert seen == report.updated == len(IN_DB)  # every row seen, though none rewritten
+    assert report.updated == len(IN_DB) and report.marked_missing == 0  # every row seen
+    # No write transaction per range: the sync's own row, the marking, the sync's end.
+    assert statements.count("BEGIN IMMEDIATE") == 3
     codex = sqlite3.connect(home / "memories_1.sqlite")
     codex.execute("UPDATE stage1_outputs SET last_usage = 5 WHERE thread_id = ?",
                   (BUILDER.thread_id(2),))
     codex.commit()
     codex.close()
-    sync_codex_home(conn, home, now=NOW + 2)
+    report = sync_codex_home(conn, home, now=NOW + 2)
     assert [r[0] for r in conn.execute("SELECT thread_id FROM rewritten")] == [
         BUILDER.thread_id(2)]
+    assert tuple(row(conn, BUILDER.thread_id(2), "codex_last_usage, last_sync_id, synced_at")) == \
+        (5, report.sync_id, NOW + 2)
+    assert report.updated == len(IN_DB)
 
 
 def test_ids_no_range_reaches_are_counted_invalid(tmp_path, conn):
