@@ -322,10 +322,10 @@ def sync_codex_home(
             # Not seen: a row of this home no pass wrote, and (copied in SQL, where an
             # unchanged row is not written) that Codex's table does not hold.
             marked = conn.execute(
-                "UPDATE memories SET missing_since = ? WHERE codex_home = ?"
-                " AND missing_since IS NULL AND last_sync_id IS NOT ?"
-                + (" AND thread_id IN (SELECT thread_id FROM temp.stage1_unseen)" if in_sql
-                   else ""),
+                "UPDATE memories SET missing_since = ? WHERE"
+                + (" +codex_home = ? AND thread_id IN (SELECT thread_id FROM temp.stage1_unseen)"
+                   if in_sql else " codex_home = ?")
+                + " AND missing_since IS NULL AND last_sync_id IS NOT ?",
                 (now, codex_home, sync_id),
             ).rowcount
             if after > before:
@@ -374,10 +374,11 @@ def sync_codex_home(
 def _close_forget_requests(conn: sqlite3.Connection, codex_home: str, now: int) -> int:
     """Mark the requests to forget whose memory this sync no longer found anywhere in Codex
     (neither its table nor its memory folder): Codex has forgotten it."""
-    return conn.execute(
+    return conn.execute(  # from the few requests, not the many memories of the home
         "UPDATE forget_requests SET state = 'forgotten', seen_gone_at = ?"
-        " WHERE state = 'done' AND codex_home = ? AND thread_id IN"
-        " (SELECT thread_id FROM memories WHERE codex_home = ? AND missing_since IS NOT NULL)",
+        " WHERE state = 'done' AND codex_home = ? AND EXISTS (SELECT 1 FROM memories AS m"
+        " WHERE m.thread_id = forget_requests.thread_id AND +m.codex_home = ?"
+        " AND m.missing_since IS NOT NULL)",
         (now, codex_home, codex_home)).rowcount
 
 
@@ -386,8 +387,10 @@ def _close_forget_requests(conn: sqlite3.Connection, codex_home: str, now: int) 
 # A thread id already in the form Codex counts (lowercase hyphenated UUID), as a GLOB.
 _COUNTED_FORM = "-".join("[0-9a-f]" * width for width in (8, 4, 4, 4, 12))
 _IS_COUNTED = f"(typeof(thread_id) = 'text' AND thread_id GLOB '{_COUNTED_FORM}')"
-# SQLite's trim() with the ASCII part of Rust's White_Space ("non-blank" as Codex means it).
-_BLANK = "char(9, 10, 11, 12, 13, 32)"
+# A text holding a character other than the ASCII part of Rust's White_Space ("non-blank" as
+# Codex means it): what codex_home's length(trim(text, those characters)) > 0 says (up to a
+# NUL character, as SQLite reads text), without copying the text.
+_NON_BLANK = "coalesce({column}, '') GLOB '*[^' || char(9, 10, 11, 12, 13, 32) || ']*'"
 # A slug that is not plain ASCII (perhaps not even UTF-8): read again in Python.
 _NOT_ASCII = "rollout_slug GLOB '*[^ -~]*'"
 
@@ -420,10 +423,11 @@ _UPPER_BOUND = ("SELECT max(thread_id), count(*) FROM (SELECT thread_id FROM cod
 _OUT_OF_RANGES = ("SELECT count(*) FROM codex.stage1_outputs"
                   " WHERE thread_id IS NULL OR thread_id <= ''")
 # The rows of this home in a range (or after the last one) that Codex's table does not hold
-# in the counted form: marked missing at the end unless another pass saw them.
+# in the counted form: marked missing at the end unless another pass saw them. (The unary +
+# keeps SQLite from walking the whole home by its index rather than the range by the key.)
 _NOTE_UNSEEN = (
     "INSERT OR IGNORE INTO temp.stage1_unseen SELECT m.thread_id FROM main.memories AS m"
-    " WHERE m.thread_id > :low {upper} AND m.codex_home = :home AND m.missing_since IS NULL"
+    " WHERE m.thread_id > :low {upper} AND +m.codex_home = :home AND m.missing_since IS NULL"
     " AND NOT EXISTS (SELECT 1 FROM codex.stage1_outputs AS c WHERE c.thread_id = m.thread_id)"
 )
 _STAGING_TABLES = (
@@ -587,7 +591,7 @@ class _Stage1Copy:
         columns = {row[1] for row in conn.execute("PRAGMA codex.table_info(stage1_outputs)")}
         picked = [name if name in columns else "NULL" for name in home.STAGE1_COLUMNS]
         for text_column in ("raw_memory", "rollout_summary"):
-            picked.append(f"length(trim(coalesce({text_column}, ''), {_BLANK})) > 0"
+            picked.append(_NON_BLANK.format(column=text_column)
                           if text_column in columns else "0")
         odd_rows = f"SELECT {', '.join(picked)} FROM codex.stage1_outputs WHERE {_RANGE}" \
                    f" AND NOT {_IS_COUNTED}"
