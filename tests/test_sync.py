@@ -588,3 +588,22 @@ def test_a_sync_killed_during_a_large_first_load_is_finished_by_the_next(tmp_pat
         assert same == rows == conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     finally:
         conn.close()
+
+
+def test_rows_gone_from_codex_are_marked_a_batch_per_transaction(home, conn):
+    shutil.rmtree(home / "memories")
+    sync_codex_home(conn, home, now=NOW)
+    gone = IN_DB[:20]
+    codex = sqlite3.connect(home / "memories_1.sqlite")
+    codex.executemany("DELETE FROM stage1_outputs WHERE thread_id = ?", [(t,) for t in gone])
+    codex.commit()
+    codex.close()
+    statements = []
+    conn.set_trace_callback(statements.append)
+    report = sync_codex_home(conn, home, now=NOW + DAY, batch_rows=7)
+    conn.set_trace_callback(None)
+    assert (report.marked_missing, report.updated) == (20, len(IN_DB) - 20)
+    assert statements.count("BEGIN IMMEDIATE") == 3 + 3  # 20 rows marked, 7 per transaction
+    missing = {r[0] for r in conn.execute(
+        "SELECT thread_id FROM memories WHERE missing_since = ?", (NOW + DAY,))}
+    assert missing == set(gone)

@@ -318,16 +318,15 @@ def sync_codex_home(
         folder_threads = sum(folder_counts.values())
 
         after = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        # Not seen: a row of this home no pass wrote, and (copied in SQL, where an unchanged
+        # row is not written) that Codex's table does not hold: marked batch by batch.
+        marked = _mark_unseen(turns, (now, codex_home, sync_id), batch_rows) if in_sql else 0
         with turns.transaction():
-            # Not seen: a row of this home no pass wrote, and (copied in SQL, where an
-            # unchanged row is not written) that Codex's table does not hold.
-            marked = conn.execute(
-                "UPDATE memories SET missing_since = ? WHERE"
-                + (" +codex_home = ? AND thread_id IN (SELECT thread_id FROM temp.stage1_unseen)"
-                   if in_sql else " codex_home = ?")
-                + " AND missing_since IS NULL AND last_sync_id IS NOT ?",
-                (now, codex_home, sync_id),
-            ).rowcount
+            if not in_sql:
+                marked = conn.execute(
+                    "UPDATE memories SET missing_since = ? WHERE codex_home = ?"
+                    " AND missing_since IS NULL AND last_sync_id IS NOT ?",
+                    (now, codex_home, sync_id)).rowcount
             if after > before:
                 backfill_usage(conn)
             seen_gone = _close_forget_requests(conn, codex_home, now)
@@ -369,6 +368,25 @@ def sync_codex_home(
         counts={"memories": memories, "cited_codex": cited_codex,
                 "codex_citations": codex_citations, "cited_memcite": cited_memcite},
     )
+
+
+def _mark_unseen(turns: _Turns, values: tuple[int, str, int], batch_rows: int) -> int:
+    """Mark missing the rows the copy in SQL noted unseen that no later pass wrote, a range
+    of thread ids per transaction; return how many."""
+    conn, marked, low = turns.conn, 0, ""
+    while True:
+        high = conn.execute(
+            "SELECT max(thread_id) FROM (SELECT thread_id FROM temp.stage1_unseen"
+            " WHERE thread_id > ? ORDER BY thread_id LIMIT ?)", (low, batch_rows)).fetchone()[0]
+        if high is None:
+            return marked
+        with turns.transaction():
+            marked += conn.execute(
+                "UPDATE memories SET missing_since = ? WHERE +codex_home = ?"
+                " AND missing_since IS NULL AND last_sync_id IS NOT ? AND thread_id IN"
+                " (SELECT thread_id FROM temp.stage1_unseen WHERE thread_id > ? AND thread_id <= ?)",
+                (*values, low, high)).rowcount
+        low = high
 
 
 def _close_forget_requests(conn: sqlite3.Connection, codex_home: str, now: int) -> int:
