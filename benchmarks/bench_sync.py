@@ -267,7 +267,7 @@ def main() -> int:
                      during["probe_worst"], 1, "<=",
                      f"{during['probes']} waits, {during['probe_over_1s']} over 1 s, "
                      f"{during['probe_failed']} failed"))
-        rows.append(("  recorders and probes that failed (busy timeout)",
+        rows.append(("  recorders and probes that failed (busy timeout or any error, printed above)",
                      during["record_failed"] + during["probe_failed"], 0, "<=", ""))
         if not args.codex_dir:
             shutil.rmtree(big)
