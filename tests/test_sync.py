@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -336,12 +341,18 @@ def test_every_stage1_thread_id_is_validated(tmp_path, conn):
 # --------------------------------------------------------------------------- the copy in SQL
 
 
-def _inventory(conn):
+def _inventory(conn, bookkeeping=True):
+    """Every row of ``memories``; ``bookkeeping=False`` leaves out which sync wrote it last
+    (the copy in SQL does not rewrite an unchanged row, the row-by-row copy does)."""
     conn.row_factory = sqlite3.Row
     try:
-        return [dict(r) for r in conn.execute("SELECT * FROM memories ORDER BY thread_id")]
+        rows = [dict(r) for r in conn.execute("SELECT * FROM memories ORDER BY thread_id")]
     finally:
         conn.row_factory = None
+    if not bookkeeping:
+        for found in rows:
+            del found["synced_at"], found["last_sync_id"]
+    return rows
 
 
 def _memories_indexes(conn):
@@ -361,7 +372,7 @@ def test_the_sql_copy_and_the_row_by_row_copy_give_the_same_inventory(home, tmp_
                 by_rows_report = sync_codex_home(by_rows, home, now=now, batch_rows=7)
             in_sql_report = sync_codex_home(in_sql, home, now=now, batch_rows=7)
             assert by_rows_report.to_dict() == in_sql_report.to_dict()
-            assert _inventory(by_rows) == _inventory(in_sql)
+            assert _inventory(by_rows, False) == _inventory(in_sql, False)
             codex = sqlite3.connect(home / "memories_1.sqlite")
             codex.execute("UPDATE stage1_outputs SET usage_count = 7 WHERE thread_id = ?",
                           (BUILDER.thread_id(3),))
@@ -379,7 +390,9 @@ def test_a_large_first_load_builds_the_indexes_after(home, conn):
     during = []
     sync_codex_home(conn, home, now=NOW, batch_rows=10,
                     progress=lambda phase, done, total: during.append(_memories_indexes(conn)))
-    assert during[0] == set() and _memories_indexes(conn) == expected
+    # Only the indexes a load in key order appends to stay during the load.
+    assert sync_module._KEPT_DURING_LOAD < expected
+    assert during[0] == sync_module._KEPT_DURING_LOAD and _memories_indexes(conn) == expected
     # A re-sync (no more rows than the inventory holds) keeps them.
     during.clear()
     sync_codex_home(conn, home, now=NOW + 1, batch_rows=10,
@@ -400,21 +413,27 @@ def test_a_resync_rewrites_only_the_stage1_rows_that_changed(home, conn):
     shutil.rmtree(home / "memories")  # the folder passes rewrite what they read
     sync_codex_home(conn, home, now=NOW)
     conn.execute("CREATE TEMP TABLE rewritten (thread_id TEXT)")
-    conn.execute("CREATE TEMP TRIGGER noted AFTER UPDATE OF source_updated_at ON memories"
+    conn.execute("CREATE TEMP TRIGGER noted AFTER UPDATE ON memories"
                  " BEGIN INSERT INTO rewritten VALUES (new.thread_id); END")
-    report = sync_codex_home(conn, home, now=NOW + 1)
+    statements = []
+    conn.set_trace_callback(statements.append)
+    report = sync_codex_home(conn, home, now=NOW + 1, batch_rows=5)
+    conn.set_trace_callback(None)
     assert conn.execute("SELECT count(*) FROM rewritten").fetchone()[0] == 0
-    seen = conn.execute("SELECT count(*) FROM memories WHERE synced_at = ? AND last_sync_id = ?",
-                        (NOW + 1, report.sync_id)).fetchone()[0]
-    assert seen == report.updated == len(IN_DB)  # every row seen, though none rewritten
+    assert report.updated == len(IN_DB) and report.marked_missing == 0  # every row seen
+    # No write transaction per range: the sync's own row, the marking, the sync's end.
+    assert statements.count("BEGIN IMMEDIATE") == 3
     codex = sqlite3.connect(home / "memories_1.sqlite")
     codex.execute("UPDATE stage1_outputs SET last_usage = 5 WHERE thread_id = ?",
                   (BUILDER.thread_id(2),))
     codex.commit()
     codex.close()
-    sync_codex_home(conn, home, now=NOW + 2)
+    report = sync_codex_home(conn, home, now=NOW + 2)
     assert [r[0] for r in conn.execute("SELECT thread_id FROM rewritten")] == [
         BUILDER.thread_id(2)]
+    assert tuple(row(conn, BUILDER.thread_id(2), "codex_last_usage, last_sync_id, synced_at")) == \
+        (5, report.sync_id, NOW + 2)
+    assert report.updated == len(IN_DB)
 
 
 def test_ids_no_range_reaches_are_counted_invalid(tmp_path, conn):
@@ -451,3 +470,140 @@ def test_slugs_that_are_not_ascii_are_read_as_text(tmp_path, conn):
         assert (report.stage1_rows, report.invalid_ids) == (3, 0)
         slugs = dict(conn.execute("SELECT thread_id, rollout_slug FROM memories"))
         assert slugs == {ids[0]: "plain_slug", ids[1]: "café_notes", ids[2]: "ba\ufffdd"}
+
+
+@pytest.mark.parametrize("text", [
+    None, "", " ", "\t\n\x0b\x0c\r ", "a", "  a  ", "\u00a0", "\u2003", "\u3000x",
+    "\x00", "\x00abc", "  \x00abc", " a\x00", "\x85", "- Task: something useful.\n" * 20,
+])
+def test_the_non_blank_test_agrees_with_trim(text):
+    # The copy in SQL tells a non-blank text without copying it; the row-by-row path trims.
+    conn = sqlite3.connect(":memory:")
+    trimmed, globbed = conn.execute(
+        "SELECT length(trim(coalesce(:t, ''), char(9, 10, 11, 12, 13, 32))) > 0, "
+        + sync_module._NON_BLANK.format(column=":t"), {"t": text}).fetchone()
+    assert globbed == trimmed
+
+
+def test_text_that_is_not_utf8_is_non_blank_as_trim_says(tmp_path):
+    conn = sqlite3.connect(":memory:")
+    for raw in (b"\xff", b" \xfe ", b"\x80abc", b"   "):
+        trimmed, globbed = conn.execute(
+            "SELECT length(trim(CAST(:t AS TEXT), char(9, 10, 11, 12, 13, 32))) > 0, "
+            + sync_module._NON_BLANK.format(column="CAST(:t AS TEXT)"), {"t": raw}).fetchone()
+        assert globbed == trimmed, raw
+
+
+def test_a_resync_with_nothing_changed_leaves_every_row_as_it_was(home, conn):
+    sync_codex_home(conn, home, now=NOW, batch_rows=7)
+    before = _inventory(conn, False)
+    report = sync_codex_home(conn, home, now=NOW + DAY, batch_rows=7)
+    assert _inventory(conn, False) == before  # rows in Codex's table and the folder too
+    assert (report.inserted, report.updated, report.marked_missing) == (0, len(THREADS), 0)
+
+
+def test_a_writer_waiting_during_a_sync_transaction_gets_its_turn(monkeypatch):
+    # After a write transaction of t seconds the lock is left free min(t, 0.11) s: as long as
+    # a writer waiting in SQLite's busy handler sleeps between tries.
+    clock = [100.0]
+    slept = []
+    monkeypatch.setattr(sync_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(sync_module.time, "sleep", lambda s: (slept.append(round(s, 3)),
+                                                            clock.__setitem__(0, clock[0] + s)))
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    turns = sync_module._Turns(conn)
+    for held, then in ((0.05, 0.01), (2.0, 0.0), (0.2, 0.5)):
+        with turns.transaction():
+            clock[0] += held
+        clock[0] += then  # work holding no lock (reading the next range)
+    with turns.transaction():
+        pass
+    assert slept == [0.04, 0.11]  # the last gap (0.5 s) was already long enough
+
+
+def _write_codex_rows(path: Path, rows: int) -> None:
+    """A Codex table of ``rows`` rows with random thread ids (short texts)."""
+    codex = sqlite3.connect(path)
+    codex.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY,"
+                  " source_updated_at INTEGER NOT NULL, raw_memory TEXT NOT NULL,"
+                  " rollout_summary TEXT NOT NULL, rollout_slug TEXT, generated_at INTEGER NOT NULL,"
+                  " usage_count INTEGER, last_usage INTEGER,"
+                  " selected_for_phase2 INTEGER NOT NULL DEFAULT 0,"
+                  " selected_for_phase2_source_updated_at INTEGER)")
+    codex.execute(
+        """
+        WITH RECURSIVE c(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM c WHERE n + 1 < ?),
+        u(n, h) AS (SELECT n, lower(hex(randomblob(16))) FROM c)
+        INSERT INTO stage1_outputs
+        SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-8'
+                   || substr(h, 18, 3) || '-' || substr(h, 21, 12),
+               1700000000 + n, CASE WHEN n % 5 THEN 'raw ' || n ELSE ' ' END, 'summary',
+               'slug_' || n, 1700000600 + n, CASE WHEN n % 3 = 0 THEN n % 7 END,
+               CASE WHEN n % 3 = 0 THEN 1700000000 + n END, n % 2, NULL FROM u
+        """, (rows,))
+    codex.commit()
+    codex.close()
+
+
+def test_a_sync_killed_during_a_large_first_load_is_finished_by_the_next(tmp_path):
+    home, rows = tmp_path / "codex", 100_000
+    home.mkdir()
+    _write_codex_rows(home / "memories_1.sqlite", rows)
+    db = tmp_path / "m.sqlite"
+    open_store(db).close()
+    command = [sys.executable, "-m", "memcite", "sync", "--codex-home", str(home), "--db",
+               str(db), "--json"]
+    victim = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    watcher = sqlite3.connect(db, timeout=30)
+    deadline, loaded = time.monotonic() + 60, 0
+    while time.monotonic() < deadline and victim.poll() is None and loaded == 0:
+        loaded = watcher.execute("SELECT count(*) FROM memories").fetchone()[0]
+        time.sleep(0.005)
+    assert victim.poll() is None, "the sync finished before it could be killed"
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate()
+    loaded = watcher.execute("SELECT count(*) FROM memories").fetchone()[0]
+    assert 0 < loaded < rows  # killed during the copy: whole ranges were committed
+    # The indexes a large load drops are missing until a sync builds them again.
+    assert _memories_indexes(watcher) == sync_module._KEPT_DURING_LOAD
+    assert watcher.execute("SELECT finished_at FROM syncs").fetchall() == [(None,)]
+    watcher.close()
+
+    rerun = subprocess.run(command, capture_output=True, timeout=300, check=False)
+    assert rerun.returncode == 0, rerun.stderr.decode()
+    report = json.loads(rerun.stdout)
+    assert (report["stage1_rows"], report["inserted"], report["updated"],
+            report["marked_missing"]) == (rows, rows - loaded, loaded, 0)
+    conn = open_store(db)
+    try:
+        assert _memories_indexes(conn) == {name for name, _ in sync_module._memories_indexes()}
+        conn.execute("ATTACH DATABASE ? AS codex", (str(home / "memories_1.sqlite"),))
+        same = conn.execute(
+            "SELECT count(*) FROM memories AS m JOIN codex.stage1_outputs AS c USING (thread_id)"
+            " WHERE m.source_updated_at = c.source_updated_at"
+            " AND m.codex_usage_count IS c.usage_count AND m.codex_last_usage IS c.last_usage"
+            " AND m.selected_for_phase2 = c.selected_for_phase2"
+            " AND m.has_raw_memory = (c.raw_memory != ' ') AND m.rollout_slug = c.rollout_slug"
+            " AND m.missing_since IS NULL").fetchone()[0]
+        assert same == rows == conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_rows_gone_from_codex_are_marked_a_batch_per_transaction(home, conn):
+    shutil.rmtree(home / "memories")
+    sync_codex_home(conn, home, now=NOW)
+    gone = IN_DB[:20]
+    codex = sqlite3.connect(home / "memories_1.sqlite")
+    codex.executemany("DELETE FROM stage1_outputs WHERE thread_id = ?", [(t,) for t in gone])
+    codex.commit()
+    codex.close()
+    statements = []
+    conn.set_trace_callback(statements.append)
+    report = sync_codex_home(conn, home, now=NOW + DAY, batch_rows=7)
+    conn.set_trace_callback(None)
+    assert (report.marked_missing, report.updated) == (20, len(IN_DB) - 20)
+    assert statements.count("BEGIN IMMEDIATE") == 3 + 3  # 20 rows marked, 7 per transaction
+    missing = {r[0] for r in conn.execute(
+        "SELECT thread_id FROM memories WHERE missing_since = ?", (NOW + DAY,))}
+    assert missing == set(gone)

@@ -8,12 +8,19 @@ lacks). Rows are updated in place; memcite's own counts are never touched,
 except that a memory cited before it was first synced gets its logged counts.
 Rows of this home that no pass saw are marked ``missing_since``, never deleted.
 
-``stage1_outputs`` is copied in SQL: Codex's database is attached read-only and
-each batch is one ``INSERT ... SELECT`` over a range of thread ids, in key order;
-a row that did not change is not rewritten (only its ``synced_at`` and
-``last_sync_id`` move). A large first load (more rows than the inventory holds)
-drops the secondary indexes of ``memories`` and builds them after, each in its own
-transaction; any sync puts back an index an interrupted load left missing. The
+``stage1_outputs`` is copied in SQL, over ranges of thread ids in key order, with
+Codex's database attached read-only. Each range is read and compared with the
+inventory first, holding no lock on memcite's database: the rows that are new or
+changed go to a temporary table, and the rows of this home that Codex no longer
+holds are noted. Only then is a write transaction taken, to copy the staged rows
+with one ``INSERT ... SELECT``; a range with nothing new takes none, so a re-sync
+with nothing changed writes nothing (``synced_at`` and ``last_sync_id`` name the
+last sync that wrote a row). A large first load (more rows than the inventory
+holds) drops the secondary indexes a load in key order would write all over
+(those keyed by times and counts) and builds them after, each in its own
+transaction; any sync puts back an index an interrupted load left missing. After
+each write transaction the lock is left free for as long as it was held (at most
+0.11 s), so that a recorder sleeping in SQLite's busy handler gets its turn. The
 rare thread id not already in its counted form (uppercase, braced, ...) is
 normalised in Python.
 """
@@ -24,6 +31,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 
@@ -131,7 +139,8 @@ _UPSERT_STAGE1 = (
 )
 
 # From the memory folder: fills what stage1_outputs lacks; the times and flags of a row
-# that stage1_outputs gave in this same sync are left alone.
+# that stage1_outputs gave in this same sync are left alone. {fresh}: the row was not seen
+# yet in this sync (see _not_seen_yet).
 _UPSERT_FOLDER = """
 INSERT INTO memories (
     thread_id, source_updated_at, rollout_slug, rollout_summary_file, rollout_path, cwd,
@@ -146,25 +155,35 @@ ON CONFLICT (thread_id) DO UPDATE SET
     git_branch = coalesce(excluded.git_branch, git_branch),
     rollout_slug = coalesce(rollout_slug, excluded.rollout_slug),
     source_updated_at = CASE
-        WHEN last_sync_id IS NOT excluded.last_sync_id
-            THEN coalesce(excluded.source_updated_at, source_updated_at)
+        WHEN {fresh} THEN coalesce(excluded.source_updated_at, source_updated_at)
         WHEN source = 'stage1_outputs' THEN source_updated_at
         ELSE coalesce(source_updated_at, excluded.source_updated_at) END,
     has_raw_memory = CASE
-        WHEN last_sync_id IS NOT excluded.last_sync_id THEN excluded.has_raw_memory
+        WHEN {fresh} THEN excluded.has_raw_memory
         WHEN source = 'stage1_outputs' THEN has_raw_memory
         ELSE max(has_raw_memory, excluded.has_raw_memory) END,
     has_rollout_summary = CASE
-        WHEN last_sync_id IS NOT excluded.last_sync_id THEN excluded.has_rollout_summary
+        WHEN {fresh} THEN excluded.has_rollout_summary
         WHEN source = 'stage1_outputs' THEN has_rollout_summary
         ELSE max(has_rollout_summary, excluded.has_rollout_summary) END,
-    source = CASE WHEN last_sync_id IS excluded.last_sync_id THEN source
-        ELSE excluded.source END,
+    source = CASE WHEN {fresh} THEN excluded.source ELSE source END,
     codex_home = excluded.codex_home,
     synced_at = excluded.synced_at,
     last_sync_id = excluded.last_sync_id,
     missing_since = NULL
 """
+
+
+def _not_seen_yet(in_sql: bool) -> str:
+    """SQL true for a row (in an upsert's DO UPDATE) that this sync has not seen yet: not
+    written by it, and (stage1_outputs copied in SQL, an unchanged row not rewritten) not a
+    row of Codex's table left as it was."""
+    written = "last_sync_id IS NOT excluded.last_sync_id"
+    if not in_sql:
+        return written
+    return (f"({written} AND NOT (source = 'stage1_outputs'"
+            " AND codex_home IS excluded.codex_home AND missing_since IS NULL"
+            " AND thread_id NOT IN (SELECT thread_id FROM temp.stage1_unseen)))")
 
 
 def _batches(rows: Iterable, size: int) -> Iterator[list]:
@@ -258,63 +277,76 @@ def sync_codex_home(
             counters.suspend_memory_totals(conn)
     params = {"home": codex_home, "now": now, "sync": sync_id}
 
+    turns = _Turns(conn)
     invalid = [0]
     stage1_rows = 0
-    _restore_indexes(conn)  # an interrupted large first load may have left some out
-    if stage1_found:
-        copy = _Stage1Copy(conn, db_path, (codex_home, now, now, sync_id), batch_rows, progress,
-                           total)
-        if copy.attach():
-            stage1_rows = copy.run(invalid, bulk=total > before)
-        else:  # this connection cannot attach a read-only database: row by row
-            rows = _normalised_stage1(home.iter_stage1_outputs(db_path, command="sync"), invalid)
-            for batch in _batches(rows, batch_rows):
-                with transaction(conn):
-                    conn.executemany(
-                        _UPSERT_STAGE1, [(*row, codex_home, now, now, sync_id) for row in batch]
-                    )
-                stage1_rows += len(batch)
+    in_sql = False  # whether stage1_outputs was copied in SQL (its unseen rows noted)
+    _restore_indexes(turns)  # an interrupted large first load may have left some out
+    try:
+        if stage1_found:
+            copy = _Stage1Copy(turns, db_path, (codex_home, now, now, sync_id), batch_rows,
+                               progress, total)
+            in_sql = copy.attach()
+            if in_sql:
+                stage1_rows = copy.run(invalid, bulk=total > before)
+            else:  # this connection cannot attach a read-only database: row by row
+                rows = _normalised_stage1(home.iter_stage1_outputs(db_path, command="sync"),
+                                          invalid)
+                for batch in _batches(rows, batch_rows):
+                    with turns.transaction():
+                        conn.executemany(
+                            _UPSERT_STAGE1,
+                            [(*row, codex_home, now, now, sync_id) for row in batch])
+                    stage1_rows += len(batch)
+                    if progress:
+                        progress("stage1_outputs", stage1_rows, total)
+
+        folder_counts = {"raw_memories": 0, "rollout_summary": 0}
+        passes: list[tuple[str, Iterable[home.FolderMemory]]] = []
+        skipped: list[str] = []
+        if sources.raw_found:
+            passes.append(("raw_memories", home.iter_raw_memories(sources.raw_memories, skipped)))
+        if sources.summaries_found:
+            passes.append(("rollout_summary",
+                           home.iter_rollout_summaries(sources.rollout_summaries, skipped)))
+        upsert_folder = _UPSERT_FOLDER.format(fresh=_not_seen_yet(in_sql))
+        for kind, found in passes:
+            for batch in _batches(found, batch_rows):
+                with turns.transaction():
+                    conn.executemany(upsert_folder,
+                                     [_folder_params(item, params) for item in batch])
+                folder_counts[kind] += len(batch)
                 if progress:
-                    progress("stage1_outputs", stage1_rows, total)
+                    progress("memory folder", sum(folder_counts.values()), None)
+        folder_threads = sum(folder_counts.values())
 
-    folder_counts = {"raw_memories": 0, "rollout_summary": 0}
-    passes: list[tuple[str, Iterable[home.FolderMemory]]] = []
-    skipped: list[str] = []
-    if sources.raw_found:
-        passes.append(("raw_memories", home.iter_raw_memories(sources.raw_memories, skipped)))
-    if sources.summaries_found:
-        passes.append(("rollout_summary",
-                       home.iter_rollout_summaries(sources.rollout_summaries, skipped)))
-    for kind, found in passes:
-        for batch in _batches(found, batch_rows):
-            with transaction(conn):
-                conn.executemany(_UPSERT_FOLDER, [_folder_params(item, params) for item in batch])
-            folder_counts[kind] += len(batch)
-            if progress:
-                progress("memory folder", sum(folder_counts.values()), None)
-    folder_threads = sum(folder_counts.values())
-
-    with transaction(conn):
         after = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        marked = conn.execute(
-            "UPDATE memories SET missing_since = ? WHERE codex_home = ? AND missing_since IS NULL"
-            " AND (last_sync_id IS NULL OR last_sync_id != ?)",
-            (now, codex_home, sync_id),
-        ).rowcount
-        if after > before:
-            backfill_usage(conn)
-        seen_gone = _close_forget_requests(conn, codex_home, now)
-        counters.resume_memory_totals(conn)
-        memories, cited_codex, codex_citations, cited_memcite = conn.execute(
-            "SELECT count(*), coalesce(sum(codex_usage_count > 0), 0),"
-            " coalesce(sum(codex_usage_count), 0), coalesce(sum(usage_count > 0), 0)"
-            " FROM memories WHERE codex_home = ? AND missing_since IS NULL"
-            " AND archived_at IS NULL", (codex_home,)).fetchone()
-        inserted = after - before
-        seen = conn.execute(  # every row this sync saw was given this home: the index serves
-            "SELECT count(*) FROM memories WHERE codex_home = ? AND last_sync_id = ?",
-            (codex_home, sync_id),
-        ).fetchone()[0]
+        # Not seen: a row of this home no pass wrote, and (copied in SQL, where an unchanged
+        # row is not written) that Codex's table does not hold: marked batch by batch.
+        marked = _mark_unseen(turns, (now, codex_home, sync_id), batch_rows) if in_sql else 0
+        with turns.transaction():
+            if not in_sql:
+                marked = conn.execute(
+                    "UPDATE memories SET missing_since = ? WHERE codex_home = ?"
+                    " AND missing_since IS NULL AND last_sync_id IS NOT ?",
+                    (now, codex_home, sync_id)).rowcount
+            if after > before:
+                backfill_usage(conn)
+            seen_gone = _close_forget_requests(conn, codex_home, now)
+            # A large first load was counted in one scan here, not row by row.
+            counters.resume_memory_totals(conn)
+    finally:
+        if in_sql:
+            _drop_staging_tables(conn)
+    # Read holding no lock: every row of this home not missing was seen by this sync.
+    seen, memories, cited_codex, codex_citations, cited_memcite = conn.execute(
+        "SELECT count(*), coalesce(sum(archived_at IS NULL), 0),"
+        " coalesce(sum(archived_at IS NULL AND codex_usage_count > 0), 0),"
+        " coalesce(sum(CASE WHEN archived_at IS NULL THEN codex_usage_count END), 0),"
+        " coalesce(sum(archived_at IS NULL AND usage_count > 0), 0)"
+        " FROM memories WHERE codex_home = ? AND missing_since IS NULL", (codex_home,)).fetchone()
+    inserted = after - before
+    with turns.transaction():
         conn.execute(
             "UPDATE syncs SET finished_at = ?, stage1_rows = ?, folder_threads = ?, inserted = ?,"
             " updated = ?, marked_missing = ? WHERE id = ?",
@@ -343,13 +375,33 @@ def sync_codex_home(
     )
 
 
+def _mark_unseen(turns: _Turns, values: tuple[int, str, int], batch_rows: int) -> int:
+    """Mark missing the rows the copy in SQL noted unseen that no later pass wrote, a range
+    of thread ids per transaction; return how many."""
+    conn, marked, low = turns.conn, 0, ""
+    while True:
+        high = conn.execute(
+            "SELECT max(thread_id) FROM (SELECT thread_id FROM temp.stage1_unseen"
+            " WHERE thread_id > ? ORDER BY thread_id LIMIT ?)", (low, batch_rows)).fetchone()[0]
+        if high is None:
+            return marked
+        with turns.transaction():
+            marked += conn.execute(
+                "UPDATE memories SET missing_since = ? WHERE +codex_home = ?"
+                " AND missing_since IS NULL AND last_sync_id IS NOT ? AND thread_id IN"
+                " (SELECT thread_id FROM temp.stage1_unseen WHERE thread_id > ? AND thread_id <= ?)",
+                (*values, low, high)).rowcount
+        low = high
+
+
 def _close_forget_requests(conn: sqlite3.Connection, codex_home: str, now: int) -> int:
     """Mark the requests to forget whose memory this sync no longer found anywhere in Codex
     (neither its table nor its memory folder): Codex has forgotten it."""
-    return conn.execute(
+    return conn.execute(  # from the few requests, not the many memories of the home
         "UPDATE forget_requests SET state = 'forgotten', seen_gone_at = ?"
-        " WHERE state = 'done' AND codex_home = ? AND thread_id IN"
-        " (SELECT thread_id FROM memories WHERE codex_home = ? AND missing_since IS NOT NULL)",
+        " WHERE state = 'done' AND codex_home = ? AND EXISTS (SELECT 1 FROM memories AS m"
+        " WHERE m.thread_id = forget_requests.thread_id AND +m.codex_home = ?"
+        " AND m.missing_since IS NOT NULL)",
         (now, codex_home, codex_home)).rowcount
 
 
@@ -358,27 +410,34 @@ def _close_forget_requests(conn: sqlite3.Connection, codex_home: str, now: int) 
 # A thread id already in the form Codex counts (lowercase hyphenated UUID), as a GLOB.
 _COUNTED_FORM = "-".join("[0-9a-f]" * width for width in (8, 4, 4, 4, 12))
 _IS_COUNTED = f"(typeof(thread_id) = 'text' AND thread_id GLOB '{_COUNTED_FORM}')"
-# SQLite's trim() with the ASCII part of Rust's White_Space ("non-blank" as Codex means it).
-_BLANK = "char(9, 10, 11, 12, 13, 32)"
+# A text holding a character other than the ASCII part of Rust's White_Space ("non-blank" as
+# Codex means it): what codex_home's length(trim(text, those characters)) > 0 says (up to a
+# NUL character, as SQLite reads text), without copying the text.
+_NON_BLANK = "coalesce({column}, '') GLOB '*[^' || char(9, 10, 11, 12, 13, 32) || ']*'"
+# A slug that is not plain ASCII (perhaps not even UTF-8): read again in Python.
+_NOT_ASCII = "rollout_slug GLOB '*[^ -~]*'"
 
-# The columns _UPSERT_STAGE1 sets, from a row of _UPSERT_STAGE1's VALUES; a row none of
-# whose values would change is left as it is (its synced_at and last_sync_id are moved by
-# _TOUCH_SEEN, which writes one index rather than every one).
-_CHANGED = """
-    source_updated_at IS NOT excluded.source_updated_at
-    OR generated_at IS NOT excluded.generated_at
-    OR (excluded.rollout_slug IS NOT NULL AND rollout_slug IS NOT excluded.rollout_slug)
-    OR codex_usage_count IS NOT excluded.codex_usage_count
-    OR codex_last_usage IS NOT excluded.codex_last_usage
-    OR selected_for_phase2 IS NOT excluded.selected_for_phase2
-    OR selected_for_phase2_source_updated_at
-        IS NOT excluded.selected_for_phase2_source_updated_at
-    OR has_raw_memory IS NOT excluded.has_raw_memory
-    OR has_rollout_summary IS NOT excluded.has_rollout_summary
-    OR source IS NOT 'stage1_outputs'
-    OR codex_home IS NOT excluded.codex_home
-    OR missing_since IS NOT NULL
-"""
+# The columns of memories a stage1_outputs row gives (in _STAGE1_INTO's order), and those
+# of them compared to tell a changed row.
+_STAGE1_TARGETS = (
+    "thread_id", "source_updated_at", "generated_at", "rollout_slug", "codex_usage_count",
+    "codex_last_usage", "selected_for_phase2", "selected_for_phase2_source_updated_at",
+    "has_raw_memory", "has_rollout_summary",
+)
+
+
+def _changed(old: str, new: str, new_home: str) -> str:
+    """SQL true when writing the row ``new`` (a prefix: ``excluded.``, ``c.``) over ``old``
+    would change it (``_UPSERT_STAGE1``'s values; a NULL slug keeps the old one)."""
+    terms = [f"{old}{column} IS NOT {new}{column}" for column in _STAGE1_TARGETS[1:]
+             if column != "rollout_slug"]
+    terms.append(f"({new}rollout_slug IS NOT NULL AND {old}rollout_slug IS NOT {new}rollout_slug)")
+    terms += [f"{old}source IS NOT 'stage1_outputs'", f"{old}codex_home IS NOT {new_home}",
+              f"{old}missing_since IS NOT NULL"]
+    return "\n    OR ".join(terms)
+
+
+_CHANGED = _changed("", "excluded.", "excluded.codex_home")
 _RANGE = "thread_id > :low AND thread_id <= :high"
 # The next range: its last thread id, and how many rows it holds.
 _UPPER_BOUND = ("SELECT max(thread_id), count(*) FROM (SELECT thread_id FROM codex.stage1_outputs"
@@ -386,15 +445,52 @@ _UPPER_BOUND = ("SELECT max(thread_id), count(*) FROM (SELECT thread_id FROM cod
 # Rows no range reaches (NULL, numbers, the empty string): never a thread id.
 _OUT_OF_RANGES = ("SELECT count(*) FROM codex.stage1_outputs"
                   " WHERE thread_id IS NULL OR thread_id <= ''")
-# The rows of a range copied in SQL that no change rewrote.
-_TOUCH_SEEN = (
-    "UPDATE memories SET synced_at = :now, last_sync_id = :sync"
-    " WHERE thread_id IN (SELECT thread_id FROM codex.stage1_outputs"
-    f" WHERE {_RANGE} AND {_IS_COUNTED}) AND last_sync_id IS NOT :sync"
+# The rows of this home in a range (or after the last one) that Codex's table does not hold
+# in the counted form: marked missing at the end unless another pass saw them. (The unary +
+# keeps SQLite from walking the whole home by its index rather than the range by the key.)
+_NOTE_UNSEEN = (
+    "INSERT OR IGNORE INTO temp.stage1_unseen SELECT m.thread_id FROM main.memories AS m"
+    " WHERE m.thread_id > :low {upper} AND +m.codex_home = :home AND m.missing_since IS NULL"
+    " AND NOT EXISTS (SELECT 1 FROM codex.stage1_outputs AS c WHERE c.thread_id = m.thread_id)"
 )
+_STAGING_TABLES = (
+    "CREATE TEMP TABLE stage1_changed ("
+    + ", ".join(f"{column}{' TEXT PRIMARY KEY' if column == 'thread_id' else ''}"
+                for column in _STAGE1_TARGETS) + ") WITHOUT ROWID",
+    "CREATE TEMP TABLE stage1_unseen (thread_id TEXT PRIMARY KEY) WITHOUT ROWID",
+)
+# A writer waiting in SQLite's busy handler sleeps at most as long as it has waited and never
+# more than 100 ms between tries: after each write transaction the lock is left free that long.
+_LONGEST_TURN = 0.11
+
+
+class _Turns:
+    """Write transactions that leave a recorder waiting for the lock its turn."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.free_until = 0.0  # time.monotonic() before which this sync takes no write lock
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        pause = self.free_until - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
+        started = time.monotonic()
+        with transaction(self.conn):
+            yield self.conn
+        ended = time.monotonic()
+        self.free_until = ended + min(ended - started, _LONGEST_TURN)
 
 
 _SCHEMA_INDEXES: list[tuple[str, str]] | None = None
+# The secondary indexes a load in thread-id order only appends to (keyed by the home and the
+# sync, by the row, or holding no new row): kept during a large load. The others (keyed by
+# times and counts) would be written all over by every range: dropped and built after.
+_KEPT_DURING_LOAD = frozenset({
+    "memories_archived_at", "memories_usage_count", "memories_codex_home_sync",
+    "memories_outside_codex", "memories_codex_cited",
+})
 
 
 def _memories_indexes() -> list[tuple[str, str]]:
@@ -417,20 +513,21 @@ def _present_indexes(conn: sqlite3.Connection) -> set[str]:
         "SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = 'memories'")}
 
 
-def _drop_indexes(conn: sqlite3.Connection) -> None:
-    """Drop the secondary indexes of ``memories`` before a large load (one transaction)."""
-    with transaction(conn):
+def _drop_indexes(turns: _Turns) -> None:
+    """Drop the secondary indexes of ``memories`` a large load would write all over (one
+    transaction)."""
+    with turns.transaction() as conn:
         present = _present_indexes(conn)
         for name, _ in _memories_indexes():
-            if name in present:
+            if name in present and name not in _KEPT_DURING_LOAD:
                 conn.execute(f"DROP INDEX main.{name}")
 
 
-def _restore_indexes(conn: sqlite3.Connection) -> None:
+def _restore_indexes(turns: _Turns) -> None:
     """Build each secondary index of ``memories`` that is missing, one transaction each."""
     for name, sql in _memories_indexes():
-        if name not in _present_indexes(conn):
-            with transaction(conn):
+        if name not in _present_indexes(turns.conn):
+            with turns.transaction() as conn:
                 conn.execute(sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
 
 
@@ -454,11 +551,11 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
 
 
 class _Stage1Copy:
-    """The ``stage1_outputs`` pass in SQL, batch by batch over ranges of thread ids."""
+    """The ``stage1_outputs`` pass in SQL, range by range of thread ids."""
 
-    def __init__(self, conn: sqlite3.Connection, path: str, sync_values: tuple, batch_rows: int,
+    def __init__(self, turns: _Turns, path: str, sync_values: tuple, batch_rows: int,
                  progress: Progress | None, total: int) -> None:
-        self.conn, self.path, self.batch_rows = conn, path, batch_rows
+        self.turns, self.conn, self.path, self.batch_rows = turns, turns.conn, path, batch_rows
         # (codex_home, now, now, sync_id): the last values of a row of _UPSERT_STAGE1
         self.home, self.now, _, self.sync_id = self.sync_values = sync_values
         self.progress, self.total = progress, total
@@ -483,6 +580,9 @@ class _Stage1Copy:
             return False  # the URI was taken as a plain (missing) file name: nothing created
         except UnicodeEncodeError:
             return False  # a path that is not UTF-8: SQLite cannot be given its name
+        _drop_staging_tables(self.conn)
+        for sql in _STAGING_TABLES:
+            self.conn.execute(sql)
         return True
 
     def run(self, invalid: list[int], *, bulk: bool) -> int:
@@ -491,7 +591,7 @@ class _Stage1Copy:
         dropped = False
         try:
             if bulk:
-                _drop_indexes(conn)
+                _drop_indexes(self.turns)
                 dropped = True
             return self._copy(invalid)
         except sqlite3.Error as exc:
@@ -505,15 +605,16 @@ class _Stage1Copy:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             conn.execute("DETACH DATABASE codex")
+            conn.execute("DROP TABLE IF EXISTS temp.stage1_changed")
             if dropped:
-                _restore_indexes(conn)
+                _restore_indexes(self.turns)
 
     def _copy(self, invalid: list[int]) -> int:
         conn = self.conn
         columns = {row[1] for row in conn.execute("PRAGMA codex.table_info(stage1_outputs)")}
         picked = [name if name in columns else "NULL" for name in home.STAGE1_COLUMNS]
         for text_column in ("raw_memory", "rollout_summary"):
-            picked.append(f"length(trim(coalesce({text_column}, ''), {_BLANK})) > 0"
+            picked.append(_NON_BLANK.format(column=text_column)
                           if text_column in columns else "0")
         odd_rows = f"SELECT {', '.join(picked)} FROM codex.stage1_outputs WHERE {_RANGE}" \
                    f" AND NOT {_IS_COUNTED}"
@@ -522,11 +623,17 @@ class _Stage1Copy:
         by_id = f"SELECT {', '.join(picked)} FROM codex.stage1_outputs WHERE thread_id = ?"
         picked[home.STAGE1_COLUMNS.index("selected_for_phase2")] = \
             f"coalesce({picked[home.STAGE1_COLUMNS.index('selected_for_phase2')]}, 0)"
-        copy_range = (
-            _STAGE1_INTO + f"SELECT {', '.join(picked)}, 'stage1_outputs', :home, :now, :now,"
-            f" :sync FROM codex.stage1_outputs WHERE {_RANGE} AND {_IS_COUNTED}"
-            " ORDER BY thread_id" + _STAGE1_ON_CONFLICT + f" WHERE {_CHANGED}"
-            " RETURNING CASE WHEN rollout_slug GLOB '*[^ -~]*' THEN thread_id END"
+        stage_range = (
+            "INSERT OR REPLACE INTO temp.stage1_changed SELECT c.* FROM (SELECT "
+            + ", ".join(f"{value} AS {column}" for value, column in zip(picked, _STAGE1_TARGETS, strict=True))
+            + f" FROM codex.stage1_outputs WHERE {_RANGE} AND {_IS_COUNTED}) AS c"
+            " LEFT JOIN main.memories AS m ON m.thread_id = c.thread_id"
+            f" WHERE m.thread_id IS NULL OR {_changed('m.', 'c.', ':home')}"
+        )
+        copy_staged = (
+            _STAGE1_INTO + f"SELECT {', '.join(_STAGE1_TARGETS)}, 'stage1_outputs', :home, :now,"
+            " :now, :sync FROM temp.stage1_changed WHERE true ORDER BY thread_id"
+            + _STAGE1_ON_CONFLICT + f" WHERE {_CHANGED}"
         )
         invalid[0] += conn.execute(_OUT_OF_RANGES).fetchone()[0]
         params = {"home": self.home, "now": self.now, "sync": self.sync_id, "low": ""}
@@ -537,19 +644,26 @@ class _Stage1Copy:
             if high is None:
                 break
             params["high"] = high
-            with transaction(conn):
-                texts = [row[0] for row in _fetch_leniently(conn, copy_range, params) if row[0]]
-                conn.execute(_TOUCH_SEEN, params)
-                odd = _fetch_leniently(conn, odd_rows, params)
-                normalised = list(_normalised_stage1(odd, invalid))
-                rows = normalised + [_fetch_leniently(conn, by_id, (thread_id,))[0]
-                                     for thread_id in texts]
-                if rows:
+            # Read and compare, holding no lock on memcite's database.
+            conn.execute("DELETE FROM temp.stage1_changed")
+            conn.execute(stage_range, params)
+            conn.execute(_NOTE_UNSEEN.format(upper="AND m.thread_id <= :high"), params)
+            texts = [row[0] for row in conn.execute(
+                f"DELETE FROM temp.stage1_changed WHERE {_NOT_ASCII} RETURNING thread_id")]
+            odd = _fetch_leniently(conn, odd_rows, params)
+            normalised = list(_normalised_stage1(odd, invalid))
+            rows = normalised + [_fetch_leniently(conn, by_id, (thread_id,))[0]
+                                 for thread_id in texts]
+            staged = conn.execute("SELECT count(*) FROM temp.stage1_changed").fetchone()[0]
+            if staged or rows:
+                with self.turns.transaction():
+                    conn.execute(copy_staged, params)
                     conn.executemany(_UPSERT_STAGE1, [(*row, *self.sync_values) for row in rows])
             synced += in_range - len(odd) + len(normalised)
             params["low"] = high
             if self.progress:
                 self.progress("stage1_outputs", synced, self.total)
+        conn.execute(_NOTE_UNSEEN.format(upper=""), params)
         self._check_unchanged()
         return synced
 
@@ -561,6 +675,12 @@ class _Stage1Copy:
                 hint="what was read may be inconsistent; re-running is cheap (rows are updated "
                      "in place)",
             )
+
+
+def _drop_staging_tables(conn: sqlite3.Connection) -> None:
+    """Drop the temporary tables of a ``stage1_outputs`` copy (they live with the connection)."""
+    conn.execute("DROP TABLE IF EXISTS temp.stage1_changed")
+    conn.execute("DROP TABLE IF EXISTS temp.stage1_unseen")
 
 
 def _folder_params(item: home.FolderMemory, params: dict) -> dict:
