@@ -24,6 +24,7 @@ import stat as stat_module
 from array import array
 from bisect import bisect_right
 from itertools import accumulate, islice
+
 TYPE_CHECKING = False  # typing itself is not imported on the per-reply path
 
 if TYPE_CHECKING:

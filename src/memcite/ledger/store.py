@@ -516,7 +516,7 @@ def _check_file(path: str, *, readonly: bool) -> bool:
     if header and len(header) < 100:
         raise DamagedStoreError(f"{path}: a truncated SQLite file (left untouched)",
                                 hint="restore it from a backup or move it aside")
-    problem = _header_problem(header, size) if header else None
+    problem = _header_problem(header, size, wal_in_use=_wal_has_frames(path)) if header else None
     if problem is not None:
         raise DamagedStoreError(f"{path}: the database is damaged ({problem}); left untouched",
                                 hint=_DAMAGED_HINT)
@@ -534,8 +534,22 @@ _DAMAGED_HINT = ("restore it from a backup, or move it aside to start a new one 
                  "(the usage counts can be rebuilt only from an intact log)")
 
 
-def _header_problem(header: bytes, size: int) -> str | None:
-    """What the 100-byte header says is wrong with a file of ``size`` bytes, or None."""
+def _wal_has_frames(path: str) -> bool:
+    """Whether ``path``'s ``-wal`` file holds frames (a header alone is 32 bytes)."""
+    try:
+        return os.path.getsize(path + "-wal") > 32
+    except OSError:
+        return False
+
+
+def _header_problem(header: bytes, size: int, *, wal_in_use: bool = False) -> str | None:
+    """What the 100-byte header says is wrong with a file of ``size`` bytes, or None.
+
+    With frames in the ``-wal`` file, a header counting more pages than the file holds is
+    no damage: a checkpoint writes page 1 (and its new page count) before the pages that
+    extend the file, and a checkpoint cut short is finished from the WAL by the next one.
+    (Refusing it made a ``record`` fail now and then while another writer checkpointed.)
+    """
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     if page_size < 512 or page_size & (page_size - 1):
@@ -543,7 +557,7 @@ def _header_problem(header: bytes, size: int) -> str | None:
     if size % page_size:
         return f"{size} bytes is not a whole number of {page_size}-byte pages: cut short or padded"
     pages = int.from_bytes(header[28:32], "big")
-    if header[92:96] == header[24:28] and pages * page_size > size:
+    if header[92:96] == header[24:28] and pages * page_size > size and not wal_in_use:
         return f"its header counts {pages} pages, the file holds {size // page_size}: cut short"
     return None
 
