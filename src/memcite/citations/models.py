@@ -51,6 +51,28 @@ class FrozenSlots:
         return self.__class__, tuple(getattr(self, name) for name in self._fields)
 
 
+class Slots:
+    """A mutable dataclass without the dataclass: slots, equality and ``repr`` by field.
+
+    A subclass lists its fields in ``__slots__`` and ``_fields`` and sets them in
+    ``__init__``. Not hashable, as a mutable dataclass is not. (The base of retention's
+    mutable values, built when ``memcite stats`` starts.)
+    """
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._fields)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{self.__class__.__qualname__}({shown})"
+
+
 class CitationEntry(FrozenSlots):
     """One accepted line of a ``<citation_entries>`` section, as Codex keeps it."""
 

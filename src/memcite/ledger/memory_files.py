@@ -24,8 +24,8 @@ import stat as stat_module
 from array import array
 from bisect import bisect_right
 from itertools import accumulate, islice
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
