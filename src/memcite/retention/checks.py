@@ -13,10 +13,9 @@ import bisect
 import os
 import re
 from collections.abc import Iterable
-from hashlib import sha256
 
 from memcite.citations.models import FrozenSlots, Slots
-from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, read_opened
+from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, read_opened, sha256
 from memcite.rust_text import RUST_WHITESPACE
 from memcite.secrets import is_masked
 

@@ -12,11 +12,10 @@ functions of the file's bytes, the citations and the time passed in.
 from __future__ import annotations
 
 import bisect
-import hashlib
 from collections.abc import Iterable, Sequence
 
 from memcite.citations.models import FrozenSlots
-from memcite.ledger.memory_files import byte_lines, lines_sha256
+from memcite.ledger.memory_files import byte_lines, lines_sha256, sha256
 from memcite.retention.entries import IMPORTANCE, Entry, read_entries
 
 DAY = 86_400
@@ -97,7 +96,7 @@ class _Windows:
             table: dict[str, list[int]] = {}
             for start in range(1, len(self.lines) - length + 2):
                 block = b"\n".join(self.lines[start - 1 : start - 1 + length])
-                table.setdefault(hashlib.sha256(block).hexdigest(), []).append(start)
+                table.setdefault(sha256(block).hexdigest(), []).append(start)
             self._by_length[length] = table
         return self._by_length[length].get(digest, [])
 
