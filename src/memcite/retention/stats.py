@@ -506,9 +506,17 @@ def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None
 
 
 def _ranked(counts: dict[str, int], limit: int) -> list[tuple[str, int]]:
-    """Most first, then by name; ``limit`` 0 keeps all."""
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return ranked[:limit] if limit else ranked
+    """Most first, then by name; ``limit`` 0 keeps all (the first ``limit`` picked, not all
+    sorted: thousands of unknown ids for fifty shown)."""
+    if limit and limit < len(counts):
+        from heapq import nsmallest
+
+        return nsmallest(limit, counts.items(), key=_most_first)
+    return sorted(counts.items(), key=_most_first)
+
+
+def _most_first(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
 
 
 def _weeks(conn: sqlite3.Connection, *, since: int | None, until: int) -> list[dict]:
