@@ -19,7 +19,8 @@ class FrozenSlots:
 
     A subclass lists its fields in ``__slots__`` and ``_fields``, those that == compares in
     ``_compared``, and sets them in ``__init__`` with ``object.__setattr__``. (Also the base
-    of the ledger's small values, built on the per-reply path too.)
+    of the ledger's and retention's small values, built on the per-reply path and when
+    ``memcite stats`` starts.)
     """
 
     __slots__ = ()
