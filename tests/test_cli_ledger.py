@@ -498,3 +498,26 @@ def test_record_jsonl_batches_a_file_and_commits_a_pipe_reply_by_reply(env, tmp_
         assert commits == 250
     else:
         assert 3 <= commits < 25
+
+
+def test_warm_stats_json_imports_no_dataclasses_inspect_or_typing(env, tmp_path):
+    """A warm ``memcite stats --json`` (the citation tally cached) builds its values without
+    ``dataclasses``, which pulls ``inspect`` (and ``ast``, ``dis``...), nor ``typing``: at a
+    million memories, start-up is most of what it costs."""
+    warm = {**env, "MEMCITE_CACHE_DIR": str(tmp_path / "cache")}
+    assert run(["sync"], warm)[0] == 0
+    assert run(["record", "--at", "1800000000", "-"], warm, stdin=REPLY.encode())[0] == 0
+    args = ["stats", "--json", "--limit", "50", "--as-of", "1800000000"]
+    assert run(args, warm)[0] == 0  # the tally is cached
+    probe = (
+        "import sys\nfrom memcite.__main__ import main\n"
+        f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+        "heavy = {'dataclasses', 'inspect', 'typing', 'typer', 'pydantic', 'rich'}\n"
+        "sys.stderr.write('LOADED=' + ','.join(sorted(heavy & set(sys.modules))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                          env={**os.environ, **warm}, timeout=60)
+    code, out, _ = run(args, warm)
+    assert code == 0 and done.stdout == out
+    assert json.loads(out)["citation_checks"]["entries"] == 1  # the recorded reply is in it
+    assert done.stderr.decode().rsplit("LOADED=", 1)[1] == ""

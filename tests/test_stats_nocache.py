@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memcite.ledger import memory_files
 from memcite.ledger.memory_files import FileLines, byte_lines, lines_sha256
 from memcite.ledger.store import open_store, transaction
 from memcite.retention.checks import (
@@ -358,3 +359,9 @@ def test_a_memory_card_reads_its_summary_through_the_checked_descriptor(tmp_path
     card = memory_card(conn, KNOWN[0], memory_root=root)
     conn.close()
     assert (card["summary_lines"], card["summary_problem"]) == (lines, problem)
+
+
+@given(st.binary(max_size=5000))
+def test_memory_files_sha256_gives_hashlibs_digests(data):
+    """``memory_files.sha256`` (CPython's built-in, no OpenSSL to load) hashes as hashlib does."""
+    assert memory_files.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()

@@ -19,7 +19,8 @@ class FrozenSlots:
 
     A subclass lists its fields in ``__slots__`` and ``_fields``, those that == compares in
     ``_compared``, and sets them in ``__init__`` with ``object.__setattr__``. (Also the base
-    of the ledger's small values, built on the per-reply path too.)
+    of the ledger's and retention's small values, built on the per-reply path and when
+    ``memcite stats`` starts.)
     """
 
     __slots__ = ()
@@ -49,6 +50,28 @@ class FrozenSlots:
 
     def __reduce__(self):  # copy and pickle build a new object rather than assign fields
         return self.__class__, tuple(getattr(self, name) for name in self._fields)
+
+
+class Slots:
+    """A mutable dataclass without the dataclass: slots, equality and ``repr`` by field.
+
+    A subclass lists its fields in ``__slots__`` and ``_fields`` and sets them in
+    ``__init__``. Not hashable, as a mutable dataclass is not. (The base of retention's
+    mutable values, built when ``memcite stats`` starts.)
+    """
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._fields)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{self.__class__.__qualname__}({shown})"
 
 
 class CitationEntry(FrozenSlots):

@@ -15,16 +15,19 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import BinaryIO, TypeVar
 
+from memcite.citations.models import FrozenSlots
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
 from memcite.untrusted import bounded_lines
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
+if TYPE_CHECKING:
+    from typing import BinaryIO, TypeVar
+
+    T = TypeVar("T")
 
 STATE_DB = "memories_1.sqlite"
 MEMORY_FOLDER = "memories"
@@ -57,20 +60,31 @@ class CodexHomeError(MemciteError):
     """A Codex home, or part of one, could not be read (exit 2)."""
 
 
-@dataclass(frozen=True, slots=True)
-class FolderMemory:
+_set = object.__setattr__  # how the frozen values below set their fields in __init__
+
+
+class FolderMemory(FrozenSlots):
     """A thread as the memory folder describes it (a ``raw_memories.md`` section or a summary)."""
 
-    thread_id: str
-    source: str  # raw_memories | rollout_summary
-    updated_at: int | None = None
-    cwd: str | None = None
-    rollout_path: str | None = None
-    rollout_summary_file: str | None = None
-    git_branch: str | None = None
-    rollout_slug: str | None = None
-    has_text: bool = False  # the section or summary has a non-blank body
-    where: str = ""  # file:line
+    __slots__ = ("thread_id", "source", "updated_at", "cwd", "rollout_path",
+                 "rollout_summary_file", "git_branch", "rollout_slug", "has_text", "where")
+    _fields = _compared = __slots__
+
+    def __init__(self, thread_id: str, source: str, updated_at: int | None = None,
+                 cwd: str | None = None, rollout_path: str | None = None,
+                 rollout_summary_file: str | None = None, git_branch: str | None = None,
+                 rollout_slug: str | None = None, has_text: bool = False,
+                 where: str = "") -> None:
+        _set(self, "thread_id", thread_id)
+        _set(self, "source", source)  # raw_memories | rollout_summary
+        _set(self, "updated_at", updated_at)
+        _set(self, "cwd", cwd)
+        _set(self, "rollout_path", rollout_path)
+        _set(self, "rollout_summary_file", rollout_summary_file)
+        _set(self, "git_branch", git_branch)
+        _set(self, "rollout_slug", rollout_slug)
+        _set(self, "has_text", has_text)  # the section or summary has a non-blank body
+        _set(self, "where", where)  # file:line
 
 
 def state_db_path(codex_home: str | os.PathLike, sqlite_home: str | os.PathLike | None = None
@@ -91,13 +105,16 @@ SQLITE_HOME_KEY = "sqlite_home"  # top-level key of $CODEX_HOME/config.toml
 SQLITE_HOME_ENV = "CODEX_SQLITE_HOME"
 
 
-@dataclass(frozen=True, slots=True)
-class CodexLocations:
+class CodexLocations(FrozenSlots):
     """One Codex home and where its databases are (its SQLite home), and why there."""
 
-    codex_home: str  # the real path
-    sqlite_home: str
-    sqlite_home_from: str  # config.toml sqlite_home | CODEX_SQLITE_HOME | CODEX_HOME
+    __slots__ = ("codex_home", "sqlite_home", "sqlite_home_from")
+    _fields = _compared = __slots__
+
+    def __init__(self, codex_home: str, sqlite_home: str, sqlite_home_from: str) -> None:
+        _set(self, "codex_home", codex_home)  # the real path
+        _set(self, "sqlite_home", sqlite_home)
+        _set(self, "sqlite_home_from", sqlite_home_from)  # config.toml | CODEX_SQLITE_HOME | CODEX_HOME
 
     @property
     def state_db(self) -> str:

@@ -13,10 +13,9 @@ import bisect
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from hashlib import sha256
 
-from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, read_opened
+from memcite.citations.models import FrozenSlots, Slots
+from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, read_opened, sha256
 from memcite.rust_text import RUST_WHITESPACE
 from memcite.secrets import is_masked
 
@@ -191,16 +190,23 @@ def _stamp(st: os.stat_result) -> list[int]:
     return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-@dataclass(frozen=True, slots=True)
-class CheckedEntry:
+_set = object.__setattr__  # how the frozen values below set their fields in __init__
+
+
+class CheckedEntry(FrozenSlots):
     """One distinct cited entry (path, range, hash at citation time) and what it is now."""
 
-    path: str
-    line_start: int
-    line_end: int
-    outcome: str
-    citations: int
-    moved_to: tuple[int, int] | None = None  # ``moved``: where the cited lines stand now
+    __slots__ = ("path", "line_start", "line_end", "outcome", "citations", "moved_to")
+    _fields = _compared = __slots__
+
+    def __init__(self, path: str, line_start: int, line_end: int, outcome: str, citations: int,
+                 moved_to: tuple[int, int] | None = None) -> None:
+        _set(self, "path", path)
+        _set(self, "line_start", line_start)
+        _set(self, "line_end", line_end)
+        _set(self, "outcome", outcome)
+        _set(self, "citations", citations)
+        _set(self, "moved_to", moved_to)  # ``moved``: where the cited lines stand now
 
     def to_dict(self) -> dict:
         return {
@@ -282,18 +288,25 @@ def _range_state(lines: list[bytes] | None, line_start: int, line_end: int
     return None, sha256(cited).hexdigest()
 
 
-@dataclass
-class CitationChecks:
+class CitationChecks(Slots):
     """Counts per outcome (distinct entries and citations) and the worst offenders."""
 
-    entries: int = 0
-    citations: int = 0
-    outcomes: dict[str, dict[str, int]] = field(
-        default_factory=lambda: {o: {"entries": 0, "citations": 0} for o in CHECK_OUTCOMES})
-    worst: list[CheckedEntry] = field(default_factory=list)
-    files_read: int = 0
-    memory_root: str | None = None
-    skipped: dict[str, str] = field(default_factory=dict)  # files not read, and why
+    __slots__ = ("entries", "citations", "outcomes", "worst", "files_read", "memory_root",
+                 "skipped")
+    _fields = __slots__
+
+    def __init__(self, entries: int = 0, citations: int = 0,
+                 outcomes: dict[str, dict[str, int]] | None = None,
+                 worst: list[CheckedEntry] | None = None, files_read: int = 0,
+                 memory_root: str | None = None, skipped: dict[str, str] | None = None) -> None:
+        self.entries = entries
+        self.citations = citations
+        self.outcomes = ({o: {"entries": 0, "citations": 0} for o in CHECK_OUTCOMES}
+                         if outcomes is None else outcomes)
+        self.worst = [] if worst is None else worst
+        self.files_read = files_read
+        self.memory_root = memory_root
+        self.skipped = {} if skipped is None else skipped  # files not read, and why
 
     @property
     def broken(self) -> int:
@@ -358,16 +371,20 @@ def rank_worst(bad: list[CheckedEntry], limit: int | None) -> list[CheckedEntry]
 # --------------------------------------------------------------------------- MEMORY.md sections
 
 
-@dataclass
-class Section:
+class Section(Slots):
     """One markdown heading of ``MEMORY.md`` and the citations landing in it."""
 
-    title: str
-    path: str  # parent headings and this one, joined by " > "
-    level: int
-    line: int
-    end_line: int
-    citations: int = 0
+    __slots__ = ("title", "path", "level", "line", "end_line", "citations")
+    _fields = __slots__
+
+    def __init__(self, title: str, path: str, level: int, line: int, end_line: int,
+                 citations: int = 0) -> None:
+        self.title = title
+        self.path = path  # parent headings and this one, joined by " > "
+        self.level = level
+        self.line = line
+        self.end_line = end_line
+        self.citations = citations
 
     def to_dict(self) -> dict:
         return {"title": self.title, "path": self.path, "level": self.level, "line": self.line,

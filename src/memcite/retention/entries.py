@@ -13,7 +13,8 @@ the text: nothing here opens a file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from memcite.citations.models import FrozenSlots, Slots
 
 TIERS = ("CORE", "IMP", "SEC", "IRR")
 # Relevance weights per tier (``None``: no tier).
@@ -46,7 +47,8 @@ _FIELD = re.compile(
 )
 _HEADING_FIELD = re.compile(r"^(?P<key>applies_to|project|updated)[ \t]*:", re.IGNORECASE)
 _PREFIX = re.compile(r"^\[(?P<tag>[A-Za-z]{2,12})\](?=[ \t]|$)")
-_ID_COMMENT = re.compile(r"<!--[ \t]*id[ \t]*:[ \t]*(?P<id>[A-Za-z0-9_-]{2,40})[ \t]*-->", re.IGNORECASE)
+# Compiled at its first use (``re``'s cache): few lines hold a comment, and folding case costs.
+_ID_COMMENT = r"<!--[ \t]*id[ \t]*:[ \t]*(?P<id>[A-Za-z0-9_-]{2,40})[ \t]*-->"
 _ID_BRACES = re.compile(r"[ \t]*\{#(?P<id>[A-Za-z0-9_-]{2,40})\}[ \t]*$")
 # memcite's own notes open an entry with its id in brackets: ``- [k3f9a2] text``.
 _NOTE_ID = re.compile(r"^\[(?P<id>(?=[a-z]*\d)(?=\d*[a-z])[0-9a-z]{6})\](?:[ \t]+|$)")
@@ -56,40 +58,59 @@ _DECISION = re.compile(r"(?:^|(?<=[\s*_(]))Decision[ \t]*:(?:\*\*|__)?[ \t]*(?P<
 _TRAILING_DATE = re.compile(r"[ \t]*[\[(]\d{4}-\d\d-\d\d[\])]$")
 
 
-@dataclass(frozen=True, slots=True)
-class EntryField:
+_set = object.__setattr__  # how the frozen values below set their fields in __init__
+
+
+class EntryField(FrozenSlots):
     """One provenance or supersession line under an entry: ``key`` is normalised (``superseded_by``)."""
 
-    key: str
-    value: str
-    line: int
-    column: int  # where the key starts, 1-based
+    __slots__ = ("key", "value", "line", "column")
+    _fields = _compared = __slots__
+
+    def __init__(self, key: str, value: str, line: int, column: int) -> None:
+        _set(self, "key", key)
+        _set(self, "value", value)
+        _set(self, "line", line)
+        _set(self, "column", column)  # where the key starts, 1-based
 
 
-@dataclass(frozen=True, slots=True)
-class TierMark:
+class TierMark(FrozenSlots):
     """The bracketed word an entry opens with (``[CORE]``, or a misspelling such as ``[CROE]``)."""
 
-    tag: str  # as written, without brackets
-    line: int
-    column: int
+    __slots__ = ("tag", "line", "column")
+    _fields = _compared = __slots__
+
+    def __init__(self, tag: str, line: int, column: int) -> None:
+        _set(self, "tag", tag)  # as written, without brackets
+        _set(self, "line", line)
+        _set(self, "column", column)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(FrozenSlots):
     """One entry of a memory file, with where it is and what it says about itself."""
 
-    line_start: int  # first line, 1-based
-    line_end: int  # last line, provenance lines included
-    text: str  # the first line after the bullet marker, tier prefix and id
-    body: str  # every line of the entry that is not a provenance line, markers removed
-    heading: str | None  # the nearest heading above
-    headings: tuple[str, ...]  # every heading above, outermost first
-    mark: TierMark | None = None
-    entry_id: str | None = None
-    fields: tuple[EntryField, ...] = field(default=())
-    title: str = ""  # its name for ``superseded_by:``: the text up to the first `` — ``
-    decision: str | None = None  # its ``Decision: …`` text, or its title under a decisions heading
+    __slots__ = ("line_start", "line_end", "text", "body", "heading", "headings", "mark",
+                 "entry_id", "fields", "title", "decision")
+    _fields = _compared = __slots__
+
+    def __init__(self, line_start: int, line_end: int, text: str, body: str,
+                 heading: str | None, headings: tuple[str, ...], mark: TierMark | None = None,
+                 entry_id: str | None = None, fields: tuple[EntryField, ...] = (),
+                 title: str = "", decision: str | None = None) -> None:
+        _set(self, "line_start", line_start)  # first line, 1-based
+        _set(self, "line_end", line_end)  # last line, provenance lines included
+        _set(self, "text", text)  # the first line after the bullet marker, tier prefix and id
+        # every line of the entry that is not a provenance line, markers removed
+        _set(self, "body", body)
+        _set(self, "heading", heading)  # the nearest heading above
+        _set(self, "headings", headings)  # every heading above, outermost first
+        _set(self, "mark", mark)
+        _set(self, "entry_id", entry_id)
+        _set(self, "fields", fields)
+        # its name for ``superseded_by:``: the text up to the first `` — ``
+        _set(self, "title", title)
+        # its ``Decision: …`` text, or its title under a decisions heading
+        _set(self, "decision", decision)
 
     @property
     def tier(self) -> str | None:
@@ -201,7 +222,7 @@ def _opening(rest: str, line: int, column: int) -> tuple[TierMark | None, str | 
         if prefix:
             mark = TierMark(prefix.group("tag"), line, column)
             rest = rest[prefix.end():].lstrip(" \t")
-    comment = _ID_COMMENT.search(rest) if "<!--" in rest else None
+    comment = re.search(_ID_COMMENT, rest, re.IGNORECASE) if "<!--" in rest else None
     if comment:
         entry_id = entry_id or comment.group("id")
         rest = (rest[: comment.start()] + rest[comment.end():]).strip()
@@ -212,17 +233,25 @@ def _opening(rest: str, line: int, column: int) -> tuple[TierMark | None, str | 
     return mark, entry_id, rest.strip()
 
 
-@dataclass
-class _Open:
-    line_start: int
-    line_end: int
-    text: str
-    body: list[str]
-    mark: TierMark | None
-    entry_id: str | None
-    fields: list[EntryField]
-    is_paragraph: bool
-    blank_after: bool = False
+class _Open(Slots):
+    """An entry being read: its lines so far."""
+
+    __slots__ = ("line_start", "line_end", "text", "body", "mark", "entry_id", "fields",
+                 "is_paragraph", "blank_after")
+    _fields = __slots__
+
+    def __init__(self, line_start: int, line_end: int, text: str, body: list[str],
+                 mark: TierMark | None, entry_id: str | None, fields: list[EntryField],
+                 is_paragraph: bool, blank_after: bool = False) -> None:
+        self.line_start = line_start
+        self.line_end = line_end
+        self.text = text
+        self.body = body
+        self.mark = mark
+        self.entry_id = entry_id
+        self.fields = fields
+        self.is_paragraph = is_paragraph
+        self.blank_after = blank_after
 
     def close(self, headings: tuple[str, ...]) -> Entry:
         entry_id = self.entry_id

@@ -16,15 +16,15 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from memcite.citations.models import FrozenSlots
 from memcite.ledger.memory_files import MAX_FILE_BYTES, MemoryRoot
 from memcite.retention.entries import TIERS, Entry, read_entries
 from memcite.retention.entry_usage import Attribution, CitedRange, EntryUsage, attribute_citations, relevance
 from memcite.retention.supersession import EntryIndex, Located, live_head
 from memcite.untrusted import storable_or_none
 
+TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
 if TYPE_CHECKING:
     from memcite.retention.checks import MemoryFolder
 
@@ -34,17 +34,23 @@ NOTE_FILE = "memory.md"
 MAX_NOTES = 1000  # notes read for one report
 
 
-@dataclass(frozen=True, slots=True)
-class FileEntries:
+class FileEntries(FrozenSlots):
     """The entries of one memory file, with their usage."""
 
-    path: str  # full path
-    kind: str  # codex | note
-    usage: tuple[EntryUsage, ...]
-    created_at: int | None  # when entries never cited count from (mtime)
-    moved: int = 0
-    unattributed: int = 0
-    problem: str | None = None  # why the file was not read
+    __slots__ = ("path", "kind", "usage", "created_at", "moved", "unattributed", "problem")
+    _fields = _compared = __slots__
+
+    def __init__(self, path: str, kind: str, usage: tuple[EntryUsage, ...],
+                 created_at: int | None, moved: int = 0, unattributed: int = 0,
+                 problem: str | None = None) -> None:
+        set_ = object.__setattr__
+        set_(self, "path", path)  # full path
+        set_(self, "kind", kind)  # codex | note
+        set_(self, "usage", usage)
+        set_(self, "created_at", created_at)  # when entries never cited count from (mtime)
+        set_(self, "moved", moved)
+        set_(self, "unattributed", unattributed)
+        set_(self, "problem", problem)  # why the file was not read
 
 
 def _mtime(st_stamp: tuple | None) -> int | None:

@@ -12,36 +12,48 @@ functions of the file's bytes, the citations and the time passed in.
 from __future__ import annotations
 
 import bisect
-import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from memcite.ledger.memory_files import byte_lines, lines_sha256
+from memcite.citations.models import FrozenSlots
+from memcite.ledger.memory_files import byte_lines, lines_sha256, sha256
 from memcite.retention.entries import IMPORTANCE, Entry, read_entries
 
 DAY = 86_400
 DECAY_PER_DAY = 0.95
 
 
-@dataclass(frozen=True, slots=True)
-class CitedRange:
+_set = object.__setattr__  # how the frozen values below set their fields in __init__
+
+
+class CitedRange(FrozenSlots):
     """One citation of ``MEMORY.md``: the lines as cited, when, and their hash at that time."""
 
-    line_start: int
-    line_end: int
-    cited_at: int  # Unix seconds
-    lines_sha256: str | None = None  # None: no hash was recorded, the numbers are taken as they are
-    count: int = 1  # citations of this same range (and hash), ``cited_at`` the latest of them
+    __slots__ = ("line_start", "line_end", "cited_at", "lines_sha256", "count")
+    _fields = _compared = __slots__
+
+    def __init__(self, line_start: int, line_end: int, cited_at: int,
+                 lines_sha256: str | None = None, count: int = 1) -> None:
+        _set(self, "line_start", line_start)
+        _set(self, "line_end", line_end)
+        _set(self, "cited_at", cited_at)  # Unix seconds
+        # None: no hash was recorded, the numbers are taken as they are
+        _set(self, "lines_sha256", lines_sha256)
+        # citations of this same range (and hash), ``cited_at`` the latest of them
+        _set(self, "count", count)
 
 
-@dataclass(frozen=True, slots=True)
-class EntryUsage:
+class EntryUsage(FrozenSlots):
     """How much one entry was used, and how relevant it is now."""
 
-    entry: Entry
-    citations: int
-    last_cited: int | None
-    relevance: float
+    __slots__ = ("entry", "citations", "last_cited", "relevance")
+    _fields = _compared = __slots__
+
+    def __init__(self, entry: Entry, citations: int, last_cited: int | None,
+                 relevance: float) -> None:
+        _set(self, "entry", entry)
+        _set(self, "citations", citations)
+        _set(self, "last_cited", last_cited)
+        _set(self, "relevance", relevance)
 
     @property
     def tier(self) -> str | None:
@@ -53,13 +65,16 @@ class EntryUsage:
                 "last_cited": self.last_cited, "relevance": round(self.relevance, 6)}
 
 
-@dataclass(frozen=True, slots=True)
-class Attribution:
+class Attribution(FrozenSlots):
     """Every entry with its usage (file order), and the citations no entry could take."""
 
-    entries: tuple[EntryUsage, ...]
-    moved: int  # citations found at other line numbers than cited
-    unattributed: int  # citations whose lines are gone, or that cover no entry
+    __slots__ = ("entries", "moved", "unattributed")
+    _fields = _compared = __slots__
+
+    def __init__(self, entries: tuple[EntryUsage, ...], moved: int, unattributed: int) -> None:
+        _set(self, "entries", entries)
+        _set(self, "moved", moved)  # citations found at other line numbers than cited
+        _set(self, "unattributed", unattributed)  # citations whose lines are gone, or cover no entry
 
 
 def relevance(tier: str | None, last_cited: int | None, created_at: int | None, now: int) -> float:
@@ -81,7 +96,7 @@ class _Windows:
             table: dict[str, list[int]] = {}
             for start in range(1, len(self.lines) - length + 2):
                 block = b"\n".join(self.lines[start - 1 : start - 1 + length])
-                table.setdefault(hashlib.sha256(block).hexdigest(), []).append(start)
+                table.setdefault(sha256(block).hexdigest(), []).append(start)
             self._by_length[length] = table
         return self._by_length[length].get(digest, [])
 

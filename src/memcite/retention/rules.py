@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from memcite.citations.models import FrozenSlots
 from memcite.errors import InputError
 
 DAY = 86_400
@@ -64,30 +64,47 @@ class ConfigError(InputError):
 # --------------------------------------------------------------------------- memories
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryUsage:
+_set = object.__setattr__  # how the frozen values below set their fields in __init__
+
+
+class MemoryUsage(FrozenSlots):
     """What the retention rules need to know about one memory (times in Unix seconds)."""
 
-    thread_id: str
-    source_updated_at: int | None = None
-    last_usage: int | None = None  # memcite's own, from its citation log
-    codex_last_usage: int | None = None  # Codex's, as stage1_outputs holds it
-    usage_count: int = 0
-    codex_usage_count: int | None = None
-    selected_for_phase2: bool = False
-    has_text: bool = True  # raw_memory or rollout_summary is non-blank
-    in_codex_table: bool = True  # a stage1_outputs row at the last sync, not only in the folder
-    gone_from_codex: bool = False  # in neither at the last sync (marked missing, kept)
+    __slots__ = ("thread_id", "source_updated_at", "last_usage", "codex_last_usage",
+                 "usage_count", "codex_usage_count", "selected_for_phase2", "has_text",
+                 "in_codex_table", "gone_from_codex")
+    _fields = _compared = __slots__
+
+    def __init__(self, thread_id: str, source_updated_at: int | None = None,
+                 last_usage: int | None = None, codex_last_usage: int | None = None,
+                 usage_count: int = 0, codex_usage_count: int | None = None,
+                 selected_for_phase2: bool = False, has_text: bool = True,
+                 in_codex_table: bool = True, gone_from_codex: bool = False) -> None:
+        _set(self, "thread_id", thread_id)
+        _set(self, "source_updated_at", source_updated_at)
+        _set(self, "last_usage", last_usage)  # memcite's own, from its citation log
+        _set(self, "codex_last_usage", codex_last_usage)  # Codex's, as stage1_outputs holds it
+        _set(self, "usage_count", usage_count)
+        _set(self, "codex_usage_count", codex_usage_count)
+        _set(self, "selected_for_phase2", selected_for_phase2)
+        _set(self, "has_text", has_text)  # raw_memory or rollout_summary is non-blank
+        # a stage1_outputs row at the last sync, not only in the folder
+        _set(self, "in_codex_table", in_codex_table)
+        # in neither at the last sync (marked missing, kept)
+        _set(self, "gone_from_codex", gone_from_codex)
 
 
-@dataclass(frozen=True, slots=True)
-class DeadMemory:
+class DeadMemory(FrozenSlots):
     """A memory unused for longer than the limit, and why."""
 
-    thread_id: str
-    last_used: int
-    days_unused: int
-    reason: str
+    __slots__ = ("thread_id", "last_used", "days_unused", "reason")
+    _fields = _compared = __slots__
+
+    def __init__(self, thread_id: str, last_used: int, days_unused: int, reason: str) -> None:
+        _set(self, "thread_id", thread_id)
+        _set(self, "last_used", last_used)
+        _set(self, "days_unused", days_unused)
+        _set(self, "reason", reason)
 
     def to_dict(self) -> dict:
         return {
@@ -217,13 +234,18 @@ def consolidation_selection(memories: Iterable[MemoryUsage], *, now: int, max_un
 # --------------------------------------------------------------------------- settings
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(FrozenSlots):
     """The retention settings in force, and where each one came from."""
 
-    max_unused_days: int
-    max_raw_memories_for_consolidation: int
-    sources: dict[str, str] = field(default_factory=dict)  # name -> cli | memcite | codex | default
+    __slots__ = ("max_unused_days", "max_raw_memories_for_consolidation", "sources")
+    _fields = _compared = __slots__
+
+    def __init__(self, max_unused_days: int, max_raw_memories_for_consolidation: int,
+                 sources: dict[str, str] | None = None) -> None:
+        _set(self, "max_unused_days", max_unused_days)
+        _set(self, "max_raw_memories_for_consolidation", max_raw_memories_for_consolidation)
+        # name -> cli | memcite | codex | default
+        _set(self, "sources", {} if sources is None else sources)
 
     def to_dict(self) -> dict:
         return {

@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
+from memcite.citations.models import FrozenSlots, Slots
 from memcite.ledger.counters import (
     active_before_day,
     memory_totals,
@@ -46,32 +46,45 @@ _MONDAY_OFFSET = 4 * DAY  # 1970-01-01 was a Thursday
 # --------------------------------------------------------------------------- the report
 
 
-@dataclass
-class StatsReport:
+class StatsReport(Slots):
     """Everything ``memcite stats`` prints."""
 
-    as_of: int
-    rule: str
-    max_unused_days: int
-    since: int | None
-    source: str  # memcite | codex
-    totals: dict[str, int]
-    dead: list[dict]
-    dead_count: int
-    top: list[dict]
-    unknown_ids: list[dict]
-    not_uuid_ids: list[dict]
-    citation_checks: CitationChecks
-    files: list[dict]
-    sections: list[Section]
-    weeks: list[dict] | None = None
-    citation_log: bool = True  # False: straight from Codex's database, nothing recorded
-    codex_home: str | None = None  # the one home reported on (real path)
-    state_db: str | None = None  # where its usage data (Codex's table) is
-    other_homes: list[str] = field(default_factory=list)  # in the database, not reported
-    log_scope: str | None = None  # the log parts keep to replies recorded against this folder
-    asked_to_forget: list[dict] = field(default_factory=list)
-    entries: dict | None = None  # usage per entry (``memcite.retention.entry_report``)
+    __slots__ = ("as_of", "rule", "max_unused_days", "since", "source", "totals", "dead",
+                 "dead_count", "top", "unknown_ids", "not_uuid_ids", "citation_checks", "files",
+                 "sections", "weeks", "citation_log", "codex_home", "state_db", "other_homes",
+                 "log_scope", "asked_to_forget", "entries")
+    _fields = __slots__
+
+    def __init__(self, as_of: int, rule: str, max_unused_days: int, since: int | None,
+                 source: str, totals: dict[str, int], dead: list[dict], dead_count: int,
+                 top: list[dict], unknown_ids: list[dict], not_uuid_ids: list[dict],
+                 citation_checks: CitationChecks, files: list[dict], sections: list[Section],
+                 weeks: list[dict] | None = None, citation_log: bool = True,
+                 codex_home: str | None = None, state_db: str | None = None,
+                 other_homes: list[str] | None = None, log_scope: str | None = None,
+                 asked_to_forget: list[dict] | None = None, entries: dict | None = None) -> None:
+        self.as_of = as_of
+        self.rule = rule
+        self.max_unused_days = max_unused_days
+        self.since = since
+        self.source = source  # memcite | codex
+        self.totals = totals
+        self.dead = dead
+        self.dead_count = dead_count
+        self.top = top
+        self.unknown_ids = unknown_ids
+        self.not_uuid_ids = not_uuid_ids
+        self.citation_checks = citation_checks
+        self.files = files
+        self.sections = sections
+        self.weeks = weeks
+        self.citation_log = citation_log  # False: straight from Codex's database, nothing recorded
+        self.codex_home = codex_home  # the one home reported on (real path)
+        self.state_db = state_db  # where its usage data (Codex's table) is
+        self.other_homes = [] if other_homes is None else other_homes  # in the database only
+        self.log_scope = log_scope  # the log parts keep to replies recorded against this folder
+        self.asked_to_forget = [] if asked_to_forget is None else asked_to_forget
+        self.entries = entries  # usage per entry (``memcite.retention.entry_report``)
 
     def to_dict(self) -> dict:
         result = {
@@ -137,16 +150,22 @@ def usage_from_row(row) -> MemoryUsage:
                        codex_usage_count=row[5])
 
 
-@dataclass(frozen=True, slots=True)
-class OutOfScope:
+class OutOfScope(FrozenSlots):
     """Active (not archived) memories that some rule leaves out, and what they would count."""
 
-    limit_time: int  # the cutoff the ``dead`` counts are for
-    gone: int  # gone from Codex (marked missing by sync): no rule judges them
-    folder_only: int  # still in the memory folder, not in Codex's table: only memcite's rule
-    gone_cited: int  # of ``gone``: cited in memcite's log
-    dead: dict[str, int]  # per rule: rows outside its scope that its column calls dead
-    codex_cited: int  # rows outside Codex's scope with a Codex usage count
+    __slots__ = ("limit_time", "gone", "folder_only", "gone_cited", "dead", "codex_cited")
+    _fields = _compared = __slots__
+
+    def __init__(self, limit_time: int, gone: int, folder_only: int, gone_cited: int,
+                 dead: dict[str, int], codex_cited: int) -> None:
+        set_ = object.__setattr__
+        set_(self, "limit_time", limit_time)  # the cutoff the ``dead`` counts are for
+        set_(self, "gone", gone)  # gone from Codex (marked missing by sync): no rule judges them
+        # still in the memory folder, not in Codex's table: only memcite's rule
+        set_(self, "folder_only", folder_only)
+        set_(self, "gone_cited", gone_cited)  # of ``gone``: cited in memcite's log
+        set_(self, "dead", dead)  # per rule: rows outside its scope that its column calls dead
+        set_(self, "codex_cited", codex_cited)  # rows outside Codex's scope with a Codex usage count
 
     @property
     def not_in_codex_table(self) -> int:
@@ -487,9 +506,17 @@ def _log_parts(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None
 
 
 def _ranked(counts: dict[str, int], limit: int) -> list[tuple[str, int]]:
-    """Most first, then by name; ``limit`` 0 keeps all."""
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return ranked[:limit] if limit else ranked
+    """Most first, then by name; ``limit`` 0 keeps all (the first ``limit`` picked, not all
+    sorted: thousands of unknown ids for fifty shown)."""
+    if limit and limit < len(counts):
+        from heapq import nsmallest
+
+        return nsmallest(limit, counts.items(), key=_most_first)
+    return sorted(counts.items(), key=_most_first)
+
+
+def _most_first(item: tuple[str, int]) -> tuple[int, str]:
+    return -item[1], item[0]
 
 
 def _weeks(conn: sqlite3.Connection, *, since: int | None, until: int) -> list[dict]:

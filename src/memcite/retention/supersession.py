@@ -7,17 +7,20 @@ Shared by ``memcite lint`` (dangling references, forks, loops) and usage per ent
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from memcite.citations.models import FrozenSlots
 from memcite.retention.entries import Entry, normalize_name
 
 
-@dataclass(frozen=True, slots=True)
-class Located:
+class Located(FrozenSlots):
     """An entry and the file it is in."""
 
-    path: str
-    entry: Entry
+    __slots__ = ("path", "entry")
+    _fields = _compared = __slots__
+
+    def __init__(self, path: str, entry: Entry) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "entry", entry)
 
 
 class EntryIndex:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
 
+from memcite.citations.models import FrozenSlots, Slots
 from memcite.ledger.memory_files import split_cited_path
 from memcite.retention.checks import (
     MEMORY_INDEX,
@@ -28,20 +28,26 @@ from memcite.retention.checks import (
 )
 
 
-@dataclass
-class LogTally:
+class LogTally(Slots):
     """What the citation log adds up to for the replies up to ``last_reply`` (the log is
     append-only, so later replies can be added): citation checks, citations per file and
     per MEMORY.md section, unknown ids (known ones taken out as of sync ``last_sync``)
     and ids that are not UUIDs."""
 
-    checks: CitationChecks
-    per_file: dict[str, int]
-    sections: list[Section]
-    unknown: dict[str, int]
-    not_uuid: dict[str, int]
-    last_reply: int
-    last_sync: int
+    __slots__ = ("checks", "per_file", "sections", "unknown", "not_uuid", "last_reply",
+                 "last_sync")
+    _fields = __slots__
+
+    def __init__(self, checks: CitationChecks, per_file: dict[str, int], sections: list[Section],
+                 unknown: dict[str, int], not_uuid: dict[str, int], last_reply: int,
+                 last_sync: int) -> None:
+        self.checks = checks
+        self.per_file = per_file
+        self.sections = sections
+        self.unknown = unknown
+        self.not_uuid = not_uuid
+        self.last_reply = last_reply
+        self.last_sync = last_sync
 
 
 def _last_reply(conn: sqlite3.Connection) -> int:
@@ -216,13 +222,16 @@ def since_filter(since: int | None, alias: str = "", memory_root: str | None = N
             tuple(args))
 
 
-@dataclass(frozen=True)
-class ReplyScope:
+class ReplyScope(FrozenSlots):
     """Which replies a tally counts: made at or after ``since`` (None: all), and recorded
     against the memory folder ``memory_root`` (None: whichever)."""
 
-    since: int | None = None
-    memory_root: str | None = None
+    __slots__ = ("since", "memory_root")
+    _fields = _compared = __slots__
+
+    def __init__(self, since: int | None = None, memory_root: str | None = None) -> None:
+        object.__setattr__(self, "since", since)
+        object.__setattr__(self, "memory_root", memory_root)
 
     def filter(self, alias: str = "") -> tuple[str, tuple]:
         return since_filter(self.since, alias, self.memory_root)
