@@ -26,43 +26,22 @@ import math
 import re
 from functools import lru_cache
 
+from memcite.value_classes import FrozenSlots
 
-class Finding:
+
+class Finding(FrozenSlots):
     """One thing that must not be stored: its kind, line (1-based), span in the text, masked value.
 
-    Read-only, compared and hashed by value: a frozen dataclass without importing
-    ``dataclasses`` (which pulls in ``inspect``), since ``memcite record`` imports this module.
+    Read-only, compared and hashed by value (``memcite record`` imports this module, so
+    it is no dataclass).
     """
 
     __slots__ = ("kind", "line", "start", "end", "masked")
+    _fields = _compared = __slots__
 
     def __init__(self, kind: str, line: int, start: int, end: int, masked: str) -> None:
         for name, value in zip(self.__slots__, (kind, line, start, end, masked), strict=True):
             object.__setattr__(self, name, value)
-
-    def _key(self) -> tuple:
-        return (self.kind, self.line, self.start, self.end, self.masked)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (f"Finding(kind={self.kind!r}, line={self.line!r}, start={self.start!r}, "
-                f"end={self.end!r}, masked={self.masked!r})")
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self):
-        return self.__class__, self._key()
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "line": self.line, "start": self.start, "end": self.end,

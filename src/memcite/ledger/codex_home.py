@@ -16,12 +16,12 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 
-from memcite.citations.models import FrozenSlots
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
 from memcite.untrusted import bounded_lines
+from memcite.value_classes import FrozenSlots
 
 TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
-from memcite.citations.models import FrozenSlots, Reading
+from memcite.citations.models import Reading
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import CitationError, InputError
 from memcite.ledger.memory_files import (
@@ -38,6 +38,7 @@ from memcite.ledger.memory_files import (
 from memcite.ledger.store import read_snapshot, transaction
 from memcite.secrets import is_masked, mask_secrets
 from memcite.untrusted import storable, storable_or_none
+from memcite.value_classes import FrozenSlots
 
 POLICIES = ("default", "codex")
 MAX_CITED_FILE_BYTES = MAX_FILE_BYTES

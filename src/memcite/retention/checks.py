@@ -14,10 +14,10 @@ import os
 import re
 from collections.abc import Iterable
 
-from memcite.citations.models import FrozenSlots, Slots
 from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, read_opened, sha256
 from memcite.rust_text import RUST_WHITESPACE
 from memcite.secrets import is_masked
+from memcite.value_classes import FrozenSlots, Slots
 
 MEMORY_INDEX = "MEMORY.md"
 

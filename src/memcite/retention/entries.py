@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from memcite.citations.models import FrozenSlots, Slots
+from memcite.value_classes import FrozenSlots, Slots
 
 TIERS = ("CORE", "IMP", "SEC", "IRR")
 # Relevance weights per tier (``None``: no tier).

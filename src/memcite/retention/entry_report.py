@@ -17,12 +17,12 @@ import os
 import re
 import sqlite3
 
-from memcite.citations.models import FrozenSlots
 from memcite.ledger.memory_files import MAX_FILE_BYTES, MemoryRoot
 from memcite.retention.entries import TIERS, Entry, read_entries
 from memcite.retention.entry_usage import Attribution, CitedRange, EntryUsage, attribute_citations, relevance
 from memcite.retention.supersession import EntryIndex, Located, live_head
 from memcite.untrusted import storable_or_none
+from memcite.value_classes import FrozenSlots
 
 TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 
-from memcite.citations.models import FrozenSlots
 from memcite.ledger.memory_files import byte_lines, lines_sha256, sha256
 from memcite.retention.entries import IMPORTANCE, Entry, read_entries
+from memcite.value_classes import FrozenSlots
 
 DAY = 86_400
 DECAY_PER_DAY = 0.95

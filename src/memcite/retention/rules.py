@@ -25,8 +25,8 @@ import os
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
-from memcite.citations.models import FrozenSlots
 from memcite.errors import InputError
+from memcite.value_classes import FrozenSlots
 
 DAY = 86_400
 RULES = ("memcite", "codex")

@@ -16,7 +16,6 @@ import os
 import sqlite3
 from collections.abc import Iterable
 
-from memcite.citations.models import FrozenSlots, Slots
 from memcite.ledger.counters import (
     active_before_day,
     memory_totals,
@@ -37,6 +36,7 @@ from memcite.retention.rules import (
 )
 from memcite.retention.tally import log_tally, since_filter
 from memcite.untrusted import storable_or_none
+from memcite.value_classes import FrozenSlots, Slots
 
 WEEK = 7 * DAY
 

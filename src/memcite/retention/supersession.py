@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memcite.citations.models import FrozenSlots
 from memcite.retention.entries import Entry, normalize_name
+from memcite.value_classes import FrozenSlots
 
 
 class Located(FrozenSlots):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from memcite.citations.models import FrozenSlots, Slots
 from memcite.ledger.memory_files import split_cited_path
 from memcite.retention.checks import (
     MEMORY_INDEX,
@@ -26,6 +25,7 @@ from memcite.retention.checks import (
     moved_to,
     rank_worst,
 )
+from memcite.value_classes import FrozenSlots, Slots
 
 
 class LogTally(Slots):
