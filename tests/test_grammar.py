@@ -14,6 +14,7 @@ from memcite import parse_reply
 from memcite.citations import _section_tables
 from memcite.citations._lark_reader import CACHE_FILE, build_parser, export_tables
 from memcite.citations._section_tables import (
+    MAX_TABLES_BYTES,
     TABLES_FILE,
     SectionLines,
     TableParser,
@@ -257,3 +258,22 @@ def test_an_unwritable_cache_folder_still_reads_without_saving(tmp_path, monkeyp
     parser = build_section_parser(_grammar_text())
     assert parser.parse("x\n", "id_section")[0][1] == "x\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["file-not-folder"]
+
+
+@pytest.mark.parametrize("planted", ["fifo", "folder", "too large"])
+def test_a_planted_tables_file_is_not_read_and_is_replaced(tmp_path, monkeypatch, planted):
+    """A FIFO (which would block a plain open), a folder or an oversized file in the tables'
+    place: the reading goes on at once, with lark's tables built again."""
+    monkeypatch.setenv("MEMCITE_CACHE_DIR", str(tmp_path))
+    target = tmp_path / TABLES_FILE
+    if planted == "fifo":
+        os.mkfifo(target)
+    elif planted == "folder":
+        target.mkdir()
+    else:
+        target.write_bytes(b"\x00" * (MAX_TABLES_BYTES + 1))
+    assert load_tables(str(target), _grammar_text()) is None
+    parser = build_section_parser(_grammar_text())
+    assert [row[0] for row in parser.parse("a.md:1-2|note=[x]\n", "entry_section")] == ["ENTRY"]
+    if planted != "folder":  # a folder is not replaced by a file; the next run builds again
+        assert load_tables(str(target), _grammar_text()) is not None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat
 
 from memcite.errors import MemciteError
 from memcite.paths import user_cache_dir
@@ -24,6 +25,7 @@ from memcite.paths import user_cache_dir
 # Bumped whenever the layout of the exported tables changes.
 FORMAT = 1
 TABLES_FILE = "citation-grammar.tables"
+MAX_TABLES_BYTES = 4 * 1024 * 1024  # ours is ~7 KB: anything larger was not written by us
 
 _SHIFT = 0
 
@@ -118,8 +120,7 @@ def build_section_parser(grammar: str, *, use_cache: bool = True):
 def load_tables(path: str, grammar: str) -> dict | None:
     """The tables exported for exactly ``grammar`` by the installed lark, or None (rebuild)."""
     try:
-        with open(path, "rb") as handle:
-            tables = marshal.loads(handle.read())
+        tables = marshal.loads(_read_small_regular_file(path))
     except (OSError, ValueError, EOFError, TypeError):
         return None
     if not isinstance(tables, dict) or tables.get("format") != FORMAT:
@@ -127,6 +128,19 @@ def load_tables(path: str, grammar: str) -> dict | None:
     if tables.get("grammar") != grammar or tables.get("lark") != lark_stamp(tables.get("lark_file")):
         return None
     return tables
+
+
+def _read_small_regular_file(path: str) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``MAX_TABLES_BYTES``; a FIFO,
+    a device or a folder planted there raises ``OSError`` at once (never blocks)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_TABLES_BYTES:
+            raise OSError(f"{path}: not a regular file of at most {MAX_TABLES_BYTES} bytes")
+        return os.read(fd, MAX_TABLES_BYTES + 1)
+    finally:
+        os.close(fd)
 
 
 def save_tables(path: str, tables: dict) -> None:
