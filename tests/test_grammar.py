@@ -277,3 +277,21 @@ def test_a_planted_tables_file_is_not_read_and_is_replaced(tmp_path, monkeypatch
     assert [row[0] for row in parser.parse("a.md:1-2|note=[x]\n", "entry_section")] == ["ENTRY"]
     if planted != "folder":  # a folder is not replaced by a file; the next run builds again
         assert load_tables(str(target), _grammar_text()) is not None
+
+
+@pytest.mark.parametrize("planted", ["fifo", "symlink to a device"])
+def test_a_planted_lark_cache_file_is_not_opened(tmp_path, monkeypatch, planted):
+    """lark opens its cache file itself (blocking): a FIFO or a link in its place must not
+    hang the reading; the tables are built in memory and our own tables file still saved."""
+    from memcite.citations._lark_reader import CACHE_FILE
+
+    monkeypatch.setenv("MEMCITE_CACHE_DIR", str(tmp_path))
+    target = tmp_path / CACHE_FILE
+    if planted == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    parser = build_section_parser(_grammar_text())
+    assert [row[0] for row in parser.parse("a.md:1-2|note=[x]\n", "entry_section")] == ["ENTRY"]
+    assert load_tables(str(tmp_path / TABLES_FILE), _grammar_text()) is not None
+    assert not target.is_file() or target.is_symlink()  # left as it was, never written through

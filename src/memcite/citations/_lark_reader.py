@@ -17,6 +17,7 @@ uses it, which an LALR parser with a named cache file never does.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from importlib import import_module
 from types import ModuleType
@@ -64,6 +65,7 @@ from memcite.errors import MemciteError  # noqa: E402
 from memcite.paths import user_cache_dir  # noqa: E402
 
 CACHE_FILE = "citation-grammar.lark-cache"
+_MAX_LARK_CACHE_BYTES = 4 * 1024 * 1024  # ours is ~6 KB
 
 START_RULES = ["entry_section", "id_section", "tags"]
 
@@ -104,7 +106,16 @@ def _cache_path() -> str | bool:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:
         return False  # no cache folder: build the tables in memory each time
-    return os.path.join(folder, CACHE_FILE)
+    path = os.path.join(folder, CACHE_FILE)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return path  # none yet: lark writes it
+    # lark opens the file itself, blocking: a FIFO, a device, a link or a huge file planted
+    # there must not hang or feed it. Then the tables are built in memory this time.
+    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_LARK_CACHE_BYTES:
+        return False
+    return path
 
 
 def build_parser(grammar: str, *, use_cache: bool = True) -> SectionParser:
