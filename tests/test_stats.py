@@ -340,6 +340,25 @@ def test_cached_log_parts_are_reused_until_a_reply_or_a_cited_file_changes(ledge
     assert fourth.citation_checks.outcomes["missing"]["entries"] == 1
 
 
+
+def test_a_fifo_planted_as_the_stats_cache_is_not_waited_on(ledger, tmp_path):
+    """The cache file replaced by a FIFO (a plain open would block for a writer): the tally is
+    counted afresh, the same as before, and the FIFO replaced by a cache file again."""
+    conn, home, _ = ledger
+    root = home / "memories"
+    cache = tmp_path / "cache"
+    first = collect_stats(conn, memory_root=root, as_of=NOW, max_unused_days=30, cache_dir=cache)
+    (cached,) = cache.iterdir()
+    cached.unlink()
+    os.mkfifo(cached)
+    folder = MemoryFolder(root)
+    again = collect_stats(conn, memory_root=root, as_of=NOW, max_unused_days=30,
+                          cache_dir=cache, folder=folder)
+    assert folder.files_read >= 1  # counted afresh, not served from the FIFO
+    assert again.to_dict()["citation_checks"] | {"files_read": 0} == \
+        first.to_dict()["citation_checks"] | {"files_read": 0}
+    assert cached.is_file()
+
 _ENTRY_CHOICES = [
     "MEMORY.md:4-7|note=[tests]", "MEMORY.md:5-5|note=[tests]", "MEMORY.md:26-26|note=[port]",
     "MEMORY.md:1000-1001|note=[far]", "MEMORY.md:3-3|note=[blank?]", "../x.md:1-1|note=[out]",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from memcite.ledger.memory_files import split_cited_path
+from memcite.ledger.memory_files import open_regular, split_cited_path
 from memcite.retention.checks import (
     MEMORY_INDEX,
     CheckedEntry,
@@ -292,7 +292,8 @@ def _cache_read(path: str, folder: MemoryFolder, key: str
     import json
 
     try:
-        with open(path, encoding="utf-8") as handle:
+        # A regular file only, opened without blocking (a FIFO planted here must not hang stats).
+        with os.fdopen(open_regular(path), encoding="utf-8") as handle:
             data = json.load(handle)
         if data["key"] != key or any(_path_stamp(folder, name) != stamp
                                      for name, stamp in data["stamps"].items()):
