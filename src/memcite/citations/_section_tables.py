@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import marshal
 import os
-import stat
 
 from memcite.errors import MemciteError
 from memcite.paths import user_cache_dir
+from memcite.untrusted import open_regular
 
 # Bumped whenever the layout of the exported tables changes.
 FORMAT = 1
@@ -133,11 +133,10 @@ def load_tables(path: str, grammar: str) -> dict | None:
 def _read_small_regular_file(path: str) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``MAX_TABLES_BYTES``; a FIFO,
     a device or a folder planted there raises ``OSError`` at once (never blocks)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    fd = open_regular(path)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_TABLES_BYTES:
-            raise OSError(f"{path}: not a regular file of at most {MAX_TABLES_BYTES} bytes")
+        if os.fstat(fd).st_size > MAX_TABLES_BYTES:
+            raise OSError(f"{path}: larger than {MAX_TABLES_BYTES} bytes")
         return os.read(fd, MAX_TABLES_BYTES + 1)
     finally:
         os.close(fd)

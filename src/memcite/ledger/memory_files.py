@@ -24,6 +24,8 @@ from array import array
 from bisect import bisect_right
 from itertools import accumulate, islice
 
+from memcite.untrusted import CLOEXEC, NONBLOCK, clear_nonblock, open_regular  # noqa: F401 - open_regular: importable from here too
+
 try:  # CPython's own SHA-256: the digests of hashlib's, without loading OpenSSL (~5 ms at start)
     from _sha256 import sha256  # 3.11
 except ImportError:  # pragma: no cover - another Python
@@ -46,9 +48,6 @@ MAX_SYMLINKS = 40  # as Linux's own limit on links followed while resolving one 
 _READ_CHUNK = 1 << 20
 
 _SAFE = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_BINARY = getattr(os, "O_BINARY", 0)
 
 
 # --------------------------------------------------------------------------- lines and hashes
@@ -187,45 +186,6 @@ def read_capped(fd: int, max_bytes: int = MAX_FILE_BYTES, *, prefix: bool = Fals
     return ReadResult(b"".join(parts), total, False)
 
 
-def open_regular(path: str | os.PathLike, *, flags: int = 0) -> int:
-    """Open ``path`` for reading only if it is a regular file; never blocks on a FIFO.
-
-    ``O_NONBLOCK`` keeps a FIFO without a writer from hanging the open; ``fstat`` then
-    refuses anything that is not a regular file (``/dev/zero``, a FIFO, a socket, a
-    folder) with an ``OSError`` whose ``strerror`` says what it is.
-    """
-    fd = os.open(path, os.O_RDONLY | _CLOEXEC | _NONBLOCK | _BINARY | flags)
-    try:
-        kind = _not_regular(os.fstat(fd).st_mode)
-        if kind is not None:
-            raise OSError(errno.EINVAL, f"{kind}, not a regular file", os.fspath(path))
-        _clear_nonblock(fd)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _clear_nonblock(fd: int) -> None:
-    if _NONBLOCK and hasattr(os, "set_blocking"):
-        os.set_blocking(fd, True)
-
-
-def _not_regular(mode: int) -> str | None:
-    """None for a regular file, else what it is, in words."""
-    if stat_module.S_ISREG(mode):
-        return None
-    if stat_module.S_ISDIR(mode):
-        return "a directory"
-    if stat_module.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode):
-        return "a device"
-    if stat_module.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
-
-
 # --------------------------------------------------------------------------- the memory root
 
 
@@ -255,7 +215,7 @@ class MemoryRoot:
         try:
             root = os.fspath(root)
             if _SAFE:
-                self._fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+                self._fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)
                 self.real = os.path.realpath(root)
             elif os.path.isdir(root):
                 self.real = os.path.realpath(root)
@@ -332,7 +292,7 @@ class MemoryRoot:
             while todo:
                 name = todo.pop(0)
                 last = not todo
-                flags = os.O_RDONLY | os.O_NOFOLLOW | _CLOEXEC | _NONBLOCK
+                flags = os.O_RDONLY | os.O_NOFOLLOW | CLOEXEC | NONBLOCK
                 if not last:
                     flags |= os.O_DIRECTORY
                 try:
@@ -364,7 +324,7 @@ class MemoryRoot:
                     if not stat_module.S_ISREG(st.st_mode):
                         os.close(fd)
                         return MISSING, None, None
-                    _clear_nonblock(fd)
+                    clear_nonblock(fd)
                     return INSIDE, fd, [*done, name]
                 dir_fds.append(fd)
                 done.append(name)
