@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from memcite.cli.codex_setup import STOP_COMMAND, apply_plan, codex_hook_hash, plan_setup
+from memcite.cli.codex_setup import EVENT_LABELS, STOP_COMMAND, apply_plan, codex_hook_hash, plan_setup
 from memcite.cli.doctor import DoctorInputs, run_checks
 from memcite.ledger.hook_log import append_entry
 from memcite.ledger.store import open_store
@@ -22,11 +22,21 @@ def healthy_home(tmp_path):
     """A Codex home set up for memcite, trusted, with memories, a database and a good run logged."""
     home = tmp_path / "codex"
     home.mkdir()
-    apply_plan(plan_setup(home))
-    key = f"{home / 'hooks.json'}:stop:0:0"
+    bin_dir = tmp_path / "bin"  # the memcite setup wrote into the hooks, also on PATH
+    bin_dir.mkdir()
+    (bin_dir / "memcite").write_text("#!/bin/sh\n")
+    os.chmod(bin_dir / "memcite", 0o755)
+    apply_plan(plan_setup(home, lint=True, mcp=True, memcite=[str(bin_dir / "memcite")],
+                          codex_home=str(home)))
+    hooks = json.loads((home / "hooks.json").read_text())["hooks"]
+    hooks_path = home / "hooks.json"
+    trust = "".join(
+        f'[hooks.state."{hooks_path}:{EVENT_LABELS[event]}:0:0"]\n'
+        f'trusted_hash = "{codex_hook_hash(event, groups[0]["hooks"][0])}"\n\n'
+        for event, groups in hooks.items())
     (home / "config.toml").write_text(
         "[features]\nmemories = true\n\n[memories]\nuse_memories = true\n\n"
-        f'[hooks.state."{key}"]\ntrusted_hash = "{codex_hook_hash("Stop", HANDLER)}"\n')
+        + (home / "config.toml").read_text() + "\n" + trust)
     codex_db = sqlite3.connect(home / "memories_1.sqlite")
     codex_db.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY, raw_memory TEXT)")
     codex_db.execute("INSERT INTO stage1_outputs VALUES ('019b7635-7fb3-7cf8-8f11-6f64065672e0', 'x')")
@@ -44,10 +54,6 @@ def healthy_home(tmp_path):
     append_entry(data / "logs" / "hooks.log", {"event": "stop", "at": "2026-11-30T10:00:00Z",
                                                "status": "ok", "recorded": 2})
     (tmp_path / "cache").mkdir()
-    bin_dir = tmp_path / "bin"  # a `memcite` on PATH
-    bin_dir.mkdir()
-    (bin_dir / "memcite").write_text("#!/bin/sh\n")
-    os.chmod(bin_dir / "memcite", 0o755)
     return DoctorInputs(codex_home=str(home), db_path=str(data / "memcite.sqlite"),
                         log_path=str(data / "logs" / "hooks.log"), cache_dir=str(tmp_path / "cache"),
                         cwd=str(tmp_path), environ={"PATH": str(bin_dir)})
@@ -101,8 +107,19 @@ def _break(inputs, what: str) -> None:
     elif what == "cache-not-a-folder":
         os.rmdir(inputs.cache_dir)
         open(inputs.cache_dir, "w").write("x")
-    elif what == "no-path":
-        inputs.environ["PATH"] = ""
+    elif what in ("no-path", "bare-command"):
+        hooks = json.load(open(os.path.join(home, "hooks.json")))
+        hooks["hooks"]["Stop"][0]["hooks"][0]["command"] = STOP_COMMAND
+        json.dump(hooks, open(os.path.join(home, "hooks.json"), "w"))
+        if what == "no-path":
+            inputs.environ["PATH"] = ""
+    elif what in ("mcp-no-home", "mcp-other-home"):
+        text = open(os.path.join(home, "config.toml")).read()
+        args = '"--codex-home", "/elsewhere"' if what == "mcp-other-home" else ""
+        text = text.replace(f'"--codex-home", {json.dumps(home)}', args).replace(", ]", "]")
+        open(os.path.join(home, "config.toml"), "w").write(text)
+    elif what == "gone-memcite":
+        os.unlink(os.path.join(os.path.dirname(inputs.db_path), "..", "bin", "memcite"))
     elif what == "memories-off":
         text = open(os.path.join(home, "config.toml")).read().replace(
             "memories = true", "memories = false", 1)
@@ -121,7 +138,11 @@ def _break(inputs, what: str) -> None:
         ("not-a-db", "database", "failure", "not an SQLite database"),
         ("bad-config", "codex-config", "failure", "cannot be read"),
         ("wide-notes", "notes-folder", "warning", "755"),
-        ("no-path", "stop-hook", "warning", "not on PATH"),
+        ("no-path", "stop-hook", "failure", "not found on PATH"),
+        ("bare-command", "stop-hook", "warning", "/bin/bash -c"),
+        ("mcp-no-home", "mcp-server", "failure", "without CODEX_HOME"),
+        ("mcp-other-home", "mcp-server", "failure", "not this Codex home"),
+        ("gone-memcite", "stop-hook", "failure", "does not exist"),
         ("cache-not-a-folder", "cache-folder", "failure", "not a folder"),
         ("memories-off", "memories-enabled", "warning", "memories = true"),
     ],
@@ -136,7 +157,8 @@ def test_each_broken_part_is_named_with_its_fix(tmp_path, what, name, status, wo
     assert check.fix
     others = [c.name for c in checks.values() if c.status != "ok" and c.name != name]
     allowed = {"untrusted": set(), "no-hook": {"hook-trust"}, "bad-config": {
-        "memories-enabled", "memories-db", "hook-trust"}, "hook-changed": set()}
+        "memories-enabled", "memories-db", "hook-trust", "mcp-server"}, "hook-changed": set(),
+        "no-path": {"hook-trust"}, "bare-command": {"hook-trust"}, "gone-memcite": {"mcp-server"}}
     assert set(others) <= allowed.get(what, set()), others
 
 
@@ -186,5 +208,7 @@ def test_a_hook_written_inline_in_config_toml_counts_with_its_own_trust_key(tmp_
                      f'type = "command"\ncommand = "{STOP_COMMAND}"\ntimeout = 30\n\n'
                      f'[hooks.state."{key}"]\ntrusted_hash = "{codex_hook_hash("Stop", HANDLER)}"\n')
     checks = {c.name: c for c in run_checks(inputs)}
-    assert checks["stop-hook"].status == "ok" and "config.toml" in checks["stop-hook"].message
+    # found there, with its trust; a bare `memcite` is worth a warning
+    assert checks["stop-hook"].status == "warning" and "config.toml" in checks["stop-hook"].message
+    assert "/bin/bash -c" in checks["stop-hook"].message
     assert checks["hook-trust"].status == "ok"

@@ -59,8 +59,9 @@ def full_setup(folder, **options):
 def test_on_an_empty_home_it_creates_both_files_and_remove_takes_them_away(tmp_path):
     plan = full_setup(tmp_path)
     hooks = json.loads((tmp_path / "hooks.json").read_text())
-    assert hooks == {"hooks": {"Stop": [{"hooks": [
-        {"type": "command", "command": STOP_COMMAND, "timeout": 30}]}]}}
+    handler = {"type": "command", "command": STOP_COMMAND, "timeout": 30}
+    # a subagent's turn fires SubagentStop, not Stop: both run the same command
+    assert hooks == {"hooks": {"Stop": [{"hooks": [handler]}], "SubagentStop": [{"hooks": [handler]}]}}
     assert (tmp_path / "config.toml").read_text() == MCP_BLOCK
     assert tomllib.loads(MCP_BLOCK)["mcp_servers"]["memcite"] == {"command": "memcite",
                                                                    "args": ["mcp"]}
@@ -68,6 +69,35 @@ def test_on_an_empty_home_it_creates_both_files_and_remove_takes_them_away(tmp_p
     assert "--- /dev/null" in plan.diff()
     full_setup(tmp_path, remove=True)
     assert sorted(p.name for p in tmp_path.iterdir() if "backup" not in p.name) == []
+
+
+def test_the_absolute_memcite_and_the_codex_home_go_into_the_entries(tmp_path):
+    memcite = ["/opt/venv with space/bin/memcite"]
+    env = {"MEMCITE_DB": '/data/"odd"\\name.sqlite'}
+    apply_plan(plan_setup(tmp_path, lint=True, mcp=True, memcite=memcite, codex_home="/home/u/.codex",
+                          env=env), now=1_800_000_000)
+    hooks = json.loads((tmp_path / "hooks.json").read_text())["hooks"]
+    assert hooks["Stop"][0]["hooks"][0]["command"] == "'/opt/venv with space/bin/memcite' hook stop"
+    assert hooks["PostToolUse"][0]["hooks"][0]["command"] == \
+        "'/opt/venv with space/bin/memcite' lint --hook"
+    entry = tomllib.loads((tmp_path / "config.toml").read_text())["mcp_servers"]["memcite"]
+    assert entry == {"command": memcite[0], "args": ["mcp", "--codex-home", "/home/u/.codex"],
+                     "env": env}
+    assert not plan_setup(tmp_path, lint=True, mcp=True, memcite=memcite, codex_home="/home/u/.codex",
+                          env=env).changed
+    full_setup(tmp_path, remove=True)
+    assert sorted(p.name for p in tmp_path.iterdir() if "backup" not in p.name) == []
+
+
+def test_an_earlier_setup_with_a_bare_memcite_is_brought_up_to_date(tmp_path):
+    full_setup(tmp_path)  # hooks and MCP entry running a bare `memcite`, no home in the entry
+    plan = plan_setup(tmp_path, mcp=True, memcite=["/v/bin/memcite"], codex_home="/h")
+    apply_plan(plan, now=1_800_000_001)
+    hooks = json.loads((tmp_path / "hooks.json").read_text())["hooks"]
+    assert [group["hooks"][0]["command"] for group in hooks["Stop"]] == ["/v/bin/memcite hook stop"]
+    assert any("trust it again" in note for note in plan.notes)
+    entry = tomllib.loads((tmp_path / "config.toml").read_text())["mcp_servers"]["memcite"]
+    assert entry == {"command": "/v/bin/memcite", "args": ["mcp", "--codex-home", "/h"]}
 
 
 def test_config_bytes_outside_memcites_table_are_unchanged(tmp_path):
@@ -123,18 +153,23 @@ def test_running_twice_changes_nothing(tmp_path):
 def test_a_hook_added_by_hand_is_not_added_twice(tmp_path):
     (tmp_path / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
         {"type": "command", "command": " memcite hook stop", "timeout": 10}]}]}}))
-    assert not plan_setup(tmp_path).changes[0].changed
+    plan = plan_setup(tmp_path)
+    after = json.loads(plan.changes[0].after)["hooks"]
+    assert after["Stop"] == [{"hooks": [{"type": "command", "command": " memcite hook stop",
+                                         "timeout": 10}]}]
+    assert list(after) == ["Stop", "SubagentStop"]
 
 
 def test_entries_changed_since_are_left_alone_on_remove(tmp_path):
     full_setup(tmp_path)
     hooks = json.loads((tmp_path / "hooks.json").read_text())
-    hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 99
+    for event in ("Stop", "SubagentStop"):
+        hooks["hooks"][event][0]["hooks"][0]["timeout"] = 99
     (tmp_path / "hooks.json").write_text(json.dumps(hooks))
     (tmp_path / "config.toml").write_text(MCP_BLOCK.replace('["mcp"]', '["mcp", "--x"]'))
     plan = plan_setup(tmp_path, remove=True)
     assert not plan.changed
-    assert len(plan.notes) == 2 and all("left as is" in note for note in plan.notes)
+    assert len(plan.notes) == 3 and all("left as is" in note for note in plan.notes)
 
 
 @pytest.mark.parametrize(
@@ -158,7 +193,7 @@ def test_files_it_cannot_edit_safely_are_refused_untouched(tmp_path, name, text,
 
 
 def test_an_existing_different_mcp_entry_is_kept(tmp_path):
-    text = '[mcp_servers.memcite]\ncommand = "/opt/memcite"\nargs = ["mcp"]\n'
+    text = '[mcp_servers.memcite]\ncommand = "/opt/memcite"\nargs = ["mcp"]\nrequired = true\n'
     (tmp_path / "config.toml").write_text(text)
     plan = plan_setup(tmp_path, mcp=True)
     assert not plan.changes[1].changed and "differs" in plan.notes[0]

@@ -16,9 +16,33 @@ from memcite.paths import hook_log_path, resolve_codex_home, resolve_db_path, us
 
 TRUST_STEP = (
     "One step only you can take: Codex runs a new or changed hook only once you trust it, and "
-    "skips an untrusted one silently. Start Codex, type /hooks, and trust `{command}`. "
-    "`memcite doctor` tells whether it is trusted."
+    "skips an untrusted one silently. Start Codex, type /hooks, and trust {hooks}. "
+    "`memcite doctor` tells whether they are trusted."
 )
+
+
+def memcite_command() -> list[str]:
+    """How Codex should start this memcite: the absolute path of its ``memcite`` script (the
+    one beside this interpreter, as in a virtual environment, else the one on PATH), else
+    ``python -m memcite`` with this interpreter. Codex runs hooks with ``/bin/bash -c`` and
+    MCP servers with a cleaned environment: a bare ``memcite`` may not be found there."""
+    import shutil
+
+    beside = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "memcite")
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return [beside]
+    found = shutil.which("memcite")
+    if found:
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "memcite"]
+
+
+def memcite_folders(environ=os.environ) -> dict[str, str]:
+    """memcite's own folders set in the environment, as absolute paths, for the MCP entry."""
+    from memcite.cli.codex_setup import MEMCITE_FOLDER_VARIABLES
+
+    return {name: os.path.abspath(os.path.expanduser(environ[name]))
+            for name in MEMCITE_FOLDER_VARIABLES if environ.get(name)}
 
 
 def setup_codex(
@@ -34,21 +58,23 @@ def setup_codex(
     ``commands`` names what this memcite has among ``lint --hook`` (as ``"lint --hook"``) and
     ``mcp``: only those are wired in.
     """
-    from memcite.cli.codex_setup import apply_plan, plan_setup, project_root
+    from memcite.cli.codex_setup import apply_plan, plan_setup, project_root, read_installed_hooks
 
     try:
         if project and codex_home:
             raise InputError("--project sets up the repository's .codex/ folder; "
                              "give it or --codex-home, not both")
+        home = os.path.abspath(resolve_codex_home(codex_home))
         if project:
             folder = os.path.join(project_root(cwd or os.getcwd()), ".codex")
         else:
-            folder = resolve_codex_home(codex_home)
+            folder = home
             if not os.path.isdir(folder):
                 raise InputError(f"{folder}: no such folder (is Codex installed?)",
                                  hint="pass Codex's home with --codex-home or CODEX_HOME")
         plan = plan_setup(folder, lint="lint --hook" in commands, mcp="mcp" in commands,
-                          remove=remove)
+                          remove=remove, memcite=memcite_command(), codex_home=home,
+                          env=memcite_folders())
         out = sys.stdout
         what = "remove memcite from" if remove else "set up memcite in"
         if not plan.changed:
@@ -70,7 +96,13 @@ def setup_codex(
         for note in plan.notes:
             out.write(f"note: {note}\n")
         if not remove and (apply or not plan.changed):
-            out.write("\n" + TRUST_STEP.format(command="memcite hook stop") + "\n")
+            hooks = read_installed_hooks(folder, home)
+            for hook in hooks:
+                out.write(f"hook {hook.event}: `{hook.command}` ({hook.trust.status} in Codex)\n")
+            waiting = [hook for hook in hooks if hook.trust.status != "trusted"]
+            if waiting:
+                out.write("\n" + TRUST_STEP.format(hooks=", ".join(
+                    f"the {hook.event} hook" for hook in waiting)) + "\n")
     except MemciteError as error:
         return report_error(error)
     except OSError as exc:

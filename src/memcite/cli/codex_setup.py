@@ -35,17 +35,23 @@ from dataclasses import dataclass, field
 
 from memcite.errors import MemciteError
 
-STOP_COMMAND = "memcite hook stop"
+STOP_ARGS = ("hook", "stop")
+LINT_ARGS = ("lint", "--hook")
+STOP_COMMAND = "memcite hook stop"  # with a bare `memcite`; setup writes the absolute path
 LINT_COMMAND = "memcite lint --hook"
 HOOK_TIMEOUT_SECONDS = 30
 MCP_NAME = "memcite"
-MCP_ENTRY = {"command": "memcite", "args": ["mcp"]}
-MCP_BLOCK = '[mcp_servers.memcite]\ncommand = "memcite"\nargs = ["mcp"]\n'
+MCP_ENTRY = {"command": "memcite", "args": ["mcp"]}  # the entry with a bare `memcite`, no home
 HOOKS_FILE = "hooks.json"
 CONFIG_FILE = "config.toml"
 # Codex's snake_case labels, used in trust keys and hashes.
-EVENT_LABELS = {"Stop": "stop", "PostToolUse": "post_tool_use"}
+EVENT_LABELS = {"Stop": "stop", "SubagentStop": "subagent_stop", "PostToolUse": "post_tool_use"}
+# What each hook setup adds runs: a subagent's turn fires SubagentStop, not Stop.
+HOOK_ARGS = {"Stop": STOP_ARGS, "SubagentStop": STOP_ARGS, "PostToolUse": LINT_ARGS}
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+# memcite's own folders, passed on to the MCP server when set (Codex starts MCP servers
+# with a cleaned environment, so without them the server would use the defaults).
+MEMCITE_FOLDER_VARIABLES = ("MEMCITE_HOME", "MEMCITE_DB", "MEMCITE_CONFIG", "MEMCITE_CACHE_DIR")
 
 
 class SetupRefused(MemciteError):
@@ -54,14 +60,87 @@ class SetupRefused(MemciteError):
     exit_code = 3
 
 
-def memcite_handlers(lint: bool) -> dict[str, dict]:
-    """The hook handlers setup adds, by event."""
-    handlers = {"Stop": {"type": "command", "command": STOP_COMMAND,
-                         "timeout": HOOK_TIMEOUT_SECONDS}}
-    if lint:
-        handlers["PostToolUse"] = {"type": "command", "command": LINT_COMMAND,
-                                   "timeout": HOOK_TIMEOUT_SECONDS}
+def memcite_handlers(lint: bool, memcite: tuple[str, ...] | list[str] = ("memcite",)) -> dict[str, dict]:
+    """The hook handlers setup adds, by event; ``memcite`` is how the commands start memcite.
+
+    Codex runs a hook as ``/bin/bash -c COMMAND`` with its own folder first on PATH, not
+    from a login shell, so setup gives the absolute path of the memcite it runs as.
+    """
+    import shlex
+
+    handlers = {}
+    for event, args in HOOK_ARGS.items():
+        if args == LINT_ARGS and not lint:
+            continue
+        handlers[event] = {"type": "command", "command": shlex.join([*memcite, *args]),
+                           "timeout": HOOK_TIMEOUT_SECONDS}
     return handlers
+
+
+def memcite_args(command) -> tuple[str, ...] | None:
+    """The arguments after memcite in a command that runs memcite (``memcite ...``,
+    ``/path/to/memcite ...``, ``python -m memcite ...``), else None."""
+    import shlex
+
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if words and os.path.basename(words[0]) == "memcite":
+        return tuple(words[1:])
+    if len(words) >= 3 and words[1:3] == ["-m", "memcite"] and \
+            os.path.basename(words[0]).startswith("python"):
+        return tuple(words[3:])
+    return None
+
+
+def mcp_entry(memcite: tuple[str, ...] | list[str] = ("memcite",), codex_home: str | None = None,
+              env: dict[str, str] | None = None) -> dict:
+    """The ``[mcp_servers.memcite]`` entry: the server is told the Codex home it serves
+    (Codex starts it without ``CODEX_HOME``) and memcite's own folders when they are set."""
+    entry: dict = {"command": memcite[0], "args": [*memcite[1:], "mcp"]}
+    if codex_home is not None:
+        entry["args"] += ["--codex-home", codex_home]
+    if env:
+        entry["env"] = dict(env)
+    return entry
+
+
+def _toml_string(text: str) -> str:
+    import json as json_module
+
+    return json_module.dumps(text).replace("\x7f", "\\u007f")  # JSON strings are TOML basic strings
+
+
+def mcp_block(entry: dict) -> str:
+    """The TOML block setup writes for ``entry`` (and recognises when it takes it out)."""
+    lines = [f"[mcp_servers.{MCP_NAME}]", f"command = {_toml_string(entry['command'])}",
+             "args = [" + ", ".join(_toml_string(a) for a in entry["args"]) + "]"]
+    if entry.get("env"):
+        lines.append("env = { " + ", ".join(f"{name} = {_toml_string(value)}"
+                                            for name, value in entry["env"].items()) + " }")
+    return "\n".join(lines) + "\n"
+
+
+def is_memcite_entry(entry) -> bool:
+    """Whether an ``[mcp_servers.memcite]`` entry is of the shape setup writes."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or \
+            not isinstance(entry.get("args"), list) or set(entry) - {"command", "args", "env"}:
+        return False
+    if not all(isinstance(a, str) for a in entry["args"]):
+        return False
+    import shlex
+
+    args = memcite_args(shlex.join([entry["command"], *entry["args"]]))
+    env = entry.get("env", {})
+    return args is not None and (args == ("mcp",) or (len(args) == 3 and args[:2] == (
+        "mcp", "--codex-home"))) and isinstance(env, dict) and set(env) <= set(
+        MEMCITE_FOLDER_VARIABLES) and all(isinstance(v, str) for v in env.values())
+
+
+MCP_BLOCK = mcp_block(MCP_ENTRY)
 
 
 def project_root(cwd: str | os.PathLike) -> str:
@@ -141,11 +220,14 @@ def _read_text(path: str) -> str | None:
 
 
 def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = False,
-               remove: bool = False) -> SetupPlan:
+               remove: bool = False, memcite: tuple[str, ...] | list[str] = ("memcite",),
+               codex_home: str | None = None, env: dict[str, str] | None = None) -> SetupPlan:
     """The edits of ``hooks.json`` and ``config.toml`` in ``folder`` (nothing is written).
 
     ``lint`` and ``mcp`` say whether this memcite has ``lint --hook`` and ``mcp``;
-    removing takes out every entry setup adds, whichever commands exist.
+    removing takes out every entry setup adds, whichever commands exist. ``memcite``
+    is how the hooks and the MCP server start memcite (its absolute path, from the
+    CLI); ``codex_home`` and ``env`` (memcite's own folders) go into the MCP entry.
     """
     folder = os.fspath(folder)
     plan = SetupPlan(folder, remove)
@@ -154,13 +236,14 @@ def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = Fal
     hooks_before = _read_text(hooks_path)
     config_before = _read_text(config_path)
     if remove:
-        hooks_after = _remove_hooks(hooks_path, hooks_before, memcite_handlers(lint=True), plan)
+        hooks_after = _remove_hooks(hooks_path, hooks_before, memcite_handlers(True, memcite), plan)
         config_after = _remove_mcp(config_path, config_before, plan)
     else:
-        hooks_after = _add_hooks(hooks_path, hooks_before, memcite_handlers(lint), plan)
+        hooks_after = _add_hooks(hooks_path, hooks_before, memcite_handlers(lint, memcite), plan)
         config_after = config_before
         if mcp:
-            config_after = _add_mcp(config_path, config_before, plan)
+            config_after = _add_mcp(config_path, config_before, mcp_entry(memcite, codex_home, env),
+                                    plan)
         else:
             plan.notes.append("MCP server: not added (this memcite has no `memcite mcp` command)")
         if not lint:
@@ -208,15 +291,26 @@ def _dump_hooks(document: dict, indent: int | str) -> str:
 
 
 def _is_ours(handler, wanted: dict) -> bool:
+    """Whether ``handler`` runs the memcite command ``wanted`` runs, whichever memcite it starts."""
     return isinstance(handler, dict) and handler.get("type") == "command" and \
-        isinstance(handler.get("command"), str) and \
-        handler["command"].strip() == wanted["command"]
+        memcite_args(handler.get("command")) is not None and \
+        memcite_args(handler.get("command")) == memcite_args(wanted["command"])
+
+
+def _words(command: str) -> list[str] | None:
+    import shlex
+
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return None
 
 
 def find_handlers(document: dict, event: str, wanted: dict) -> list[tuple[int, int, dict]]:
     """``(group index, handler index, handler)`` of each handler of ``event`` running ``wanted``'s command."""
     found = []
-    groups = document.get("hooks", {}).get(event, [])
+    hooks = document.get("hooks", {})
+    groups = hooks.get(event, []) if isinstance(hooks, dict) else []
     for group_index, group in enumerate(groups if isinstance(groups, list) else []):
         handlers = group.get("hooks", []) if isinstance(group, dict) else []
         for handler_index, handler in enumerate(handlers if isinstance(handlers, list) else []):
@@ -227,13 +321,21 @@ def find_handlers(document: dict, event: str, wanted: dict) -> list[tuple[int, i
 
 def _add_hooks(path: str, text: str | None, handlers: dict[str, dict], plan: SetupPlan) -> str | None:
     document = _load_hooks(path, text) if text is not None else {"hooks": {}}
-    added = False
+    changed = False
     for event, handler in handlers.items():
-        if find_handlers(document, event, handler):
+        found = find_handlers(document, event, handler)
+        if any(_words(current["command"]) == _words(handler["command"]) for _, _, current in found):
             continue
-        document["hooks"].setdefault(event, []).append({"hooks": [dict(handler)]})
-        added = True
-    if not added:
+        if found:  # memcite's hook, started another way (a bare `memcite`, another install)
+            _, _, current = found[0]
+            plan.notes.append(f"{path}: the {event} hook ran `{current['command']}`; it now runs "
+                              f"`{handler['command']}` (Codex runs hooks with /bin/bash -c, which "
+                              "may not find another memcite); Codex will ask you to trust it again")
+            current["command"] = handler["command"]
+        else:
+            document["hooks"].setdefault(event, []).append({"hooks": [dict(handler)]})
+        changed = True
+    if not changed:
         return text
     return _dump_hooks(document, _indent(text) if text else 2)
 
@@ -247,9 +349,9 @@ def _remove_hooks(path: str, text: str | None, handlers: dict[str, dict],
     for event, handler in handlers.items():
         found = find_handlers(document, event, handler)
         for group_index, handler_index, current in reversed(found):
-            if current != handler:
-                plan.notes.append(f"{path}: the {event} hook running `{handler['command']}` was "
-                                  "changed since setup added it; left as is")
+            if current != {**handler, "command": current.get("command")}:
+                plan.notes.append(f"{path}: the {event} hook running `{current.get('command')}` "
+                                  "was changed since setup added it; left as is")
                 continue
             groups = document["hooks"][event]
             group = groups[group_index]
@@ -297,27 +399,37 @@ def _mcp_entry(document):
     return servers, servers.get(MCP_NAME)
 
 
-def _add_mcp(path: str, before: str | None, plan: SetupPlan) -> str | None:
+def _add_mcp(path: str, before: str | None, wanted: dict, plan: SetupPlan) -> str | None:
     text = before or ""
     document = _parse_toml(path, text)
     servers, entry = _mcp_entry(document)
+    block = mcp_block(wanted)
     if entry is not None:
-        if _plain(entry) != MCP_ENTRY:
+        current = _plain(entry)
+        if current == wanted:
+            return before
+        position = _block_position(text, mcp_block(current)) if is_memcite_entry(current) else None
+        if position is None:
             plan.notes.append(f"{path}: an [mcp_servers.memcite] entry already exists and "
-                              "differs from memcite's; left as is")
-        return before
-    if servers is not None and (not hasattr(servers, "get") or _is_inline(servers)):
-        raise SetupRefused(
-            f"{path}: mcp_servers is written as an inline table, which memcite cannot extend "
-            "without rewriting your line; nothing written",
-            hint=f"add this table by hand:\n{MCP_BLOCK}")
-    separator = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-    after = text + separator + MCP_BLOCK
+                              "differs from memcite's; left as is (`memcite doctor` checks it)")
+            return before
+        start, end = position  # setup's own block, from an earlier setup: brought up to date
+        after = text[:start] + block + text[end:]
+        plan.notes.append(f"{path}: [mcp_servers.memcite] now runs `{wanted['command']}` with "
+                          f"args {wanted['args']}")
+    else:
+        if servers is not None and (not hasattr(servers, "get") or _is_inline(servers)):
+            raise SetupRefused(
+                f"{path}: mcp_servers is written as an inline table, which memcite cannot extend "
+                "without rewriting your line; nothing written",
+                hint=f"add this table by hand:\n{block}")
+        separator = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+        after = text + separator + block
     expected = _plain(document.unwrap()) if text else {}
-    expected.setdefault("mcp_servers", {})[MCP_NAME] = MCP_ENTRY
+    expected.setdefault("mcp_servers", {})[MCP_NAME] = wanted
     if _plain(_parse_toml(path, after).unwrap()) != expected:
-        raise SetupRefused(f"{path}: adding [mcp_servers.memcite] at the end would change other "
-                           "settings; nothing written", hint=f"add this table by hand:\n{MCP_BLOCK}")
+        raise SetupRefused(f"{path}: adding [mcp_servers.memcite] would change other "
+                           "settings; nothing written", hint=f"add this table by hand:\n{block}")
     return after
 
 
@@ -334,8 +446,9 @@ def _remove_mcp(path: str, text: str | None, plan: SetupPlan) -> str | None:
     _, entry = _mcp_entry(document)
     if entry is None:
         return text
-    position = _block_position(text)
-    if position is None or _plain(entry) != MCP_ENTRY:
+    current = _plain(entry)
+    position = _block_position(text, mcp_block(current)) if is_memcite_entry(current) else None
+    if position is None:
         plan.notes.append(f"{path}: [mcp_servers.memcite] was changed since setup added it; "
                           "left as is")
         return text
@@ -354,15 +467,15 @@ def _remove_mcp(path: str, text: str | None, plan: SetupPlan) -> str | None:
     return after or None  # a file that held only the block (setup created it) goes
 
 
-def _block_position(text: str) -> tuple[int, int] | None:
-    """Where setup's block is in ``text`` (at the start of a line), or None."""
+def _block_position(text: str, block: str) -> tuple[int, int] | None:
+    """Where setup's ``block`` is in ``text`` (at the start of a line), or None."""
     start = 0
     while True:
-        found = text.find(MCP_BLOCK, start)
+        found = text.find(block, start)
         if found < 0:
             return None
         if found == 0 or text[found - 1] == "\n":
-            return found, found + len(MCP_BLOCK)
+            return found, found + len(block)
         start = found + 1
 
 
@@ -490,3 +603,45 @@ def trust_state(hooks_path: str, event: str, group_index: int, handler_index: in
             return HookTrust(key, "untrusted", current)
         return HookTrust(key, "trusted" if trusted == current else "modified", current)
     return HookTrust(keys[0], "untrusted", current)
+
+
+@dataclass(frozen=True)
+class InstalledHook:
+    """One of memcite's hooks as a ``hooks.json`` holds it, with Codex's trust in it."""
+
+    event: str
+    path: str  # the hooks.json
+    group: int
+    handler: int
+    command: str
+    trust: HookTrust
+
+
+def installed_hooks(hooks_path: str, document: dict, user_config: dict) -> list[InstalledHook]:
+    """memcite's hooks in one parsed ``hooks.json``, each with its trust state."""
+    found = []
+    for event, args in HOOK_ARGS.items():
+        wanted = {"command": "memcite " + " ".join(args)}
+        for group, index, handler in find_handlers(document, event, wanted):
+            groups = document["hooks"][event]
+            matcher = groups[group].get("matcher") if isinstance(groups[group], dict) else None
+            found.append(InstalledHook(event, hooks_path, group, index, handler["command"],
+                                       trust_state(hooks_path, event, group, index, handler,
+                                                   user_config, matcher)))
+    return found
+
+
+def read_installed_hooks(folder: str, codex_home: str) -> list[InstalledHook]:
+    """memcite's hooks in ``folder``'s ``hooks.json``, trusted or not by ``codex_home``'s config."""
+    import tomllib
+
+    text = _read_text(os.path.join(folder, HOOKS_FILE))
+    if text is None:
+        return []
+    document = _load_hooks(os.path.join(folder, HOOKS_FILE), text)
+    config_text = _read_text(os.path.join(codex_home, CONFIG_FILE)) or ""
+    try:
+        user_config = tomllib.loads(config_text)
+    except tomllib.TOMLDecodeError:
+        user_config = {}
+    return installed_hooks(os.path.join(folder, HOOKS_FILE), document, user_config)

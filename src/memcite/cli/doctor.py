@@ -149,29 +149,13 @@ def _hook_folders(inputs: DoctorInputs) -> list[str]:
     return folders
 
 
-def find_stop_hook(inputs: DoctorInputs, config: dict | None = None
-                   ) -> tuple[str, int, int, dict] | str | None:
-    """Where memcite's Stop hook is (its file, group, handler, the handler), a problem, or None.
-
-    Looked for in ``hooks.json`` of the home and of the project, then in the home's
-    ``config.toml`` ``[hooks]`` table (Codex reads both; the trust key names the file).
-    """
+def find_memcite_hooks(inputs: DoctorInputs, config: dict | None = None
+                       ) -> list[codex_setup.InstalledHook] | str:
+    """memcite's hooks (with Codex's trust in each) in ``hooks.json`` of the home and of the
+    project, and in the home's ``config.toml`` ``[hooks]`` table; or the problem of a file."""
     import json
 
-    wanted = codex_setup.memcite_handlers(lint=False)["Stop"]
-    found = _find_in_hooks_json(inputs, wanted, json)
-    if found is not None:
-        return found
-    inline = (config or {}).get("hooks")
-    if isinstance(inline, dict) and isinstance(inline.get("Stop"), list):
-        matches = codex_setup.find_handlers({"hooks": {"Stop": inline["Stop"]}}, "Stop", wanted)
-        if matches:
-            group, handler, entry = matches[0]
-            return os.path.join(inputs.codex_home, codex_setup.CONFIG_FILE), group, handler, entry
-    return None
-
-
-def _find_in_hooks_json(inputs: DoctorInputs, wanted: dict, json):
+    found: list[codex_setup.InstalledHook] = []
     for folder in _hook_folders(inputs):
         path = os.path.join(folder, codex_setup.HOOKS_FILE)
         try:
@@ -179,51 +163,115 @@ def _find_in_hooks_json(inputs: DoctorInputs, wanted: dict, json):
                 document = json.loads(handle.read(codex_setup.MAX_CONFIG_BYTES))
         except FileNotFoundError:
             continue
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             return f"{path}: cannot be read ({exc})"
         if not isinstance(document, dict) or not isinstance(document.get("hooks"), dict):
             return f"{path}: not a hooks file ({{\"hooks\": {{...}}}})"
-        found = codex_setup.find_handlers(document, "Stop", wanted)
-        if found:
-            group, handler, entry = found[0]
-            return path, group, handler, entry
-    return None
+        found += codex_setup.installed_hooks(path, document, config or {})
+    inline = (config or {}).get("hooks")
+    if isinstance(inline, dict):
+        events = {event: groups for event, groups in inline.items()
+                  if event in codex_setup.HOOK_ARGS and isinstance(groups, list)}
+        found += codex_setup.installed_hooks(
+            os.path.join(inputs.codex_home, codex_setup.CONFIG_FILE), {"hooks": events}, config or {})
+    return found
+
+
+def command_problem(command: str, environ: dict) -> tuple[str, str] | None:
+    """``(status, why)`` when Codex may not find the memcite a hook or server runs, else None.
+
+    Codex runs hooks as ``/bin/bash -c COMMAND`` with its own folder first on PATH (no
+    login shell) and MCP servers with a cleaned environment: an absolute path is certain.
+    """
+    import shlex
+
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return FAILURE, f"`{command}` cannot be read as a command"
+    if os.path.isabs(program):
+        if os.path.isfile(program) and os.access(program, os.X_OK):
+            return None
+        return FAILURE, f"{program} does not exist or cannot be run"
+    found = shutil.which(program, path=environ.get("PATH"))
+    if found is None:
+        return FAILURE, f"`{program}` is not found on PATH"
+    return WARNING, (f"`{program}` is a bare name (found here as {found}, but Codex runs hooks "
+                     "with /bin/bash -c and its own PATH, not your login shell)")
 
 
 def check_stop_hook(inputs: DoctorInputs, found) -> Check:
     fix = "memcite setup codex --apply"
     if isinstance(found, str):
         return Check("stop-hook", FAILURE, found, f"fix the file, then {fix}")
-    if found is None:
+    stops = [hook for hook in found if hook.event == "Stop"]
+    if not stops:
         where = " or ".join(os.path.join(f, codex_setup.HOOKS_FILE) for f in _hook_folders(inputs))
-        return Check("stop-hook", FAILURE, f"no `{codex_setup.STOP_COMMAND}` Stop hook in {where}",
+        return Check("stop-hook", FAILURE, f"no memcite Stop hook (`memcite hook stop`) in {where}",
                      fix)
-    path, group, handler, _ = found
-    command = shutil.which("memcite", path=inputs.environ.get("PATH"))
-    if command is None:
-        return Check("stop-hook", WARNING, f"in {path}, but `memcite` is not on PATH (Codex runs "
-                     "hooks with $SHELL -lc)", "install memcite where your login shell finds it "
-                     "(e.g. pipx install codex-memcite, or pipx install . from a checkout)")
-    return Check("stop-hook", OK, f"{path} (group {group}, handler {handler}); runs {command}")
+    worst = None
+    for hook in found:
+        problem = command_problem(hook.command, inputs.environ)
+        if problem is not None and (worst is None or problem[0] == FAILURE):
+            worst = (hook, *problem)
+    if worst is not None:
+        hook, status, why = worst
+        return Check("stop-hook", status, f"the {hook.event} hook in {hook.path} runs "
+                     f"`{hook.command}`: {why}", f"{fix} (it writes the absolute path of memcite)")
+    events = ", ".join(dict.fromkeys(hook.event for hook in found))
+    missing = [event for event in ("SubagentStop",) if event not in events]
+    message = f"{stops[0].path}: {events}; each runs {stops[0].command.split()[0]}"
+    if missing:
+        return Check("stop-hook", WARNING, message + "; no SubagentStop hook (a subagent's "
+                     "replies are recorded only by `memcite ingest`)", fix)
+    return Check("stop-hook", OK, message)
 
 
 def check_hook_trust(inputs: DoctorInputs, found, config: dict | None) -> Check:
-    if not isinstance(found, tuple):
-        return Check("hook-trust", WARNING, "no memcite Stop hook to trust",
-                     "memcite setup codex --apply, then trust it in Codex's /hooks")
-    path, group, handler, entry = found
-    trust = codex_setup.trust_state(path, "Stop", group, handler, entry, config or {})
-    fix = "start Codex, type /hooks and trust `memcite hook stop`"
-    if trust.status == "trusted":
-        return Check("hook-trust", OK, f"trusted ({trust.key})")
-    if trust.status == "disabled":
-        return Check("hook-trust", FAILURE, f"disabled in Codex ({trust.key})",
-                     "start Codex, type /hooks and enable `memcite hook stop`")
-    if trust.status == "modified":
-        return Check("hook-trust", WARNING, "Codex's trust record does not match the hook as it is "
-                     "now (changed since it was trusted?); Codex skips it if so", fix)
-    return Check("hook-trust", FAILURE, "not trusted yet: Codex skips untrusted hooks silently",
-                 fix)
+    if not isinstance(found, list) or not found:
+        return Check("hook-trust", WARNING, "no memcite hook to trust",
+                     "memcite setup codex --apply, then trust its hooks in Codex's /hooks")
+    states = "; ".join(f"{hook.event} {hook.trust.status}" for hook in found)
+    waiting = [hook for hook in found if hook.trust.status != "trusted"]
+    if not waiting:
+        return Check("hook-trust", OK, f"{states} ({found[0].path})")
+    names = ", ".join(f"`{hook.event}`" for hook in waiting)
+    fix = f"start Codex, type /hooks and trust (or enable) the {names} hook(s)"
+    if all(hook.trust.status == "modified" for hook in waiting):
+        return Check("hook-trust", WARNING, f"{states}: Codex's trust record does not match the "
+                     "hook as it is now (changed since it was trusted?); Codex skips it if so", fix)
+    stop_waiting = any(hook.event == "Stop" for hook in waiting)
+    return Check("hook-trust", FAILURE if stop_waiting else WARNING,
+                 f"{states}: Codex skips untrusted and disabled hooks silently", fix)
+
+
+def check_mcp_server(inputs: DoctorInputs, config: dict | None) -> Check:
+    """The ``[mcp_servers.memcite]`` entry starts memcite, for this Codex home."""
+    servers = (config or {}).get("mcp_servers")
+    entry = servers.get(codex_setup.MCP_NAME) if isinstance(servers, dict) else None
+    fix = "memcite setup codex --apply"
+    if entry is None:
+        return Check("mcp-server", WARNING, "no [mcp_servers.memcite] in config.toml (the notes "
+                     "are not offered to Codex as tools)", fix)
+    if not codex_setup.is_memcite_entry(entry):
+        return Check("mcp-server", WARNING, "[mcp_servers.memcite] is not an entry memcite wrote; "
+                     "not checked", None)
+    import shlex
+
+    command = shlex.join([entry["command"], *entry["args"]])
+    problem = command_problem(command, inputs.environ)
+    if problem is not None:
+        return Check("mcp-server", problem[0], f"[mcp_servers.memcite] runs `{command}`: "
+                     f"{problem[1]}", fix)
+    args = codex_setup.memcite_args(command) or ()
+    home = args[args.index("--codex-home") + 1] if "--codex-home" in args[:-1] else None
+    if home is None:
+        return Check("mcp-server", FAILURE, "[mcp_servers.memcite] names no --codex-home: Codex "
+                     "starts MCP servers without CODEX_HOME, so the server reads ~/.codex", fix)
+    if os.path.realpath(home) != os.path.realpath(inputs.codex_home):
+        return Check("mcp-server", FAILURE, f"[mcp_servers.memcite] serves {home}, not this Codex "
+                     f"home ({inputs.codex_home})", fix)
+    return Check("mcp-server", OK, f"`{command}`")
 
 
 def check_hook_runs(inputs: DoctorInputs) -> Check:
@@ -384,8 +432,9 @@ def run_checks(inputs: DoctorInputs) -> list[Check]:
         checks.append(check_codex_config(inputs, config, error))
         checks += [check_memories_db(inputs, config), check_memories_enabled(config),
                    check_hooks_feature(config)]
-        found = find_stop_hook(inputs, config)
-        checks += [check_stop_hook(inputs, found), check_hook_trust(inputs, found, config)]
+        found = find_memcite_hooks(inputs, config)
+        checks += [check_stop_hook(inputs, found), check_hook_trust(inputs, found, config),
+                   check_mcp_server(inputs, config)]
     checks += [check_hook_runs(inputs), check_database(inputs), *check_tokenizers(inputs),
                check_cache_folder(inputs), check_notes_folder(inputs)]
     return checks

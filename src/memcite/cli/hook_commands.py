@@ -1,4 +1,4 @@
-"""The body of ``memcite hook stop``: what Codex's ``Stop`` hook runs after every turn.
+"""The body of ``memcite hook stop``: what Codex's ``Stop`` and ``SubagentStop`` hooks run after every turn.
 
 Codex passes the hook payload as JSON on stdin; its ``transcript_path`` is the
 session file (``last_assistant_message`` has already lost its citation block,
@@ -146,14 +146,19 @@ def _describe(exc: BaseException) -> str:
 
 def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> None:
     payload = read_payload(stdin)
-    for key in ("session_id", "turn_id", "hook_event_name"):
+    for key in ("session_id", "turn_id", "hook_event_name", "agent_id", "agent_type"):
         if isinstance(payload.get(key), str):
             entry[key] = payload[key]
-    transcript = payload.get("transcript_path")
+    # A subagent's turn fires SubagentStop: its replies are in its own session file, and
+    # ``transcript_path`` is the parent's. Either file's replies have the same keys however
+    # they are read, so a reply read here and by a whole-home ingest is recorded once.
+    field = "agent_transcript_path" if payload.get("hook_event_name") == "SubagentStop" \
+        else "transcript_path"
+    transcript = payload.get(field)
     if transcript is None or transcript == "":
-        raise _Skip("the payload has no transcript_path (a session without a session file)")
+        raise _Skip(f"the payload has no {field} (a session without a session file)")
     if not isinstance(transcript, str):
-        raise _BadPayload("transcript_path is not a string")
+        raise _BadPayload(f"{field} is not a string")
     entry["transcript_path"] = transcript
 
     from memcite.ledger.session_offsets import ingest_session_file
@@ -167,14 +172,15 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
     conn = open_store(resolve_db_path(db), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
     try:
         read = [ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
-                                    memory_root=os.path.join(home, "memories"))]
+                                    memory_root=os.path.join(home, "memories"), origin="hook")]
         message = payload.get("last_assistant_message")
         if read[-1].caught_up and isinstance(message, str) and \
                 not reply_on_disk(transcript, read[-1].to_offset, message) and \
                 wait_for_growth(transcript, read[-1].to_offset, FLUSH_WAIT_SECONDS):
             entry["waited_for_reply"] = True
             read.append(ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
-                                            memory_root=os.path.join(home, "memories")))
+                                            memory_root=os.path.join(home, "memories"),
+                                            origin="hook"))
     finally:
         conn.close()
     reports = [r.report for r in read if r.report is not None]

@@ -210,6 +210,7 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
                          handle=None, first_line: int = 0,
                          max_bytes: int = DEFAULT_MAX_REPLY_BYTES,
                          known: Callable[[str], Collection[str]] | None = None,
+                         origin: str = "ingest",
                          ) -> Iterator[ReplyInput]:
     """Yield each assistant reply of one rollout file, with the session's thread id and cwd;
     ``progress(scan)``, if given, is called now and then as lines are read.
@@ -225,7 +226,7 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
     """
     path = os.fspath(path)
     scan = scan if scan is not None else RolloutScan(path)
-    origin = f"ingest:{os.path.abspath(path)}"
+    origin = f"{origin}:{os.path.abspath(path)}"  # ingest:<file>, or hook:<file>
     handle = _open_lines(path) if handle is None else handle
     # Resumed after the first session_meta: the thread is known; later ones are a parent's.
     seen_meta = first_line > 0 and scan.session_id is not None
@@ -360,6 +361,7 @@ def ingest_rollout(
     handle=None,
     first_line: int = 0,
     max_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    origin: str = "ingest",
 ) -> IngestReport:
     """Record every assistant reply of one rollout file, ~100 replies per transaction.
 
@@ -379,7 +381,7 @@ def ingest_rollout(
     known = None if profile == "strict" or first_line > 0 \
         else (lambda prefix: recorded_keys(conn, prefix))
     replies = iter_rollout_replies(path, scan, progress, handle=handle, first_line=first_line,
-                                   max_bytes=max_bytes, known=known)
+                                   max_bytes=max_bytes, known=known, origin=origin)
     results = record_replies(conn, replies, profile=profile, policy=policy,
                              memory_root=memory_root, now=now, batch_replies=BATCH_REPLIES)
     for result in results:

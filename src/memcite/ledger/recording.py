@@ -62,7 +62,7 @@ class ReplyInput(FrozenSlots):
         at: int | None = None,  # when the reply was made (Unix seconds); else now
         thread_id: str | None = None,  # the replying thread
         cwd: str | None = None,
-        origin: str = "record",  # record | ingest:<file>
+        origin: str = "record",  # record | ingest:<file> | hook:<file>
         where: str | None = None,  # for messages: "file:line"
     ) -> None:
         _set(self, "text", text)

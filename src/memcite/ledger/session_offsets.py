@@ -203,8 +203,12 @@ def ingest_session_file(
     policy: str = "default",
     memory_root: str | os.PathLike | None = None,
     now: int | None = None,
+    origin: str = "ingest",
 ) -> SessionRead:
     """Record the replies added to one session file since it was last read, and store the new offset.
+
+    ``origin`` says who read it (``ingest``, or ``hook`` for Codex's Stop hook); the
+    replies' keys do not depend on it, so whichever reads a reply first records it.
 
     ``budget`` caps the bytes read this time (the rest waits for the next call). The
     offset is stored only after everything read was recorded (the last batch of its
@@ -227,7 +231,8 @@ def ingest_session_file(
     size, mtime_ns = info.st_size, info.st_mtime_ns
     if path.endswith(".zst"):
         return _ingest_compressed(conn, path, key, handle, size, mtime_ns, stored,
-                                  profile=profile, policy=policy, memory_root=memory_root, now=now)
+                                  profile=profile, policy=policy, memory_root=memory_root, now=now,
+                                  origin=origin)
     try:
         start, first_line, reread = 0, 0, stored is not None
         scan = RolloutScan(path)
@@ -248,7 +253,7 @@ def ingest_session_file(
     scan.lines = first_line
     report = ingest_rollout(conn, path, profile=profile, policy=policy, memory_root=memory_root,
                             now=now, scan=scan, handle=_Window(handle, start, end),
-                            first_line=first_line)  # closes the handle
+                            first_line=first_line, origin=origin)  # closes the handle
     save_offset(conn, SessionOffset(key, scan.session_id, scan.cwd, end, scan.lines, mark, size,
                                     mtime_ns), now=now)
     return SessionRead(path, "read", start, end, size, reread=reread, caught_up=end == size,

@@ -145,7 +145,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
             cwd TEXT,
             profile TEXT NOT NULL,
             policy TEXT NOT NULL,
-            origin TEXT,                           -- record | ingest:<file>
+            origin TEXT,                           -- record | ingest:<file> | hook:<file>
             memory_root TEXT,                      -- where cited paths were resolved
             blocks INTEGER NOT NULL,
             unterminated INTEGER NOT NULL,         -- 1 when the last block was never closed

@@ -1,0 +1,94 @@
+"""A small client of ``codex app-server`` (JSON-RPC 2.0, one JSON object a line, on stdio)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+
+
+class AppServerError(AssertionError):
+    pass
+
+
+class AppServer:
+    """``codex app-server`` started in a Codex world; use as a context manager."""
+
+    def __init__(self, world, timeout: float = 30.0):
+        self.world = world
+        self.timeout = timeout
+        self._next_id = 0
+        self._lines: queue.Queue = queue.Queue()
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> AppServer:
+        self.process = subprocess.Popen(
+            [self.world.codex, "app-server"], cwd=self.world.work, env=self.world.env(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        threading.Thread(target=self._read, daemon=True).start()
+        self.request("initialize", {"clientInfo": {"name": "memcite-e2e", "version": "1"},
+                                    "capabilities": {"experimentalApi": True}})
+        self.notify("initialized")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        assert self.process is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def _read(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _send(self, message: dict) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def notify(self, method: str, params: dict | None = None) -> None:
+        message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._send(message)
+
+    def request(self, method: str, params: dict | None = None):
+        self._next_id += 1
+        wanted = self._next_id
+        message = {"jsonrpc": "2.0", "id": wanted, "method": method}
+        if params is not None:
+            message["params"] = params
+        self._send(message)
+        while True:
+            try:
+                line = self._lines.get(timeout=self.timeout)
+            except queue.Empty:
+                raise AppServerError(f"app-server gave no answer to {method} in {self.timeout} s") from None
+            if line is None:
+                raise AppServerError(f"app-server closed before answering {method}")
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue
+            if answer.get("id") != wanted or "method" in answer:
+                continue  # a notification, or a request of the server's
+            if "error" in answer:
+                raise AppServerError(f"{method}: {answer['error']}")
+            return answer.get("result")
+
+    def hooks(self, cwd=None) -> list[dict]:
+        """Every hook ``hooks/list`` shows for ``cwd`` (default: the world's working directory)."""
+        result = self.request("hooks/list", {"cwds": [str(cwd or self.world.work)]})
+        return [hook for entry in result.get("data", []) for hook in entry.get("hooks", [])]
+
+    def trust(self, hook: dict) -> None:
+        """Trust one hook as Codex's own /hooks screen does."""
+        self.request("config/value/write", {
+            "keyPath": "hooks.state", "mergeStrategy": "upsert",
+            "value": {hook["key"]: {"trusted_hash": hook["currentHash"]}}})

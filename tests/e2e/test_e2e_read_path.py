@@ -1,0 +1,59 @@
+"""The summary Codex injects equals ``memcite instructions --profile codex``, byte for byte."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import assert_ran
+
+BEGIN = "========= MEMORY_SUMMARY BEGINS ========="
+END = "========= MEMORY_SUMMARY ENDS ========="
+
+LONG = "".join(f"- line {n}: the build uses uv; tests run with pytest -q; 日本語 {n}\n" for n in range(900))
+
+SUMMARIES = {
+    "plain": b"# Summary\n\n- tests run with pytest -q\n- deploy with make release\n",
+    "crlf": b"# Summary\r\n\r\n- one\r\n- two\r\n",
+    "bom": "\ufeff# Summary with a BOM\n- one\n".encode(),
+    "unicode_spaces": "\u3000\u00a0\u2003 # Summary\n- one\u2009\n\u2028\u00a0\n".encode(),
+    "over_the_limit": LONG.encode(),
+    "blank": " \n\t\r\n\u3000\n".encode(),
+    "invalid_utf8": b"# Summary\n- caf\xe9 au lait\n",
+    "empty": b"",
+}
+
+
+def codex_memory_message(world) -> str | None:
+    """The developer text of the first turn request that begins ``## Memory``, if any."""
+    requests = world.turn_requests()
+    assert requests, "Codex sent no request for the turn"
+    texts = [text for item in requests[0].get("input", [])
+             if item.get("type") == "message" and item.get("role") == "developer"
+             for span in item.get("content") or [] if span.get("type") == "input_text"
+             for text in [span.get("text", "")] if text.startswith("## Memory")]
+    assert len(texts) <= 1, "more than one memory message"
+    return texts[0] if texts else None
+
+
+@pytest.mark.parametrize("case", sorted(SUMMARIES))
+def test_injected_summary_equals_memcite(world, case):
+    (world.memories / "memory_summary.md").write_bytes(SUMMARIES[case])
+    assert_ran(world.exec("What do you remember?"))
+    message = codex_memory_message(world)
+    ours = world.memcite_json("instructions", "--profile", "codex", "--codex-home", str(world.codex_home))
+    if ours["summary"] is None:
+        assert message is None, f"Codex injected memory where memcite says it does not ({case})"
+        return
+    assert message is not None, f"Codex injected no memory where memcite says it does ({case})"
+    assert message.count(BEGIN) == 1 and message.count(END) == 1
+    between = message[message.index(BEGIN) + len(BEGIN):message.index(END)]
+    assert between == "\n" + ours["summary"] + "\n"
+    assert (f"{world.memories}") in message  # {{ base_path }} is $CODEX_HOME/memories
+    if case == "over_the_limit":
+        assert ours["truncated"] and "tokens truncated" in between
+
+
+def test_no_summary_file_no_memory_message(world):
+    assert_ran(world.exec("hello"))
+    assert codex_memory_message(world) is None
+    ours = world.memcite_json("instructions", "--profile", "codex", "--codex-home", str(world.codex_home))
+    assert ours["summary"] is None
