@@ -191,3 +191,9 @@ def new_thread_id() -> str:
 
 def assert_ran(done: subprocess.CompletedProcess, what: str = "codex exec") -> None:
     assert done.returncode == 0, f"{what} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
