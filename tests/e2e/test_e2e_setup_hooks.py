@@ -110,3 +110,48 @@ def test_remove_takes_out_what_setup_added(world):
     assert (world.codex_home / "config.toml").read_text() == config_before
     with AppServer(world) as server:
         assert not [hook for hook in server.hooks() if memcite_args(hook["command"])]
+
+
+SUBAGENT_THREAD = "019a0000-0000-7000-8000-00000000b001"
+
+
+def _delegating_model(body: dict):
+    """The parent spawns a subagent, waits for it, then answers; the subagent cites memory."""
+    import json as json_module
+
+    from conftest import is_consolidation
+    from mock_model import message_turn, tool_turn
+
+    if is_consolidation(body):
+        return message_turn("Nothing to consolidate.")
+    metadata = body.get("client_metadata") or {}
+    if metadata.get("x-openai-subagent"):
+        return message_turn(CITED.format(thread=SUBAGENT_THREAD).replace("Fixed.", "Looked it up."))
+    outputs = [item for item in body.get("input", []) if item.get("type") == "function_call_output"]
+    if not outputs:
+        return tool_turn("spawn_agent", {"message": "look up the build steps"},
+                         namespace="multi_agent_v1")
+    if len(outputs) == 1:
+        agent = json_module.loads(outputs[0]["output"])["agent_id"]
+        return tool_turn("wait_agent", {"targets": [agent]}, namespace="multi_agent_v1")
+    return message_turn("The subagent found the build steps.")
+
+
+def test_a_subagent_s_cited_reply_is_recorded_once_by_hook_and_ingest(world):
+    setup(world, "--apply")
+    with AppServer(world) as server:
+        for hook in server.hooks():
+            if memcite_args(hook["command"]):
+                server.trust(hook)
+    world.model.responder = _delegating_model
+    assert_ran(world.exec("delegate the lookup"))
+    rows = recorded_replies(world)
+    with sqlite3.connect(world.db) as db:
+        cited = db.execute("SELECT COUNT(*) FROM cited_ids WHERE thread_id = ?",
+                           (SUBAGENT_THREAD,)).fetchone()[0]
+    db.close()
+    assert cited == 1, rows  # the SubagentStop hook read the subagent's own session file
+    assert all(origin.startswith("hook:") for _, origin in rows)
+    before = len(rows)
+    world.memcite("ingest", "--codex-home", str(world.codex_home))
+    assert len(recorded_replies(world)) == before  # whole-home ingest finds nothing new
