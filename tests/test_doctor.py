@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from memcite.cli.codex_setup import EVENT_LABELS, STOP_COMMAND, apply_plan, codex_hook_hash, plan_setup
-from memcite.cli.doctor import DoctorInputs, run_checks
+from memcite.codex.doctor import DoctorInputs, run_checks
+from memcite.codex.setup import EVENT_LABELS, STOP_COMMAND, apply_plan, codex_hook_hash, plan_setup
 from memcite.ledger.hook_log import append_entry
 from memcite.ledger.store import open_store
 

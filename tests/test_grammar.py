@@ -18,10 +18,10 @@ from memcite.citations._section_tables import (
     TABLES_FILE,
     SectionLines,
     TableParser,
-    build_section_parser,
     load_tables,
 )
 from memcite.citations.reading import _grammar_text, _parser, grammar_path, tags
+from memcite.citations.section_parser import build_section_parser
 from memcite.errors import MemciteError
 
 TYPICAL = Path(__file__).resolve().parent.parent / "corpus" / "replies" / "typical.txt"

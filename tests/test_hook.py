@@ -23,7 +23,7 @@ from codex_sessions import (
     turn,
     write_session,
 )
-from memcite.cli.hook_commands import codex_home_of, hook_stop
+from memcite.codex.stop_hook import codex_home_of, hook_stop
 from memcite.ledger import hook_log
 from memcite.ledger.hook_log import append_entry, read_entries
 from memcite.ledger.store import open_store, transaction
@@ -151,7 +151,7 @@ def test_a_folder_as_transcript_is_an_error(home, tmp_path, capsys):
 
 
 def test_an_oversized_payload_is_refused_unread(home, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("memcite.cli.hook_commands.MAX_PAYLOAD_BYTES", 100)
+    monkeypatch.setattr("memcite.codex.stop_hook.MAX_PAYLOAD_BYTES", 100)
     run_hook(payload(write_session(home, SESSION, 1), pad="x" * 200), capsys)
     assert "larger than" in _log(tmp_path)[-1]["error"]
 
@@ -272,7 +272,7 @@ def test_a_payload_whose_stdin_stays_open_is_read_to_the_end_of_the_object(home,
 
 
 def test_a_run_past_its_deadline_stops_and_says_so(home, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("memcite.cli.hook_commands.HOOK_DEADLINE_SECONDS", 0.2)
+    monkeypatch.setattr("memcite.codex.stop_hook.HOOK_DEADLINE_SECONDS", 0.2)
 
     def slow(*args, **kwargs):
         time.sleep(5)

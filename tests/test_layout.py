@@ -11,7 +11,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memcite"
 
 # From the bottom up. "base" is the few shared top-level modules.
-WINGS = ("base", "contracts", "citations", "ledger", "readpath", "retention", "lint", "notes", "cli")
+WINGS = ("base", "contracts", "citations", "ledger", "readpath", "retention", "lint", "notes", "codex",
+         "cli")
 BASE_MODULES = ("__init__", "__main__", "durable_files", "errors", "paths", "rust_text", "secrets",
                 "untrusted", "value_classes")
 GRAB_BAGS = ("utils", "helpers", "core")
@@ -98,7 +99,56 @@ def upward_imports(table: dict[str, list[tuple[int, str]]]) -> list[str]:
     return problems
 
 
+def import_circles(table: dict[str, list[tuple[int, str]]]) -> list[list[str]]:
+    """The groups of modules that import one another in a circle (Tarjan's strongly connected
+    components of more than one module), each sorted; imports inside functions count too."""
+    modules = set(table)
+
+    def module_of(target: str) -> str | None:  # ``memcite.x.y.name`` -> ``memcite.x.y``
+        while target and target not in modules:
+            target = target.rpartition(".")[0]
+        return target or None
+
+    graph = {module: sorted({module_of(t) for _, t in imports} - {None, module, "memcite"})
+             for module, imports in table.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in graph.get(module, ()):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(circles)
+
+
 # --------------------------------------------------------------------------- the package
+
+
+def test_no_modules_import_one_another_in_a_circle():
+    assert import_circles(import_table()) == []
 
 
 def test_no_module_imports_from_a_higher_wing():
@@ -185,3 +235,17 @@ def test_a_module_outside_every_wing_is_an_error():
         upward_imports({"memcite.helpers": [(1, "memcite.errors")]})
     with pytest.raises(ValueError, match="in no wing"):
         upward_imports({"memcite.cli.app": [(1, "memcite.plugins.x")]})
+
+
+def test_the_circle_finder_finds_circles_of_any_length_and_nothing_else():
+    table = {
+        "memcite.a.x": [(1, "memcite.a.y.name")],
+        "memcite.a.y": [(2, "memcite.a.z")],
+        "memcite.a.z": [(3, "memcite.a.x")],           # x -> y -> z -> x
+        "memcite.b.p": [(1, "memcite.b.q")],
+        "memcite.b.q": [(1, "memcite.b.p.f")],          # p <-> q, through a name
+        "memcite.c.top": [(1, "memcite.a.x"), (2, "memcite")],  # into a circle, not in one
+        "memcite.c.self": [(1, "memcite.c.self.name")],  # itself: no circle
+    }
+    assert import_circles(table) == [["memcite.a.x", "memcite.a.y", "memcite.a.z"],
+                                     ["memcite.b.p", "memcite.b.q"]]

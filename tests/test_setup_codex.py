@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from memcite.cli.app import app
 from memcite.cli.codex_commands import setup_codex
-from memcite.cli.codex_setup import (
+from memcite.codex.setup import (
     MCP_BLOCK,
     STOP_COMMAND,
     SetupRefused,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from conftest import assert_ran
 
 TOOLS = {"recall", "save", "list", "forget", "stats", "lint"}

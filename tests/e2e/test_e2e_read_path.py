@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from conftest import assert_ran
 
 BEGIN = "========= MEMORY_SUMMARY BEGINS ========="

@@ -7,9 +7,9 @@ import sqlite3
 import subprocess
 
 from app_server import AppServer
-from conftest import MEMCITE, assert_ran
 
-from memcite.cli.codex_setup import codex_hook_hash, memcite_args
+from conftest import MEMCITE, assert_ran
+from memcite.codex.setup import codex_hook_hash, memcite_args
 
 CITED = ("Fixed.\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-1|note=[tests]\n"
          "</citation_entries>\n<rollout_ids>\n{thread}\n</rollout_ids>\n</oai-mem-citation>")
@@ -119,8 +119,9 @@ def _delegating_model(body: dict):
     """The parent spawns a subagent, waits for it, then answers; the subagent cites memory."""
     import json as json_module
 
-    from conftest import is_consolidation
     from mock_model import message_turn, tool_turn
+
+    from conftest import is_consolidation
 
     if is_consolidation(body):
         return message_turn("Nothing to consolidate.")

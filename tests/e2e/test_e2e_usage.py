@@ -8,6 +8,7 @@ import time
 from collections import Counter
 
 import pytest
+
 from conftest import assert_ran
 
 THREADS = [f"019a0000-0000-7000-8000-{n:012x}" for n in range(1, 9)]

@@ -19,7 +19,6 @@ import marshal
 import os
 
 from memcite.errors import MemciteError
-from memcite.paths import user_cache_dir
 from memcite.untrusted import open_regular
 
 # Bumped whenever the layout of the exported tables changes.
@@ -86,35 +85,6 @@ class _Unexpected(Exception):
 
 
 # --------------------------------------------------------------------------- the cache file
-
-
-def build_section_parser(grammar: str, *, use_cache: bool = True):
-    """The parser of the sections' lines: the cached tables replayed, else lark itself.
-
-    On a miss lark builds the parser, exports its tables and they are saved for the next
-    run; this run replays them too, so every run reads the same way.
-    """
-    path = os.path.join(user_cache_dir(), TABLES_FILE) if use_cache else None
-    if path is not None:
-        tables = load_tables(path, grammar)
-        if tables is not None:
-            try:
-                return TableParser(tables, SectionLines())
-            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-                pass  # a file of another shape: rebuilt below
-    from memcite.citations._lark_reader import build_parser, export_tables
-
-    parser = build_parser(grammar, use_cache=use_cache)
-    tables = export_tables(parser.lark, grammar)
-    if tables is None:
-        return parser
-    try:
-        replay = TableParser(tables, SectionLines())
-    except ValueError:  # the transformer asks for what the replay does not follow: lark reads
-        return parser
-    if path is not None:
-        save_tables(path, tables)
-    return replay
 
 
 def load_tables(path: str, grammar: str) -> dict | None:

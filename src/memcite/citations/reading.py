@@ -98,7 +98,7 @@ def _parser():
     """
     global _PARSER
     if _PARSER is None:
-        from memcite.citations._section_tables import build_section_parser
+        from memcite.citations.section_parser import build_section_parser
 
         _PARSER = build_section_parser(_grammar_text())
     return _PARSER

@@ -1,6 +1,6 @@
 """memcite inside Codex: ``memcite hook stop``, ``memcite setup codex`` and ``memcite doctor``.
 
-The bodies live in ``memcite.cli.hook_commands`` (run on the fast path, without
+The bodies live in ``memcite.codex.stop_hook`` (run on the fast path, without
 Typer) and ``memcite.cli.codex_commands``; these wrappers declare the options.
 """
 
@@ -10,8 +10,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from memcite.cli import codex_commands, hook_commands
+from memcite.cli import codex_commands
 from memcite.cli.options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
+from memcite.codex import stop_hook
 
 hook_app = typer.Typer(
     name="hook",
@@ -33,16 +34,16 @@ def stop(
     ] = None,
 ) -> None:
     """Record the replies a Codex session gained since the last turn (the payload on stdin)."""
-    exit_with(hook_commands.hook_stop(db=db, codex_home=codex_home))
+    exit_with(stop_hook.hook_stop(db=db, codex_home=codex_home))
 
 
-def available_commands() -> frozenset[str]:
-    """Which of the commands setup can wire in this memcite has: ``lint --hook``, ``mcp``."""
-    from typer.main import get_command
+def available_commands(root) -> frozenset[str]:
+    """Which of the commands setup can wire in this memcite has: ``lint --hook``, ``mcp``.
 
-    from memcite.cli.app import app
-
-    commands = get_command(app).commands
+    ``root`` is the command group being run (``ctx.find_root().command``), so this
+    module needs no import of the app that registers it.
+    """
+    commands = root.commands
     found = set()
     lint = commands.get("lint")
     if lint is not None and any("--hook" in getattr(p, "opts", ()) for p in lint.params):
@@ -54,6 +55,7 @@ def available_commands() -> frozenset[str]:
 
 @setup_app.command("codex")
 def codex(
+    ctx: typer.Context,
     codex_home: CodexHomeOpt = None,
     project: Annotated[bool, typer.Option(
         "--project", help="Set up the repository's .codex/ folder instead of the Codex home "
@@ -70,7 +72,8 @@ def codex(
     hook once, in /hooks.
     """
     exit_with(codex_commands.setup_codex(codex_home=codex_home, project=project, apply=apply,
-                                         remove=remove, commands=available_commands()))
+                                         remove=remove,
+                                         commands=available_commands(ctx.find_root().command)))
 
 
 def doctor(

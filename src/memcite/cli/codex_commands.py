@@ -39,7 +39,7 @@ def memcite_command() -> list[str]:
 
 def memcite_folders(environ=os.environ) -> dict[str, str]:
     """memcite's own folders set in the environment, as absolute paths, for the MCP entry."""
-    from memcite.cli.codex_setup import MEMCITE_FOLDER_VARIABLES
+    from memcite.codex.setup import MEMCITE_FOLDER_VARIABLES
 
     return {name: os.path.abspath(os.path.expanduser(environ[name]))
             for name in MEMCITE_FOLDER_VARIABLES if environ.get(name)}
@@ -58,7 +58,7 @@ def setup_codex(
     ``commands`` names what this memcite has among ``lint --hook`` (as ``"lint --hook"``) and
     ``mcp``: only those are wired in.
     """
-    from memcite.cli.codex_setup import apply_plan, plan_setup, project_root, read_installed_hooks
+    from memcite.codex.setup import apply_plan, plan_setup, project_root, read_installed_hooks
 
     try:
         if project and codex_home:
@@ -118,7 +118,7 @@ def doctor(
     cwd: str | None = None,
 ) -> int:
     """Print one line per check (or one JSON object); exit 1 when any check fails."""
-    from memcite.cli.doctor import FAILURE, DoctorInputs, report_dict, run_checks
+    from memcite.codex.doctor import FAILURE, DoctorInputs, report_dict, run_checks
 
     inputs = DoctorInputs(
         codex_home=resolve_codex_home(codex_home),

@@ -163,7 +163,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     ),
     # Two words: a subcommand. No CODEX_HOME default: the session file says which home.
     "hook stop": FastCommand(
-        target="memcite.cli.hook_commands:hook_stop",
+        target="memcite.codex.stop_hook:hook_stop",
         options={"--db": str, "--codex-home": str},
         envvars={"db": "MEMCITE_DB"},
         tolerant=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from memcite.readpath.instructions import DEFAULT_BUDGET, SUMMARY_FILE, Instructions, SourceUse
+from memcite.readpath.instruction_values import DEFAULT_BUDGET, SUMMARY_FILE, Instructions, SourceUse
 from memcite.readpath.template import render_instructions
 from memcite.rust_text import rust_trim
 

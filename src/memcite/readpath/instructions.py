@@ -25,16 +25,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from memcite.errors import InputError
 from memcite.ledger.memory_files import MAX_FILE_BYTES, OUTSIDE, MemoryRoot
+from memcite.readpath.instruction_values import (  # noqa: F401 - also this module's names
+    DEFAULT_BUDGET,
+    SUMMARY_FILE,
+    TEMPLATE_VERSION,
+    Instructions,
+    ScopeNote,
+    SourceUse,
+)
 
 PROFILES = ("memcite", "codex")
-DEFAULT_BUDGET = 2500
-SUMMARY_FILE = "memory_summary.md"
 # Part of every cache key: bump it when the template or a profile's output changes.
-TEMPLATE_VERSION = "2"
 MAX_MEMORY_FILE_BYTES = MAX_FILE_BYTES  # what memcite reads of a summary or a project note
 # The memcite profile keeps a head of the summary: it reads at most this much of a larger one.
 MAX_SUMMARY_PREFIX_BYTES = 4 * 1024 * 1024
@@ -46,82 +50,6 @@ class MemoryFileError(InputError):
 
 class MemoryFileTooLarge(MemoryFileError):
     """A memory file larger than memcite reads (``MAX_MEMORY_FILE_BYTES``) (exit 2)."""
-
-
-@dataclass(frozen=True)
-class SourceUse:
-    """How much of one memory file went into the instructions."""
-
-    scope: str  # "session" | "project" | "global"
-    path: str
-    tokens: int
-    truncated: bool
-    omitted_bytes: int = 0
-    omitted_tokens: int = 0
-    omitted_exact: bool = True
-
-    def to_dict(self) -> dict:
-        return {
-            "scope": self.scope,
-            "path": self.path,
-            "tokens": self.tokens,
-            "truncated": self.truncated,
-            "omitted_bytes": self.omitted_bytes,
-            "omitted_tokens": self.omitted_tokens,
-            "omitted_exact": self.omitted_exact,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> SourceUse:
-        return cls(**data)
-
-
-@dataclass(frozen=True)
-class Instructions:
-    """What goes into the model's context, and where the budget went."""
-
-    instructions: str | None
-    summary: str | None  # the text between the markers (codex: Codex's truncated summary)
-    truncated: bool
-    budget: int
-    used: int  # tokens of ``summary``
-    sources: tuple[SourceUse, ...] = ()
-    profile: str = "memcite"
-    tokenizer: str = "o200k_base"
-    template_tokens: int = 0  # tokens of the instructions outside the budgeted summary
-    warnings: tuple[str, ...] = ()
-    cached: bool = field(default=False, compare=False)
-    # memcite profile: topics where one scope's entry was left out for another's (see scopes)
-    overrides: tuple[dict, ...] = ()
-    # memcite profile: entries shortened or left out for the budget, lowest relevance first
-    compacted: tuple[dict, ...] = ()
-
-    def to_dict(self) -> dict:
-        """The ``memcite instructions --json`` shape."""
-        return {
-            "instructions": self.instructions,
-            "summary": self.summary,
-            "truncated": self.truncated,
-            "tokens": {"budget": self.budget, "used": self.used},
-            "sources": [source.to_dict() for source in self.sources],
-            "profile": self.profile,
-            "tokenizer": self.tokenizer,
-            "warnings": list(self.warnings),
-            "overrides": list(self.overrides),
-            "compacted": list(self.compacted),
-        }
-
-
-@dataclass(frozen=True)
-class ScopeNote:
-    """One scope's note as read for the instructions: where, its bytes (None: no note), and what
-    its owner line must say (the project's path, ``global``, the session id)."""
-
-    scope: str
-    path: str
-    data: bytes | None
-    owner: str
-    slug: str = ""
 
 
 # -- reading memory files -------------------------------------------------------------------

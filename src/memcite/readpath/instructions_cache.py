@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from memcite.readpath.instructions import TEMPLATE_VERSION, Instructions, SourceUse
+from memcite.readpath.instruction_values import TEMPLATE_VERSION, Instructions, SourceUse
 
 CACHE_ENTRIES = 64
 

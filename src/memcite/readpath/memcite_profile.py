@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from memcite.errors import InputError, MemciteError
-from memcite.readpath.instructions import SUMMARY_FILE, Instructions, ScopeNote, SourceUse
+from memcite.readpath.instruction_values import SUMMARY_FILE, Instructions, ScopeNote, SourceUse
 from memcite.readpath.note_format import parse_note
 from memcite.readpath.projects import check_note
 from memcite.readpath.scopes import (

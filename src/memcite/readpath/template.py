@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from memcite.readpath.instructions import SUMMARY_FILE, SourceUse
+from memcite.readpath.instruction_values import SUMMARY_FILE, SourceUse
 
 SUMMARY_BEGINS = "========= MEMORY_SUMMARY BEGINS ========="
 SUMMARY_ENDS = "========= MEMORY_SUMMARY ENDS ========="

@@ -16,7 +16,7 @@ import stat as stat_module
 import time
 from dataclasses import dataclass
 
-from memcite.cli import codex_setup
+from memcite.codex import setup as codex_setup
 
 OK, WARNING, FAILURE = "ok", "warning", "failure"
 STATUSES = (OK, WARNING, FAILURE)
