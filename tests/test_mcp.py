@@ -1,4 +1,9 @@
-"""`memcite mcp` driven by the MCP SDK's own client over a real stdio subprocess."""
+"""`memcite mcp` driven by the MCP SDK's own client over a real stdio subprocess.
+
+The server is memcite's own JSON-RPC loop (``memcite.cli.mcp_server``); the official
+SDK's client (``mcp.client.stdio``, ``ClientSession`` and ``Client``) proves that it
+speaks MCP. The loop's handling of bad input is in ``test_mcp_protocol.py``.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +22,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memcite.cli import mcp_tools
-from memcite.cli.mcp_server import TOOLS, path_of_root
-from memcite.cli.mcp_tools import ToolFailure
+from memcite.cli.mcp_tools import TOOLS, ToolFailure, path_of_root
 
 
 @pytest.fixture
@@ -38,11 +42,15 @@ def env(tmp_path):
             "env": {**os.environ, **values}}
 
 
+def server_params(env, args: tuple[str, ...] = ()) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "memcite", "mcp", *args],
+                                 env=env["env"], cwd=env["elsewhere"])
+
+
 @contextlib.asynccontextmanager
 async def connect(env, *, roots: list[str] | None = None, args: tuple[str, ...] = ()):
     """A client session with ``python -m memcite mcp``; ``roots`` (file URIs) offered when given."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memcite", "mcp", *args],
-                                   env=env["env"], cwd=env["elsewhere"])
+    params = server_params(env, args)
     callback = None
     if roots is not None:
         async def callback(context):
@@ -112,8 +120,55 @@ def test_lists_every_tool_with_the_schemas_of_its_models(env):
                                        "confidence", "tier", "expires", "redact", "confirm"}
     assert save["required"] == ["text", "section"]
     assert set(by_name["forget"].input_schema["properties"]) == {"cwd", "entry", "confirm"}
-    assert by_name["recall"].annotations.read_only_hint is True
-    assert by_name["save"].annotations.read_only_hint is False
+    hints = {name: tool.annotations for name, tool in by_name.items()}
+    for name in ("recall", "list", "stats", "lint"):
+        assert hints[name].read_only_hint is True, name
+    assert hints["save"].read_only_hint is False
+    assert hints["save"].destructive_hint is False  # it adds (a replaced entry is archived)
+    assert hints["save"].idempotent_hint is True
+    assert hints["forget"].read_only_hint is False
+    assert hints["forget"].destructive_hint is True
+    assert hints["forget"].idempotent_hint is True
+    assert all(hint.open_world_hint is False for hint in hints.values())
+
+
+# --------------------------------------------------------------------------- the SDK's clients
+
+
+def test_the_sdk_client_initializes_lists_and_calls(env):
+    """The official client over stdio: the handshake, ping, tools/list, tools/call."""
+    async def body(session):
+        info = await session.initialize()  # already done by connect: the same answer again
+        await session.send_ping()
+        listed = await session.list_tools()
+        recalled = await session.call_tool("recall", {"cwd": env["project"]})
+        notes = await session.call_tool("list", {})
+        return info, listed, recalled, notes
+
+    info, listed, recalled, notes = run(env, body)
+    assert info.protocol_version == "2025-11-25"  # the SDK's newest handshake version
+    assert info.server_info.name == "memcite" and info.server_info.version
+    assert info.capabilities.tools is not None and info.instructions
+    assert [tool.name for tool in listed.tools] == [tool.name for tool in TOOLS]
+    assert not recalled.is_error and recalled.structured_content["exists"] is False
+    assert not notes.is_error and notes.structured_content == {"notes": []}
+
+
+def test_the_sdk_client_in_auto_mode_falls_back_to_the_handshake(env):
+    """``mcp.Client`` probes ``server/discover`` first; memcite answers -32601 and the client
+    uses ``initialize``."""
+    from mcp import Client
+
+    async def main():
+        async with Client(server_params(env)) as client:
+            listed = await client.list_tools()
+            result = await client.call_tool("list", {})
+            return client.protocol_version, listed, result
+
+    version, listed, result = anyio.run(main)
+    assert version == "2025-11-25"
+    assert len(listed.tools) == len(TOOLS)
+    assert not result.is_error and result.structured_content == {"notes": []}
 
 
 def test_recall_without_a_note_says_so_and_writes_nothing(env):
@@ -425,13 +480,18 @@ def test_tokens_are_bound_single_use_and_expiring():
 
 
 def test_setup_codex_wires_the_mcp_server_in():
+    from typer.main import get_command
+
+    from memcite.cli.app import app
     from memcite.cli.codex_app import available_commands
 
-    assert "mcp" in available_commands()
+    assert available_commands(get_command(app)) == {"mcp", "lint --hook"}
 
 
-def test_the_mcp_package_is_imported_by_this_command_only():
-    code = ("import sys, memcite.cli.app, memcite.cli.notes_commands\n"
-            "print(any(name == 'mcp' or name.startswith('mcp.') for name in sys.modules))")
+def test_no_command_imports_the_mcp_package():
+    """The SDK is the tests' client only: the server is memcite's own loop."""
+    code = ("import sys, memcite.cli.app, memcite.cli.notes_commands, memcite.cli.mcp_server\n"
+            "import memcite.cli.mcp_tools, memcite.cli.mcp_catalog\n"
+            "print(any(name.split('.')[0] in ('mcp', 'mcp_types') for name in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr

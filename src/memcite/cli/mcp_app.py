@@ -26,17 +26,21 @@ def mcp(
                             help="How long a save or forget draft's confirm_token stays valid."),
     ] = 600.0,
 ) -> None:
-    """Serve memcite's project notes as MCP tools on stdio (recall, save, list, forget, stats, lint)."""
-    try:
-        from memcite.cli import mcp_server
-    except ImportError as error:
-        from memcite.cli.console import report_error
-        from memcite.errors import InputError
+    """Serve memcite's project notes as MCP tools on stdio (recall, save, list, forget, stats, lint).
 
-        exit_with(report_error(InputError(
-            f"the MCP server needs the `mcp` package ({error})",
-            hint="install memcite with its dependencies: pip install codex-memcite")))
-        return
+    Runs until the client closes its input. It answers `initialize` and `tools/list` within
+    a few tenths of a second of its start (the tools themselves load in the background), so
+    a client that does not wait for it, as Codex, has its tools from the first request.
+
+    Example, in Codex's config.toml (`memcite setup codex --apply` writes it, with
+    memcite's absolute path):
+
+    \b
+        [mcp_servers.memcite]
+        command = "memcite"
+        args = ["mcp", "--codex-home", "/home/me/.codex"]
+    """
+    from memcite.cli import mcp_server
     from memcite.paths import resolve_codex_home
 
     exit_with(mcp_server.run(resolve_codex_home(codex_home), db, confirm_ttl))
