@@ -438,9 +438,27 @@ def _merge(spans: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     return [tuple(item) for item in merged]
 
 
+MAX_REDACT_ROUNDS = 4
+
+
 def redact(text: str, findings: list[Finding] | None = None) -> str:
-    """``text`` with each finding replaced by ``[REDACTED:<kind>]``."""
-    findings = scan(text) if findings is None else findings
+    """``text`` with each finding replaced by ``[REDACTED:<kind>]``.
+
+    Without ``findings``, scanned again after each round until nothing more is found: a
+    finding can hide its neighbour (``555-123-4567xoxb-…`` is no phone number until the
+    Slack token after it is masked), and one call must mask all (idempotent).
+    """
+    if findings is not None:
+        return _replace(text, findings)
+    for _ in range(MAX_REDACT_ROUNDS):
+        findings = scan(text)
+        if not findings:
+            break
+        text = _replace(text, findings)
+    return text
+
+
+def _replace(text: str, findings: list[Finding]) -> str:
     out: list[str] = []
     position = 0
     for finding in sorted(findings, key=lambda f: f.start):
