@@ -124,7 +124,7 @@ def test_lists_every_tool_with_the_schemas_of_its_models(env):
     for name in ("recall", "list", "stats", "lint"):
         assert hints[name].read_only_hint is True, name
     assert hints["save"].read_only_hint is False
-    assert hints["save"].destructive_hint is False  # it adds (a replaced entry is archived)
+    assert hints["save"].destructive_hint is True  # it may replace an entry (archived)
     assert hints["save"].idempotent_hint is True
     assert hints["forget"].read_only_hint is False
     assert hints["forget"].destructive_hint is True

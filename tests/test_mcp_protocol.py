@@ -169,7 +169,8 @@ def test_the_annotations_say_what_each_tool_may_change():
     for name in ("recall", "list", "stats", "lint"):
         assert hints[name] == {"readOnlyHint": True, "destructiveHint": False,
                                "openWorldHint": False}, name
-    assert hints["save"] == {"readOnlyHint": False, "destructiveHint": False,
+    # save replaces an entry it merges with: destructive, so Codex asks the person first
+    assert hints["save"] == {"readOnlyHint": False, "destructiveHint": True,
                              "idempotentHint": True, "openWorldHint": False}
     assert hints["forget"] == {"readOnlyHint": False, "destructiveHint": True,
                                "idempotentHint": True, "openWorldHint": False}
@@ -187,12 +188,12 @@ def codex_requires_approval(annotations: dict | None) -> bool:
     return (True if destructive is None else destructive) or annotations.get("openWorldHint", True)
 
 
-def test_codex_asks_the_person_before_forget_only():
-    """Codex's own approval prompt comes before ``forget``; ``save``'s gate is its draft and
-    confirm token (the e2e suite runs the real Codex: tests/e2e/test_e2e_mcp.py)."""
+def test_codex_asks_the_person_before_every_write():
+    """Codex's own approval prompt comes before ``save`` and ``forget``; their draft and
+    confirm token are a second gate (the e2e suite runs the real Codex: tests/e2e/test_e2e_mcp.py)."""
     approval = {tool["name"]: codex_requires_approval(tool["annotations"])
                 for tool in mcp_catalog.load()}
-    assert approval == {"recall": False, "save": False, "list": False, "forget": True,
+    assert approval == {"recall": False, "save": True, "list": False, "forget": True,
                         "stats": False, "lint": False}
     # the rule itself, as Codex's own tests have it
     assert codex_requires_approval(None) is True

@@ -15,12 +15,16 @@ class AppServerError(AssertionError):
 class AppServer:
     """``codex app-server`` started in a Codex world; use as a context manager."""
 
-    def __init__(self, world, timeout: float = 30.0):
+    def __init__(self, world, timeout: float = 30.0, on_request=None):
         self.world = world
         self.timeout = timeout
         self._next_id = 0
         self._lines: queue.Queue = queue.Queue()
         self.process: subprocess.Popen | None = None
+        # Answers the server's own requests (approvals): ``on_request(method, params)`` returns
+        # the result to send back; every request and notification is kept in ``seen``.
+        self.on_request = on_request
+        self.seen: list[dict] = []
 
     def __enter__(self) -> AppServer:
         self.process = subprocess.Popen(
@@ -76,11 +80,56 @@ class AppServer:
                 answer = json.loads(line)
             except ValueError:
                 continue
-            if answer.get("id") != wanted or "method" in answer:
-                continue  # a notification, or a request of the server's
+            if "method" in answer:
+                self._serve(answer)
+                continue
+            if answer.get("id") != wanted:
+                continue
             if "error" in answer:
                 raise AppServerError(f"{method}: {answer['error']}")
             return answer.get("result")
+
+    def _serve(self, message: dict) -> None:
+        """Keep a notification; answer a request of the server's (an approval, say)."""
+        self.seen.append(message)
+        if "id" not in message:
+            return
+        if self.on_request is None:
+            self._send({"jsonrpc": "2.0", "id": message["id"],
+                        "error": {"code": -32601, "message": "not handled by the test client"}})
+            return
+        result = self.on_request(message["method"], message.get("params") or {})
+        self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def wait_for(self, method: str, timeout: float | None = None) -> dict:
+        """Read (and answer) the server's messages until a notification ``method`` arrives."""
+        import time
+
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while time.monotonic() < deadline:
+            try:
+                line = self._lines.get(timeout=max(0.05, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                raise AppServerError(f"app-server closed before {method}")
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if "method" in message:
+                self._serve(message)
+                if message["method"] == method:
+                    return message
+        raise AppServerError(f"no {method} from app-server in {timeout or self.timeout} s")
+
+    def run_turn(self, text: str, approval_policy: str, timeout: float = 60.0) -> dict:
+        """One turn in a new thread under ``approval_policy``; the ``turn/completed`` notification."""
+        thread = self.request("thread/start", {"cwd": str(self.world.work),
+                                               "approvalPolicy": approval_policy})["thread"]["id"]
+        self.request("turn/start", {"threadId": thread, "input": [{"type": "text", "text": text}],
+                                    "approvalPolicy": approval_policy})
+        return self.wait_for("turn/completed", timeout)
 
     def hooks(self, cwd=None) -> list[dict]:
         """Every hook ``hooks/list`` shows for ``cwd`` (default: the world's working directory)."""

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import assert_ran
+from conftest import assert_ran, is_consolidation
 
 TOOLS = {"recall", "save", "list", "forget", "stats", "lint"}
 NAMESPACE = "mcp__memcite"
@@ -37,15 +37,35 @@ def set_up(world):
 
 def test_the_tools_are_in_the_first_request_of_every_session(set_up, capsys):
     world = set_up
+    import statistics
+    import time
+
     present = 0
+    delays = []  # from the start of `codex exec` to its first model request
     for run in range(RUNS):
-        first = len(world.turn_requests())
+        seen = len(world.model.requests)
+        started = time.monotonic()
         assert_ran(world.exec(f"session {run}"))
-        if memcite_tools(world.turn_requests()[first]) == TOOLS:
+        first = next(i for i in range(seen, len(world.model.requests))
+                     if not is_consolidation(world.model.requests[i]))
+        delays.append(world.model.request_times[first] - started)
+        if memcite_tools(world.model.requests[first]) == TOOLS:
             present += 1
     with capsys.disabled():
-        print(f"\nmemcite's MCP tools in the first request: {present} of {RUNS} sessions")
+        print(f"\nmemcite's MCP tools in the first request: {present} of {RUNS} sessions; "
+              f"first request {statistics.median(delays) * 1000:.0f} ms after start (median, "
+              f"min {min(delays) * 1000:.0f} ms)")
     assert present == RUNS
+
+
+def test_a_required_server_that_fails_stops_codex(world):
+    """Why setup writes no `required = true`: a required MCP server that cannot start keeps
+    Codex from starting at all (0.171: 'required MCP servers failed to initialize')."""
+    world.append_config('[mcp_servers.broken]\ncommand = "/nonexistent/memcite"\nargs = ["mcp"]\n'
+                        "required = true\n")
+    done = world.exec("hello")
+    assert done.returncode != 0 and "required MCP servers failed to initialize" in done.stderr
+    assert world.turn_requests() == []
 
 
 def test_a_call_reads_the_codex_home_that_was_set_up(set_up):
@@ -101,3 +121,81 @@ def test_writing_tools_never_write_without_the_person_s_yes(set_up, policy, tool
     # `codex exec` has nobody to ask: it runs every policy as "never" and refuses the call
     # with a clear message (seen in 0.171); memcite's two-call confirm is never reached
     assert "MCP tool call requires approval, but approval policy is never" in output, output
+
+
+def _save_then_confirm(arguments: dict):
+    """A model that calls save, then save again with the draft's confirm_token, then answers."""
+    from mock_model import message_turn, tool_turn
+
+    from conftest import is_consolidation
+
+    def respond(body: dict):
+        if is_consolidation(body):
+            return message_turn("Nothing to consolidate.")
+        outputs = [item["output"] for item in body.get("input", [])
+                   if item.get("type") == "function_call_output"]
+        if not outputs:
+            return tool_turn("save", arguments, namespace=NAMESPACE)
+        if len(outputs) == 1:
+            text = outputs[0] if isinstance(outputs[0], str) else json.dumps(outputs[0])
+            token = text[text.index('"confirm_token":"') + 17:].split('"')[0] \
+                if '"confirm_token":"' in text else "no-token"
+            return tool_turn("save", {**arguments, "confirm": token}, namespace=NAMESPACE)
+        return message_turn("Saved.")
+    return respond
+
+
+@pytest.mark.parametrize("policy, answer", [
+    ("on-request", "accept"), ("untrusted", "accept"), ("on-request", "decline"),
+    ("never", None)])  # app-server's policies in 0.171: untrusted, on-request, granular, never
+def test_the_two_call_save_through_the_app_server_under_each_policy(set_up, policy, answer):
+    """In an interactive session (app-server, as Codex's own UI), Codex asks the person before
+    each call of save (it is destructive: it may replace an entry); the first call is a draft
+    that writes nothing, only the second, with the draft's token, writes. Declined, or under
+    never, nothing runs and nothing is written."""
+    from app_server import AppServer
+
+    world = set_up
+    arguments = {"cwd": str(world.work), "text": "deploys go through make release",
+                 "section": "decisions", "topic": "deploy"}
+    asked = []
+
+    def person(method: str, params: dict) -> dict:
+        asked.append((method, (params.get("_meta") or {}).get("tool_name")))
+        return {"action": answer}
+
+    world.model.responder = _save_then_confirm(arguments)
+    with AppServer(world, on_request=person) as server:
+        server.run_turn("remember how we deploy", policy)
+    last = world.turn_requests()[-1]  # it carries every call's output of the turn
+    texts = [o if isinstance(o, str) else json.dumps(o) for o in
+             (item["output"] for item in last.get("input", [])
+              if item.get("type") == "function_call_output")]
+    recall = world.memcite("note", "recall", "--cwd", str(world.work), "--codex-home",
+                           str(world.codex_home), check=False)
+    if answer != "accept":
+        assert "make release" not in recall.stdout, texts
+        assert not any('"status":"saved"' in t.replace(" ", "") for t in texts), texts
+        if policy == "never":
+            assert asked == []
+            assert all("requires approval, but approval policy is never" in t for t in texts)
+        else:
+            assert asked and asked[0] == ("mcpServer/elicitation/request", "save")
+        return
+    assert asked == [("mcpServer/elicitation/request", "save")] * 2, asked
+    assert len(texts) == 2 and '"status":"draft"' in texts[0].replace(" ", ""), texts
+    assert '"status":"saved"' in texts[1].replace(" ", ""), texts
+    assert "deploys go through make release" in recall.stdout
+
+
+def test_codex_does_not_wait_long_for_a_slow_server(world):
+    """Why `memcite mcp` must answer `initialize` fast: 0.171 holds its first request for a
+    server that is not `required` only about 1.3 s, then sends it without the server's tools."""
+    import sys
+
+    slow = ("import sys, time; time.sleep(3); from memcite.__main__ import main; "
+            f"sys.argv = ['memcite', 'mcp', '--codex-home', {str(world.codex_home)!r}]; main()")
+    world.append_config(f'[mcp_servers.memcite]\ncommand = {json.dumps(sys.executable)}\n'
+                        f"args = ['-c', {json.dumps(slow)}]\n")
+    assert_ran(world.exec("hello"))
+    assert memcite_tools(world.turn_requests()[0]) == set()

@@ -472,13 +472,15 @@ class ToolSpec:
     """One tool as ``tools/list`` shows it and as ``call_tool`` runs it.
 
     The annotations are hints for the client (MCP's ToolAnnotations): ``read_only``
-    tools change nothing. ``destructive`` says a write may remove something: ``forget``
-    moves a note or an entry out into the archive. ``save`` is marked non-destructive:
-    it adds an entry, or replaces one it merges with (by id, text, then topic), the
-    previous version kept in the archive. Codex reads these hints: it runs a tool
-    without asking the person when it is read-only, or when ``destructiveHint`` and
-    ``openWorldHint`` are both false, so it asks before ``forget`` and not before
-    ``save``, whose two calls (a draft, then the confirm token) are the gate.
+    tools change nothing. ``destructive`` says a write may remove or replace something:
+    ``forget`` moves a note or an entry out into the archive, and ``save`` replaces an
+    entry it merges with (by id, text, then topic; the previous version is archived).
+    Codex reads these hints: it runs a tool without asking the person only when it is
+    read-only, or when ``destructiveHint`` and ``openWorldHint`` are both false. Marked
+    non-destructive, ``save`` ran in a real Codex session without anyone being asked,
+    the model making both of its calls: so both writing tools are destructive, Codex asks
+    the person (and refuses under ``approval_policy = "never"``), and the two calls (a
+    draft, then the confirm token) are a second gate, not the only one.
     ``idempotent`` says the same call again changes nothing more (a second ``save`` of
     the same entry leaves it ``unchanged``, a second ``forget`` finds nothing to move,
     a spent token is refused). No tool reaches beyond the Codex home and memcite's own
@@ -511,7 +513,7 @@ TOOLS = (
              "draft and a confirm_token and writes nothing: show the draft to the person. Only "
              "after the person says yes, call again with the same arguments and confirm set to "
              "the token. Secrets are refused (reason secret).", SaveInput, SaveOutput, save, True,
-             False, destructive=False, idempotent=True),
+             False, destructive=True, idempotent=True),
     ToolSpec("list", "List the projects that have a note, with their update dates (never a "
              "note's content).", ListInput, ListOutput, list_notes, False, True),
     ToolSpec("forget", "Move this project's note, or one entry, into the archive (recoverable), "
