@@ -519,3 +519,25 @@ def test_the_server_does_not_read_its_own_working_directory(home, tmp_path):
                           capture_output=True, timeout=60)
     assert json.loads(done.stdout)["result"]["tools"] == mcp_catalog.load()
     assert Path(mcp_catalog.CATALOG_FILE).parent == Path(mcp_server.__file__).parent
+
+
+@pytest.mark.parametrize("args", [["--codex-home", "HOME"], ["--confirm-ttl", "30"], []])
+def test_the_fast_path_and_typer_serve_the_same(home, args):
+    """`memcite mcp` runs without Typer (its import was most of the start-up); the answers are
+    the same bytes as through Typer, and a value Typer would refuse goes to Typer."""
+    args = [str(home / "codex-home") if a == "HOME" else a for a in args]
+    messages = [INITIALIZE, INITIALIZED, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                call(3, "list", {})]
+    outputs = []
+    for no_fastpath in ("", "1"):
+        env = {**server_env(home), "MEMCITE_NO_FASTPATH": no_fastpath} if no_fastpath \
+            else server_env(home)
+        done = subprocess.run([sys.executable, "-m", "memcite", "mcp", *args], env=env,
+                              input=b"".join(line(m) for m in messages), capture_output=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    refused = subprocess.run([sys.executable, "-m", "memcite", "mcp", "--confirm-ttl", "0"],
+                             env=server_env(home), input=b"", capture_output=True, timeout=60)
+    assert refused.returncode == 2 and b"--confirm-ttl" in refused.stderr

@@ -63,6 +63,14 @@ def choice(*allowed: str):
     return check
 
 
+def at_least_one(value: str) -> float:
+    """A number of seconds, 1 or more (anything else goes to Typer, which explains)."""
+    number = float(value)
+    if not number >= 1 or number == float("inf"):
+        raise ValueError(value)
+    return number
+
+
 def positive_int(value: str) -> int:
     """An option type for sizes and counts: an integer of at least 1."""
     number = int(value)
@@ -167,6 +175,12 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         options={"--db": str, "--codex-home": str},
         envvars={"db": "MEMCITE_DB"},
         tolerant=True,
+    ),
+    # Codex starts it at every session and does not wait long for its `initialize`.
+    "mcp": FastCommand(
+        target="memcite.cli.mcp_server:serve_command",
+        options={"--codex-home": str, "--db": str, "--confirm-ttl": at_least_one},
+        envvars={"codex_home": "CODEX_HOME"},
     ),
     # The note commands a session runs often.
     "note path": FastCommand(

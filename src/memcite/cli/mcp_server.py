@@ -385,6 +385,15 @@ def _protocol_output():
     return os.fdopen(private, "wb")
 
 
+def serve_command(codex_home: str | None = None, db: str | None = None,
+                  confirm_ttl: float = 600.0) -> int:
+    """``memcite mcp`` as the fast path runs it (without Typer, whose import is most of what
+    is left of the start-up): the Codex home resolved as the Typer command does."""
+    from memcite.paths import resolve_codex_home
+
+    return run(resolve_codex_home(codex_home), db, confirm_ttl)
+
+
 def run(codex_home: str, db: str | None, confirm_ttl: float) -> int:
     """Serve on stdin and stdout until the client closes its side."""
     from memcite.cli.console import memcite_version
