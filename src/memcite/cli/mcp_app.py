@@ -29,7 +29,7 @@ def mcp(
     """Serve memcite's project notes as MCP tools on stdio (recall, save, list, forget, stats, lint).
 
     Runs until the client closes its input. It answers `initialize` and `tools/list` within
-    a few tenths of a second of its start (the tools themselves load in the background), so
+    a twentieth of a second of its start (the tools themselves load in the background), so
     a client that does not wait for it, as Codex, has its tools from the first request.
 
     Example, in Codex's config.toml (`memcite setup codex --apply` writes it, with
