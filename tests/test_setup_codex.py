@@ -227,6 +227,22 @@ def test_apply_then_tells_the_user_to_trust_the_hook(tmp_path, capsys):
     assert "nothing to change" in capsys.readouterr().out
 
 
+def test_setup_names_each_hook_with_its_trust_and_asks_only_while_one_is_untrusted(tmp_path, capsys):
+    assert setup_codex(codex_home=str(tmp_path), apply=True) == 0
+    out = capsys.readouterr().out
+    assert "hook Stop: " in out and "hook SubagentStop: " in out and "(untrusted in Codex)" in out
+    assert "trust memcite's Stop and SubagentStop hooks" in out
+    hooks = json.loads((tmp_path / "hooks.json").read_text())["hooks"]
+    trust = "".join(
+        f'[hooks.state."{tmp_path / "hooks.json"}:{label}:0:0"]\n'
+        f'trusted_hash = "{codex_hook_hash(event, hooks[event][0]["hooks"][0])}"\n'
+        for event, label in (("Stop", "stop"), ("SubagentStop", "subagent_stop")))
+    (tmp_path / "config.toml").write_text(trust)
+    assert setup_codex(codex_home=str(tmp_path), apply=True) == 0
+    again = capsys.readouterr().out
+    assert again.count("(trusted in Codex)") == 2 and "One step only you can take" not in again
+
+
 def test_project_setup_goes_to_the_repositorys_codex_folder(tmp_path, capsys):
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)

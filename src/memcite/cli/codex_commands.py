@@ -101,8 +101,11 @@ def setup_codex(
                 out.write(f"hook {hook.event}: `{hook.command}` ({hook.trust.status} in Codex)\n")
             waiting = [hook for hook in hooks if hook.trust.status != "trusted"]
             if waiting:
-                out.write("\n" + TRUST_STEP.format(hooks=", ".join(
-                    f"the {hook.event} hook" for hook in waiting)) + "\n")
+                events = [hook.event for hook in waiting]
+                names = events[0] if len(events) == 1 else \
+                    ", ".join(events[:-1]) + " and " + events[-1]
+                out.write("\n" + TRUST_STEP.format(
+                    hooks=f"memcite's {names} hook{'s' if len(events) > 1 else ''}") + "\n")
     except MemciteError as error:
         return report_error(error)
     except OSError as exc:
