@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -106,7 +107,7 @@ def test_config_bytes_outside_memcites_table_are_unchanged(tmp_path):
     after = (tmp_path / "config.toml").read_text()
     assert after == CONFIG + "\n" + MCP_BLOCK
     backup = next(tmp_path.glob("config.toml.memcite-backup-*"))
-    assert backup.read_text() == CONFIG and backup.name.endswith("20270115T080000Z")
+    assert backup.read_text() == CONFIG and re.fullmatch(r"config\.toml\.memcite-backup-20270115T080000Z-[0-9a-f]{12}", backup.name)
     parsed = tomllib.loads(after)
     assert parsed["mcp_servers"]["docs"]["command"] == "docs-server"
     # Codex then records the user's trust after our table; removing leaves that too
@@ -117,10 +118,19 @@ def test_config_bytes_outside_memcites_table_are_unchanged(tmp_path):
         CONFIG + '\n[hooks.state."/x/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:1"\n'
 
 
-def test_a_config_without_a_final_newline(tmp_path):
-    (tmp_path / "config.toml").write_text('model = "x"')
+@pytest.mark.parametrize("text", ['model = "x"', 'model = "x"\n', 'model = "x"\n\n', "# only\n\n\n"])
+def test_apply_then_remove_gives_back_the_exact_bytes(tmp_path, text):
+    (tmp_path / "config.toml").write_text(text)
+    hooks = json.dumps(USER_HOOKS)  # no final newline, compact
+    (tmp_path / "hooks.json").write_text(hooks)
     full_setup(tmp_path)
-    assert (tmp_path / "config.toml").read_text() == 'model = "x"\n\n' + MCP_BLOCK
+    after = (tmp_path / "config.toml").read_text()
+    assert after.startswith(text) and after.endswith(MCP_BLOCK)
+    assert not (tmp_path / "hooks.json").read_text().endswith("\n")
+    full_setup(tmp_path, remove=True)
+    assert (tmp_path / "config.toml").read_text() == text
+    assert json.loads((tmp_path / "hooks.json").read_text()) == USER_HOOKS
+    assert not (tmp_path / "hooks.json").read_text().endswith("\n")
 
 
 def test_hooks_are_merged_with_the_users_and_removed_exactly(tmp_path):

@@ -204,15 +204,29 @@ class SetupPlan:
 
 
 def _read_text(path: str) -> str | None:
+    """A config file's text (None when absent): a regular file read without following a
+    link or blocking on a FIFO; anything else is refused (exit 3), untouched."""
+    from memcite.durable_files import LinkRefused, open_folder, read_file_at
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
+        folder = open_folder(os.path.dirname(path) or ".")
     except FileNotFoundError:
         return None
     except OSError as exc:
+        raise SetupRefused(f"{os.path.dirname(path)}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = read_file_at(folder, os.path.basename(path), path, MAX_CONFIG_BYTES)
+    except LinkRefused as refused:
+        raise SetupRefused(refused.message.replace("nothing was written", "left untouched"),
+                           hint="memcite edits only a regular file, never through a link: give "
+                           "the link's target as the folder (--codex-home), or make the change "
+                           "by hand (the diff without --apply shows it)") from None
+    except OSError as exc:
         raise SetupRefused(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise SetupRefused(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; left untouched")
+    finally:
+        os.close(folder)
+    if data is None:
+        return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -258,9 +272,26 @@ def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = Fal
 # --------------------------------------------------------------------------- hooks.json
 
 
+def _no_duplicate_keys(path: str):
+    """A ``json.loads`` hook refusing an object that names a key twice: Python would keep the
+    last and setup would silently drop the user's first (a Stop hook, say)."""
+    def pairs(items):
+        seen = set()
+        for key, _ in items:
+            if key in seen:
+                raise SetupRefused(f'{path}: the key "{key}" appears twice in one object; '
+                                   "Codex and memcite may each read another; left untouched",
+                                   hint="keep one of the two, then run setup again")
+            seen.add(key)
+        return dict(items)
+    return pairs
+
+
 def _load_hooks(path: str, text: str) -> dict:
     try:
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=_no_duplicate_keys(path))
+    except RecursionError:
+        raise SetupRefused(f"{path}: nested too deeply to read safely; left untouched") from None
     except ValueError as exc:
         raise SetupRefused(f"{path}: not valid JSON ({exc}); left untouched",
                            hint="fix the file or move it aside, then run setup again") from None
@@ -286,8 +317,9 @@ def _indent(text: str) -> int | str:
     return 2
 
 
-def _dump_hooks(document: dict, indent: int | str) -> str:
-    return json.dumps(document, indent=indent, ensure_ascii=False) + "\n"
+def _dump_hooks(document: dict, indent: int | str, final_newline: bool = True) -> str:
+    """The file's text; a file that ended without a newline still does."""
+    return json.dumps(document, indent=indent, ensure_ascii=False) + ("\n" if final_newline else "")
 
 
 def _is_ours(handler, wanted: dict) -> bool:
@@ -337,7 +369,7 @@ def _add_hooks(path: str, text: str | None, handlers: dict[str, dict], plan: Set
         changed = True
     if not changed:
         return text
-    return _dump_hooks(document, _indent(text) if text else 2)
+    return _dump_hooks(document, _indent(text) if text else 2, not text or text.endswith("\n"))
 
 
 def _remove_hooks(path: str, text: str | None, handlers: dict[str, dict],
@@ -370,7 +402,7 @@ def _remove_hooks(path: str, text: str | None, handlers: dict[str, dict],
         return text
     if document == {"hooks": {}}:
         return None  # nothing left: the file setup created goes
-    return _dump_hooks(document, _indent(text))
+    return _dump_hooks(document, _indent(text), text.endswith("\n"))
 
 
 # --------------------------------------------------------------------------- config.toml
@@ -382,6 +414,8 @@ def _parse_toml(path: str, text: str):
 
     try:
         return tomlkit.parse(text)
+    except RecursionError:
+        raise SetupRefused(f"{path}: nested too deeply to read safely; left untouched") from None
     except TOMLKitError as exc:
         raise SetupRefused(f"{path}: not valid TOML ({exc}); left untouched",
                            hint="fix the file, then run setup again") from None
@@ -423,7 +457,9 @@ def _add_mcp(path: str, before: str | None, wanted: dict, plan: SetupPlan) -> st
                 f"{path}: mcp_servers is written as an inline table, which memcite cannot extend "
                 "without rewriting your line; nothing written",
                 hint=f"add this table by hand:\n{block}")
-        separator = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+        # a blank line before the block; a file without a final newline gets just the newline,
+        # so that --remove can give back exactly the bytes that were there
+        separator = "" if not text else "\n"
         after = text + separator + block
     expected = _plain(document.unwrap()) if text else {}
     expected.setdefault("mcp_servers", {})[MCP_NAME] = wanted
@@ -453,7 +489,9 @@ def _remove_mcp(path: str, text: str | None, plan: SetupPlan) -> str | None:
                           "left as is")
         return text
     start, end = position
-    if start >= 1 and text[start - 1] == "\n" and (start == 1 or text[start - 2] == "\n"):
+    if end == len(text) and start >= 1 and text[start - 1] == "\n":
+        start -= 1  # the newline setup put before its block at the end of the file
+    elif start >= 1 and text[start - 1] == "\n" and (start == 1 or text[start - 2] == "\n"):
         start -= 1  # the blank line setup put before the block
     after = text[:start] + text[end:]
     expected = _plain(document.unwrap())
@@ -498,55 +536,77 @@ def _feature_warnings(config_text: str | None) -> list[str]:
 # --------------------------------------------------------------------------- applying
 
 
-def _write_atomically(path: str, text: str) -> None:
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
+def _mode_of(path: str) -> int:
     try:
-        mode = os.stat(path).st_mode & 0o777
+        return os.lstat(path).st_mode & 0o777
     except FileNotFoundError:  # config.toml may come to hold tokens: private from the start
-        mode = 0o600 if path.endswith(CONFIG_FILE) else 0o644
-    data = text.encode("utf-8")
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.memcite-{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-    with open(path, "rb") as handle:
-        if handle.read() != data:
-            raise MemciteError(f"{path}: the file read back differs from what was written",
-                               hint="another program may be editing it; run setup again")
+        return 0o600 if path.endswith(CONFIG_FILE) else 0o644
 
 
 def backup_name(path: str, now: float) -> str:
-    """Where ``path`` is copied before it is changed."""
-    return f"{path}.memcite-backup-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}"
+    """Where ``path`` is copied before it is changed: the time, then an unpredictable part,
+    so that no link can be planted under the name beforehand."""
+    from memcite.durable_files import unique_name
+
+    stamp = time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))
+    return unique_name(f"{path}.memcite-backup-{stamp}-")
 
 
 def apply_plan(plan: SetupPlan, *, now: float | None = None) -> list[str]:
-    """Make the planned changes (each file backed up first); return the backups written."""
-    import shutil
+    """Make the planned changes (each file backed up first); return the backups written.
+
+    Each file is written in the plan's folder opened without following links: a new backup
+    with O_EXCL, then the file replaced atomically (read back); a link where a file should
+    be is refused (exit 3), nothing touched. A file that changed since it was planned is
+    left alone (run setup again).
+    """
+    from memcite.durable_files import (
+        LinkRefused,
+        create_file_at,
+        open_folder,
+        read_file_at,
+        replace_file_at,
+    )
 
     now = time.time() if now is None else now
-    backups = []
-    for change in plan.changes:
-        if not change.changed:
-            continue
-        if change.before is not None:
-            backup = backup_name(change.path, now)
-            shutil.copy2(change.path, backup)
-            backups.append(backup)
-        if change.after is None:
-            os.unlink(change.path)
-        else:
-            _write_atomically(change.path, change.after)
+    backups: list[str] = []
+    changes = [change for change in plan.changes if change.changed]
+    if not changes:
+        return backups
+    folder = plan.folder
+    os.makedirs(folder, exist_ok=True)
+    try:
+        descriptor = open_folder(folder)
+    except LinkRefused as refused:
+        raise SetupRefused(refused.message, hint=refused.hint) from None
+    try:
+        for change in changes:  # nothing is written before every file checks out
+            name = os.path.basename(change.path)
+            try:
+                current = read_file_at(descriptor, name, change.path, MAX_CONFIG_BYTES)
+            except LinkRefused as refused:
+                raise SetupRefused(refused.message, hint=refused.hint) from None
+            if current != (None if change.before is None else change.before.encode("utf-8")):
+                raise SetupRefused(f"{change.path} changed since setup read it; nothing written",
+                                   hint="run setup again")
+        for change in changes:
+            name = os.path.basename(change.path)
+            mode = _mode_of(change.path)
+            if change.before is not None:
+                backup = backup_name(change.path, now)
+                create_file_at(descriptor, os.path.basename(backup), change.before.encode("utf-8"),
+                               mode)
+                backups.append(backup)
+            if change.after is None:
+                os.unlink(name, dir_fd=descriptor)  # a link at the name was refused above
+            else:
+                try:
+                    replace_file_at(descriptor, name, change.after.encode("utf-8"), change.path,
+                                    mode)
+                except LinkRefused as refused:
+                    raise SetupRefused(refused.message, hint=refused.hint) from None
+    finally:
+        os.close(descriptor)
     return backups
 
 
