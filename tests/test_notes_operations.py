@@ -698,3 +698,26 @@ def test_any_text_saves_as_one_entry_that_reads_back_or_is_refused(text, section
             assert render_note(parse_note(env.note_text())) == env.note_text()
         finally:
             env.conn.close()
+
+
+@pytest.mark.parametrize("planted", ["archive", "slug"])
+def test_purge_through_a_linked_archive_deletes_nothing_outside(env, tmp_path, planted):
+    """An agent can plant a link in the Codex home: purge never follows it out."""
+    env.save("A")
+    archived = operations.forget_note(env.location, entry_id=None, now=NOW, today=TODAY, conn=env.conn,
+                                      confirmed_by="--yes").archived
+    outside = tmp_path / "elsewhere"
+    name = os.path.basename(archived)
+    linked = os.path.dirname(os.path.dirname(archived)) if planted == "archive" else \
+        os.path.dirname(archived)
+    (outside / os.path.relpath(os.path.dirname(archived), linked)).mkdir(parents=True, exist_ok=True)
+    victim = outside / os.path.relpath(archived, linked)
+    victim.write_text("a file of the user's, outside the Codex home")
+    os.rename(linked, str(tmp_path / "moved-away"))
+    os.symlink(outside, linked)  # the archive (or the slug's folder) now leads outside
+    from memcite.durable_files import LinkRefused
+
+    with pytest.raises(LinkRefused) as caught:
+        operations.purge_target(env.home, archived, name)
+    assert caught.value.exit_code == 3 and "symbolic link" in caught.value.message
+    assert victim.read_text() == "a file of the user's, outside the Codex home"

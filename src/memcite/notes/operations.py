@@ -724,45 +724,88 @@ class PurgeTarget:
     slug: str
     project: str
     sha256: str
+    root: str = ""  # the Codex home it was found under (the user's choice: trusted)
+    parts: tuple[str, ...] = ()  # the folders from there: memory, archive, <slug> | sessions, <id>
+
+
+def _archive_parts(home: str, full: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(root, folders)`` of an archived file's folder under the Codex home, read from the
+    path as written (never through a link inside the home), or None when it is not there."""
+    for root in dict.fromkeys([os.path.abspath(home), os.path.realpath(home)]):
+        archive = os.path.join(root, "memory", "archive")
+        relative = os.path.relpath(full, archive)
+        parts = tuple(relative.split(os.sep))
+        if relative.startswith(os.pardir) or any(p in ("", ".", "..") for p in parts):
+            continue
+        if (len(parts) == 2 and parts[0] != "sessions") or (len(parts) == 3 and parts[0] == "sessions"):
+            return root, ("memory", "archive", *parts[:-1])
+    return None
 
 
 def purge_target(home: str, path: str, confirm: str | None) -> PurgeTarget:
     """Check a purge request: one regular file directly inside ``<home>/memory/archive/<slug>/``,
-    named by its path, and ``confirm`` repeating its file name."""
+    named by its path, and ``confirm`` repeating its file name. Each folder from the Codex
+    home down is opened without following a link: a link planted in the archive (an agent
+    can write there) is refused, never followed out of the home."""
+    from memcite.durable_files import LinkRefused, open_folder, read_file_at
+
     full = os.path.abspath(os.path.expanduser(path))
-    archive_root = os.path.realpath(os.path.join(home, "memory", "archive"))
-    folder = os.path.realpath(os.path.dirname(full))
-    sessions = os.path.join(archive_root, "sessions")
-    if os.path.dirname(folder) not in (archive_root, sessions) or folder == sessions:
+    archive_root = os.path.join(os.path.abspath(home), "memory", "archive")
+    found = _archive_parts(home, full)
+    if found is None:
         raise InputError(f"{path}: not a file inside the notes archive ({archive_root}/<slug>/, "
                          f"{archive_root}/global/ or {archive_root}/sessions/<id>/)",
                          hint="name the archived file by its exact path; purge deletes nothing else")
-    if os.path.islink(full) or not os.path.isfile(full):
-        raise InputError(f"{full}: no such archived file (or not a regular file)")
+    root, parts = found
     name = os.path.basename(full)
+    try:
+        folder = open_folder(root, parts)
+    except FileNotFoundError:
+        raise InputError(f"{full}: no such archived file (or not a regular file)") from None
+    try:
+        try:
+            data = read_file_at(folder, name, full, storage.MAX_NOTE_BYTES)
+        except LinkRefused:
+            data = None
+        if data is None:
+            raise InputError(f"{full}: no such archived file (or not a regular file)")
+    finally:
+        os.close(folder)
     if confirm != name:
         raise NoteRefusal(
             "needs-confirmation",
             f"purge deletes {full} for ever; --confirm must repeat its file name ({name}). "
             "Nothing was deleted", path=full)
-    data = storage.read_file(full) or b""
     archived = parse_note(data.decode("utf-8", "replace"))
-    slug = os.path.basename(folder)
-    if os.path.dirname(folder) == sessions:
-        slug = f"session/{slug}"
+    slug = parts[-1] if parts[-2] != "sessions" else f"session/{parts[-1]}"
     project = archived.project or archived.header("Session") or archived.header("Scope") or ""
-    return PurgeTarget(full, slug, project, hashlib.sha256(data).hexdigest())
+    return PurgeTarget(full, slug, project, hashlib.sha256(data).hexdigest(), root, parts)
 
 
 def purge_archived(target: PurgeTarget, *, now: float, conn: sqlite3.Connection,
                    confirmed_by: str) -> None:
-    """Delete one archived file for ever, and log it (its hash, never its content)."""
-    os.unlink(target.path)
-    fsync_folder(os.path.dirname(target.path))
+    """Delete one archived file for ever, and log it (its hash, never its content); its folder
+    is opened again from the Codex home without following a link, and the file is deleted
+    only if it is still the regular file that was checked."""
+    from memcite.durable_files import open_folder, read_file_at
+
+    name = os.path.basename(target.path)
+    folder = open_folder(target.root, target.parts) if target.parts else \
+        os.open(os.path.dirname(target.path), os.O_RDONLY)
+    try:
+        data = read_file_at(folder, name, target.path, storage.MAX_NOTE_BYTES)
+        if data is None or hashlib.sha256(data).hexdigest() != target.sha256:
+            raise InputError(f"{target.path}: changed or gone since it was checked; nothing deleted")
+        os.unlink(name, dir_fd=folder)
+        try:
+            os.fsync(folder)
+        except OSError:
+            pass
+    finally:
+        os.close(folder)
     entry_id = None
-    base = os.path.basename(target.path)
-    if "-entry-" in base:
-        entry_id = base.rsplit("-entry-", 1)[1].split(".", 1)[0].split("-", 1)[0]
+    if "-entry-" in name:
+        entry_id = name.rsplit("-entry-", 1)[1].split(".", 1)[0].split("-", 1)[0]
     log_changes(conn, project=target.project, slug=target.slug, command="purge",
                 confirmed_by=confirmed_by,
                 changes=[Change("purge", entry_id, target.sha256, None, target.path)], at=int(now))
