@@ -13,7 +13,8 @@ is untrusted. Two things in such values crash naive code:
   ``loads_json`` turns that into the ``ValueError`` every other bad line gives.
 
 A path is untrusted too: ``open_regular`` opens a file only if it is a regular one, and
-never blocks on a FIFO planted in its place.
+never blocks on a FIFO planted in its place; ``check_regular`` checks one that another
+library (SQLite) is about to open itself.
 """
 
 from __future__ import annotations
@@ -68,23 +69,62 @@ def bounded_lines(handle, limit: int):
             yield line
 
 
-def open_regular(path: str | os.PathLike, *, flags: int = 0) -> int:
-    """Open ``path`` for reading only if it is a regular file; never blocks on a FIFO.
+class NotRegularFile(OSError):
+    """What ``open_regular`` raises for anything but a regular file: an ``OSError`` with
+    ``errno.EINVAL``, whose ``strerror`` ("a FIFO (named pipe), not a regular file") and
+    ``kind`` ("a FIFO (named pipe)") say what it is, and ``filename`` where."""
 
-    ``O_NONBLOCK`` keeps a FIFO without a writer from hanging the open; ``fstat`` then
-    refuses anything that is not a regular file (``/dev/zero``, a FIFO, a socket, a
-    folder) with an ``OSError`` whose ``strerror`` says what it is.
+    def __init__(self, kind: str, filename: str) -> None:
+        super().__init__(errno.EINVAL, f"{kind}, not a regular file", filename)
+        self.kind = kind
+
+
+def open_regular(path: str | os.PathLike, *, flags: int = 0, mode: int = 0o777) -> int:
+    """Open ``path`` only if it is a regular file; never blocks on a FIFO.
+
+    For reading, unless ``flags`` add ``os.O_WRONLY`` or ``os.O_RDWR`` (with ``os.O_CREAT``,
+    a missing file is created with ``mode``, less the umask). ``O_NONBLOCK`` keeps a FIFO
+    without a writer (or, opened for writing, without a reader) from hanging the open;
+    ``fstat`` then refuses anything that is not a regular file (``/dev/zero``, a FIFO, a
+    socket, a folder) with a ``NotRegularFile`` (an ``OSError``) whose ``strerror`` says
+    what it is. A FIFO opened for writing with no reader fails at once too (``ENXIO``).
     """
-    fd = os.open(path, os.O_RDONLY | CLOEXEC | NONBLOCK | BINARY | flags)
+    try:
+        fd = os.open(path, os.O_RDONLY | CLOEXEC | NONBLOCK | BINARY | flags, mode)
+    except OSError as exc:
+        # A socket cannot be opened at all, nor a FIFO for writing without a reader (ENXIO):
+        # said as what it is, as for the others.
+        kind = _kind_of(path) if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP) else None
+        if kind is not None:
+            raise NotRegularFile(kind, os.fspath(path)) from None
+        raise
     try:
         kind = not_regular(os.fstat(fd).st_mode)
         if kind is not None:
-            raise OSError(errno.EINVAL, f"{kind}, not a regular file", os.fspath(path))
+            raise NotRegularFile(kind, os.fspath(path))
         clear_nonblock(fd)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def check_regular(path: str | os.PathLike) -> None:
+    """Raise ``NotRegularFile`` unless ``path`` (followed if a link) is a regular file, or
+    ``FileNotFoundError`` (an ``OSError``) when it is missing; nothing is opened.
+
+    For a path another library opens itself (SQLite): a FIFO there would block its open.
+    """
+    kind = not_regular(os.stat(path).st_mode)
+    if kind is not None:
+        raise NotRegularFile(kind, os.fspath(path))
+
+
+def _kind_of(path: str | os.PathLike) -> str | None:
+    try:
+        return not_regular(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return None
 
 
 def clear_nonblock(fd: int) -> None:

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 from memcite.codex import setup as codex_setup
+from memcite.untrusted import NotRegularFile, check_regular, open_regular
 
 OK, WARNING, FAILURE = "ok", "warning", "failure"
 STATUSES = (OK, WARNING, FAILURE)
@@ -62,10 +63,12 @@ def _load_config(home: str) -> tuple[dict | None, str | None]:
 
     path = os.path.join(home, codex_setup.CONFIG_FILE)
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO: refused, never a hang
             return tomllib.load(handle), None
     except FileNotFoundError:
         return None, None
+    except NotRegularFile as exc:
+        return None, f"{path}: cannot be read ({exc.strerror})"
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         return None, f"{path}: cannot be read ({exc})"
 
@@ -102,6 +105,13 @@ def check_memories_db(inputs: DoctorInputs, config: dict | None) -> Check:
     from memcite.ledger.codex_home import STATE_DB, CodexHomeError, count_stage1_outputs
 
     path = os.path.join(sqlite_home(inputs, config), STATE_DB)
+    try:
+        check_regular(path)
+    except NotRegularFile as exc:
+        return Check("memories-db", FAILURE, f"{path}: {exc.strerror}; not read",
+                     f"remove {path}; Codex writes its database there")
+    except OSError:
+        pass  # missing (or unreadable): said below
     if not os.path.isfile(path):
         return Check("memories-db", WARNING, f"{path}: not there yet (Codex writes it once "
                      "memories are on and a session was summarised)",
@@ -159,10 +169,12 @@ def find_memcite_hooks(inputs: DoctorInputs, config: dict | None = None
     for folder in _hook_folders(inputs):
         path = os.path.join(folder, codex_setup.HOOKS_FILE)
         try:
-            with open(path, "rb") as handle:
+            with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO: refused, never a hang
                 document = json.loads(handle.read(codex_setup.MAX_CONFIG_BYTES))
         except FileNotFoundError:
             continue
+        except NotRegularFile as exc:
+            return f"{path}: cannot be read ({exc.strerror})"
         except (OSError, ValueError, RecursionError) as exc:
             return f"{path}: cannot be read ({exc})"
         if not isinstance(document, dict) or not isinstance(document.get("hooks"), dict):
@@ -277,7 +289,12 @@ def check_mcp_server(inputs: DoctorInputs, config: dict | None) -> Check:
 def check_hook_runs(inputs: DoctorInputs) -> Check:
     from memcite.ledger.hook_log import read_entries
 
-    entries = read_entries(inputs.log_path, HOOK_RUNS_SHOWN)
+    try:
+        entries = read_entries(inputs.log_path, HOOK_RUNS_SHOWN)
+    except OSError as exc:  # a FIFO, a device or a folder where the log should be
+        where = exc.filename or inputs.log_path
+        return Check("hook-runs", FAILURE, f"{where}: cannot be read ({exc.strerror or exc})",
+                     f"remove {where}; memcite's next hook run writes a new log there")
     if not entries:
         return Check("hook-runs", WARNING, f"no hook run logged yet ({inputs.log_path})",
                      "use Codex for a turn once the hook is trusted")

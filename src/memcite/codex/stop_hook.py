@@ -206,9 +206,11 @@ def reply_on_disk(path: str, end: int, message: str) -> bool:
     needle = message.strip()[-REPLY_NEEDLE_CHARS:]
     if not needle:
         return True
+    from memcite.untrusted import open_regular
+
     escaped = json.dumps(needle, ensure_ascii=False)[1:-1].encode("utf-8", "replace")
-    try:
-        with open(path, "rb") as handle:
+    try:  # regular when it was read, but it may have been replaced since: never a hang
+        with os.fdopen(open_regular(path), "rb") as handle:
             start = max(0, end - (1 << 20))
             handle.seek(start)
             return escaped in handle.read(end - start)
@@ -217,12 +219,18 @@ def reply_on_disk(path: str, end: int, message: str) -> bool:
 
 
 def wait_for_growth(path: str, size: int, seconds: float) -> bool:
-    """Whether the file grows past ``size`` within ``seconds`` (looked at every 50 ms)."""
+    """Whether the file grows past ``size`` within ``seconds`` (looked at every 50 ms); False
+    at once when it is no longer a regular file (the read that would follow refuses it)."""
+    import stat
+
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         time.sleep(0.05)
         try:
-            if os.stat(path).st_size > size:
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):
+                return False
+            if info.st_size > size:
                 time.sleep(0.05)  # the rest of the line
                 return True
         except OSError:

@@ -20,7 +20,7 @@ from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
-from memcite.untrusted import bounded_lines
+from memcite.untrusted import NotRegularFile, bounded_lines
 from memcite.value_classes import FrozenSlots
 
 TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
@@ -138,13 +138,16 @@ class CodexLocations(FrozenSlots):
 def configured_sqlite_home(codex_home: str | os.PathLike) -> str | None:
     """The top-level ``sqlite_home`` of ``$CODEX_HOME/config.toml`` as written, or None."""
     path = os.path.join(os.fspath(codex_home), "config.toml")
-    if not os.path.isfile(path):
-        return None
     import tomllib
 
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO: refused, never a hang
             data = tomllib.load(handle)
+    except FileNotFoundError:
+        return None
+    except NotRegularFile as exc:
+        raise CodexHomeError(f"{path}: {exc.strerror}; Codex's config cannot be read",
+                             hint=f"remove {path} or put Codex's config.toml there") from None
     except OSError as exc:
         raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -207,6 +210,8 @@ def _open(path: str) -> tuple[sqlite3.Connection, tuple[int, int, int] | None]:
             header = os.read(fd, 100)
         finally:
             os.close(fd)
+    except NotRegularFile as exc:
+        raise CodexHomeError(f"{path}: {exc.strerror}; not read") from None
     except OSError as exc:
         raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not header.startswith(b"SQLite format 3\x00"):

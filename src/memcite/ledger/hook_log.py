@@ -16,6 +16,8 @@ import json
 import os
 import time
 
+from memcite.untrusted import NotRegularFile, open_regular
+
 MAX_LOG_BYTES = 256 * 1024
 MAX_FIELD_CHARS = 500
 _TAIL_BYTES = 64 * 1024
@@ -51,7 +53,9 @@ def append_entry(path: str | os.PathLike, entry: dict) -> None:
         pass
     data = (json.dumps({key: _bounded(value) for key, value in entry.items()},
                        ensure_ascii=False) + "\n").encode("utf-8", "replace")
-    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    # Never a hang: a FIFO planted as the log (a plain open for writing waits for a reader)
+    # or a device is refused at once with a ``NotRegularFile``; the entry is then lost.
+    descriptor = open_regular(path, flags=os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode=0o600)
     try:
         os.write(descriptor, data)
     finally:
@@ -59,11 +63,15 @@ def append_entry(path: str | os.PathLike, entry: dict) -> None:
 
 
 def _tail_lines(path: str) -> list[bytes]:
+    """The last lines of ``path``; none when it is missing or cannot be read, a
+    ``NotRegularFile`` when it is a FIFO, a device or a folder (opened without blocking)."""
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path), "rb") as handle:
             size = handle.seek(0, os.SEEK_END)
             handle.seek(max(0, size - _TAIL_BYTES))
             data = handle.read()
+    except NotRegularFile:
+        raise
     except OSError:
         return []
     lines = data.split(b"\n")
@@ -73,7 +81,11 @@ def _tail_lines(path: str) -> list[bytes]:
 
 
 def read_entries(path: str | os.PathLike, limit: int = 20) -> list[dict]:
-    """The last ``limit`` entries, oldest first (from the rotated file too); bad lines skipped."""
+    """The last ``limit`` entries, oldest first (from the rotated file too); bad lines skipped.
+
+    A log that is not a regular file (a FIFO, a device, a folder) raises ``NotRegularFile``
+    (an ``OSError`` saying what it is, and where) rather than being read or waited on.
+    """
     path = os.fspath(path)
     lines = _tail_lines(path)
     if len(lines) < limit:

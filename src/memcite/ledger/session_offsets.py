@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from memcite.errors import InputError
 from memcite.ledger.ingest import IngestReport, RolloutScan, ingest_rollout
 from memcite.ledger.store import transaction
+from memcite.untrusted import NotRegularFile, open_regular
 
 FINGERPRINT_WINDOW = 4096
 _SEARCH_CHUNK = 64 * 1024
@@ -178,20 +179,26 @@ class _Window:
 
 
 def _open_regular(path: str):
-    """The open file and its stat; a clear ``InputError`` for anything but a readable regular file."""
+    """The open file and its stat; a clear ``InputError`` for anything but a readable regular file.
+
+    Opened without blocking (``open_regular``): a FIFO, a socket or a device planted where
+    a session file should be (the Stop hook is given its path by the payload) is refused at
+    once, never waited on.
+    """
     try:
-        handle = open(path, "rb")
+        handle = os.fdopen(open_regular(path), "rb")
     except FileNotFoundError:
         raise InputError(f"{path}: no such session file") from None
+    except NotRegularFile as exc:
+        what = "is a directory" if exc.kind == "a directory" else f"is {exc.kind}"
+        raise InputError(f"{path}: {what}, not a session file; not read") from None
     except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a session file") from None
+        raise InputError(f"{path}: is a directory, not a session file; not read") from None
+    except ValueError:  # a NUL byte in the name
+        raise InputError(f"{path!r}: not a usable file name (it holds a NUL byte)") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    info = os.fstat(handle.fileno())
-    if not stat_module.S_ISREG(info.st_mode):
-        handle.close()
-        raise InputError(f"{path}: not a regular file")
-    return handle, info
+    return handle, os.fstat(handle.fileno())
 
 
 def ingest_session_file(

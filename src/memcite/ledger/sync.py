@@ -40,7 +40,7 @@ from memcite.ledger import codex_home as home
 from memcite.ledger import counters
 from memcite.ledger.recording import backfill_usage
 from memcite.ledger.store import migrate, transaction
-from memcite.untrusted import storable
+from memcite.untrusted import NotRegularFile, check_regular, open_regular, storable
 
 BATCH_ROWS = 20_000
 
@@ -239,6 +239,14 @@ def check_codex_home(codex_home: str | os.PathLike | home.CodexLocations) -> Syn
                                   hint="pass the Codex home with --codex-home or CODEX_HOME")
     folder = home.memory_folder(real)
     state_db = where.state_db
+    try:  # SQLite opens it itself, blocking: a FIFO or a device there is refused first
+        check_regular(state_db)
+    except NotRegularFile as exc:
+        raise home.CodexHomeError(
+            f"{state_db}: {exc.strerror}; not read, nothing synced (the inventory is left as "
+            "it was)", hint=f"remove {state_db}; Codex writes its database there") from None
+    except OSError:
+        pass  # missing or unreadable: not found, as below
     raw = os.path.join(folder, home.RAW_MEMORIES)
     summaries = os.path.join(folder, home.ROLLOUT_SUMMARIES)
     sources = SyncSources(real, state_db, where.sqlite_home_from, raw, summaries,
@@ -567,8 +575,15 @@ class _Stage1Copy:
         3.35, which ``INSERT ... RETURNING`` needs)."""
         if sqlite3.sqlite_version_info < (3, 35, 0):
             return False
-        with open(self.path, "rb") as handle:
-            header = handle.read(100)
+        try:  # checked again just before ATTACH opens it (never a FIFO, never a hang)
+            fd = open_regular(self.path)
+            try:
+                header = os.read(fd, 100)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise home.CodexHomeError(f"{self.path}: cannot read: {exc.strerror or exc}; "
+                                      "stage1_outputs not copied") from None
         immutable = len(header) > 19 and header[18] == 2 \
             and not os.path.exists(self.path + "-wal")
         self.stamp = _stamp(self.path) if immutable else None

@@ -19,6 +19,7 @@ from memcite.lint.folder_checks import (
     check_pointers,
     check_rollout_summary,
 )
+from memcite.untrusted import NotRegularFile, open_regular
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -68,11 +69,13 @@ def _kind(parts: tuple[str, ...], codex_folder: bool) -> str | None:
 
 def _read(path: str) -> tuple[str | None, str]:
     """``(text, "")`` of a regular file, or ``(None, why it could not be read)``."""
-    try:
-        if not os.path.isfile(path):
-            return None, "not a regular file"
-        with open(path, "rb") as handle:
+    try:  # opened without blocking: a FIFO or a device is refused, never waited on
+        with os.fdopen(open_regular(path), "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return None, "no such file (or a dangling link)"
+    except NotRegularFile as exc:
+        return None, exc.strerror
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
     if len(data) > MAX_FILE_BYTES:
@@ -127,8 +130,8 @@ def _line_counter(root: str):
             if real is None:
                 cache[relative] = None
             else:
-                try:
-                    with open(real, "rb") as handle:
+                try:  # regular when located, but it may have been replaced since
+                    with os.fdopen(open_regular(real), "rb") as handle:
                         cache[relative] = len(byte_lines(handle.read(MAX_FILE_BYTES)))
                 except OSError:
                     cache[relative] = None

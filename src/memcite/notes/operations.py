@@ -16,7 +16,6 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 
-from memcite.durable_files import fsync_folder
 from memcite.errors import InputError
 from memcite.notes import checks, storage
 from memcite.notes.changelog import Change, current_user, last_hashes, log_changes
