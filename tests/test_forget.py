@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import shutil
 import sqlite3
 import threading
 
@@ -342,3 +343,25 @@ def test_a_crash_while_deleting_rows_is_settled_from_codex_table(sample, step, s
         assert not set(rows) & {c.thread_id for c in chosen}
     else:
         assert rows == before
+
+
+@pytest.mark.parametrize("linked", ["extensions", "extensions/ad_hoc", "extensions/ad_hoc/notes"])
+def test_a_link_planted_in_the_notes_folder_is_refused_and_nothing_written_outside(
+        sample, tmp_path, linked):
+    """Agents write in the memory folder: a link there is never followed out of it."""
+    from memcite.durable_files import LinkRefused
+
+    conn, home, _db, _builder = sample
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    planted = home / "memories" / linked
+    if planted.exists():
+        shutil.rmtree(planted)
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.symlink_to(outside)
+    chosen = _chosen(conn)
+    with pytest.raises(LinkRefused) as caught:
+        _forget(conn, home, chosen)
+    assert caught.value.exit_code == 3
+    assert list(outside.rglob("*")) == []
+    assert set(_states(conn).values()) == {"rolled_back"}

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from memcite.durable_files import fsync_folder, make_private_folders
+from memcite.durable_files import LinkRefused
 from memcite.errors import MemciteError
 from memcite.ledger.adhoc_notes import NOTES_FOLDER, adhoc_note_name
 from memcite.ledger.codex_home import CodexLocations
@@ -183,35 +183,54 @@ def _temp_path(path: str) -> str:
     return os.path.join(folder, f".{name}{TEMP_SUFFIX}")
 
 
-def write_new_file(path: str, data: bytes, checkpoint: Checkpoint = _no_checkpoint) -> None:
+def write_new_file(path: str, data: bytes, checkpoint: Checkpoint = _no_checkpoint, *,
+                   root: str | None = None) -> None:
     """Write ``data`` to ``path``, which must not exist: a temporary file beside it, synced,
     linked into place (never over an existing file), read back. The temporary file never
-    stays; a failure leaves ``path`` absent (or, if it existed, untouched)."""
-    temp = _temp_path(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(temp, flags, 0o600)
+    stays; a failure leaves ``path`` absent (or, if it existed, untouched).
+
+    ``root`` (the memory folder, default the file's own folder) is taken as it is; the
+    folders from it down to ``path`` are made (0700) and opened without following a link,
+    since agents write in the memory folder: a link planted there is refused
+    (``LinkRefused``, exit 3), never written through.
+    """
+    from memcite.durable_files import create_file_at, open_folder, read_file_at
+
+    folder_path, name = os.path.split(path)
+    root = folder_path if root is None else root
+    relative = os.path.relpath(folder_path, root)
+    parts = () if relative == os.curdir else tuple(relative.split(os.sep))
+    folder = open_folder(root, parts, create=True, mode=0o700)
+    temp = os.path.basename(_temp_path(path))
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        checkpoint("note_temp_written")
+        create_file_at(folder, temp, data, 0o600)
         try:
-            os.link(temp, path)  # fails if path exists: nothing is overwritten
-        except FileExistsError:
-            raise
-        except OSError:  # a file system without hard links
-            if os.path.lexists(path):
-                raise FileExistsError(path) from None
-            os.rename(temp, path)
-        checkpoint("note_linked")
+            checkpoint("note_temp_written")
+            try:
+                os.link(temp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+            except FileExistsError:
+                raise
+            except OSError:  # a file system without hard links
+                try:
+                    os.stat(name, dir_fd=folder, follow_symlinks=False)
+                    raise FileExistsError(path) from None
+                except FileNotFoundError:
+                    os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+            checkpoint("note_linked")
+        finally:
+            try:
+                os.unlink(temp, dir_fd=folder)  # never left behind, whatever happened
+            except FileNotFoundError:
+                pass
+        try:
+            os.fsync(folder)
+        except OSError:
+            pass
+        if read_file_at(folder, name, path, len(data) + 1) != data:
+            os.unlink(name, dir_fd=folder)  # ours (just linked), and wrong: Codex must not read it
+            raise OSError(f"{path}: read back different bytes than were written (removed)")
     finally:
-        if os.path.lexists(temp):
-            os.unlink(temp)  # never left behind, whatever happened
-    fsync_folder(os.path.dirname(path))
-    if _read(path) != data:
-        os.unlink(path)  # ours (just linked), and wrong: Codex must not read it
-        raise OSError(f"{path}: read back different bytes than were written (removed)")
+        os.close(folder)
 
 
 # --------------------------------------------------------------------------- Codex's table
@@ -376,8 +395,10 @@ def _forget_by_note(conn, chosen, result: ForgetResult, *, locations: CodexLocat
                 "codex_db": None, "stage1_row": None, **_request_fields(memory)})
     checkpoint("intent_committed")
     try:
-        make_private_folders(folder)
-        write_new_file(path, data, checkpoint)
+        write_new_file(path, data, checkpoint, root=locations.memory_folder)
+    except LinkRefused:
+        _finish(conn, result.batch, "rolled_back", now, problem=f"a link in the way of {path}")
+        raise
     except OSError as exc:
         problem = f"could not write {path}: {exc.strerror or exc}"
         _finish(conn, result.batch, "rolled_back", now, problem=problem)
@@ -628,8 +649,8 @@ def _withdraw(conn, rows: list[tuple], *, now: int, checkpoint: Checkpoint) -> l
     name = adhoc_note_name(now, f"memcite keep {len(rows)} withdrawn {uuid.uuid4().hex[:8]}")
     path = os.path.join(folder, name)
     try:
-        make_private_folders(folder)
-        write_new_file(path, withdrawal_text(memories, at=now).encode(), checkpoint)
+        write_new_file(path, withdrawal_text(memories, at=now).encode(), checkpoint,
+                       root=os.path.join(home, "memories"))
     except OSError as exc:
         raise ForgetError(f"could not write {path}: {exc.strerror or exc}; nothing withdrawn",
                           hint="check that the memory folder is writable") from None

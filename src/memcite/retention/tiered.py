@@ -19,7 +19,7 @@ import sqlite3
 import uuid
 from dataclasses import dataclass, field
 
-from memcite.durable_files import make_private_folders
+from memcite.durable_files import LinkRefused
 from memcite.ledger.adhoc_notes import NOTES_FOLDER, adhoc_note_name
 from memcite.ledger.store import transaction
 from memcite.retention.entry_report import FileEntries, created_of, entry_row
@@ -171,8 +171,10 @@ def request_entries(conn: sqlite3.Connection, entries: list[TieredEntry], *, cod
                     item.verdict.reason, usage.citations, usage.last_cited, now, path, digest))
         checkpoint("intent_committed")
         try:
-            make_private_folders(folder)
-            write_new_file(path, data)
+            write_new_file(path, data, root=memory_folder)
+        except LinkRefused:
+            _finish(conn, result.batch, "rolled_back", now, f"a link in the way of {path}")
+            raise
         except OSError as exc:
             problem = f"could not write {path}: {exc.strerror or exc}"
             _finish(conn, result.batch, "rolled_back", now, problem)
