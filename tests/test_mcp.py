@@ -209,6 +209,11 @@ def test_save_writes_only_on_the_confirming_call(env):
     assert f"Project: {os.path.realpath(env['project'])}" in written
     assert [e["text"] for e in recalled["entries"]] == [SAVE["text"]]
     assert note_log(env) == [("mcp save", "save", entry_id, "mcp-confirm")]
+    # the note says what the log says: confirmed by the second call's token, through MCP,
+    # and the draft showed exactly those lines
+    assert "Confirmed: yes (mcp-confirm by " in written and "Via: mcp" in written
+    assert "Confirmed: yes (mcp-confirm by " in draft["note"] and "Via: mcp" in draft["note"]
+    assert "automatic" not in written
 
 
 def test_wrong_reused_and_mismatched_tokens_are_refused(env):

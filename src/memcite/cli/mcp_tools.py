@@ -348,7 +348,8 @@ def save(context: ToolContext, cwd: str, arguments: SaveInput) -> SaveOutput:
         now = time.time()
         if arguments.confirm is None:
             result = operations.save_entries(location, drafts(), today=_today(now), now=now,
-                                             conn=None, redact=arguments.redact, dry_run=True)
+                                             conn=None, redact=arguments.redact, dry_run=True,
+                                             confirmed_by=CONFIRMED_BY, via="mcp")  # as it will be
             token, expires_at = context.tokens.issue(binding)
             return _save_output(result, "draft", token, expires_at)
         context.tokens.redeem(arguments.confirm, binding)

@@ -209,7 +209,10 @@ def check_project(location: NoteLocation, note: Note, path: str) -> None:
 # --------------------------------------------------------------------------- save
 
 
-CONFIRMATIONS = ("--yes", "terminal")  # how a person confirms; anything else is automatic
+# How a person confirms; anything else is automatic. ``mcp-confirm``: the second call of an
+# MCP save, carrying the token of a draft the person was shown (Codex asks the person before
+# each call of a destructive tool, and refuses it under approval_policy = "never").
+CONFIRMATIONS = ("--yes", "terminal", "mcp-confirm")
 
 
 def confirmation_line(confirmed_by: str | None, today: str) -> str:
