@@ -164,17 +164,63 @@ def compaction_order(entries: list[ScopedEntry], today: str) -> list[ScopedEntry
 
 # --------------------------------------------------------------------------- compaction steps
 
-_KEEP_RE = re.compile(
-    r"`[^`\n]+`"  # anything in backticks
-    r"|(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*"  # paths
-    r"|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}\b"  # file names
-    r"|--?[a-z][\w-]*"  # options
+_BACKTICKS = r"`[^`\n]+`"  # anything in backticks
+_PATH = r"(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*"  # paths
+_FILE_NAME = r"[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}\b"  # file names
+_WORDS = (
+    r"--?[a-z][\w-]*"  # options
     r"|\b[A-Za-z_]*[a-z][A-Z][A-Za-z0-9_]*\b"  # camelCase, CamelCase
     r"|\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b"  # snake_case
     r"|\bv?\d+(?:\.\d+)+\b"  # versions
     r"|\b[A-Za-z]+[0-9][A-Za-z0-9]*\b"  # words with digits
     r"|\b[A-Z][A-Za-z0-9]+\b"  # names
 )
+# What a digest keeps: the first match at each place, left to right (``finditer``).
+_KEEP_RE = re.compile("|".join((_BACKTICKS, _PATH, _FILE_NAME, _WORDS)))
+# ``_KEEP_RE.finditer`` tries the path and file name patterns at every character, and each
+# attempt runs to the end of a run of word characters: quadratic on a long line without
+# spaces. ``_keep_matches`` finds the same matches in linear time from four patterns, each
+# searched for its next match and kept until the scan passes it (whichever starts first
+# wins, the earlier pattern on a tie, as in the alternation). Inside a run of the characters
+# a path (file name) pattern starts with, it matches at every place or none (what follows
+# the run decides), so after trying the place the scan is at it is searched only where a
+# run starts (or at ``~``). The camelCase pattern first checks that the word is all ASCII:
+# otherwise its backtracking is quadratic in a word it cannot match (no change in what it
+# matches: a match runs from a word's start to its end, in ASCII letters, digits and ``_``).
+_WORDS_LINEAR = _WORDS.replace(
+    r"|\b[A-Za-z_]*[a-z][A-Z]", r"|\b(?=[A-Za-z0-9_]+\b)[A-Za-z_]*[a-z][A-Z]", 1)
+_KEEP_PARTS = (
+    (re.compile(_BACKTICKS), None),
+    (re.compile(_PATH), re.compile(r"(?:(?<![\w.-])|(?=~))" + _PATH)),
+    (re.compile(_FILE_NAME), re.compile(r"(?<![\w-])" + _FILE_NAME)),
+    (re.compile(_WORDS_LINEAR), None),
+)
+
+
+def _next_match(part: int, text: str, start: int):
+    pattern, at_run_start = _KEEP_PARTS[part]
+    if at_run_start is None:
+        return pattern.search(text, start)
+    return pattern.match(text, start) or at_run_start.search(text, start + 1)
+
+
+def _keep_matches(text: str):
+    """The matches of ``_KEEP_RE.finditer(text)`` (the same spans), in linear time."""
+    ahead = [_next_match(part, text, 0) for part in range(len(_KEEP_PARTS))]
+    while True:
+        best = None
+        for part, found in enumerate(ahead):
+            if found is not None and (best is None or found.start() < best.start()):
+                best = found
+        if best is None:
+            return
+        yield best
+        position = best.end()  # every pattern matches at least one character
+        for part, found in enumerate(ahead):
+            if found is not None and found.start() < position:
+                ahead[part] = _next_match(part, text, position)
+
+
 DIGEST_CHARS = 60
 
 
@@ -200,10 +246,12 @@ def digest(entry: Entry) -> str:
         head = text[: cut if cut > 0 else DIGEST_CHARS]
     rest = (text[len(head):] + " " + body).strip()
     keep: list[str] = []
-    for match in _KEEP_RE.finditer(rest):
+    kept: set[str] = set()
+    for match in _keep_matches(rest):
         word = match.group(0).rstrip(".,:;")
-        if len(word) > 1 and word not in head and word not in keep:
+        if len(word) > 1 and word not in kept and word not in head:
             keep.append(word)
+            kept.add(word)
     line = head + (" …" if rest else "")
     if keep:
         line += " [" + " ".join(keep) + "]"
