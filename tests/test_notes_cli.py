@@ -413,3 +413,73 @@ def test_recall_shows_what_a_person_wrote_above_the_sections(env):
         handle.write(text)
     out = invoke(env, "recall").stdout
     assert "Goal: settle payments in one pass." in out and "] A" in out
+
+
+# --------------------------------------------------------------------------- odd names and paths
+
+
+def _note_cli(cwd, home, *args):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HOME": str(home), "CODEX_HOME": str(home / "codex"),
+           "MEMCITE_HOME": str(home / "memcite")}
+    (home / "codex").mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "memcite", "note", *args], cwd=cwd, env=env,
+                          capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize("name, code, words", [
+    (b"bad\xffname", 2, b"not valid UTF-8"),
+    (b"new\nProject: /etc\n## Durable decisions\n- [x] injected", 2, b"control character"),
+    (b"tab\there", 2, b"control character"),
+    (b"ghp_" + b"abcdefghijklmnopqrstuvwxyz0123456789", 3, b"secret"),
+])
+def test_a_project_folder_a_note_cannot_name_faithfully_is_refused_before_writing(
+        tmp_path, name, code, words):
+    folder = os.path.join(os.fsencode(tmp_path), name.replace(b"/", b"_"))
+    os.mkdir(folder)
+    done = _note_cli(folder, tmp_path, "save", "an entry", "--section", "decisions", "--yes")
+    assert done.returncode == code, done.stderr
+    assert words in done.stderr and b"Traceback" not in done.stderr
+    assert not (tmp_path / "codex" / "memory").exists()  # nothing written, nothing logged
+    if b"ghp_" in name:
+        assert name not in done.stderr and name not in done.stdout  # masked in the message
+
+
+def test_an_empty_scope_is_a_usage_error(tmp_path):
+    done = _note_cli(tmp_path, tmp_path, "save", "x", "--section", "decisions", "--yes",
+                     "--scope", "")
+    assert done.returncode == 2 and b"--scope" in done.stderr
+    assert not (tmp_path / "codex" / "memory").exists()
+
+
+def test_a_note_that_cannot_be_read_is_refused_not_a_traceback(tmp_path, monkeypatch):
+    import errno as errno_module
+
+    from memcite.notes import storage
+    from memcite.notes.refusals import NoteRefusal
+
+    note = tmp_path / "memory.md"
+    note.write_text("# Project memory\n")
+    real_open = os.open
+
+    def denied(path, flags, *args, **kwargs):
+        if os.fspath(path) == str(note):
+            raise PermissionError(errno_module.EACCES, "Permission denied", str(note))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(storage.os, "open", denied)  # root reads every file: simulate it
+    with pytest.raises(NoteRefusal) as caught:
+        storage.read_file(str(note))
+    assert caught.value.reason == "not-writable" and "cannot be read" in caught.value.message
+
+
+def test_a_fifo_planted_as_the_note_does_not_hang(tmp_path):
+    from memcite.notes import storage
+    from memcite.notes.refusals import NoteRefusal
+
+    fifo = tmp_path / "memory.md"
+    os.mkfifo(fifo)
+    with pytest.raises(NoteRefusal, match="not a regular file"):
+        storage.read_file(str(fifo))

@@ -37,8 +37,9 @@ def _location(cwd: str | None, codex_home: str | None, scope: str | None = None,
     folder = cwd or os.getcwd()
     if not os.path.isdir(folder):
         raise InputError(f"--cwd: {folder} is not a folder")
-    return locate_note(folder, resolve_codex_home(codex_home), scope=scope or "project",
-                       session=_session(session))
+    # only an absent --scope means the project's note: `--scope ''` is a usage error
+    return locate_note(folder, resolve_codex_home(codex_home),
+                       scope="project" if scope is None else scope, session=_session(session))
 
 
 def _session(session: str | None) -> str | None:

@@ -37,6 +37,15 @@ def current_user() -> str:
         return "unknown"
 
 
+def _stored(text: str | None) -> str | None:
+    """As the change log keeps a path or a name: any byte an odd file name holds escaped,
+    secrets masked (a log line outlives the note)."""
+    from memcite.secrets import mask_secrets
+    from memcite.untrusted import storable
+
+    return None if text is None else mask_secrets(storable(text))
+
+
 def log_changes(conn: sqlite3.Connection, *, project: str, slug: str, command: str,
                 confirmed_by: str, changes: list[Change], at: int | None = None) -> None:
     """Append ``changes`` in one transaction."""
@@ -46,8 +55,9 @@ def log_changes(conn: sqlite3.Connection, *, project: str, slug: str, command: s
         conn.executemany(
             "INSERT INTO note_log (at, command, action, project, slug, entry_id, hash_before,"
             " hash_after, confirmed_by, user, file) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(when, command, change.action, project, slug, change.entry_id, change.hash_before,
-              change.hash_after, confirmed_by, user, change.file) for change in changes],
+            [(when, command, change.action, _stored(project), _stored(slug), change.entry_id,
+              change.hash_before, change.hash_after, confirmed_by, _stored(user),
+              _stored(change.file)) for change in changes],
         )
 
 

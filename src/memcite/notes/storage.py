@@ -81,6 +81,7 @@ def locate_note(cwd: str, home: str, *, scope: str = "project",
     named = os.path.abspath(cwd)
     cwd = canonical_path(cwd)
     project = find_project_root(cwd)
+    check_project_path(project)
     folder = _as_named(named, cwd, project)
     slug = project_slug(project)
     home = os.path.abspath(home)
@@ -90,6 +91,33 @@ def locate_note(cwd: str, home: str, *, scope: str = "project",
                         os.path.join(note_dir, NOTE_FILE),
                         scope_archive_dir(home, scope, slug=slug, session=session), folder,
                         scope, session if scope == "session" else None)
+
+
+def check_project_path(project: str) -> None:
+    """Refuse a project whose path a note cannot name faithfully on its ``Project:`` line, before
+    anything is written: not UTF-8 (the change log could not store it), a control character (a
+    newline would write a line of its own into the note), or what looks like a secret."""
+    from memcite.errors import InputError
+
+    if not project.isascii():
+        try:
+            project.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{project.encode('utf-8', 'backslashreplace').decode()}: the "
+                             "project folder's path is not valid UTF-8; memcite keeps no note for it",
+                             hint="rename the folder, or run from a folder whose path is UTF-8") from None
+    if any(ord(char) < 32 or ord(char) == 127 or 0x80 <= ord(char) < 0xA0 or char in "\u2028\u2029"
+           for char in project):
+        raise InputError(f"{project!r}: the project folder's path holds a control character "
+                         "(a newline, say); memcite keeps no note for it",
+                         hint="rename the folder")
+    from memcite.secrets import mask_secrets
+
+    masked = mask_secrets(project)
+    if masked != project:
+        raise NoteRefusal("secret", f"{masked}: the project folder's path looks like it holds a "
+                          "secret; memcite keeps no note for it (the path would be written into "
+                          "the note and the change log)", path=masked)
 
 
 def _as_named(named: str, canonical_cwd: str, project: str) -> str:
@@ -192,18 +220,25 @@ def check_private_file(path: str) -> None:
 
 def read_file(path: str) -> bytes | None:
     """A note's bytes (None when there is none); only regular files, at most ``MAX_NOTE_BYTES``."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    from memcite.untrusted import clear_nonblock
+
+    try:  # O_NONBLOCK: a FIFO planted as the note must not hang the command
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise NoteRefusal("permissions", f"{path}: a symbolic link, not a note; left alone",
                               path=path) from None
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise NoteRefusal("not-writable", f"{path}: the note cannot be read ({exc.strerror}); "
+                              "nothing was changed. Make it readable by you (memcite keeps notes "
+                              "0600), then run the command again", path=path) from None
         raise
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise NoteRefusal("permissions", f"{path}: not a regular file; left alone", path=path)
+        clear_nonblock(handle.fileno())
         data = handle.read(MAX_NOTE_BYTES + 1)
     if len(data) > MAX_NOTE_BYTES:
         from memcite.errors import InputError
