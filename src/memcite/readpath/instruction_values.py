@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 DEFAULT_BUDGET = 2500
 SUMMARY_FILE = "memory_summary.md"
-TEMPLATE_VERSION = "2"
+TEMPLATE_VERSION = "3"  # 3: the summary markers taken out of the memory text
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,18 @@ def _state_line(path: str, source: SourceUse | None, what: str, absent: str = ""
     )
 
 
+MARKER_REMOVED = "[memory summary marker removed]"
+
+
+def defuse_markers(text: str) -> str:
+    """``text`` with the summary markers taken out: a memory file (written by an agent, or
+    holding pasted text) must not be able to end the memory section early and put its own
+    lines outside it, where they would read as instructions."""
+    if "MEMORY_SUMMARY" not in text:
+        return text
+    return text.replace(SUMMARY_BEGINS, MARKER_REMOVED).replace(SUMMARY_ENDS, MARKER_REMOVED)
+
+
 def render_instructions(
     memory_root: str,
     summary: str,
@@ -100,7 +112,7 @@ def render_instructions(
         "pull-request message.",
         "",
         SUMMARY_BEGINS,
-        summary,
+        defuse_markers(summary),
         SUMMARY_ENDS,
         "",
         "When memory is likely to help, do the quick memory pass before exploring the "
