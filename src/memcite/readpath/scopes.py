@@ -209,7 +209,7 @@ def _keep_matches(text: str):
     ahead = [_next_match(part, text, 0) for part in range(len(_KEEP_PARTS))]
     while True:
         best = None
-        for part, found in enumerate(ahead):
+        for found in ahead:
             if found is not None and (best is None or found.start() < best.start()):
                 best = found
         if best is None:

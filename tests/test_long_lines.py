@@ -1,0 +1,153 @@
+"""One long line without spaces: every read-path step takes time in proportion to it.
+
+Speed targets live in benchmarks/bench_long_lines.py. These tests check what the linear
+code gives (the same as the quadratic code it replaced, on small inputs) and, on inputs
+where the old code took minutes, that the answer comes at all: each runs under a generous
+alarm, a guard against a hang rather than a timing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import re
+import signal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memcite.readpath import scopes
+from memcite.readpath.note_format import Entry
+
+HANG_SECONDS = 20
+
+
+@contextlib.contextmanager
+def no_hang(seconds: int = HANG_SECONDS):
+    """Fail (instead of waiting for ever) when the body takes more than ``seconds``."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s: quadratic again?")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def letters(size: int, seed: int = 7) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(size))
+
+
+# --------------------------------------------------------------------------- digest
+
+
+# The characters the digest's patterns turn on, and some pieces made of them.
+KEEP_ALPHABET = list("aabBZz0919_-..//~`` \té٣,:;x") + ["v1", "--", "../", "~/", "a.txt", "1.2", "aB"]
+KEEP_TEXT = st.lists(st.sampled_from(KEEP_ALPHABET), max_size=40).map("".join)
+
+
+def spans(matches) -> list[tuple[int, int]]:
+    return [match.span() for match in matches]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(KEEP_TEXT)
+def test_keep_matches_are_the_alternations_finditer(text):
+    assert spans(scopes._keep_matches(text)) == spans(scopes._KEEP_RE.finditer(text))
+
+
+@pytest.mark.parametrize("text", [
+    "ab.cd.ef.gh",  # file names inside one run of word characters and dots
+    "x.y-aaaa-aaaa.txt",  # a file name, then an option inside the same run
+    "1.2-aaaa.txt",  # a version, then a file name starting inside its run
+    "x~/a/b",  # a path starting at ~ in the middle of a word
+    "aBaBaBé",  # camelCase followed by a non-ASCII letter: no match
+    "aBcD",
+    "`a/b/c` d/e",
+    "../up/there and ./here/ and /abs/path.md",
+    "snake_case_é v1.2.3x 1.2.3 CamelCase word2 --opt -x",
+    "",
+])
+def test_keep_matches_table(text):
+    assert spans(scopes._keep_matches(text)) == spans(scopes._KEEP_RE.finditer(text))
+
+
+def test_keep_re_is_the_documented_alternation():
+    assert scopes._KEEP_RE.pattern == (
+        r"`[^`\n]+`"
+        r"|(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*"
+        r"|[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}\b"
+        r"|--?[a-z][\w-]*"
+        r"|\b[A-Za-z_]*[a-z][A-Z][A-Za-z0-9_]*\b"
+        r"|\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b"
+        r"|\bv?\d+(?:\.\d+)+\b"
+        r"|\b[A-Za-z]+[0-9][A-Za-z0-9]*\b"
+        r"|\b[A-Z][A-Za-z0-9]+\b"
+    )
+
+
+# At 200 KB, the alternation's finditer took minutes on each of the first three (2.6 s, 0.65 s
+# and 3.1 s at 20 KB, growing with the square of the length); the last two were linear already.
+LONG = 200_000
+LONG_LINES = {
+    "letters": lambda size: letters(size),
+    "file names in one run": lambda size: ("ab." * size)[:size],
+    "camelCase then é": lambda size: ("aB" * size)[: size - 1] + "é",
+    "options": lambda size: ("-a" * size)[:size],
+    "versions": lambda size: ("1." * size)[: size - 1] + "x",
+}
+
+
+def reference_digest(entry: Entry, monkeypatch) -> str:
+    """The digest as the alternation's ``finditer`` makes it (fine on short lines)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(scopes, "_keep_matches", scopes._KEEP_RE.finditer)
+        return scopes.digest(entry)
+
+
+def long_entry(line: str) -> Entry:
+    return Entry(text=line, id="a1b2c3", body=["  Topic: long", "  " + line[::-1]])
+
+
+@pytest.mark.parametrize("make", LONG_LINES.values(), ids=LONG_LINES.keys())
+def test_a_digest_of_a_long_line_is_the_alternations(make, monkeypatch):
+    entry = long_entry(make(3_000))
+    assert scopes.digest(entry) == reference_digest(entry, monkeypatch)
+
+
+@pytest.mark.parametrize("make", LONG_LINES.values(), ids=LONG_LINES.keys())
+def test_a_digest_of_one_very_long_line_without_spaces(make):
+    line = make(LONG)
+    with no_hang():
+        shown = scopes.digest(long_entry(line))
+    assert shown.startswith("- [a1b2c3] " + line[: scopes.DIGEST_CHARS] + " …")
+    assert "\n" not in shown
+
+
+# Before, each name was looked for in the list of those kept: quadratic in their number
+# (6 s for 30,000 names, 24 s for these 60,000).
+def test_a_digest_keeps_each_of_many_distinct_names_once():
+    names = [f"f{number}.txt" for number in range(60_000)]
+    line = ",".join(names)  # 650 KB without a space
+    entry = Entry(text="see the files", id="a1b2c3", body=["  " + line, "  " + line])
+    with no_hang():
+        shown = scopes.digest(entry)
+    assert shown == "- [a1b2c3] see the files … [" + " ".join(names) + "]"
+
+
+def test_a_long_word_then_a_path_is_found_once():
+    word = letters(LONG)
+    text = word + " ~/notes/" + word + "/x.md"
+    with no_hang():
+        found = [match.group(0) for match in scopes._keep_matches(text)]
+    assert found == ["~/notes/" + word + "/x.md"]
+    assert re.fullmatch(r"[a-z]+", word)
