@@ -483,3 +483,12 @@ def test_a_fifo_planted_as_the_note_does_not_hang(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(NoteRefusal, match="not a regular file"):
         storage.read_file(str(fifo))
+
+
+def test_a_session_id_that_looks_like_a_secret_is_refused_and_never_echoed(tmp_path):
+    secret = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    done = _note_cli(tmp_path, tmp_path, "save", "x", "--section", "decisions", "--yes",
+                     "--scope", "session", "--session", secret)
+    assert done.returncode == 2 and b"looks like a secret" in done.stderr
+    assert secret.encode() not in done.stderr + done.stdout
+    assert not (tmp_path / "codex" / "memory").exists()

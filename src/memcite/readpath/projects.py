@@ -127,6 +127,12 @@ def check_note(project_root: str, slug: str, path: str, text: str, data: bytes) 
 
 def check_session_id(session: str) -> str:
     """A session id usable as a folder name: letters, digits, ``.``, ``_``, ``-``; 1-128 chars."""
+    from memcite.secrets import mask_secrets
+
+    masked = mask_secrets(session or "")
+    if masked != (session or ""):  # it would be a folder name, a note's line and a log's key
+        raise InputError(f"--session: {masked!r} looks like a secret, not a session id; "
+                         "nothing was written")
     if not _SESSION_RE.match(session or "") or session in (".", ".."):
         raise InputError(f"--session: {session!r} is not a session id (letters, digits, '.', "
                          "'_' and '-', at most 128, starting with a letter or digit)")
