@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
+import signal
 import socket
 
 import pytest
@@ -159,6 +161,30 @@ def test_a_corrupt_user_named_file_is_an_error(tmp_path, fresh, content, expecte
 def test_a_missing_user_named_file_is_an_error(tmp_path, fresh):
     with pytest.raises(TokenizerError, match="cannot read"):
         get_tokenizer("o200k_base", bpe_file=tmp_path / "nope.tiktoken")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not hasattr(signal, "SIGALRM"),
+                    reason="needs FIFOs and SIGALRM")
+def test_a_fifo_named_as_the_bpe_file_is_refused_without_waiting(tmp_path, fresh):
+    fifo = tmp_path / "o200k_base.tiktoken"
+    os.mkfifo(fifo)  # no writer: a plain open() would wait for one for ever
+
+    def hung(signum, frame):
+        raise AssertionError("reading the BPE file waited on a FIFO")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        with pytest.raises(TokenizerError, match=r"cannot read the o200k_base BPE file: a FIFO"):
+            get_tokenizer("o200k_base", bpe_file=fifo)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_folder_named_as_the_bpe_file_is_refused(tmp_path, fresh):
+    with pytest.raises(TokenizerError, match=r"cannot read the o200k_base BPE file: a directory"):
+        get_tokenizer("o200k_base", bpe_file=tmp_path)
 
 
 def test_tiktoken_cache_dir_is_searched_first(tmp_path, fresh):

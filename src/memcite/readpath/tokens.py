@@ -180,12 +180,15 @@ def bpe_candidates(
 
 
 def read_bpe_file(path: str, name: str) -> bytes:
-    """The plain bytes of a BPE file (gunzipped when gzipped), checked against the published hash."""
+    """The plain bytes of a BPE file (gunzipped when gzipped), checked against the published hash;
+    only a regular file is read (opened without blocking, so a FIFO cannot hang it)."""
     import hashlib
 
+    from memcite.untrusted import open_regular
+
     spec = _spec(name)
-    try:
-        with open(path, "rb") as handle:
+    try:  # a FIFO or a device named instead of the file is refused, never waited on
+        with os.fdopen(open_regular(path), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise TokenizerError(
