@@ -138,16 +138,20 @@ class CodexLocations(FrozenSlots):
 def configured_sqlite_home(codex_home: str | os.PathLike) -> str | None:
     """The top-level ``sqlite_home`` of ``$CODEX_HOME/config.toml`` as written, or None."""
     path = os.path.join(os.fspath(codex_home), "config.toml")
-    import tomllib
-
     try:
-        with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO: refused, never a hang
-            data = tomllib.load(handle)
+        handle = os.fdopen(open_regular(path), "rb")  # a FIFO: refused, never a hang
     except FileNotFoundError:
         return None
     except NotRegularFile as exc:
         raise CodexHomeError(f"{path}: {exc.strerror}; Codex's config cannot be read",
                              hint=f"remove {path} or put Codex's config.toml there") from None
+    except OSError as exc:
+        raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    import tomllib  # only for a config that is there: it imports typing (start-up)
+
+    try:
+        with handle:
+            data = tomllib.load(handle)
     except OSError as exc:
         raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
