@@ -40,11 +40,14 @@ ERROR_CHOICES = ("strict", "replace")
 # --------------------------------------------------------------------------- the database
 
 
-def open_database(db: str | None, *, readonly: bool = False, migrate_schema: bool = True):
+def open_database(db: str | None, *, readonly: bool = False, migrate_schema: bool = True,
+                  quick_check: bool = False):
     """Open the command's database (see ``memcite.paths.resolve_db_path``).
 
     A writer creates the default data folder first if it is missing; a database
     named with ``--db`` or ``$MEMCITE_DB`` must be in a folder that exists.
+    ``quick_check``: a batch command that writes has the whole file checked first and a
+    damaged one refused, nothing written (``memcite.ledger.store.open_store``).
     """
     from memcite.ledger.store import StoreError, open_store
 
@@ -57,7 +60,8 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
                              f"({exc.strerror or exc})",
                              hint="set MEMCITE_HOME or MEMCITE_DB to a writable place, "
                                   "or pass --db") from None
-    return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema)
+    return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema,
+                      quick_check=quick_check)
 
 
 def _database_error(db: str | None, exc: Exception,
@@ -347,7 +351,7 @@ def sync(
         locations = locate_codex_home(resolve_codex_home(codex_home),
                                       env_sqlite_home=os.environ.get(SQLITE_HOME_ENV))
         check_codex_home(locations)  # before the database: a wrong home creates nothing
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         try:
             report = sync_codex_home(conn, locations, progress=progress)
         finally:
@@ -443,7 +447,7 @@ def ingest(
             readable.append(path)
         if not readable:
             return code
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
@@ -549,7 +553,7 @@ def ingest_home(
             raise InputError(f"{home}: no sessions/ or archived_sessions/ folder, no session "
                              "to ingest", hint="pass Codex's home with --codex-home DIR, or "
                              "name session files")
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
@@ -624,16 +628,13 @@ def rebuild(
     import sqlite3
 
     from memcite.ledger.recording import rebuild as rebuild_counts
-    from memcite.ledger.store import check_integrity
 
     try:
-        if check:  # read-only: a missing database is an error, nothing is created or migrated
-            conn = open_database(db, readonly=True)
-        else:
-            conn = open_database(db)
+        # Counts rebuilt from a damaged log would be wrong: the whole file is checked first
+        # (before any migration). --check is read-only: a missing database is an error,
+        # nothing is created or migrated.
+        conn = open_database(db, readonly=check, quick_check=True)
         try:
-            # Counts rebuilt from a damaged log would be wrong: check the file first.
-            check_integrity(conn, db or resolve_db_path(db))
             report = rebuild_counts(conn, apply=not check)
         finally:
             conn.close()

@@ -206,7 +206,7 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
                                              redact=redact, dry_run=True, via=via,
                                              confirmed_by="--yes" if yes else None)
             return _print_save(result, json)
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             result = _confirmed(lambda who: operations.save_entries(
                 location, drafts, today=today, now=now, conn=conn, redact=redact,
@@ -391,7 +391,7 @@ def forget(entry: str | None = None, yes: bool = False, cwd: str | None = None,
         if not os.path.isfile(location.note_file):
             raise InputError(f"no {location.scope} note ({location.note_file}); "
                              "nothing to forget")
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             result = _confirmed(lambda who: operations.forget_note(
                 location, entry_id=entry, now=now, today=_today(now), conn=conn,
@@ -426,7 +426,7 @@ def restore(archived: str, merge: bool = False, replace: bool = False, cwd: str 
             raise InputError("--merge and --replace exclude each other")
         location = _location(cwd, codex_home, scope, session)
         now = time.time()
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             result = operations.restore_note(location, archived, now=now, today=_today(now), conn=conn,
                                         mode="merge" if merge else "replace" if replace else None)
@@ -473,7 +473,7 @@ def purge(archived: str, confirm: str | None = None, cwd: str | None = None,
                 raise NoteRefusal("needs-confirmation", "not confirmed; nothing was deleted",
                                   path=target.path)
             confirmed_by = "--confirm+terminal"
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             operations.purge_archived(target, now=time.time(), conn=conn, confirmed_by=confirmed_by)
         finally:
@@ -573,7 +573,7 @@ def move(command: str, entry_id: str, to: str, text: str | None = None, yes: boo
                                   move=plan.to_json())
             confirmed_by = "terminal"
         now = time.time()
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             result = moves.move_entry(plan, now=now, today=_today(now), conn=conn,
                                       confirmed_by=confirmed_by)
@@ -601,7 +601,7 @@ def end_session(session_id: str, cwd: str | None = None, codex_home: str | None 
         folder = cwd or os.getcwd()
         if not os.path.isdir(folder):
             raise InputError(f"--cwd: {folder} is not a folder")
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             result = moves.end_session(folder, resolve_codex_home(codex_home), session_id,
                                        now=time.time(), conn=conn)

@@ -456,7 +456,7 @@ def prune(
         if apply:
             from memcite.cli.ledger_commands import open_database
 
-            conn = open_database(db)
+            conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         else:
             conn = open_store(resolve_db_path(db), readonly=True)
         try:
@@ -578,7 +578,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         if apply:
             from memcite.cli.ledger_commands import open_database
 
-            conn = open_database(db)
+            conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         elif db is None and not os.path.exists(resolve_db_path(db)):
             conn = None  # no ledger yet: no citation log (refused below unless judged anyway)
         else:
@@ -746,7 +746,7 @@ def restore(
             wanted.append(normalized)
         path = resolve_db_path(db)
         open_store(path, readonly=True).close()  # a missing database is an error, not created
-        conn = open_database(db)
+        conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         try:
             now = int(time.time())
             query = ("SELECT id, thread_id FROM forget_requests WHERE state IN ('done',"

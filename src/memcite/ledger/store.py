@@ -615,7 +615,7 @@ def check_integrity(conn: sqlite3.Connection, path: str = "the database") -> Non
             "left untouched", hint=_DAMAGED_HINT)
 
 
-def _check_after_unclean_end(path: str) -> None:
+def _check_read_only(path: str) -> None:
     """``check_integrity`` through a read-only connection, which recovers the WAL's index
     but, unlike a writer's last close, never checkpoints into the file it refuses."""
     uri = "file:" + _uri_path(os.path.abspath(path)) + "?mode=ro"
@@ -651,12 +651,21 @@ def _create_private(path: str) -> None:
 
 def open_store(path: str | os.PathLike, *, readonly: bool = False,
                migrate_schema: bool = True,
-               busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+               busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+               quick_check: bool = False) -> sqlite3.Connection:
     """Open (creating if needed) memcite's database, checked and migrated; autocommit mode.
 
     ``readonly`` opens an existing database for reading only and never migrates.
     Writes go through ``transaction(conn)``; each waits at most ``busy_timeout_ms``
     for another writer (the Stop hook waits little and gives up).
+
+    ``quick_check``: run SQLite's ``PRAGMA quick_check`` over the whole file before
+    anything is written (before the migrations, before WAL mode is set) and refuse a
+    damaged database with a ``DamagedStoreError`` (exit 3), the file left byte for byte.
+    The cheap checks of every open (the header, the schema) miss a damaged page of a
+    table or an index; the batch commands that write (``sync``, ``ingest``, ``prune
+    --apply``, ``restore``, ``rebuild``, the note commands) ask for it, the per-reply
+    ``record`` and Stop hook do not (see ``benchmarks/bench_quick_check.py`` for its cost).
     """
     path = os.fspath(path)
     if sqlite3.sqlite_version_info < MIN_SQLITE:
@@ -669,8 +678,9 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
     new = not exists or os.path.getsize(path) == 0
     if not exists:
         _create_private(path)
-    if exists and not readonly and _unclean_end(path):
-        _check_after_unclean_end(path)
+    if exists and not readonly and (_unclean_end(path) or quick_check and not new):
+        # A writer's connection could checkpoint into the file it refuses: a read-only one.
+        _check_read_only(path)
     mode = "ro" if readonly else "rw"
     uri = "file:" + _uri_path(os.path.abspath(path)) + f"?mode={mode}"
     if readonly and not _writable(path):
@@ -712,6 +722,8 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
                                     hint=_DAMAGED_HINT)
         if readonly:
             conn.execute("PRAGMA query_only = 1")
+            if quick_check:
+                check_integrity(conn, path)
             return conn
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
