@@ -12,13 +12,17 @@ import contextlib
 import random
 import re
 import signal
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcite.readpath import scopes
+from memcite.readpath.instructions import build_instructions
 from memcite.readpath.note_format import Entry
+from memcite.readpath.projects import find_project_root, project_note_path, project_slug
+from memcite.readpath.tokens import ApproxTokenizer
 
 HANG_SECONDS = 20
 
@@ -151,3 +155,55 @@ def test_a_long_word_then_a_path_is_found_once():
         found = [match.group(0) for match in scopes._keep_matches(text)]
     assert found == ["~/notes/" + word + "/x.md"]
     assert re.fullmatch(r"[a-z]+", word)
+
+
+# --------------------------------------------------------------------------- the memcite profile
+
+
+class CountingTokenizer:
+    """Codex's 4-bytes rule, counting how often a text of ``long`` characters or more is encoded."""
+
+    name = "approx"
+
+    def __init__(self, long: int) -> None:
+        self.inner = ApproxTokenizer()
+        self.long = long
+        self.long_encodes = 0
+
+    def _seen(self, text: str) -> None:
+        if len(text) >= self.long:
+            self.long_encodes += 1
+
+    def count(self, text: str) -> int:
+        self._seen(text)
+        return self.inner.count(text)
+
+    def boundaries(self, text: str) -> list[int]:
+        self._seen(text)
+        return self.inner.boundaries(text)
+
+
+def write_project_note(home, project, body: str) -> None:
+    canonical = find_project_root(project)
+    path = Path(project_note_path(home, project_slug(canonical)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# Project memory\n\nProject: {canonical}\nUpdated: 2026-03-01\n\n{body}")
+
+
+@pytest.mark.parametrize("where", ["entry", "loose line"])
+def test_the_whole_note_is_encoded_at_most_three_times(tmp_path, where):
+    home, project = tmp_path / "codex", tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (home / "memories").mkdir(parents=True)
+    (home / "memories" / "memory_summary.md").write_text("v1\n\n## User Profile\n\nshort.\n")
+    line = letters(LONG)
+    body = (f"## Durable decisions\n\n- [a1b2c3] {line}\n  Topic: long\n  Date: 2026-03-01\n"
+            if where == "entry" else f"## Durable decisions\n\n- [a1b2c3] short\n\n{line}\n")
+    write_project_note(home, project, body)
+    tokenizer = CountingTokenizer(LONG)
+    with no_hang():
+        result = build_instructions(home / "memories", codex_home=home, cwd=project,
+                                    tokenizer_name="approx", load_tokenizer=lambda: tokenizer,
+                                    today="2026-03-02")
+    assert result.truncated and result.used <= 2500
+    assert 1 <= tokenizer.long_encodes <= (3 if where == "entry" else 2)

@@ -137,12 +137,18 @@ class _NotesFit:
     blocks: dict = field(default_factory=dict)  # scope -> its block's text
 
 
+# Texts at least this long are counted once: the same text (the whole note, a block of it,
+# an entry with no provenance lines) is often counted again, and each count encodes it whole.
+_COUNT_ONCE_CHARS = 4096
+
+
 class _ScopedNotes:
     """The notes of the scopes read, resolved, and rendered at any compaction."""
 
     def __init__(self, notes, tokenizer, today: str) -> None:
         self.notes = notes  # [(ScopeNote, Note)] most specific first
         self.tokenizer = tokenizer
+        self._counted: dict[str, int] = {}
         entries = scoped_entries([(source.scope, note) for source, note in notes])
         kept, self.overrides = resolve(entries)
         kept_ids = {id(item.entry) for item in kept}
@@ -154,7 +160,15 @@ class _ScopedNotes:
         self.relevance = {id(item.entry): relevance(item, today) for item in kept}
         self.scope_of = {id(item.entry): item.scope for item in kept}
         self.full = self.render({})
-        self.full_tokens = tokenizer.count(self.full.text) if self.full.text else 0
+        self.full_tokens = self.count(self.full.text) if self.full.text else 0
+
+    def count(self, text: str) -> int:
+        """The tokenizer's count of ``text``; a long text is encoded only the first time."""
+        if len(text) < _COUNT_ONCE_CHARS:
+            return self.tokenizer.count(text)
+        if text not in self._counted:
+            self._counted[text] = self.tokenizer.count(text)
+        return self._counted[text]
 
     def render(self, steps: dict) -> _NotesFit:
         blocks = {}
@@ -175,7 +189,7 @@ class _ScopedNotes:
         step at a time for every entry (provenance lines, digest, left out) until it fits."""
         from memcite.readpath.truncation import truncate_to_budget
 
-        count = self.tokenizer.count
+        count = self.count
         if self.full_tokens <= target:
             return self._measured(self.full, self.full_tokens)
         cost = {}
@@ -230,8 +244,8 @@ class _ScopedNotes:
             whole = self.full.blocks[source.scope]
             if block and block not in fitted.text:  # cut by the last-resort truncation
                 block = ""
-            tokens = self.tokenizer.count(block) if block else 0
-            whole_tokens = self.tokenizer.count(whole)
+            tokens = self.count(block) if block else 0
+            whole_tokens = self.count(whole)
             changed = block != whole
             uses.append(SourceUse(source.scope, source.path, tokens, changed,
                                   max(len(whole.encode("utf-8")) - len(block.encode("utf-8")), 0),
