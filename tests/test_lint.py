@@ -295,3 +295,111 @@ def test_links_out_of_the_folder_are_not_followed(tmp_path):
     report = lint_paths([str(folder)])
     assert [(f.path.rsplit("/", 1)[1], f.code, f.message) for f in report.findings] == [
         ("link.md", "file-unreadable", "a link leading out of the folder, not followed")]
+
+
+# --------------------------------------------------------------------------- long lines
+# Speed targets live in benchmarks/bench_long_lines.py; these check that the linear forms give
+# what the patterns they replaced gave, and guard (with a generous alarm) against a hang.
+
+import contextlib  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+
+from memcite.lint import folder_checks, hook_paths  # noqa: E402
+
+
+@contextlib.contextmanager
+def no_hang(seconds: int = 20):
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s: quadratic again?")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+OLD_HEADER = re.compile(r"([a-z_][a-z0-9_]*):[ \t]*(.*?)[ \t]*")
+OLD_PATCH_HEADER = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to):[ \t]*(.+?)[ \t]*$",
+                              re.MULTILINE)
+HEADERISH = st.lists(st.sampled_from(["a", "k", "_", "1", "A", ":", " ", "\t", "\r", "x y", "é", "-"]),
+                     max_size=20).map("".join)
+
+
+@given(HEADERISH)
+def test_a_header_line_is_split_as_the_pattern_did(line):
+    old = OLD_HEADER.fullmatch(line)
+    assert folder_checks._header(line) == (old.groups() if old else None)
+
+
+PATCHISH = st.lists(st.sampled_from(["*** Update File:", "*** Move to:", "*** Add File: ", "*** x:", " ", "\t",
+                                     "\n", "\r\n", "a", "b.md", "/", "*"]), max_size=16).map("".join)
+
+
+@given(PATCHISH)
+def test_patch_headers_are_read_as_the_pattern_did(text):
+    old = [match.group(1) for match in OLD_PATCH_HEADER.finditer(text)]
+    new = [path for match in hook_paths._PATCH_HEADER.finditer(text)
+           if (path := hook_paths._patch_path(match.group(1)))]
+    assert new == old
+
+
+def test_a_rollout_header_with_a_long_run_of_spaces(tmp_path):
+    # The pattern took 0.9 s at 20,000 spaces and grew with the square: minutes here.
+    spaces = " " * 300_000
+    text = f"thread_id: a{spaces}b\nupdated_at: 2026-01-02T03:04:05Z\nrollout_path: /r\ncwd: /w{spaces}\n\nx\n"
+    with no_hang():
+        findings = check_rollout_summary("r.md", GOOD_NAME, text)
+    assert [(f.code, f.line) for f in findings] == [("rollout-thread-id", 1)]
+    assert findings[0].message == f"thread_id: {'a' + spaces + 'b'!r} is not a UUID"
+
+
+def test_a_patch_header_with_a_long_run_of_spaces(tmp_path):
+    # The pattern took 12 s at 80,000 spaces and grew with the square.
+    name = "a" + " " * 300_000 + "b.md"
+    payload = {"tool_input": {"patch": f"*** Begin Patch\n*** Update File: {name}  \n@@\n"}}
+    with no_hang():
+        assert hook_paths.candidate_paths(payload) == [name]
+
+
+needs_path_max = pytest.mark.skipif(hook_paths._PATH_MAX is None or os.sep != "/",
+                                    reason="PATH_MAX unknown here")
+
+
+@needs_path_max
+def test_realpath_of_paths_past_path_max_is_os_realpath(tmp_path):
+    limit = hook_paths._PATH_MAX
+    (tmp_path / "d").mkdir()
+    (tmp_path / "up").symlink_to(tmp_path)  # resolves to a shorter path: more can be looked up
+    (tmp_path / "root").symlink_to("/")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    long_target = str(tmp_path / "d") + "/x" * ((limit - len(str(tmp_path)) - 100) // 2)
+    (tmp_path / "long").symlink_to(long_target)  # resolves to a path near PATH_MAX
+    (tmp_path / "relative").symlink_to("d/../up/d")
+    names = ["d", "up", "root", "loop", "dangling", "long", "relative", "x", "y" * 300, "é" * 40, "memories"]
+    rng = __import__("random").Random(5)
+    for _ in range(60):
+        parts = [rng.choice(names) for _ in range(rng.randint(1, limit // 2))]
+        path = os.path.normpath(str(tmp_path) + "/" + "/".join(parts))
+        assert hook_paths._realpath(path) == os.path.realpath(path), path[:200]
+
+
+@needs_path_max
+def test_a_very_long_path_in_a_payload(tmp_path):
+    # os.path.realpath took 31 s on these 1.3 MB (650,000 names): it builds the path anew per name.
+    root = tmp_path / "memories"
+    root.mkdir()
+    word = str(root) + "/" + "a/" * 650_000 + "MEMORY.md"
+    payload = {"tool_input": {"command": f"cat {word}"}, "cwd": str(tmp_path)}
+    with no_hang():
+        touched = hook_paths.touched_memory_files(payload, [str(root)])
+    assert touched == [os.path.realpath(str(root)) + "/" + "a/" * 650_000 + "MEMORY.md"]

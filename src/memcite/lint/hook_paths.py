@@ -12,8 +12,10 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 
-_PATCH_HEADER = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to):[ \t]*(.+?)[ \t]*$",
-                           re.MULTILINE)
+# A patch header: ``*** Update File: <path>``, the path without the spaces and tabs around it.
+# (Written ``:[ \t]*(.+?)[ \t]*$``, the pattern took time quadratic in a run of spaces inside
+# the path; the rest of the line is taken whole and stripped instead, with the same result.)
+_PATCH_HEADER = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to):(.*)$", re.MULTILINE)
 _WORD = re.compile(r"[^\s'\"`;|&<>(){}]+")
 MEMORY_NAMES = ("MEMORY.md", "memory_summary.md")
 _MARKERS = ("MEMORY.md", "memory_summary.md", "memories", "memory", "rollout_summaries", "ad_hoc")
@@ -47,13 +49,60 @@ def candidate_paths(payload: object) -> list[str]:
         if len(found) >= MAX_CANDIDATES:
             break
         if "*** " in text:
-            found.extend(match.group(1) for match in _PATCH_HEADER.finditer(text))
+            found.extend(path for match in _PATCH_HEADER.finditer(text)
+                         if (path := _patch_path(match.group(1))))
         if not _looks_like_memory_path(text):
             continue
         if "\n" not in text and len(text) <= 4096:
             found.append(text.strip())
         found.extend(word for word in _WORD.findall(text) if _looks_like_memory_path(word))
     return list(dict.fromkeys(found))[:MAX_CANDIDATES]
+
+
+def _patch_path(rest: str) -> str:
+    """What ``:[ \t]*(.+?)[ \t]*$`` takes of the rest of a patch header: the text without the
+    spaces and tabs around it, or its last character when it is only spaces and tabs ("" when
+    there is nothing)."""
+    return rest.strip(" \t") or rest[-1:]
+
+
+def _path_max() -> int | None:
+    """The length (in bytes) from which no path can be looked up, or None when unknown."""
+    try:
+        limit = os.pathconf("/", "PC_PATH_MAX")
+    except (AttributeError, OSError, ValueError):
+        return None
+    return limit if 0 < limit <= 65536 else None
+
+
+_PATH_MAX = _path_max()
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath`` of an absolute, normalized ``path``, in time linear in its length.
+
+    ``os.path.realpath`` looks up one component at a time, building the path so far anew each
+    time: quadratic in the number of components. Once the path so far is ``PATH_MAX`` bytes
+    long, every lookup fails (the name is too long) and it only appends the components left,
+    so they are appended here in one go; below that, it resolves a part at a time.
+    """
+    if _PATH_MAX is None or os.sep != "/" or len(os.fsencode(path)) < _PATH_MAX:
+        return os.path.realpath(path)
+    names = [name for name in path.split("/") if name]
+    sizes = [len(os.fsencode(name)) for name in names]
+    resolved = "/"
+    index = 0
+    while index < len(names):
+        size = len(os.fsencode(resolved))
+        end = index
+        while end < len(names) and size + 1 + sizes[end] < _PATH_MAX:
+            size += 1 + sizes[end]
+            end += 1
+        if end == index:  # the next name makes PATH_MAX bytes or more: nothing more resolves
+            return os.path.join(resolved, *names[index:])
+        resolved = os.path.realpath(os.path.join(resolved, *names[index:end]))
+        index = end
+    return resolved
 
 
 def _inside(path: str, root: str) -> bool:
@@ -73,7 +122,7 @@ def touched_memory_files(payload: object, roots: Sequence[str], cwd: str | None 
             continue
         path = os.path.expanduser(candidate.removeprefix("file://"))
         path = os.path.normpath(path if os.path.isabs(path) else os.path.join(base, path))
-        real = os.path.realpath(path)
+        real = _realpath(path)
         name = os.path.basename(real)
         adhoc = f"{os.sep}extensions{os.sep}ad_hoc{os.sep}notes{os.sep}" in real
         if not (name.endswith(".md") or adhoc):
