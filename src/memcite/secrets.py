@@ -1,19 +1,30 @@
 """Finding secrets and what does not belong in a durable note, and masking them.
 
-Two layers. memcite's own checks (plain regular expressions, always run) cover
+Three layers. memcite's own checks (plain regular expressions, always run) cover
 what Yelp's detect-secrets does not: e-mail addresses, phone numbers, cookies
-and session ids, ``Authorization`` headers, passwords in URLs and assignments,
-private key blocks, raw log excerpts and large code excerpts. detect-secrets'
-plugins (run in process, on the text's lines, no baseline file, never any
-verification over the network) cover known key formats and random-looking
-tokens; importing them costs ~100 ms, so ``may_hold_secret`` (a cheap pre-filter
-any wing may call per reply) decides whether they are loaded at all.
+and session ids, ``Authorization`` headers, passwords in URLs, assignments,
+netrc lines, command-line options and prose (``the password is …``), private
+key blocks, raw log excerpts and large code excerpts. memcite's provider rules
+(a prefix each: ``hf_``, ``sk-ant-``, ``dop_v1_``, ``hvs.``, …; see
+docs/secret-coverage.md) find the keys of the services a coding agent meets,
+quoted or not. detect-secrets' plugins (run in process, on the text's lines, no
+baseline file, never any verification over the network) cover more known key
+formats and random-looking tokens; importing them costs ~100 ms, so
+``may_hold_secret`` (a cheap pre-filter any wing may call per reply) decides
+whether they are loaded at all.
+
+Text that is not ASCII is folded before it is scanned: Unicode format characters
+(category Cf: zero-width spaces and joiners, the soft hyphen, the BOM, bidi
+controls) and other invisible ones are dropped and every character is put in
+NFKC form (fullwidth ``ＡＫＩＡ`` is ``AKIA``), so a key cannot hide behind a
+look-alike; the findings' spans are mapped back onto the original text, which is
+what is masked. ASCII text (``str.isascii``, C speed) is never folded.
 
 Durable notes are full of identifiers that look random and are not secrets:
-UUIDs and thread ids, git commit hashes, SHA-256 digests, versions, paths, URLs
-without credentials. Hex strings are never judged by entropy, and a candidate
-token is a secret only when it has the shape of a random key (see
-``_looks_like_identifier``).
+UUIDs, ULIDs and thread ids, git commit hashes, SHA-256 digests, versions, paths,
+URLs without credentials, base64 of ordinary words. Hex strings are never judged
+by entropy (a hex key is found by its provider's prefix), and a candidate token is
+a secret only when it has the shape of a random key (see ``_looks_like_identifier``).
 
 ``scan(text)`` returns findings with 1-based line numbers and character offsets
 into ``text``; ``redact(text)`` puts ``[REDACTED:<kind>]`` in their place. A
@@ -24,7 +35,9 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
+from itertools import accumulate
 
 from memcite.value_classes import FrozenSlots
 
@@ -46,6 +59,70 @@ class Finding(FrozenSlots):
     def to_json(self) -> dict:
         return {"kind": self.kind, "line": self.line, "start": self.start, "end": self.end,
                 "masked": self.masked}
+
+
+# --------------------------------------------------------------------------- folding
+
+# Invisible characters that are not of category Cf (default-ignorable code points): the
+# combining grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian variation
+# selectors; variation selectors are the two ranges below.
+_IGNORABLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0")
+_IGNORABLE_RANGES = ((0xFE00, 0xFE0F), (0xE0100, 0xE01EF))
+
+
+@lru_cache(maxsize=1)
+def _non_ascii_re() -> re.Pattern:
+    return re.compile(r"[^\x00-\x7f]")
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str | None:
+    """What one non-ASCII character is when scanned: None (dropped), or its NFKC form."""
+    import unicodedata
+
+    code = ord(char)
+    if unicodedata.category(char) == "Cf" or char in _IGNORABLE \
+            or any(low <= code <= high for low, high in _IGNORABLE_RANGES):
+        return None
+    return unicodedata.normalize("NFKC", char)
+
+
+def _fold_table(text: str) -> dict[int, str | None]:
+    """``str.translate``'s table for ``text``: the non-ASCII characters that folding changes.
+
+    Each character is folded alone (NFKC per character, so that every character of the
+    folded text comes from exactly one of ``text``); empty for ASCII or ordinary text.
+    """
+    table: dict[int, str | None] = {}
+    for char in set(_non_ascii_re().findall(text)):
+        folded = _fold_char(char)
+        if folded != char:
+            table[ord(char)] = folded
+    return table
+
+
+def _fold(text: str) -> tuple[str, dict[int, str | None]]:
+    """``text`` as it is scanned (format characters dropped, NFKC) and the table that made it."""
+    if text.isascii():
+        return text, {}
+    table = _fold_table(text)
+    return (text.translate(table) if table else text), table
+
+
+def _unfold_spans(text: str, table: dict[int, str | None],
+                  spans: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """Spans of the folded text as spans of ``text``: each covers the characters that made it."""
+    if not spans:
+        return spans
+
+    def width(char: str) -> int:
+        folded = table.get(ord(char), char)
+        return 0 if folded is None else len(folded)
+
+    ends = list(accumulate(map(width, text)))  # folded offset after each character of text
+    # the first character whose folding reaches past ``start``; the last one reaching ``end``
+    return _merge([(kind, bisect_right(ends, start), bisect_left(ends, end) + 1)
+                   for kind, start, end in spans])
 
 
 # --------------------------------------------------------------------------- pre-filter
@@ -127,7 +204,42 @@ def _looks_like_identifier(token: str) -> bool:
     pieces = [piece for piece in core.replace("_", "-").split("-") if piece]
     if len(pieces) >= 2 and all(len(piece) <= 12 for piece in pieces):
         return True  # slugs, kebab and snake names, rollout file names, dates and times
-    return core.isalpha() and (core.islower() or core.isupper() or core.istitle())
+    if len(pieces) == 2 and pieces[0].isalpha() and len(pieces[0]) <= 12 \
+            and not pieces[1].strip(_HEX_CHARS):
+        return True  # a typed id: req_<hex>, evt-<hex> (a hex key is found by its prefix)
+    if core.isalpha() and (core.islower() or core.isupper() or core.istitle()):
+        return True
+    return _is_ulid(core) or _base64_of_words(core)
+
+
+_ULID_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base32
+
+
+def _is_ulid(core: str) -> bool:
+    return len(core) == 26 and core[0] in "01234567" and not core.strip(_ULID_CHARS)
+
+
+def _base64_of_words(core: str) -> bool:
+    """``aGVsbG8gd29ybGQ`` (``hello world``): base64 of prose or a header is no key.
+
+    A random key's bytes are almost never all letters and spaces; ``user:password`` (no
+    space) is still judged as a key.
+    """
+    if len(core) < 16 or len(core) % 4 == 1 or "-" in core or "_" in core:
+        return False
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(core + "=" * (-len(core) % 4), validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return " " in decoded and bool(_words_re().fullmatch(decoded))
+
+
+@lru_cache(maxsize=1)
+def _words_re() -> re.Pattern:
+    return re.compile(r"[A-Za-z][A-Za-z ,.:;/'()-]*[A-Za-z.)]")
 
 
 def _path_part(part: str) -> bool:
@@ -154,32 +266,81 @@ def _random_looking(token: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _own_patterns() -> tuple[tuple[str, re.Pattern, int], ...]:
-    """``(kind, pattern, group)``: the group holds the value to mask (0: the whole match)."""
+def _own_patterns() -> tuple[tuple[str, re.Pattern, int, str], ...]:
+    """``(kind, pattern, group, rule)``: the group holds the value to mask (0: the whole match),
+    the rule names the test a value must pass (``_kept``)."""
     return (
         ("private-key", re.compile(
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*"
-            r"PRIVATE KEY(?: BLOCK)?-----|\Z)"), 0),
+            r"PRIVATE KEY(?: BLOCK)?-----|\Z)"), 0, ""),
         ("authorization-header", re.compile(
-            r"(?im)\b(?:proxy-)?authorization\s*:\s*((?:[A-Za-z-]+\s+)?[^\s\"'`]{6,})"), 1),
-        ("bearer-token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=\-]{16,})"), 1),
-        ("cookie", re.compile(r"(?im)^\s*(?:set-)?cookie\s*:\s*(\S.*)$"), 1),
+            r"(?im)\b(?:proxy-)?authorization\s*:\s*((?:[A-Za-z-]+\s+)?[^\s\"'`]{6,})"), 1,
+         "header"),
+        ("bearer-token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=\-]{16,})"), 1, ""),
+        ("cookie", re.compile(r"(?im)^\s*(?:set-)?cookie\s*:\s*(\S.*)$"), 1, ""),
         ("session-id", re.compile(
             r"(?i)\b(?:session[_-]?id|sessid|sid|phpsessid|jsessionid|connect\.sid|session[_-]?token"
-            r"|csrf[_-]?token|xsrf[_-]?token)\s*[=:]\s*[\"']?([A-Za-z0-9%._~+/\-]{8,})"), 1),
+            r"|csrf[_-]?token|xsrf[_-]?token)\s*[=:]\s*[\"']?([A-Za-z0-9%._~+/\-]{8,})"), 1,
+         "session"),
         ("url-password", re.compile(
-            r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'<>]*:([^\s/@\"'<>]+)@"), 1),
+            r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'<>]*:([^\s/@\"'<>]+)@"), 1, ""),
         ("password", re.compile(
             r"(?i)(?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key"
             r"|access[_-]?key|secret[_-]?key|token|private[_-]?key)"
-            r"[\"']?\s*(?:=|:|:=|=>)\s*([\"']?)([^\s\"',;]{4,})\1"), 2),
+            r"[\"']?\s*(?:=|:|:=|=>)\s*([\"']?)([^\s\"',;]{4,})\1"), 2, "assignment"),
         ("email", re.compile(
             r"(?<![\w.+-])([A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*"
-            r"\.[A-Za-z]{2,24})(?![\w.-]*[/:]\S)"), 1),
+            r"\.[A-Za-z]{2,24})(?![\w.-]*[/:]\S)"), 1, "email"),
         ("phone", re.compile(
             r"(?<![\w.+/-])(\+\d{1,3}[\s.\-]?(?:\(\d{1,4}\)[\s.\-]?)?\d{1,4}(?:[\s.\-]?\d{2,4}){2,4}"
-            r"|\(\d{3}\)\s?\d{3}[\s.\-]\d{4}|\d{3}[\s.\-]\d{3}[\s.\-]\d{4})(?![\w.-]*\w)"), 1),
+            r"|\(\d{3}\)\s?\d{3}[\s.\-]\d{4}|\d{3}[\s.\-]\d{3}[\s.\-]\d{4})(?![\w.-]*\w)"), 1,
+         "phone"),
     )
+
+
+@lru_cache(maxsize=1)
+def _shape_patterns() -> tuple[tuple[str, re.Pattern, int, str], ...]:
+    """Passwords given without ``=`` or ``:``, as ``_own_patterns`` are; run only on a text
+    that holds one of their words (``_may_hold_shape``)."""
+    quoted = r"([\"'`]?)([^\s\"'`]{%d,})\%d"  # a value, quoted or not: groups n and n+1
+
+    def password(source: str, rule: str, least: int = 3) -> tuple[str, re.Pattern, int, str]:
+        groups = re.compile(source.replace("VALUE", "")).groups
+        value = quoted % (least, groups + 1)
+        return ("password", re.compile(source.replace("VALUE", value)), groups + 2, rule)
+
+    return (
+        # netrc: ``machine H login U password P``, on one line or one token a line
+        password(r"(?i)\b(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*"
+                 r"\s+password\s+VALUE", "assignment"),
+        # options: --password P, --db-password=P, --api-key P, keytool -storepass P, openssl
+        password(r"(?i)(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|api-?key"
+                 r"|secret-key|client-secret)(?:=|[ \t]+)VALUE", "option", 4),
+        password(r"(?<![\w-])-(?:src|dest)?(?:store|key)pass[ \t]+VALUE", "option"),
+        password(r"(?<![\w-])-pass(?:in|out)?[ \t]+pass:VALUE", "option", 1),
+        # mysql -pP (the value is glued on) and -p P; sshpass -p P; redis-cli -a P
+        password(r"(?m)\b(?:mysql\w*|mariadb[\w-]*)\b[^\n]*?[ \t]-pVALUE", "glued", 1),
+        password(r"(?m)\b(?:mysql\w*|mariadb[\w-]*)\b[^\n]*?[ \t]-p[ \t]+VALUE", "separated"),
+        password(r"\bsshpass[ \t]+-p[ \t]*VALUE", "option", 1),
+        password(r"(?m)\bredis-cli\b[^\n]*?[ \t](?:-a|--pass)[ \t]+VALUE", "option", 1),
+        # curl -u user:P (the user is no secret)
+        ("password", re.compile(r"(?im)\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?([\"']?)"
+                                r"[^\s:\"'$]+:([^\s\"'`]+)\1"), 2, "option"),
+        # prose: "the password is P"
+        password(r"(?i)\b(?:password|passwd|passphrase|passcode)\s+(?:is|was)(?:\s*:)?\s+VALUE",
+                 "prose", 4),
+    )
+
+
+# Words the password shapes need (netrc, options, prose, mysql -p, redis-cli -a, curl -u),
+# and the words of the option names (after ``--``).
+_SHAPE_WORDS = ("pass", "pwd", "mysql", "mariadb", "redis-cli", "curl")
+_OPTION_WORDS = ("token", "api-key", "apikey", "secret-key", "client-secret")
+
+
+def _may_hold_shape(text: str, lowered: str) -> bool:
+    return any(word in lowered for word in _SHAPE_WORDS) \
+        or "--" in text and any(word in lowered for word in _OPTION_WORDS)
 
 
 _PLACEHOLDER_RE = r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\{\{.*\}\}|%\(?\w*\)?s?|\*+|x+|X+|\.{3}|…|redacted|\[REDACTED(?::[a-z0-9-]+)?\])$"  # noqa: E501
@@ -223,28 +384,47 @@ _EMAIL_ALLOWED_LOCAL = ("git", "noreply", "no-reply")
 
 def _own_findings(text: str) -> list[tuple[str, int, int]]:
     found: list[tuple[str, int, int]] = []
-    for kind, pattern, group in _own_patterns():
+    patterns = _own_patterns()
+    if _may_hold_shape(text, text.lower()):
+        patterns += _shape_patterns()
+    for kind, pattern, group, rule in patterns:
         for match in pattern.finditer(text):
             value = match.group(group)
             start, end = match.span(group)
-            if not value or _is_placeholder(value):
-                continue
-            if kind == "password" and (_plain_word(value) or _indirect(value)):
-                continue
-            if kind == "authorization-header" and _plain_word(value.split()[-1]):
-                continue
-            if kind == "session-id" and _is_uuid(value):
-                continue  # a Codex session is a thread: its id is a UUID, an identifier
-            if kind == "email":
-                local, _, domain = value.partition("@")
-                if local.lower() in _EMAIL_ALLOWED_LOCAL or domain.lower().endswith(
-                        _EMAIL_ALLOWED_DOMAINS):
-                    continue
-            if kind == "phone" and not _phone_digits(value):
-                continue
-            found.append((kind, start, end))
+            if rule == "prose":  # a sentence's full stop is not part of the password
+                value = value.rstrip(".,;:!?)")
+                end = start + len(value)
+            if value and not _is_placeholder(value) and _kept(rule, value):
+                found.append((kind, start, end))
+    found.extend(_provider_findings(text))
     found.extend(_block_findings(text))
     return found
+
+
+def _kept(rule: str, value: str) -> bool:
+    """Whether a value one of memcite's own patterns matched is to be masked."""
+    if rule == "assignment":
+        return not (_plain_word(value) or _indirect(value))
+    if rule == "option":  # a value that starts with - is the next option
+        return not (_plain_word(value) or _indirect(value) or value.startswith("-"))
+    if rule == "glued":  # mysql -pP: P is the password, whatever it looks like
+        return True
+    if rule == "separated":  # mysql -p db: db may be the database (mysql then asks for it)
+        return not (_plain_word(value) or re.fullmatch(r"[a-z_]+\d*|\d+|-.*", value))
+    if rule == "prose":
+        return len(value) >= 4 and not (value.isalpha() and len(value) < 16) \
+            and value.lower() not in _NOT_VALUES and not _indirect(value)
+    if rule == "header":
+        return not _plain_word(value.split()[-1])
+    if rule == "session":
+        return not _is_uuid(value)  # a Codex session is a thread: its id is a UUID
+    if rule == "email":
+        local, _, domain = value.partition("@")
+        return not (local.lower() in _EMAIL_ALLOWED_LOCAL
+                    or domain.lower().endswith(_EMAIL_ALLOWED_DOMAINS))
+    if rule == "phone":
+        return _phone_digits(value)
+    return True
 
 
 def _is_uuid(value: str) -> bool:
@@ -255,6 +435,190 @@ def _is_uuid(value: str) -> bool:
 def _phone_digits(value: str) -> bool:
     digits = sum(char.isdigit() for char in value)
     return 9 <= digits <= 15
+
+
+# --------------------------------------------------------------------------- provider rules
+
+def _digit_and_letter(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _random_body(value: str) -> bool:
+    """After the prefix: digits, or letters of both cases (a long lower-case word is no key)."""
+    body = value.rsplit("_", 1)[-1]
+    return any(c.isdigit() for c in body) or not (body.islower() or body.isupper())
+
+
+# (kind, markers, expression, check). An expression runs only on a text that holds one of
+# its markers (plain substrings; ``may_need_masking`` tests them too), and a match counts
+# only when ``check`` (if any) passes. memcite's own wording of the shapes gitleaks' default
+# rules describe (docs/secret-coverage.md lists them); lengths are lower bounds where a
+# provider has changed its format, so that the whole key is masked.
+_PROVIDER_RULES: tuple[tuple[str, tuple[str, ...], str, object], ...] = (
+    # cloud
+    ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+     r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", None),
+    ("aws-bedrock-api-key", ("ABSK",), r"(?<![A-Za-z0-9])ABSK[A-Za-z0-9+/]{100,}={0,2}", None),
+    ("gcp-api-key", ("AIza",), r"(?<![A-Za-z0-9])AIza[\w-]{35}", None),
+    ("google-oauth-secret", ("GOCSPX-",), r"GOCSPX-[\w-]{24,}", None),
+    ("google-oauth-token", ("ya29.",), r"(?<![A-Za-z0-9])ya29\.[\w.-]{20,}", None),
+    ("azure-client-secret", ("Q~",), r"(?<![\w~.-])[\w~.]{3}\dQ~[\w~.-]{31,34}(?![\w~.-])", None),
+    ("alibaba-access-key", ("LTAI",), r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])", None),
+    ("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), r"do[opr]_v1_[a-f0-9]{64}", None),
+    ("heroku-api-key", ("HRKU-",), r"HRKU-[\w-]{40,}", None),
+    ("flyio-token", ("fo1_", "fm1a_", "fm1r_", "fm2_"),
+     r"(?<![A-Za-z0-9])(?:fo1_[\w-]{43}|fm(?:1[ar]|2)_[A-Za-z0-9+/]{80,}={0,3})", None),
+    ("supabase-token", ("sbp_", "sb_secret_"), r"sbp_(?:v0_)?[a-f0-9]{40}|sb_secret_[\w-]{20,}",
+     None),
+    # git hosts
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_\w{40,})", None),
+    ("gitlab-token", ("glpat-", "gldt-", "glrt-", "glft-", "glimt-", "glagent-", "gloas-",
+                      "glsoat-", "glffct-", "glcbt-", "glptt-", "GR1348941"),
+     r"gl(?:pat|dt|rt|ft|imt|agent|oas|soat|ffct|cbt|ptt)-[\w.-]{20,}|GR1348941[\w-]{20,}", None),
+    ("bitbucket-app-password", ("ATBB",), r"(?<![A-Za-z0-9])ATBB[\w=.-]{28,}", None),
+    ("atlassian-api-token", ("ATATT3", "ATCTT3"), r"AT[AC]TT3[\w=-]{60,}", None),
+    # model providers
+    ("openai-token", ("sk-proj-", "sk-svcacct-", "sk-admin-", "T3BlbkFJ"),
+     r"sk-(?:proj|svcacct|admin)-[\w-]{40,}|sk-[\w-]*T3BlbkFJ[\w-]+", None),
+    ("anthropic-api-key", ("sk-ant-",), r"sk-ant-[a-z]+\d*-[\w-]{32,}", None),
+    ("openrouter-api-key", ("sk-or-",), r"sk-or-v\d+-[a-f0-9]{40,}", None),
+    ("api-key", ("sk-",), r"(?<![\w-])sk-[A-Za-z0-9]{32,}(?![\w-])", _digit_and_letter),
+    ("huggingface-token", ("hf_", "api_org_"),
+     r"(?<![A-Za-z0-9_])(?:hf|api_org)_[A-Za-z0-9]{30,}(?![\w-])", _random_body),
+    ("replicate-token", ("r8_",), r"(?<![A-Za-z0-9_])r8_[A-Za-z0-9]{32,}", None),
+    ("groq-api-key", ("gsk_",), r"(?<![A-Za-z0-9_])gsk_[A-Za-z0-9]{40,}", None),
+    ("perplexity-api-key", ("pplx-",), r"pplx-[A-Za-z0-9]{40,}", None),
+    ("xai-api-key", ("xai-",), r"(?<![\w-])xai-[A-Za-z0-9]{60,}", None),
+    ("langsmith-api-key", ("lsv2_",), r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", None),
+    # package registries
+    ("npm-token", ("npm_",), r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36,}", None),
+    ("pypi-token", ("pypi-AgE",), r"pypi-AgE[\w-]{50,}", None),
+    ("rubygems-api-key", ("rubygems_",), r"rubygems_[a-f0-9]{48}", None),
+    ("docker-hub-token", ("dckr_pat_", "dckr_oat_"), r"dckr_(?:pat|oat)_[\w-]{20,}", None),
+    ("nuget-api-key", ("oy2",), r"(?<![A-Za-z0-9])oy2[a-z0-9]{43}(?![A-Za-z0-9])",
+     _digit_and_letter),
+    ("artifactory-credentials", ("AKCp", "cmVmd"),
+     r"(?<![A-Za-z0-9])(?:AKCp[A-Za-z0-9]{60,}|cmVmd[A-Za-z0-9]{59,})", None),
+    ("clojars-token", ("CLOJARS_",), r"CLOJARS_[A-Za-z0-9]{60}", None),
+    ("crates-io-token", ("cio",), r"(?<![A-Za-z0-9])cio[A-Za-z0-9]{32}(?![A-Za-z0-9])",
+     _digit_and_letter),
+    # chat
+    ("slack-token", ("xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xoxe.",
+                     "xapp-", "hooks.slack.com/"),
+     r"xox[abeoprs][.-][\w.-]{10,}|xapp-\d-[A-Za-z0-9-]{20,}"
+     r"|hooks\.slack\.com/(?:services|workflows|triggers)/[\w+/-]{20,}", None),
+    ("discord-webhook", ("discord.com/api/webhooks/", "discordapp.com/api/webhooks/"),
+     r"discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}", None),
+    ("telegram-bot-token", (":AA",), r"(?<![\d:])\d{8,10}:AA[\w-]{33}(?![\w-])", None),
+    ("teams-webhook", (".webhook.office.com/",),
+     r"[\w-]+\.webhook\.office\.com/webhook\w*/[^\s\"'<>`]+", None),
+    # payments
+    ("stripe-access-key", ("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"),
+     r"(?<![A-Za-z0-9])[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}", None),
+    ("stripe-webhook-secret", ("whsec_",), r"whsec_[A-Za-z0-9+/=]{24,}", None),
+    ("square-oauth-secret", ("sq0csp-",), r"sq0csp-[\w-]{22,}", None),
+    ("square-access-token", ("sq0atp-",), r"sq0atp-[\w-]{22,}", None),
+    ("braintree-access-token", ("access_token$",),
+     r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}", None),
+    ("shopify-token", ("shpat_", "shpca_", "shppa_", "shpss_"), r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+     None),
+    # other services
+    ("mailgun-api-key", ("key-",), r"(?<![\w-])key-[a-f0-9]{32}(?![\w-])", None),
+    ("doppler-token", ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+     r"dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[\w-]+\.)?[A-Za-z0-9]{40,44}", None),
+    ("vault-token", ("hvs.", "hvb.", "hvr."), r"(?<![A-Za-z0-9])hv[sbr]\.[\w-]{24,}", None),
+    ("terraform-cloud-token", (".atlasv1.",), r"[A-Za-z0-9]{14}\.atlasv1\.[\w=-]{60,}", None),
+    ("databricks-token", ("dapi",), r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])",
+     None),
+    ("linear-api-key", ("lin_api_", "lin_oauth_"), r"lin_(?:api|oauth)_[A-Za-z0-9]{40,}", None),
+    ("notion-token", ("ntn_", "secret_"),
+     r"(?<![A-Za-z0-9_])(?:ntn_\d{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})(?![\w-])",
+     _digit_and_letter),
+    ("grafana-token", ("glc_", "glsa_", "eyJrIjoi"),
+     r"glc_[A-Za-z0-9+/]{32,}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"
+     r"|eyJrIjoi[A-Za-z0-9]{70,}={0,3}", None),
+    ("sentry-token", ("sntryu_", "sntrys_"), r"sntryu_[a-f0-9]{64}|sntrys_eyJ[\w+/=]{50,}", None),
+    ("pulumi-token", ("pul-",), r"(?<![\w-])pul-[a-f0-9]{40}", None),
+    ("postman-api-key", ("PMAK-",), r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", None),
+    ("planetscale-token", ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
+     r"pscale_(?:tkn|pw|oauth)_[\w=.-]{32,}", None),
+    ("tailscale-key", ("tskey-",), r"tskey-[a-z]+-[A-Za-z0-9-]{16,}", None),
+    ("1password-token", ("ops_eyJ", "A3-"),
+     r"ops_eyJ[A-Za-z0-9+/]{100,}={0,3}|(?<![A-Za-z0-9])A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}"
+     r"|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}(?![A-Za-z0-9])", None),
+    ("age-secret-key", ("AGE-SECRET-KEY-1",), r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+     None),
+    ("new-relic-key", ("NRAK-", "NRII-"), r"NR(?:AK|II)-[A-Za-z0-9-]{27,32}", None),
+    ("dynatrace-token", ("dt0c01.",), r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", None),
+    ("sourcegraph-token", ("sgp_",), r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}", None),
+    # signed URLs (Azure SAS, S3 and GCS pre-signed): the signature is the key
+    ("url-signature", ("sig=", "ignature=", "ecurity-Token=", "ecurity-token="),
+     r"[?&](?:sig|[\w-]*[Ss]ignature|[\w-]*[Ss]ecurity-[Tt]oken)=([^&\s\"'<>#`]{16,})", None),
+)
+
+_SEPARATORS = "_-.~$=/"
+
+
+def _marker_index() -> tuple[tuple[str, ...], str, dict[str, tuple[str, ...]], int]:
+    """The provider markers arranged for one cheap test: the few without a separator (plain
+    substring tests), and the others by their head's last two characters (``f_`` for
+    ``hf_``), looked up at each separator of a text."""
+    bare: set[str] = set()
+    heads: dict[str, set[str]] = {}
+    for _kind, markers, _source, _check in _PROVIDER_RULES:
+        for marker in markers:
+            if any(prefix in marker for prefix in _PREFIXES):
+                continue  # may_hold_secret tests it (ghp_, sk-, eyJ, …)
+            last = max(marker.rfind(sep) for sep in _SEPARATORS)
+            head = marker[:last + 1]
+            if len(head) >= 3:  # a marker holds its head: testing the head is conservative
+                heads.setdefault(head[-2:], set()).add(head)
+            else:
+                bare.add(marker)
+    separators = "".join(sorted({tail[-1] for tail in heads}))
+    longest = max(len(head) for group in heads.values() for head in group)
+    return (tuple(sorted(bare)), separators,
+            {tail: tuple(sorted(group)) for tail, group in heads.items()}, longest)
+
+
+_BARE_MARKERS, _HEAD_SEPARATORS, _HEADS, _LONGEST_HEAD = _marker_index()
+
+
+def _has_provider_marker(text: str) -> bool:
+    """True when a provider rule could match ``text``, or ``may_hold_secret`` is True for it."""
+    for marker in _BARE_MARKERS:
+        if marker in text:
+            return True
+    for sep in _HEAD_SEPARATORS:
+        at = text.find(sep, 1)
+        while at != -1:
+            heads = _HEADS.get(text[at - 1:at + 1])
+            if heads and text.endswith(heads, max(0, at + 1 - _LONGEST_HEAD), at + 1):
+                return True
+            at = text.find(sep, at + 1)
+    return False
+
+
+@lru_cache(maxsize=128)
+def _provider_re(source: str) -> re.Pattern:
+    return re.compile(source, re.ASCII)
+
+
+def _provider_findings(text: str) -> list[tuple[str, int, int]]:
+    found: list[tuple[str, int, int]] = []
+    if not _has_provider_marker(text) and not any(prefix in text for prefix in _PREFIXES):
+        return found
+    for kind, markers, source, check in _PROVIDER_RULES:
+        if not any(marker in text for marker in markers):
+            continue
+        pattern = _provider_re(source)
+        group = 1 if pattern.groups else 0
+        for match in pattern.finditer(text):
+            if check is not None and not check(match.group()):
+                continue
+            found.append((kind, *match.span(group)))
+    return found
 
 
 # --------------------------------------------------------------------------- log and code blocks
@@ -414,11 +778,18 @@ def mask(value: str) -> str:
 
 
 def scan(text: str) -> list[Finding]:
-    """Everything in ``text`` that must not be stored, in order; overlapping findings merged."""
-    spans = _own_findings(text)
-    if may_hold_secret(text):
-        spans.extend(_detect_secrets_findings(text))
+    """Everything in ``text`` that must not be stored, in order; overlapping findings merged.
+
+    Text that is not ASCII is scanned folded (see the module's docstring); the spans are
+    those of ``text`` itself.
+    """
+    folded, table = _fold(text)
+    spans = _own_findings(folded)
+    if may_hold_secret(folded):
+        spans.extend(_detect_secrets_findings(folded))
     merged = _merge(spans)
+    if table:
+        merged = _unfold_spans(text, table, merged)
     return [Finding(kind, text.count("\n", 0, start) + 1, start, end, mask(text[start:end]))
             for kind, start, end in merged]
 
@@ -486,15 +857,22 @@ def may_need_masking(text: str) -> bool:
     """True when ``scan`` could find something in ``text``; False means it finds nothing.
 
     Cheap (substring tests and one small expression; no detect-secrets, none of memcite's own
-    patterns compiled), so it can run on every field of every reply.
+    patterns compiled), so it can run on every field of every reply. Only text that is not
+    ASCII is folded first (a set of its characters, then ``str.translate`` if one changes).
     """
     if "@" in text or "\n" in text or "-----BEGIN" in text or "Bearer" in text:
         return True  # e-mail, password in a URL, log or code block, key block, bearer token
-    if "=" in text or ":" in text:
-        lowered = text.lower()
-        if any(word in lowered for word in _OWN_KEYWORDS):
+    if not text.isascii():  # folding keeps what is ASCII: the tests above hold for it too
+        text = _fold(text)[0]
+        if "@" in text or "-----BEGIN" in text or "Bearer" in text:
             return True
-    return bool(_phone_like_re().search(text)) or may_hold_secret(text)
+    lowered = text.lower()
+    if ("=" in text or ":" in text) and any(word in lowered for word in _OWN_KEYWORDS):
+        return True
+    if _may_hold_shape(text, lowered):
+        return True
+    return _has_provider_marker(text) or bool(_phone_like_re().search(text)) \
+        or may_hold_secret(text)
 
 
 def mask_secrets(text: str) -> str:
