@@ -480,3 +480,38 @@ def test_instructions_budget_0_says_the_budget_is_0(env):
     assert code == 0
     assert "nothing to inject: the budget is 0 tokens" in out.decode()
     assert "no summary" not in out.decode()
+
+
+# --------------------------------------------------------------------------- usage errors
+
+
+def _synthetic(prefix: str, length: int, seed: int) -> str:
+    """A key-shaped value put together at run time (no literal token in the repository)."""
+    import random
+
+    rng = random.Random(seed)
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+    return prefix + "".join(rng.choice(alphabet) for _ in range(length))
+
+
+@pytest.mark.parametrize("paths", BOTH_PATHS)
+@pytest.mark.parametrize("shape", ["pem-as-option", "key-as-command", "key-as-option"])
+def test_a_usage_error_never_echoes_a_secret(shape, paths, tmp_path):
+    # click quotes what it could not read: a PEM block starts with -----, which it takes for
+    # an option ("No such option: -----BEGIN ..."); a key where a command name should be.
+    body = _synthetic("MIIEpAIBAAKCAQEA", 48, 1)
+    token = _synthetic("ghp_", 36, 2)
+    args = {
+        "pem-as-option": ["note", "save", "-----BEGIN RSA PRIVATE KEY-----\n" + body
+                          + "\n-----END RSA PRIVATE KEY-----", "--yes"],
+        "key-as-command": [token],
+        "key-as-option": ["stats", "--" + token],
+    }[shape]
+    code, out, err = run(args, {"MEMCITE_DB": str(tmp_path / "memcite.sqlite"),
+                                "CODEX_HOME": str(tmp_path), "MEMCITE_HOME": "", **paths})
+    assert code == EXIT_BAD_INPUT
+    assert "Usage: memcite" in err and "Error:" in err
+    assert "[REDACTED:" in err
+    for secret in (body[16:], token[4:]):
+        assert secret[:12] not in err and secret[-12:] not in err
+    assert out == b""

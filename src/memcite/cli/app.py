@@ -90,9 +90,24 @@ def run_typer(args: list[str]) -> int:
     except typer.Abort:
         return EXIT_INTERRUPTED
     except typer.TyperException as error:  # click's usage errors: printed as click prints them
-        error.show()
+        _show_masked(error)
         return error.exit_code
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _show_masked(error: typer.TyperException) -> None:
+    """Print a click error as click prints it, secrets masked: click quotes the arguments it
+    could not read (``No such option: -----BEGIN RSA PRIVATE KEY-----…``: a PEM block starts
+    with ``-``, which click takes for an option; a key given for a command name or a value)."""
+    import io
+    import sys
+
+    from memcite.cli.console import masked
+
+    buffer = io.StringIO()
+    error.show(file=buffer)
+    sys.stderr.write(masked(buffer.getvalue()))
+    sys.stderr.flush()
 
 
 ProfileOpt = Annotated[
