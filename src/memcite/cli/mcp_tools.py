@@ -353,7 +353,7 @@ def save(context: ToolContext, cwd: str, arguments: SaveInput) -> SaveOutput:
             token, expires_at = context.tokens.issue(binding)
             return _save_output(result, "draft", token, expires_at)
         context.tokens.redeem(arguments.confirm, binding)
-        conn = open_database(context.db)
+        conn = open_database(context.db, quick_check=True)  # as `note save`
         try:
             result = operations.save_entries(
                 location, drafts(), today=_today(now), now=now, conn=conn,
@@ -410,7 +410,7 @@ def forget(context: ToolContext, cwd: str, arguments: ForgetInput) -> ForgetOutp
                                 **common)
         context.tokens.redeem(arguments.confirm, binding)
         now = time.time()
-        conn = open_database(context.db)
+        conn = open_database(context.db, quick_check=True)  # as `note forget`
         try:
             result = operations.forget_note(location, entry_id=arguments.entry, now=now,
                                             today=_today(now), conn=conn,
