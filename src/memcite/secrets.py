@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_left, bisect_right
 from functools import lru_cache
-from itertools import accumulate
 
 from memcite.value_classes import FrozenSlots
 
@@ -114,6 +112,8 @@ def _unfold_spans(text: str, table: dict[int, str | None],
     """Spans of the folded text as spans of ``text``: each covers the characters that made it."""
     if not spans:
         return spans
+    from bisect import bisect_left, bisect_right  # only text that is not ASCII gets here
+    from itertools import accumulate
 
     def width(char: str) -> int:
         folded = table.get(ord(char), char)
@@ -858,7 +858,8 @@ def may_need_masking(text: str) -> bool:
 
     Cheap (substring tests and one small expression; no detect-secrets, none of memcite's own
     patterns compiled), so it can run on every field of every reply. Only text that is not
-    ASCII is folded first (a set of its characters, then ``str.translate`` if one changes).
+    ASCII is folded first (a search for its non-ASCII characters, then ``str.translate`` if
+    one of them folds).
     """
     if "@" in text or "\n" in text or "-----BEGIN" in text or "Bearer" in text:
         return True  # e-mail, password in a URL, log or code block, key block, bearer token
