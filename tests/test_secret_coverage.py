@@ -424,6 +424,24 @@ def test_a_disguised_sample_is_masked_in_the_original_text(row, disguise):
     assert plain == mask_secrets(text)
 
 
+def _after_a_space(row) -> bool:
+    text, secret = _sample(row)
+    return text.index(secret) > 0 and text[text.index(secret) - 1] == " "
+
+
+@pytest.mark.parametrize("row", [row for row in _covered() if _after_a_space(row)],
+                         ids=lambda row: row[1])
+def test_a_zero_width_space_for_the_space_before_a_sample(row):
+    # ``login<ZWSP>hf_…``: dropped, the key would be glued to the word before it (which
+    # may be masked along with it: a word glued to a key reads as part of it)
+    text, secret = _sample(row)
+    at = text.index(secret)
+    planted = text[:at - 1] + ZW + text[at:]
+    masked = mask_secrets(planted)
+    assert _survivors(secret, masked) == [], masked
+    assert mask_secrets(masked) == masked
+
+
 def test_the_brief_examples():
     g = Gen("brief")
     key = "ghp_" + g(18) + ZW + g(18)

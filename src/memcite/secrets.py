@@ -781,17 +781,27 @@ def scan(text: str) -> list[Finding]:
     """Everything in ``text`` that must not be stored, in order; overlapping findings merged.
 
     Text that is not ASCII is scanned folded (see the module's docstring); the spans are
-    those of ``text`` itself.
+    those of ``text`` itself. A text with invisible characters is scanned twice: with them
+    dropped (``ghp_abc<ZWSP>def`` is one key) and with each a space (``login<ZWSP>hf_…``
+    is a word, then a key), and what either finds is masked.
     """
     folded, table = _fold(text)
+    merged = _folded_spans(folded)
+    if table:
+        merged = _unfold_spans(text, table, merged)
+        if None in table.values():
+            spaced = {code: " " if value is None else value for code, value in table.items()}
+            merged = _merge(merged + _unfold_spans(text, spaced, _folded_spans(
+                text.translate(spaced))))
+    return [Finding(kind, text.count("\n", 0, start) + 1, start, end, mask(text[start:end]))
+            for kind, start, end in merged]
+
+
+def _folded_spans(folded: str) -> list[tuple[str, int, int]]:
     spans = _own_findings(folded)
     if may_hold_secret(folded):
         spans.extend(_detect_secrets_findings(folded))
-    merged = _merge(spans)
-    if table:
-        merged = _unfold_spans(text, table, merged)
-    return [Finding(kind, text.count("\n", 0, start) + 1, start, end, mask(text[start:end]))
-            for kind, start, end in merged]
+    return _merge(spans)
 
 
 def _merge(spans: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
@@ -864,7 +874,9 @@ def may_need_masking(text: str) -> bool:
     if "@" in text or "\n" in text or "-----BEGIN" in text or "Bearer" in text:
         return True  # e-mail, password in a URL, log or code block, key block, bearer token
     if not text.isascii():  # folding keeps what is ASCII: the tests above hold for it too
-        text = _fold(text)[0]
+        text, table = _fold(text)
+        if None in table.values():
+            return True  # invisible characters: scanned dropped and as spaces (see scan)
         if "@" in text or "-----BEGIN" in text or "Bearer" in text:
             return True
     lowered = text.lower()
