@@ -37,25 +37,28 @@ _FIELD_KEYS = {
     "expires": "expires",
     "id": "id",
 }
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+# Each pattern below is linear in the line: no lazy group before a run of spaces, and a run
+# of spaces tried from its start only ((?<![ \t])), since a long run made them quadratic.
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$")  # the title: group 2 less its trailing " \t#"
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _BULLET = re.compile(r"^([-*+]|\d{1,9}[.)])[ \t]+")
 _FIELD = re.compile(
     r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?(?P<key>source|evidence|confidence|superseded[_ -]?by|tier"
-    r"|expires|id)(?:\*\*|__)?[ \t]*:(?:\*\*|__)?[ \t]*(?P<value>.*?)[ \t]*$",
+    r"|expires|id)(?:\*\*|__)?[ \t]*:(?:\*\*|__)?[ \t]*(?P<value>.*)$",  # value: less trailing " \t"
     re.IGNORECASE,
 )
 _HEADING_FIELD = re.compile(r"^(?P<key>applies_to|project|updated)[ \t]*:", re.IGNORECASE)
 _PREFIX = re.compile(r"^\[(?P<tag>[A-Za-z]{2,12})\](?=[ \t]|$)")
 # Compiled at its first use (``re``'s cache): few lines hold a comment, and folding case costs.
 _ID_COMMENT = r"<!--[ \t]*id[ \t]*:[ \t]*(?P<id>[A-Za-z0-9_-]{2,40})[ \t]*-->"
-_ID_BRACES = re.compile(r"[ \t]*\{#(?P<id>[A-Za-z0-9_-]{2,40})\}[ \t]*$")
+_ID_BRACES = re.compile(r"(?<![ \t])[ \t]*\{#(?P<id>[A-Za-z0-9_-]{2,40})\}[ \t]*$")
 # memcite's own notes open an entry with its id in brackets: ``- [k3f9a2] text``.
 _NOTE_ID = re.compile(r"^\[(?P<id>(?=[a-z]*\d)(?=\d*[a-z])[0-9a-z]{6})\](?:[ \t]+|$)")
 _ID_LEADING = re.compile(r"^`(?P<id>(?=[a-z0-9-]*\d)[a-z0-9][a-z0-9-]{3,15})`(?:[ \t]+|$)")
-_DECISION = re.compile(r"(?:^|(?<=[\s*_(]))Decision[ \t]*:(?:\*\*|__)?[ \t]*(?P<text>.+?)(?:[ \t]+—[ \t]+.*)?$",
+_DECISION = re.compile(r"(?:^|(?<=[\s*_(]))Decision[ \t]*:(?:\*\*|__)?[ \t]*(?P<text>.+)$",
                        re.IGNORECASE)
-_TRAILING_DATE = re.compile(r"[ \t]*[\[(]\d{4}-\d\d-\d\d[\])]$")
+_DECISION_TAIL = re.compile(r"(?<![ \t])[ \t]+—[ \t]+")  # `Decision: x — why`: the why is cut
+_TRAILING_DATE = re.compile(r"(?<![ \t])[ \t]*[\[(]\d{4}-\d\d-\d\d[\])]$")
 
 
 _set = object.__setattr__  # how the frozen values below set their fields in __init__
@@ -140,7 +143,9 @@ def entry_decision(text: str, heading: str | None) -> str | None:
     if ":" in text:
         match = _DECISION.search(text)
         if match:
-            return match.group("text").strip()
+            decision = match.group("text")
+            tail = _DECISION_TAIL.search(decision, 1)
+            return (decision if tail is None else decision[:tail.start()]).strip()
     if heading and "decision" in heading.lower():
         return entry_title(text) or None
     return None
@@ -281,7 +286,7 @@ def _field(line: str, number: int) -> EntryField | None:
     key = _FIELD_KEYS.get(match.group("key").lower())
     if key is None:
         return None
-    return EntryField(key, match.group("value"), number, match.start("key") + 1)
+    return EntryField(key, match.group("value").rstrip(" \t"), number, match.start("key") + 1)
 
 
 def text_lines(text: str) -> list[str]:
@@ -339,7 +344,7 @@ def read_entries(text: str) -> list[Entry]:
             level = len(heading.group(1))
             while headings and headings[-1][0] >= level:
                 headings.pop()
-            headings.append((level, heading.group(2).strip()))
+            headings.append((level, heading.group(2).rstrip(" \t#").strip()))
             continue
         indented = line[:1] in (" ", "\t")
         if indented:
