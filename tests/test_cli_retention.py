@@ -262,3 +262,20 @@ def test_stats_straight_from_codex_says_there_is_no_citation_log(env, tmp_path):
     assert "<- never cited" not in out and "by memcite's log" not in out  # no claims from no log
     top = out.split("Most cited")[1].splitlines()[1]
     assert top.split()[:5] == [env["builder"].thread_id(22), "memcite", "-", "Codex", "30"]
+
+
+@pytest.mark.parametrize("command", [["stats"], ["stats", "--json"], ["prune"]])
+def test_a_home_never_synced_is_said_so_not_a_silent_zero(env, tmp_path, command):
+    """A ledger the hook or `record` made before the first sync: judging it would say
+    'memories 0' while Codex's table holds rows. (`select` reads Codex's table itself.)"""
+    fresh = tmp_path / "fresh.sqlite"
+    conn = open_store(fresh)
+    record_reply(conn, ReplyInput("no citation here", at=NOW - 60), now=NOW)
+    conn.close()
+    code, out, err = run([*command, "--as-of", AS_OF], {**env["env"], "MEMCITE_DB": str(fresh)})
+    assert code == 3, (out, err)
+    assert "was never synced" in err and "memcite sync" in err and out == ""
+    code, out, err = run(["sync"], {**env["env"], "MEMCITE_DB": str(fresh)})
+    assert code == 0, err
+    code, out, err = run([*command, "--as-of", AS_OF], {**env["env"], "MEMCITE_DB": str(fresh)})
+    assert code in (0, 1) and "was never synced" not in err and out, (code, err)

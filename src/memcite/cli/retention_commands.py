@@ -90,8 +90,21 @@ def require_usage(locations, judge_without_usage: bool) -> None:
 
 def require_synced_usage(conn, locations, judge_without_usage: bool) -> None:
     """Refuse to judge from an inventory whose last sync of the home found no usage data."""
-    from memcite.retention.stats import synced_usage
+    from memcite.retention.stats import never_synced, synced_usage
 
+    if never_synced(conn, locations.codex_home) and locations.has_usage_data:
+        from memcite.ledger.codex_home import CodexHomeError, count_stage1_outputs
+
+        try:
+            rows = count_stage1_outputs(locations.state_db)
+        except CodexHomeError:
+            rows = 0
+        if rows:  # a silent "memories 0" would say the opposite of what Codex holds
+            raise UsageUnknown(
+                f"{locations.codex_home} was never synced: memcite's inventory holds none of "
+                f"the {rows} memor{'y' if rows == 1 else 'ies'} in Codex's table "
+                f"({locations.state_db}), so nothing was judged",
+                hint="run `memcite sync` first (and again whenever Codex has consolidated)")
     if judge_without_usage or synced_usage(conn, locations.codex_home):
         return
     raise UsageUnknown(

@@ -199,6 +199,13 @@ def synced_usage(conn: sqlite3.Connection, codex_home: str) -> bool:
     return last[0] > 0
 
 
+def never_synced(conn: sqlite3.Connection, codex_home: str) -> bool:
+    """Whether no sync of ``codex_home`` ever finished (the ledger was made by the hook,
+    ``record`` or ``rebuild`` first)."""
+    return conn.execute("SELECT 1 FROM syncs WHERE codex_home = ? AND finished_at IS NOT NULL"
+                        " LIMIT 1", (storable_or_none(codex_home),)).fetchone() is None
+
+
 def other_homes(conn: sqlite3.Connection, codex_home: str | None) -> list[str]:
     """The other Codex homes memcite's database holds memories of."""
     codex_home = storable_or_none(codex_home)  # as sync stored it
