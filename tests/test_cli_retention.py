@@ -279,3 +279,8 @@ def test_a_home_never_synced_is_said_so_not_a_silent_zero(env, tmp_path, command
     assert code == 0, err
     code, out, err = run([*command, "--as-of", AS_OF], {**env["env"], "MEMCITE_DB": str(fresh)})
     assert code in (0, 1) and "was never synced" not in err and out, (code, err)
+
+
+def test_a_misspelt_rule_names_every_valid_one_and_the_nearest(env):
+    code, out, err = run(["prune", "--rule", "tierd"], env["env"])
+    assert code == 2 and "or tiered for prune" in err and "did you mean tiered?" in err

@@ -118,7 +118,11 @@ class DeadMemory(FrozenSlots):
 def check_rule(rule: str) -> str:
     """``rule`` if it is one memcite knows, else an ``InputError`` saying which ones are."""
     if rule not in RULES:
-        raise InputError(f"--rule: {rule!r} is not one of {', '.join(RULES)}")
+        import difflib
+
+        near = difflib.get_close_matches(rule, (*RULES, "tiered"), n=1, cutoff=0.6)
+        raise InputError(f"--rule: {rule!r} is not one of {', '.join(RULES)}, or tiered for prune",
+                         hint=f"did you mean {near[0]}?" if near else None)
     return rule
 
 
