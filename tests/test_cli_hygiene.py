@@ -418,12 +418,15 @@ def test_demo_keep_that_cannot_be_a_folder_is_a_clean_error(keep, tmp_path, monk
 
 
 def _recorded_weeks(env, weeks: int):
-    """Record one reply per week for ``weeks`` weeks before NOW."""
+    """Sync the home, then record one reply per week for ``weeks`` weeks before NOW (stats
+    refuses to judge a home never synced)."""
     from memcite.ledger.recording import ReplyInput, record_reply
     from memcite.ledger.store import open_store
+    from memcite.ledger.sync import sync_codex_home
 
     conn = open_store(env["MEMCITE_DB"])
     try:
+        sync_codex_home(conn, env["CODEX_HOME"], now=NOW)
         for week in range(weeks):
             text = (f"r{week}\n\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-1|note=[x]\n"
                     f"</citation_entries>\n<rollout_ids>\n{BUILDER.thread_id(0)}\n"

@@ -492,3 +492,14 @@ def test_a_session_id_that_looks_like_a_secret_is_refused_and_never_echoed(tmp_p
     assert done.returncode == 2 and b"looks like a secret" in done.stderr
     assert secret.encode() not in done.stderr + done.stdout
     assert not (tmp_path / "codex" / "memory").exists()
+
+
+def test_saving_outside_a_git_work_tree_says_which_folder_is_the_project(tmp_path):
+    folder = tmp_path / "not-a-repo"
+    folder.mkdir()
+    done = _note_cli(folder, tmp_path, "save", "x", "--section", "decisions", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert f"the project is {folder}".encode() in done.stderr and b"no git work tree" in done.stderr
+    (folder / ".git").mkdir()
+    again = _note_cli(folder, tmp_path, "save", "y", "--section", "decisions", "--yes")
+    assert again.returncode == 0 and b"no git work tree" not in again.stderr

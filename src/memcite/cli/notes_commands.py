@@ -248,7 +248,17 @@ def _print_save(result, json: bool) -> int:  # noqa: A002
         _out(f"note: {result.location.note_file} (nothing to change)")
     else:
         _out(f"note: {result.location.note_file} (read back and verified)")
+    _say_project_folder(result.location)
     return 0
+
+
+def _say_project_folder(location) -> None:
+    """Outside a git work tree the project is the folder itself: say so, since a note saved
+    in the wrong folder (a home folder, `/`) is easy to miss."""
+    if location.scope != "project" or os.path.lexists(os.path.join(location.project, ".git")):
+        return
+    note(f"the project is {location.project} (no git work tree above it: the folder itself); "
+         "run from the repository, or pass --cwd, to save the note of another project")
 
 
 # --------------------------------------------------------------------------- recall
