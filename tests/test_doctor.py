@@ -118,6 +118,10 @@ def _break(inputs, what: str) -> None:
         args = '"--codex-home", "/elsewhere"' if what == "mcp-other-home" else ""
         text = text.replace(f'"--codex-home", {json.dumps(home)}', args).replace(", ]", "]")
         open(os.path.join(home, "config.toml"), "w").write(text)
+    elif what == "bad-memcite-config":
+        path = os.path.join(os.path.dirname(inputs.db_path), "config.toml")
+        open(path, "w").write("[retention]\nmax_unusd_days = 10\n")
+        inputs.environ["MEMCITE_CONFIG"] = path
     elif what == "gone-memcite":
         os.unlink(os.path.join(os.path.dirname(inputs.db_path), "..", "bin", "memcite"))
     elif what == "memories-off":
@@ -143,6 +147,7 @@ def _break(inputs, what: str) -> None:
         ("mcp-no-home", "mcp-server", "failure", "without CODEX_HOME"),
         ("mcp-other-home", "mcp-server", "failure", "not this Codex home"),
         ("gone-memcite", "stop-hook", "failure", "does not exist"),
+        ("bad-memcite-config", "memcite-config", "failure", "did you mean retention.max_unused_days"),
         ("cache-not-a-folder", "cache-folder", "failure", "not a folder"),
         ("memories-off", "memories-enabled", "warning", "memories = true"),
     ],

@@ -385,6 +385,25 @@ def check_tokenizers(inputs: DoctorInputs) -> list[Check]:
     return checks
 
 
+def check_memcite_config(inputs: DoctorInputs) -> Check:
+    """memcite's own config file reads: a misspelt key would stop `stats` and `prune`."""
+    from memcite.errors import MemciteError
+    from memcite.retention.rules import default_memcite_config_path, load_memcite_config
+
+    path = default_memcite_config_path(inputs.environ)
+    if path is None or not os.path.lexists(path):
+        return Check("memcite-config", OK, f"{path}: none (memcite's defaults apply)")
+    try:
+        load_memcite_config(path)
+    except MemciteError as error:
+        return Check("memcite-config", FAILURE, error.message,
+                     error.hint or "fix the file (`memcite schema config` shows every key)")
+    except OSError as exc:
+        return Check("memcite-config", FAILURE, f"{path}: cannot be read ({exc.strerror or exc})",
+                     "make it a readable file, or point MEMCITE_CONFIG elsewhere")
+    return Check("memcite-config", OK, f"{path}: every key known and valid")
+
+
 def check_cache_folder(inputs: DoctorInputs) -> Check:
     folder = inputs.cache_dir
     fix = "set MEMCITE_CACHE_DIR to a writable folder"
@@ -452,8 +471,8 @@ def run_checks(inputs: DoctorInputs) -> list[Check]:
         found = find_memcite_hooks(inputs, config)
         checks += [check_stop_hook(inputs, found), check_hook_trust(inputs, found, config),
                    check_mcp_server(inputs, config)]
-    checks += [check_hook_runs(inputs), check_database(inputs), *check_tokenizers(inputs),
-               check_cache_folder(inputs), check_notes_folder(inputs)]
+    checks += [check_hook_runs(inputs), check_database(inputs), check_memcite_config(inputs),
+               *check_tokenizers(inputs), check_cache_folder(inputs), check_notes_folder(inputs)]
     return checks
 
 
