@@ -173,3 +173,24 @@ def test_help_lists_every_command():
     assert result.exit_code == 0
     for name in ("parse", "strip"):
         assert name in result.stdout
+
+
+def test_thousands_of_problems_are_capped_with_a_count_in_text_and_listed_in_json(tmp_path):
+    import json as json_module
+    import subprocess
+    import sys
+
+    ids = "\n".join(f"not-a-uuid-{i}" for i in range(3000))
+    reply = tmp_path / "many.txt"
+    reply.write_text(f"x\n<oai-mem-citation>\n<rollout_ids>\n{ids}\n</rollout_ids>\n</oai-mem-citation>\n")
+    text = subprocess.run([sys.executable, "-m", "memcite", "parse", str(reply)],
+                          capture_output=True, text=True, timeout=60)
+    assert text.returncode == 0 and len(text.stdout.splitlines()) < 120
+    assert "… and 2950 more problems (--json lists every one)" in text.stdout
+    assert "… and 2950 more ids" in text.stdout
+    strip = subprocess.run([sys.executable, "-m", "memcite", "strip", str(reply)],
+                           capture_output=True, text=True, timeout=60)
+    assert len(strip.stderr.splitlines()) == 51 and "2950 more problems" in strip.stderr
+    whole = subprocess.run([sys.executable, "-m", "memcite", "parse", str(reply), "--json"],
+                           capture_output=True, text=True, timeout=60)
+    assert len(json_module.loads(whole.stdout)["diagnostics"]) == 3000

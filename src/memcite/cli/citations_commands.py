@@ -29,9 +29,28 @@ def report_strict_failure(error: CitationError, name: str) -> int:
     return error.exit_code
 
 
+MAX_PROBLEMS_SHOWN = 50  # in text; --json lists every one
+
+
+def _problem_lines(diagnostics, name: str) -> list[str]:
+    """One line per problem, the first ``MAX_PROBLEMS_SHOWN``, then a count of the rest."""
+    lines = [f"{name}:{masked(diagnostic)}" for diagnostic in diagnostics[:MAX_PROBLEMS_SHOWN]]
+    rest = len(diagnostics) - MAX_PROBLEMS_SHOWN
+    if rest > 0:
+        lines.append(f"{name}: … and {rest} more problem{'s' if rest != 1 else ''} "
+                     "(--json lists every one)")
+    return lines
+
+
+def _more(count: int, stem: str, one: str, many: str) -> list[str]:
+    rest = count - MAX_PROBLEMS_SHOWN
+    return [f"  … and {rest} more {stem}{one if rest == 1 else many} (--json lists every one)"] \
+        if rest > 0 else []
+
+
 def _print_diagnostics(reading_or_error, name: str) -> None:
-    for diagnostic in reading_or_error.diagnostics:
-        sys.stderr.write(f"{name}:{masked(diagnostic)}\n")
+    for line in _problem_lines(reading_or_error.diagnostics, name):
+        sys.stderr.write(line + "\n")
 
 
 def _read(source, profile, errors, max_bytes):
@@ -84,14 +103,17 @@ def format_reading(reading: Reading, name: str) -> str:
             f" {len(citation.rollout_ids)} rollout id(s), {len(reading.thread_ids)} counted"
             f" ({len(reading.blocks)} block(s))"
         )
-        for entry in citation.entries:
+        for entry in citation.entries[:MAX_PROBLEMS_SHOWN]:
             lines.append(f"  {entry.path}:{entry.line_start}-{entry.line_end}  {entry.note}")
-        for rollout_id in citation.rollout_ids:
+        lines.extend(_more(len(citation.entries), "entr", "y", "ies"))
+        for rollout_id in citation.rollout_ids[:MAX_PROBLEMS_SHOWN]:
             lines.append(f"  id {rollout_id}")
+        lines.extend(_more(len(citation.rollout_ids), "id", "", "s"))
     if reading.thread_ids:
-        lines.append("counted: " + ", ".join(reading.thread_ids))
-    for diagnostic in reading.diagnostics:
-        lines.append(f"{name}:{diagnostic}")
+        shown = ", ".join(reading.thread_ids[:MAX_PROBLEMS_SHOWN])
+        rest = len(reading.thread_ids) - MAX_PROBLEMS_SHOWN
+        lines.append("counted: " + shown + (f", … and {rest} more" if rest > 0 else ""))
+    lines.extend(_problem_lines(reading.diagnostics, name))
     return "\n".join(lines) + "\n"
 
 
