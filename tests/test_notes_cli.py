@@ -503,3 +503,21 @@ def test_saving_outside_a_git_work_tree_says_which_folder_is_the_project(tmp_pat
     (folder / ".git").mkdir()
     again = _note_cli(folder, tmp_path, "save", "y", "--section", "decisions", "--yes")
     assert again.returncode == 0 and b"no git work tree" not in again.stderr
+
+
+def test_ctrl_c_while_reading_the_entry_says_interrupted_once(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "HOME": str(tmp_path), "CODEX_HOME": str(tmp_path),
+           "MEMCITE_HOME": str(tmp_path / "memcite")}
+    process = subprocess.Popen([sys.executable, "-m", "memcite", "note", "save", "-", "--section",
+                                "decisions", "--yes"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    time.sleep(1.5)  # reading stdin
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 130
+    assert err.count(b"interrupted") == 1, err

@@ -90,8 +90,7 @@ def _run(body, db: str | None, json: bool) -> int:  # noqa: A002
             f"{db or 'the memcite database'}: {error}; the note's change log could not be written",
             hint="check the database; the note file itself is verified on every write"))
     except KeyboardInterrupt:
-        sys.stderr.write("memcite: interrupted\n")
-        return 130
+        return 130  # memcite.__main__ says "interrupted", once
 
 
 def interactive() -> bool:
