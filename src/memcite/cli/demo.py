@@ -16,6 +16,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 
 from memcite.errors import EXIT_BAD_INPUT, MemciteError
@@ -205,12 +206,13 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
             handle.write("\n".join(lines))
         write("   (then MEMORY.md line 26 is edited, as a consolidation would)\n\n")
 
-        write(f"== 5. memcite stats {where} --as-of {now} --max-unused-days 30 --limit 10\n")
+        day = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))  # readable, and exact
+        write(f"== 5. memcite stats {where} --as-of {day} --max-unused-days 30 --limit 10\n")
         stats = collect_stats(conn, memory_root=root, as_of=now, max_unused_days=30,
                               limit=10, weeks=True, codex_home=report.codex_home)
         stats.state_db = report.state_db
         print_stats(stats, file=out)
-        write(f"\n== 6. memcite prune {where} --as-of {now} --max-unused-days 30\n"
+        write(f"\n== 6. memcite prune {where} --as-of {day} --max-unused-days 30\n"
               "   (a preview: nothing is asked without --apply)\n")
         candidates = prune_candidates(conn, as_of=now, max_unused_days=30, rule="memcite",
                                       limit=200, codex_home=report.codex_home)
