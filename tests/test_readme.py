@@ -1,4 +1,6 @@
-"""The README's promises: the CI runs its test command, and every command it names exists."""
+"""The README's promises: a quickstart that stays short, its two set-up commands (the CI
+runs the test one), and only commands and options that exist. The command reference it
+points at is checked in tests/test_docs.py."""
 
 import re
 from pathlib import Path
@@ -8,7 +10,9 @@ from typer.main import get_command
 from memcite.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README_PATH = ROOT / "README.md"
+README = README_PATH.read_text(encoding="utf-8")
+MAX_README_BYTES = 14_336
 
 
 def _setup_commands() -> list[str]:
@@ -20,45 +24,34 @@ def test_readme_gives_exactly_two_setup_commands():
     assert len(_setup_commands()) == 2
 
 
+def test_the_setup_commands_are_the_known_ones():
+    demo, tests = _setup_commands()
+    assert demo == "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/memcite demo"
+    assert tests == ("python3 -m venv .venv && .venv/bin/pip install --quiet '.[test]' "
+                     "&& .venv/bin/python -m pytest -q")
+
+
 def test_ci_runs_the_readme_test_command():
     test_command = _setup_commands()[1]
     assert "pytest" in test_command
     assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
-def test_every_command_in_the_readme_exists():
-    named = set(re.findall(r"^### `memcite (\w+)", README, re.MULTILINE))
-    assert named
-    assert named <= set(get_command(app).commands)
+def test_the_ci_runs_the_readme_demo():
+    assert "memcite\" demo" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert _setup_commands()[0].endswith("memcite demo")
 
 
-def test_every_command_is_in_the_readme():
-    named = set(re.findall(r"^### `memcite (\w+)", README, re.MULTILINE))
-    assert set(get_command(app).commands) <= named
-
-
-def _sections() -> dict[str, str]:
-    """Each command's README sections (from a ``### `memcite NAME`` heading to the next heading),
-    keyed by the command's full name (``ingest``, ``hook stop``); a command documented in
-    several sections gets them all, joined."""
-    parts = re.split(r"^(### `memcite [a-z][^\n]*)$", README, flags=re.MULTILINE)
-    sections: dict[str, str] = {}
-    for heading, body in zip(parts[1::2], parts[2::2], strict=True):
-        words = re.match(r"### `memcite ([a-z][a-z-]*(?: [a-z][a-z-]*)*)", heading).group(1).split()
-        text = heading + body.split("\n## ", 1)[0].split("\n### ", 1)[0]
-        for size in (2, 1):
-            name = " ".join(words[:size])
-            if name in _commands():
-                sections[name] = sections.get(name, "") + "\n" + text
-                break
-    return sections
+def test_the_readme_is_a_quickstart():
+    size = len(README_PATH.read_bytes())
+    assert size <= MAX_README_BYTES, f"README.md is {size} bytes (at most {MAX_README_BYTES}); move text to docs/"
 
 
 def _commands() -> dict:
     """Every command by its full name, sub-commands of groups included (``note save``)."""
     found = {}
     for name, command in get_command(app).commands.items():
-        if hasattr(command, "commands"):  # a group (typer may bundle its own click)
+        if hasattr(command, "commands"):
             for sub, subcommand in command.commands.items():
                 found[f"{name} {sub}"] = subcommand
         else:
@@ -69,30 +62,51 @@ def _commands() -> dict:
 def _options(command) -> set[str]:
     return {option for param in command.params
             for option in [*param.opts, *getattr(param, "secondary_opts", [])]
-            if option.startswith("--") and option != "--help"}
+            if option.startswith("--")} | {"--help"}
 
 
-def test_every_option_of_every_command_is_in_its_readme_section():
-    sections = _sections()
-    for name, command in _commands().items():
-        assert name in sections, f"memcite {name} has no README section"
-        documented = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", sections[name]))
-        missing = _options(command) - documented
-        assert not missing, f"memcite {name}: {sorted(missing)} not in its README section"
+def _invocations() -> list[str]:
+    """Each ``memcite ...`` the README shows: in backticks, or a line of a code block."""
+    spans = re.findall(r"`(memcite [^`\n]+)`", README)
+    lines = [line.strip() for block in re.findall(r"```(?:sh|console)\n(.*?)```", README, re.DOTALL)
+             for line in block.splitlines()]
+    lines = [re.sub(r"^.*?(?=memcite )", "", line) for line in lines if "memcite " in line]
+    return [re.sub(r"\s+#.*$", "", text) for text in spans + lines]
 
 
-def test_the_readme_names_no_option_a_command_does_not_have():
-    for name, command in _commands().items():
-        headings = [line for line in _sections()[name].splitlines() if line.startswith("### ")]
-        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", " ".join(headings))) - {"--help"}
-        assert named <= _options(command), f"memcite {name}: {sorted(named - _options(command))}"
+def test_every_command_the_readme_names_exists():
+    commands = _commands()
+    groups = {name.split()[0] for name in commands}
+    invocations = _invocations()
+    assert len(invocations) >= 8
+    for text in invocations:
+        words = text.split()[1:]
+        if not words or not re.match(r"[a-z]", words[0]):  # `memcite --version`, `memcite ...`
+            continue
+        name = " ".join(words[:2]) if " ".join(words[:2]) in commands else words[0]
+        assert name in commands or name in groups, text
+        if name in commands:
+            named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
+            assert named <= _options(commands[name]), f"{text}: {sorted(named - _options(commands[name]))}"
 
 
-def test_the_top_level_options_are_in_the_readme():
-    for option in _options(get_command(app)):
-        assert f"memcite {option}" in README, option
+def test_the_readme_walks_through_setting_up_codex():
+    for step in ("memcite demo", "memcite setup codex --apply", "/hooks", "memcite doctor",
+                 "memcite sync", "memcite stats"):
+        assert step in README, step
 
 
 def test_the_readme_says_the_published_name():
     assert "`codex-memcite`" in README and "pipx install ." in README
     assert "shared" + "/spec" not in README  # spelt in halves: tests/test_docs.py scans this file
+
+
+def test_the_readme_gives_the_exit_codes():
+    table = README.split("### Exit codes", 1)[1].split("\n#", 1)[0]
+    for code in (0, 1, 2, 3, 130):
+        assert re.search(rf"^\| `{code}` \|", table, re.MULTILINE), code
+
+
+def test_the_readme_links_the_glossary_and_the_reference():
+    for page in ("docs/glossary.md", "docs/commands.md", "docs/README.md"):
+        assert f"]({page}" in README, page
