@@ -890,7 +890,7 @@ class RebuildOutput(Contract):
 
 
 class LintFinding(Contract):
-    code: str = Field(description="A stable finding code (README, section Lint).")
+    code: str = Field(description="A stable finding code (docs/commands-lint.md lists them).")
     severity: Literal["error", "warning"]
     path: str
     line: int

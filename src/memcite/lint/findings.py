@@ -1,7 +1,7 @@
 """What ``memcite lint`` reports: one ``Finding`` per problem, each with a stable code.
 
 ``CODES`` lists every code with its severity and meaning; a code never changes
-meaning, and a new check gets a new code (the README lists them all).
+meaning, and a new check gets a new code (docs/commands-lint.md lists them all).
 """
 
 from __future__ import annotations
