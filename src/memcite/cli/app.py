@@ -15,8 +15,30 @@ from typer.core import TyperGroup
 from memcite.cli import citations_commands
 from memcite.cli.console import memcite_version
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
-from memcite.cli.options import ErrorsOpt, JsonOpt, MaxBytesOpt, SourceArg, choices, exit_with
+from memcite.cli.options import (
+    COMMAND,
+    ErrorsOpt,
+    JsonOpt,
+    MaxBytesOpt,
+    SourceArg,
+    choices,
+    exit_with,
+)
 from memcite.errors import EXIT_INTERRUPTED, EXIT_OK
+
+ROOT_HELP = """Read, record and audit the memory citations of coding agents.
+
+Start with `memcite demo` (a sample Codex home in a temporary folder; nothing outside
+it is written), then `memcite setup codex` to wire memcite into Codex. `memcite COMMAND
+--help` tells more of each command.
+
+Examples:
+
+\b
+    memcite demo
+    memcite setup codex --apply
+    memcite stats
+"""
 
 # Help is plain text (no rich boxes), as wide as the terminal allows up to this many columns.
 HELP_WIDTH = 100
@@ -51,7 +73,7 @@ class MemciteGroup(TyperGroup):
 app = typer.Typer(
     name="memcite",
     cls=MemciteGroup,
-    help="Read, record and audit the memory citations of coding agents.",
+    help=ROOT_HELP,
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
@@ -121,7 +143,7 @@ ProfileOpt = Annotated[
 ]
 
 
-@app.command()
+@app.command(**COMMAND)
 def parse(
     source: SourceArg = None,
     profile: ProfileOpt = "codex",
@@ -129,18 +151,38 @@ def parse(
     max_bytes: MaxBytesOpt = DEFAULT_MAX_BYTES,
     json: JsonOpt = False,
 ) -> None:
-    """Read the citation blocks of one reply: entries, ids, what Codex counts, diagnostics."""
+    """Read the citation blocks of one reply.
+
+    Prints the entries, the rollout ids, what Codex counts and the diagnostics (the
+    visible reply is `memcite strip`'s). With --profile strict, a problem is an error.
+
+    Examples:
+
+    \b
+        memcite parse reply.txt
+        memcite parse --json --profile strict reply.txt
+        memcite parse - < reply.txt
+    """
     exit_with(citations_commands.parse(source, profile, errors, max_bytes, json))
 
 
-@app.command()
+@app.command(**COMMAND)
 def strip(
     source: SourceArg = None,
     profile: ProfileOpt = "codex",
     errors: ErrorsOpt = "strict",
     max_bytes: MaxBytesOpt = DEFAULT_MAX_BYTES,
 ) -> None:
-    """Write the visible reply, byte for byte, with every citation block removed."""
+    """Write a reply without its citation blocks.
+
+    The visible reply, byte for byte, with every citation block removed, to stdout.
+
+    Examples:
+
+    \b
+        memcite strip reply.txt > visible.txt
+        memcite strip --errors replace - < reply.txt
+    """
     exit_with(citations_commands.strip(source, profile, errors, max_bytes))
 
 

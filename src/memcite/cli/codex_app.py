@@ -11,29 +11,47 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import codex_commands
-from memcite.cli.options import CodexHomeOpt, DbOpt, JsonOpt, exit_with
+from memcite.cli.options import (
+    COMMAND,
+    CodexHomeOpt,
+    CodexSqliteHomeOpt,
+    DbOpt,
+    JsonOpt,
+    exit_with,
+)
 from memcite.codex import stop_hook
 
 hook_app = typer.Typer(
     name="hook",
-    help="The commands Codex's hooks run. They print nothing and always exit 0; "
-    "problems go to memcite's hook log (see `memcite doctor`).",
+    help="The commands Codex's hooks run, not run by hand.\n\n"
+    "They print nothing and always exit 0; problems go to memcite's hook log (see "
+    "`memcite doctor`). `memcite setup codex` wires them in.",
     no_args_is_help=True,
 )
-setup_app = typer.Typer(name="setup", help="Wire memcite into an agent.", no_args_is_help=True)
+setup_app = typer.Typer(
+    name="setup",
+    help="Wire memcite into an agent.\n\n"
+    "Each setup shows the change as a diff first, and writes it only with --apply.",
+    no_args_is_help=True,
+)
 
 
-@hook_app.command("stop")
+@hook_app.command("stop", **COMMAND)
 def stop(
     db: DbOpt = None,
     codex_home: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--codex-home", help="Codex's home, for the memory folder (default: the "
-                     "home the session file lies in, else $CODEX_HOME, else ~/.codex).",
-                     show_default=False),
+        typer.Option("--codex-home", metavar="DIR", show_default=False,
+                     help="Codex's home folder, for the memory folder (default: the home the "
+                     "session file lies in, else $CODEX_HOME, else ~/.codex)."),
     ] = None,
 ) -> None:
-    """Record the replies a Codex session gained since the last turn (the payload on stdin)."""
+    """Record what a Codex session replied since the last turn.
+
+    Codex's Stop and SubagentStop hooks run it after every turn, with the hook's
+    payload (JSON) on stdin: the replies the session file gained since the last run are
+    recorded. It prints nothing and always exits 0; problems go to memcite's hook log.
+    """
     exit_with(stop_hook.hook_stop(db=db, codex_home=codex_home))
 
 
@@ -53,7 +71,7 @@ def available_commands(root) -> frozenset[str]:
     return frozenset(found)
 
 
-@setup_app.command("codex")
+@setup_app.command("codex", **COMMAND)
 def codex(
     ctx: typer.Context,
     codex_home: CodexHomeOpt = None,
@@ -65,11 +83,20 @@ def codex(
     remove: Annotated[bool, typer.Option(
         "--remove", help="Take out exactly what setup added (shown, or made with --apply).")] = False,
 ) -> None:
-    """Add memcite's Stop hook (hooks.json) and MCP server (config.toml) to Codex; show the diff.
+    """Add memcite's Stop hook and MCP server to Codex.
 
-    Merged with what is there, idempotent, each changed file backed up first;
-    config.toml keeps its comments and layout. Codex then needs you to trust the
-    hook once, in /hooks.
+    The Stop hook goes into hooks.json, the MCP server into config.toml; shown as a
+    diff, written only with --apply. Merged with what is there, idempotent, each
+    changed file backed up first; config.toml keeps its comments and layout. Codex
+    then needs you to trust the hook once, in /hooks.
+
+    Examples:
+
+    \b
+        memcite setup codex
+        memcite setup codex --apply
+        memcite setup codex --project --apply
+        memcite setup codex --remove --apply
     """
     exit_with(codex_commands.setup_codex(codex_home=codex_home, project=project, apply=apply,
                                          remove=remove,
@@ -77,13 +104,19 @@ def codex(
 
 
 def doctor(
-    codex_home: CodexHomeOpt = None,
+    codex_home: CodexSqliteHomeOpt = None,
     db: DbOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Check the Codex setup and memcite's own files: one line per check, with its fix.
+    """Check the Codex setup and memcite's own files.
 
-    Exit 1 when any check fails.
+    One line per check, with its fix when it fails; exit 1 when any check fails.
+
+    Examples:
+
+    \b
+        memcite doctor
+        memcite doctor --codex-home ~/.codex --json
     """
     exit_with(codex_commands.doctor(codex_home=codex_home, db=db, json=json))
 
@@ -92,4 +125,4 @@ def register(app) -> None:
     """Add this module's commands to ``app``."""
     app.add_typer(hook_app)
     app.add_typer(setup_app)
-    app.command()(doctor)
+    app.command(**COMMAND)(doctor)

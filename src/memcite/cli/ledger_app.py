@@ -13,7 +13,18 @@ import typer
 
 from memcite.cli import ledger_commands
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
-from memcite.cli.options import CodexHomeOpt, DbOpt, ErrorsOpt, JsonOpt, choices, exit_with
+from memcite.cli.options import (
+    COMMAND,
+    CodexHomeOpt,
+    CodexSqliteHomeOpt,
+    DbOpt,
+    ErrorsOpt,
+    JsonOpt,
+    SourceArg,
+    choices,
+    exit_with,
+    max_bytes_option,
+)
 
 PolicyOpt = Annotated[
     str,
@@ -32,47 +43,56 @@ ProfileOpt = Annotated[
 
 
 def record(
-    source: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Argument(help="Reply file to read, or - for stdin (the default).",
-                       show_default=False, metavar="FILE"),
-    ] = None,
+    source: SourceArg = None,
     db: DbOpt = None,
     codex_home: CodexHomeOpt = None,
     jsonl: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--jsonl", metavar="FILE", help='One reply per line: {"text", "id"?, "at"?, "thread_id"?, '
-                     '"cwd"?}; - for stdin.', show_default=False),
+        typer.Option("--jsonl", metavar="FILE", show_default=False,
+                     help='A batch: one reply per line, a JSON object with "text" and, if known, '
+                     '"id", "at", "thread_id" and "cwd" (as the options below); - for stdin.'),
     ] = None,
     policy: PolicyOpt = "default",
     profile: ProfileOpt = "codex",
     errors: ErrorsOpt = "strict",
-    max_bytes: Annotated[
-        int, typer.Option("--max-bytes", help="Refuse a reply larger than this many bytes.",
-                          min=1, metavar="N")
-    ] = DEFAULT_MAX_BYTES,
+    max_bytes: max_bytes_option("Refuse a reply larger than") = DEFAULT_MAX_BYTES,
     id: Annotated[  # noqa: A002 - the option is --id
         Optional[str],  # noqa: UP045
-        typer.Option("--id", metavar="ID", help="A stable id for the reply (default: the SHA-256 of its text).",
-                     show_default=False),
+        typer.Option("--id", metavar="ID", show_default=False,
+                     help="A stable id for the reply, so recording it again counts nothing "
+                     "twice (default: the SHA-256 of its text)."),
     ] = None,
     at: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--at", metavar="TIME", help="When the reply was made: epoch seconds or ISO 8601 "
-                     "(default: now).", show_default=False),
+        typer.Option("--at", metavar="TIME", show_default=False,
+                     help="When the reply was made: epoch seconds or ISO 8601 (default: now)."),
     ] = None,
     thread_id: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--thread-id", metavar="ID", help="The thread that replied.", show_default=False),
+        typer.Option("--thread-id", metavar="ID", show_default=False,
+                     help="The Codex thread (session) that replied."),
     ] = None,
     cwd: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--cwd", metavar="DIR", help="The working directory of that thread.", show_default=False),
+        typer.Option("--cwd", metavar="DIR", show_default=False,
+                     help="The working directory of that thread."),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the reading and what was "
                                        "recorded (JSON Lines with --jsonl).")] = False,
 ) -> None:
-    """Record the citations of one reply (printing the visible reply), or of a JSON Lines batch."""
+    """Record the memories one reply cites.
+
+    Reads one reply (or, with --jsonl, a batch of them), records its citations in
+    memcite's database and prints the visible reply, citation blocks removed, so it
+    can sit in a pipe. No reply text is stored.
+
+    Examples:
+
+    \b
+        memcite record reply.txt
+        memcite record --json --at 2026-01-20T10:00:00Z reply.txt
+        memcite record --jsonl replies.jsonl
+    """
     exit_with(ledger_commands.record(
         source=source, db=db, codex_home=codex_home, jsonl=jsonl, policy=policy,
         profile=profile, errors=errors, max_bytes=max_bytes, id=id, at=at,
@@ -80,8 +100,19 @@ def record(
     ))
 
 
-def sync(db: DbOpt = None, codex_home: CodexHomeOpt = None, json: JsonOpt = False) -> None:
-    """Fill the inventory from a Codex home, read-only: memories_1.sqlite and the memory folder."""
+def sync(db: DbOpt = None, codex_home: CodexSqliteHomeOpt = None, json: JsonOpt = False) -> None:
+    """Fill memcite's inventory from a Codex home, read-only.
+
+    Reads Codex's memories database (memories_1.sqlite) and the memory folder, and
+    prints what changed; nothing of Codex's is written. A progress bar shows on a
+    terminal.
+
+    Examples:
+
+    \b
+        memcite sync
+        memcite sync --codex-home ~/.codex --json
+    """
     progress = None
     if not json and sys.stderr.isatty():
         progress = _rich_progress()
@@ -119,17 +150,18 @@ class _rich_progress:  # noqa: N801 - used as a callback
 def ingest(
     rollouts: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Argument(help="Codex session files (rollout-*.jsonl or .jsonl.zst). None: every "
+        typer.Argument(metavar="FILE", show_default=False,
+                       help="Codex session files (rollout-*.jsonl or .jsonl.zst); none: every "
                        "session of the Codex home, each read from where the last read "
-                       "stopped.", show_default=False),
+                       "stopped."),
     ] = None,
     db: DbOpt = None,
     codex_home: CodexHomeOpt = None,
     since: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--since", help="With no files: only the session files modified since "
-                     "this time (epoch seconds or ISO 8601).", show_default=False,
-                     metavar="TIME"),
+        typer.Option("--since", metavar="TIME", show_default=False,
+                     help="With no files: only the session files modified since this time "
+                     "(epoch seconds or ISO 8601)."),
     ] = None,
     policy: PolicyOpt = "default",
     profile: ProfileOpt = "codex",
@@ -140,18 +172,23 @@ def ingest(
                      "file is read (default: only when stderr is a terminal).",
                      show_default=False),
     ] = None,
-    max_bytes: Annotated[int, typer.Option(
-        "--max-bytes", help="Skip (and report) a reply line longer than this many bytes.",
-        min=1)] = DEFAULT_MAX_BYTES,
+    max_bytes: max_bytes_option("Skip (and report) a reply line longer than") = DEFAULT_MAX_BYTES,
 ) -> None:
-    """Record the assistant replies found in Codex session files (no reply text is stored).
+    """Record the replies in Codex session files.
 
+    Records the citations of the assistant replies found (no reply text is stored).
     Each reply is keyed by its session id (the first session_meta line's) and line
-    number (the file's path and
-    line when there is no session_meta line): ingesting a file again, even after
-    Codex appended to it, counts nothing twice, while two turns that say the same
-    thing each count, as in Codex. With no files named, every session under the
-    Codex home's sessions/ and archived_sessions/ is brought up to date.
+    number (the file's path and line when there is no session_meta line): ingesting a
+    file again, even after Codex appended to it, counts nothing twice, while two turns
+    that say the same thing each count, as in Codex. With no files named, every session
+    under the Codex home's sessions/ and archived_sessions/ is brought up to date.
+
+    Examples:
+
+    \b
+        memcite ingest
+        memcite ingest --codex-home ~/.codex --since 2026-11-01
+        memcite ingest ~/.codex/sessions/2026/01/20/rollout-*.jsonl
     """
     home_progress = None
     if not rollouts and not json and (sys.stderr.isatty() if progress is None else progress):
@@ -172,13 +209,21 @@ def rebuild(
         "--check", help="Only report differences (exit 1 if any); change nothing.")] = False,
     json: JsonOpt = False,
 ) -> None:
-    """Recompute usage counts from the citation log and report any difference."""
+    """Recompute usage counts from the citation log.
+
+    Reports every count that differs from the log, then corrects it (with --check,
+    only reports).
+
+    Examples:
+
+    \b
+        memcite rebuild --check
+        memcite rebuild --json
+    """
     exit_with(ledger_commands.rebuild(db=db, check=check, json=json))
 
 
 def register(app) -> None:
     """Add this module's commands to ``app``."""
-    app.command()(sync)
-    app.command()(record)
-    app.command()(ingest)
-    app.command()(rebuild)
+    for command in (sync, record, ingest, rebuild):
+        app.command(**COMMAND)(command)

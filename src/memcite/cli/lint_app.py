@@ -7,19 +7,21 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import lint_commands
-from memcite.cli.options import CodexHomeOpt, JsonOpt, exit_with
+from memcite.cli.options import COMMAND, CodexHomeOpt, JsonOpt, choices, exit_with
 
 
 def lint(
     paths: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Argument(help="Memory folders or files (default: $CODEX_HOME/memories and "
-                       "$CODEX_HOME/memory).", show_default=False),
+        typer.Argument(metavar="PATH", show_default=False,
+                       help="Memory folders or files (default: the Codex home's memories/ and "
+                       "memory/)."),
     ] = None,
     json: JsonOpt = False,
     format: Annotated[  # noqa: A002
-        str, typer.Option("--format", help="text: one finding per line with a hint; github: "
-                          "workflow annotations."),
+        str, typer.Option("--format", metavar=choices(lint_commands.FORMATS),
+                          help="text: one finding per line with a hint; github: annotations "
+                          "for a GitHub workflow."),
     ] = "text",
     strict: Annotated[bool, typer.Option(
         "--strict", help="Warnings count as findings too (exit 1).")] = False,
@@ -28,10 +30,21 @@ def lint(
         "files the tool touched, exit 2 with the findings on stderr.")] = False,
     codex_home: CodexHomeOpt = None,
 ) -> None:
-    """Check tiers, supersession and provenance of memory entries, and Codex's memory file formats."""
+    """Check memory entries and Codex's memory file formats.
+
+    The entries' tiers, supersession (superseded_by:) and provenance lines, and the
+    formats Codex reads. Exit 1 on an error (with --strict, on a warning too).
+
+    Examples:
+
+    \b
+        memcite lint
+        memcite lint ~/.codex/memories/MEMORY.md --strict
+        memcite lint --format github ~/.codex/memories
+    """
     exit_with(lint_commands.lint(paths, json, format, strict, hook, codex_home))
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
-    app.command()(lint)
+    app.command(**COMMAND)(lint)

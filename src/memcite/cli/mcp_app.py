@@ -6,39 +6,43 @@ from typing import Annotated, Optional
 
 import typer
 
-from memcite.cli.options import CodexHomeOpt, exit_with
+from memcite.cli.options import COMMAND, DB_HELP, CodexSqliteHomeOpt, exit_with
 
 # As the other commands' --db, but $MEMCITE_DB is left for each tool to read as its command
 # does (``memcite stats`` on the fast path tells a named database from the default one).
 McpDbOpt = Annotated[
     Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
-    typer.Option("--db", metavar="PATH", show_default=False,
-                 help="memcite's database (default: $MEMCITE_DB, else memcite.sqlite in "
-                 "$MEMCITE_HOME or the user data folder)."),
+    typer.Option("--db", metavar="PATH", show_default=False, help=DB_HELP),
 ]
 
 
 def mcp(
-    codex_home: CodexHomeOpt = None,
+    codex_home: CodexSqliteHomeOpt = None,
     db: McpDbOpt = None,
     confirm_ttl: Annotated[
-        float, typer.Option("--confirm-ttl", metavar="SECONDS", min=1,
-                            help="How long a save or forget draft's confirm_token stays valid."),
+        float, typer.Option("--confirm-ttl", metavar="N", min=1, show_default=False,
+                            help="How many seconds (1 or more) a save or forget draft's "
+                            "confirm_token stays valid (default: 600)."),
     ] = 600.0,
 ) -> None:
-    """Serve memcite's project notes as MCP tools on stdio (recall, save, list, forget, stats, lint).
+    """Serve memcite's notes as MCP tools on stdio.
 
-    Runs until the client closes its input. It answers `initialize` and `tools/list` within
-    a twentieth of a second of its start (the tools themselves load in the background), so
-    a client that does not wait for it, as Codex, has its tools from the first request.
+    The tools: recall, save, list, forget, stats and lint. It runs until the client
+    closes its input, and answers `initialize` and `tools/list` within a twentieth of a
+    second of its start (the tools themselves load in the background), so a client that
+    does not wait for it, as Codex, has its tools from the first request.
 
-    Example, in Codex's config.toml (`memcite setup codex --apply` writes it, with
-    memcite's absolute path):
+    Examples: Codex starts it from its config.toml (`memcite setup codex --apply`
+    writes this, with memcite's absolute path); by hand, one request on stdin lists the
+    tools.
 
     \b
         [mcp_servers.memcite]
         command = "memcite"
         args = ["mcp", "--codex-home", "/home/me/.codex"]
+
+    \b
+        echo '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}' | memcite mcp
     """
     from memcite.cli import mcp_server
     from memcite.paths import resolve_codex_home
@@ -48,4 +52,4 @@ def mcp(
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
-    app.command()(mcp)
+    app.command(**COMMAND)(mcp)

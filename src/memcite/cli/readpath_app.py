@@ -12,14 +12,23 @@ import typer
 
 from memcite.cli import readpath_commands
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
-from memcite.cli.options import ErrorsOpt, JsonOpt, choices, exit_with
+from memcite.cli.options import (
+    COMMAND,
+    CodexHomeOpt,
+    ErrorsOpt,
+    JsonOpt,
+    MaxBytesOpt,
+    choices,
+    exit_with,
+)
 
 _TOKENIZER_HELP = (
     "o200k_base, cl100k_base, or approx (Codex's rule: 4 bytes per token, the middle cut out)."
 )
 
 BudgetOpt = Annotated[
-    int, typer.Option("--budget", help="Token budget for the memory text.", min=0, metavar="N")
+    int, typer.Option("--budget", help="Token budget for the memory text (0 or more).", min=0,
+                      metavar="N")
 ]
 BpeFileOpt = Annotated[
     Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
@@ -27,9 +36,10 @@ BpeFileOpt = Annotated[
         "--bpe-file",
         metavar="FILE",
         help="A .tiktoken file (plain or gzipped) to use instead of the installed one; "
-        "checked against its published sha256.",
+        "checked against its published sha256 (default: $MEMCITE_BPE_FILE).",
         envvar="MEMCITE_BPE_FILE",
         show_default=False,
+        show_envvar=False,
     ),
 ]
 
@@ -37,8 +47,9 @@ BpeFileOpt = Annotated[
 def instructions(
     cwd: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--cwd", metavar="DIR", help="Working directory whose project note is used.",
-                     show_default=False),
+        typer.Option("--cwd", metavar="DIR", show_default=False,
+                     help="The working directory whose project note is used (default: the "
+                     "current directory)."),
     ] = None,
     memory_root: Annotated[
         Optional[str],  # noqa: UP045
@@ -49,16 +60,7 @@ def instructions(
             show_default=False,
         ),
     ] = None,
-    codex_home: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(
-            "--codex-home",
-            metavar="DIR",
-            help="Codex home holding memory/projects/ (default: $CODEX_HOME, else ~/.codex).",
-            envvar="CODEX_HOME",
-            show_default=False,
-        ),
-    ] = None,
+    codex_home: CodexHomeOpt = None,
     budget: BudgetOpt = 2500,
     tokenizer: Annotated[
         Optional[str],  # noqa: UP045
@@ -91,16 +93,32 @@ def instructions(
     session: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--session", metavar="ID", envvar="MEMCITE_SESSION", show_default=False,
-                     help="Add this agent session's scratchpad note (memcite profile)."),
+                     show_envvar=False,
+                     help="Add this agent session's scratchpad note (memcite profile; "
+                     "default: $MEMCITE_SESSION)."),
     ] = None,
     scopes: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--scopes", metavar="LIST", show_default=False,
-                     help="Exactly these scopes, comma-separated: global, project, session "
-                     "(e.g. global,session for a helper agent; the summary counts as global)."),
+        typer.Option("--scopes", metavar=choices(("global", "project", "session")) + ",...",
+                     show_default=False,
+                     help="Exactly these scopes, comma-separated (global,session for a helper "
+                     "agent, say; the summary counts as global)."),
     ] = None,
 ) -> None:
-    """Print the developer instructions built from memory for a working directory."""
+    """Print the developer instructions built from memory.
+
+    For a working directory: with the memcite profile, its project note then Codex's
+    global memory summary, cut to --budget tokens; with the codex profile, exactly the
+    summary Codex injects.
+
+    Examples:
+
+    \b
+        memcite instructions
+        memcite instructions --cwd ~/src/payments-api --budget 4000
+        memcite instructions --profile codex --json
+        memcite instructions --explain
+    """
     exit_with(
         readpath_commands.instructions(
             cwd=cwd,
@@ -123,24 +141,31 @@ def instructions(
 def truncate(
     source: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Argument(help="File to cut, or - for stdin (the default).", show_default=False,
-                       metavar="FILE"),
+        typer.Argument(metavar="FILE", show_default=False,
+                       help="File to cut, or - for stdin (the default)."),
     ] = None,
     budget: BudgetOpt = 2500,
     tokenizer: Annotated[str, typer.Option("--tokenizer", help=_TOKENIZER_HELP,
                                           metavar=choices(readpath_commands.TOKENIZER_CHOICES))] = "o200k_base",
     bpe_file: BpeFileOpt = None,
     errors: ErrorsOpt = "strict",
-    max_bytes: Annotated[
-        int, typer.Option("--max-bytes", help="Refuse inputs larger than this many bytes.", min=1,
-                          metavar="N")
-    ] = DEFAULT_MAX_BYTES,
+    max_bytes: MaxBytesOpt = DEFAULT_MAX_BYTES,
 ) -> None:
-    """Write a text cut to a token budget, byte for byte (approx: Codex's middle cut)."""
+    """Cut a text to a token budget, byte for byte.
+
+    Writes the text, cut at a heading or a line so that it and the cut marker fit
+    --budget tokens; with --tokenizer approx, Codex's own cut (the middle taken out).
+
+    Examples:
+
+    \b
+        memcite truncate memory_summary.md --budget 2500
+        memcite truncate --tokenizer approx --budget 500 - < notes.md
+    """
     exit_with(readpath_commands.truncate(source, budget, tokenizer, bpe_file, errors, max_bytes))
 
 
 def register(app) -> None:
     """Add this module's commands to ``app``."""
-    app.command()(instructions)
-    app.command()(truncate)
+    app.command(**COMMAND)(instructions)
+    app.command(**COMMAND)(truncate)
