@@ -4,12 +4,12 @@ and a long run of spaces no longer takes seconds (the old patterns were quadrati
 from __future__ import annotations
 
 import re
-import signal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hang_guard import no_hang
 from memcite.retention import entries
 
 OLD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -58,16 +58,8 @@ def test_the_same_readings_as_the_old_patterns(line):
     "text" + " " * 200_000 + "(2026-01-0",
 ])
 def test_a_long_run_of_spaces_is_read_at_once(line):
-    def too_long(signum, frame):
-        raise TimeoutError("quadratic again")
-
-    previous = signal.signal(signal.SIGALRM, too_long)
-    signal.alarm(20)  # a guard against a hang, not a speed target (see benchmarks/)
-    try:
+    with no_hang():
         entries.entry_decision(line, "Decisions")
         entries.normalize_name(line)
         entries.read_entries(line + "\n")
         entries.read_entries("- " + line + "\n")
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)

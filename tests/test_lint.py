@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hang_guard import no_hang
 from memcite.ledger.adhoc_notes import adhoc_note_name
 from memcite.lint.entry_checks import check_entry_files
 from memcite.lint.findings import CODES
@@ -301,31 +302,10 @@ def test_links_out_of_the_folder_are_not_followed(tmp_path):
 # Speed targets live in benchmarks/bench_long_lines.py; these check that the linear forms give
 # what the patterns they replaced gave, and guard (with a generous alarm) against a hang.
 
-import contextlib  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
-import signal  # noqa: E402
 
 from memcite.lint import folder_checks, hook_paths  # noqa: E402
-
-
-@contextlib.contextmanager
-def no_hang(seconds: int = 20):
-    if not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def stop(signum, frame):
-        raise TimeoutError(f"still running after {seconds} s: quadratic again?")
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
 
 OLD_HEADER = re.compile(r"([a-z_][a-z0-9_]*):[ \t]*(.*?)[ \t]*")
 OLD_PATCH_HEADER = re.compile(r"^\*\*\* (?:Update File|Add File|Delete File|Move to):[ \t]*(.+?)[ \t]*$",

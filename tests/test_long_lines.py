@@ -8,42 +8,20 @@ alarm, a guard against a hang rather than a timing.
 
 from __future__ import annotations
 
-import contextlib
 import random
 import re
-import signal
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hang_guard import no_hang
 from memcite.readpath import scopes
 from memcite.readpath.instructions import build_instructions
 from memcite.readpath.note_format import Entry
 from memcite.readpath.projects import find_project_root, project_note_path, project_slug
 from memcite.readpath.tokens import ApproxTokenizer
-
-HANG_SECONDS = 20
-
-
-@contextlib.contextmanager
-def no_hang(seconds: int = HANG_SECONDS):
-    """Fail (instead of waiting for ever) when the body takes more than ``seconds``."""
-    if not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def stop(signum, frame):
-        raise TimeoutError(f"still running after {seconds} s: quadratic again?")
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def letters(size: int, seed: int = 7) -> str:
