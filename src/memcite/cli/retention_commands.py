@@ -790,10 +790,18 @@ def restore(
     else:
         out = sys.stdout.write
         out(f"restored {len(done)} memor{'y' if len(done) == 1 else 'ies'}\n")
+        by_what: dict[str, list] = {}  # one note withdraws many requests: said once, not per line
         for item in undone:
-            way = "note" if item.way == "note" else "Codex's database"
-            state = "" if item.done else "  (nothing done)"
-            out(f"  {item.thread_id}  {item.label or '-'}  [{way}]  {item.what}{state}\n")
+            by_what.setdefault(item.what, []).append(item)
+        for what, items in by_what.items():
+            if len(items) > 1:
+                out(f"  {what}:\n")
+            for item in items:
+                way = "note" if item.way == "note" else "Codex's database"
+                state = "" if item.done else "  (nothing done)"
+                tail = "" if len(items) > 1 else f"  {what}"
+                out(f"{'    ' if len(items) > 1 else '  '}{item.thread_id}  {item.label or '-'}"
+                    f"  [{way}]{tail}{state}\n")
         for item in legacy:
             line = f"  {item.thread_id}  [file archived by an earlier memcite]"
             if item.file_to:
