@@ -69,25 +69,33 @@ class AppServer:
         if params is not None:
             message["params"] = params
         self._send(message)
-        while True:
-            try:
-                line = self._lines.get(timeout=self.timeout)
-            except queue.Empty:
-                raise AppServerError(f"app-server gave no answer to {method} in {self.timeout} s") from None
-            if line is None:
-                raise AppServerError(f"app-server closed before answering {method}")
-            try:
-                answer = json.loads(line)
-            except ValueError:
-                continue
-            if "method" in answer:
-                self._serve(answer)
-                continue
-            if answer.get("id") != wanted:
-                continue
+        for answer in self._messages(f"an answer to {method}", self.timeout):
+            if "method" in answer or answer.get("id") != wanted:
+                continue  # a notification, a request of the server's, another answer
             if "error" in answer:
                 raise AppServerError(f"{method}: {answer['error']}")
             return answer.get("result")
+
+    def _messages(self, what: str, timeout: float):
+        """The server's messages until ``timeout``: its requests and notifications are served
+        (and kept in ``seen``) on the way, and yielded too."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.05, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AppServerError(f"app-server gave no {what} in {timeout} s") from None
+            if line is None:
+                raise AppServerError(f"app-server closed before {what}")
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if "method" in message:
+                self._serve(message)
+            yield message
 
     def _serve(self, message: dict) -> None:
         """Keep a notification; answer a request of the server's (an approval, say)."""
@@ -103,25 +111,10 @@ class AppServer:
 
     def wait_for(self, method: str, timeout: float | None = None) -> dict:
         """Read (and answer) the server's messages until a notification ``method`` arrives."""
-        import time
-
-        deadline = time.monotonic() + (timeout or self.timeout)
-        while time.monotonic() < deadline:
-            try:
-                line = self._lines.get(timeout=max(0.05, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if line is None:
-                raise AppServerError(f"app-server closed before {method}")
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if "method" in message:
-                self._serve(message)
-                if message["method"] == method:
-                    return message
-        raise AppServerError(f"no {method} from app-server in {timeout or self.timeout} s")
+        for message in self._messages(method, timeout or self.timeout):
+            if message.get("method") == method:
+                return message
+        raise AssertionError("unreachable")  # _messages raises at its deadline
 
     def run_turn(self, text: str, approval_policy: str, timeout: float = 60.0) -> dict:
         """One turn in a new thread under ``approval_policy``; the ``turn/completed`` notification."""
