@@ -82,11 +82,14 @@ def test_sync_prints_what_changed(env):
     assert ("33 row(s) from memories_1.sqlite, 33 raw_memories.md section(s) and"
             " 33 rollout summary header(s)") in result.stdout.replace(
         os.path.join(os.path.realpath(env["CODEX_HOME"]), ""), "")
-    assert "36 new, 0 updated, 0 marked missing" in result.stdout
+    assert "36 new, 0 changed, 0 unchanged (not rewritten), 0 marked missing" in result.stdout
     # Codex's and memcite's counts side by side, in stats' words.
     assert "cited: by Codex's counters 20 (94 citations), by memcite's log 0" in result.stdout
     again = invoke(["sync", "--json"], env)
-    assert json.loads(again.stdout)["updated"] == 36
+    said = json.loads(again.stdout)
+    assert (said["inserted"], said["updated"], said["unchanged"]) == (0, 0, 36)
+    third = invoke(["sync"], env)
+    assert "0 new, 0 changed, 36 unchanged (not rewritten)" in third.stdout
 
 
 def test_sync_of_a_home_without_memories_is_exit_2(env, tmp_path):

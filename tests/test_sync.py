@@ -371,7 +371,14 @@ def test_the_sql_copy_and_the_row_by_row_copy_give_the_same_inventory(home, tmp_
                 patched.setattr(sync_module._Stage1Copy, "attach", lambda self: False)
                 by_rows_report = sync_codex_home(by_rows, home, now=now, batch_rows=7)
             in_sql_report = sync_codex_home(in_sql, home, now=now, batch_rows=7)
-            assert by_rows_report.to_dict() == in_sql_report.to_dict()
+            # Row by row, every row of Codex's table is written again; in SQL, only those
+            # that changed. What each says it wrote differs, nothing else.
+            by_rows_said, in_sql_said = by_rows_report.to_dict(), in_sql_report.to_dict()
+            seen = {(said["updated"] + said["unchanged"]) for said in (by_rows_said, in_sql_said)}
+            assert len(seen) == 1
+            for said in (by_rows_said, in_sql_said):
+                del said["updated"], said["unchanged"]
+            assert by_rows_said == in_sql_said
             assert _inventory(by_rows, False) == _inventory(in_sql, False)
             codex = sqlite3.connect(home / "memories_1.sqlite")
             codex.execute("UPDATE stage1_outputs SET usage_count = 7 WHERE thread_id = ?",
@@ -410,7 +417,7 @@ def test_an_index_an_interrupted_load_left_out_is_built_again(home, conn):
 
 
 def test_a_resync_rewrites_only_the_stage1_rows_that_changed(home, conn):
-    shutil.rmtree(home / "memories")  # the folder passes rewrite what they read
+    shutil.rmtree(home / "memories")  # the stage1_outputs pass alone
     sync_codex_home(conn, home, now=NOW)
     conn.execute("CREATE TEMP TABLE rewritten (thread_id TEXT)")
     conn.execute("CREATE TEMP TRIGGER noted AFTER UPDATE ON memories"
@@ -420,7 +427,8 @@ def test_a_resync_rewrites_only_the_stage1_rows_that_changed(home, conn):
     report = sync_codex_home(conn, home, now=NOW + 1, batch_rows=5)
     conn.set_trace_callback(None)
     assert conn.execute("SELECT count(*) FROM rewritten").fetchone()[0] == 0
-    assert report.updated == len(IN_DB) and report.marked_missing == 0  # every row seen
+    assert (report.updated, report.unchanged) == (0, len(IN_DB))  # every row seen, none written
+    assert report.marked_missing == 0
     # No write transaction per range: the sync's own row, the marking, the sync's end.
     assert statements.count("BEGIN IMMEDIATE") == 3
     codex = sqlite3.connect(home / "memories_1.sqlite")
@@ -433,7 +441,7 @@ def test_a_resync_rewrites_only_the_stage1_rows_that_changed(home, conn):
         BUILDER.thread_id(2)]
     assert tuple(row(conn, BUILDER.thread_id(2), "codex_last_usage, last_sync_id, synced_at")) == \
         (5, report.sync_id, NOW + 2)
-    assert report.updated == len(IN_DB)
+    assert (report.updated, report.unchanged) == (1, len(IN_DB) - 1)
 
 
 def test_ids_no_range_reaches_are_counted_invalid(tmp_path, conn):
@@ -494,12 +502,38 @@ def test_text_that_is_not_utf8_is_non_blank_as_trim_says(tmp_path):
         assert globbed == trimmed, raw
 
 
-def test_a_resync_with_nothing_changed_leaves_every_row_as_it_was(home, conn):
+def test_a_resync_of_the_demo_home_with_nothing_changed_writes_no_row(home, conn):
+    # The demo's home: rows in Codex's table, sections and summaries in the memory folder,
+    # and threads only the folder knows. The second and third syncs write none of them.
+    first = sync_codex_home(conn, home, now=NOW, batch_rows=7)
+    assert first.inserted == len(THREADS)
+    before = _inventory(conn)  # with which sync wrote each row last
+    conn.execute("CREATE TEMP TABLE written (thread_id TEXT)")
+    for trigger in ("INSERT", "UPDATE"):
+        conn.execute(f"CREATE TEMP TRIGGER noted_{trigger.lower()} AFTER {trigger} ON memories"
+                     " BEGIN INSERT INTO written VALUES (new.thread_id); END")
+    for later in (NOW + DAY, NOW + 2 * DAY):
+        report = sync_codex_home(conn, home, now=later, batch_rows=7)
+        assert conn.execute("SELECT count(*) FROM written").fetchone()[0] == 0
+        assert _inventory(conn) == before
+        assert (report.inserted, report.updated, report.unchanged, report.marked_missing) == \
+            (0, 0, len(THREADS), 0)
+
+
+def test_a_resync_writes_only_the_folder_rows_that_changed(home, conn):
     sync_codex_home(conn, home, now=NOW, batch_rows=7)
-    before = _inventory(conn, False)
+    folder_only = next(thread for thread in THREADS if thread not in IN_DB)
+    summary = next((home / "memories" / "rollout_summaries").glob("*.md"))
+    text = summary.read_text(encoding="utf-8")
+    assert "cwd: " in text
+    summary.write_text(text.replace("cwd: ", "cwd: /moved", 1), encoding="utf-8")
     report = sync_codex_home(conn, home, now=NOW + DAY, batch_rows=7)
-    assert _inventory(conn, False) == before  # rows in Codex's table and the folder too
-    assert (report.inserted, report.updated, report.marked_missing) == (0, len(THREADS), 0)
+    assert (report.updated, report.unchanged) == (1, len(THREADS) - 1)
+    (changed,) = conn.execute("SELECT cwd FROM memories WHERE last_sync_id = ?",
+                              (report.sync_id,)).fetchall()
+    assert changed[0].startswith("/moved")
+    # A thread only the folder knows, unchanged and unwritten, is still seen: not missing.
+    assert row(conn, folder_only, "missing_since, source")[0] is None
 
 
 def test_a_writer_waiting_during_a_sync_transaction_gets_its_turn(monkeypatch):
@@ -572,8 +606,8 @@ def test_a_sync_killed_during_a_large_first_load_is_finished_by_the_next(tmp_pat
     rerun = subprocess.run(command, capture_output=True, timeout=300, check=False)
     assert rerun.returncode == 0, rerun.stderr.decode()
     report = json.loads(rerun.stdout)
-    assert (report["stage1_rows"], report["inserted"], report["updated"],
-            report["marked_missing"]) == (rows, rows - loaded, loaded, 0)
+    assert (report["stage1_rows"], report["inserted"], report["updated"], report["unchanged"],
+            report["marked_missing"]) == (rows, rows - loaded, 0, loaded, 0)
     conn = open_store(db)
     try:
         assert _memories_indexes(conn) == {name for name, _ in sync_module._memories_indexes()}
@@ -602,7 +636,7 @@ def test_rows_gone_from_codex_are_marked_a_batch_per_transaction(home, conn):
     conn.set_trace_callback(statements.append)
     report = sync_codex_home(conn, home, now=NOW + DAY, batch_rows=7)
     conn.set_trace_callback(None)
-    assert (report.marked_missing, report.updated) == (20, len(IN_DB) - 20)
+    assert (report.marked_missing, report.updated, report.unchanged) == (20, 0, len(IN_DB) - 20)
     assert statements.count("BEGIN IMMEDIATE") == 3 + 3  # 20 rows marked, 7 per transaction
     missing = {r[0] for r in conn.execute(
         "SELECT thread_id FROM memories WHERE missing_since = ?", (NOW + DAY,))}

@@ -374,8 +374,8 @@ def sync(
                      f"{report.summary_headers} rollout summary header(s)")
     sys.stdout.write(
         f"synced {report.codex_home}: {', '.join(found)}\n"
-        f"  {report.inserted} new, {report.updated} updated, "
-        f"{report.marked_missing} marked missing (gone from Codex, kept)\n"
+        f"  {report.inserted} new, {report.updated} changed, {report.unchanged} unchanged "
+        f"(not rewritten), {report.marked_missing} marked missing (gone from Codex, kept)\n"
     )
     counts = report.counts or {}
     if report.stage1_found:

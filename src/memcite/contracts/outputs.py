@@ -812,7 +812,8 @@ class SyncOutput(Contract):
     stage1_rows: Count
     folder_threads: Count
     inserted: Count
-    updated: Count
+    updated: Count = Field(description="Rows this sync changed, not counting new ones.")
+    unchanged: Count = Field(description="Rows seen again as they were: not written.")
     marked_missing: Count
     invalid_ids: Count
     stage1_found: bool

@@ -4,7 +4,8 @@ Three streaming passes, each committed in batches so that recorders are never
 kept waiting long: ``stage1_outputs`` (authoritative for times and Codex's
 counts), then ``raw_memories.md`` sections and ``rollout_summaries/*.md``
 headers (they add cwd, paths and branch, and bring in threads the database
-lacks). Rows are updated in place; memcite's own counts are never touched,
+lacks). Rows are updated in place, only those that change (the folder's sections and
+headers are merged per thread in a temporary table first); memcite's own counts are never touched,
 except that a memory cited before it was first synced gets its logged counts.
 Rows of this home that no pass saw are marked ``missing_since``, never deleted.
 
@@ -56,7 +57,7 @@ class SyncReport:
     stage1_rows: int  # rows read from stage1_outputs
     folder_threads: int  # raw_memories.md sections and summary headers read
     inserted: int
-    updated: int
+    updated: int  # rows this sync changed (not counting new ones)
     marked_missing: int
     invalid_ids: int  # rows or sections whose thread id is not a UUID (skipped)
     stage1_found: bool
@@ -68,6 +69,7 @@ class SyncReport:
     sqlite_home_from: str = "CODEX_HOME"  # why there (see codex_home.locate_codex_home)
     forget_requests_seen_gone: int = 0  # requests to forget whose memory Codex no longer has
     counts: dict | None = None  # this home's memories, cited by Codex's counters and memcite's log
+    unchanged: int = 0  # rows seen again as they were: not written
 
     @property
     def usage_data(self) -> bool:
@@ -92,6 +94,7 @@ class SyncReport:
             "folder_threads": self.folder_threads,
             "inserted": self.inserted,
             "updated": self.updated,
+            "unchanged": self.unchanged,
             "marked_missing": self.marked_missing,
             "invalid_ids": self.invalid_ids,
             "stage1_found": self.stage1_found,
@@ -138,40 +141,60 @@ _UPSERT_STAGE1 = (
     + _STAGE1_ON_CONFLICT
 )
 
-# From the memory folder: fills what stage1_outputs lacks; the times and flags of a row
-# that stage1_outputs gave in this same sync are left alone. {fresh}: the row was not seen
-# yet in this sync (see _not_seen_yet).
-_UPSERT_FOLDER = """
-INSERT INTO memories (
-    thread_id, source_updated_at, rollout_slug, rollout_summary_file, rollout_path, cwd,
-    git_branch, has_raw_memory, has_rollout_summary, source, codex_home, first_synced_at,
-    synced_at, last_sync_id)
-VALUES (:thread_id, :updated_at, :rollout_slug, :rollout_summary_file, :rollout_path, :cwd,
-        :git_branch, :has_raw_memory, :has_rollout_summary, :source, :home, :now, :now, :sync)
-ON CONFLICT (thread_id) DO UPDATE SET
-    rollout_summary_file = coalesce(excluded.rollout_summary_file, rollout_summary_file),
-    rollout_path = coalesce(excluded.rollout_path, rollout_path),
-    cwd = coalesce(excluded.cwd, cwd),
-    git_branch = coalesce(excluded.git_branch, git_branch),
-    rollout_slug = coalesce(rollout_slug, excluded.rollout_slug),
-    source_updated_at = CASE
-        WHEN {fresh} THEN coalesce(excluded.source_updated_at, source_updated_at)
-        WHEN source = 'stage1_outputs' THEN source_updated_at
-        ELSE coalesce(source_updated_at, excluded.source_updated_at) END,
-    has_raw_memory = CASE
-        WHEN {fresh} THEN excluded.has_raw_memory
-        WHEN source = 'stage1_outputs' THEN has_raw_memory
-        ELSE max(has_raw_memory, excluded.has_raw_memory) END,
-    has_rollout_summary = CASE
-        WHEN {fresh} THEN excluded.has_rollout_summary
-        WHEN source = 'stage1_outputs' THEN has_rollout_summary
-        ELSE max(has_rollout_summary, excluded.has_rollout_summary) END,
-    source = CASE WHEN {fresh} THEN excluded.source ELSE source END,
-    codex_home = excluded.codex_home,
-    synced_at = excluded.synced_at,
-    last_sync_id = excluded.last_sync_id,
-    missing_since = NULL
-"""
+# From the memory folder: each thread's sections and summaries are first merged into
+# temp.folder_rows (holding no lock on memcite's database), then written with one upsert
+# per thread that fills what stage1_outputs lacks; the times and flags of a row that
+# stage1_outputs gave are left alone. Merged: the first time and slug found, the last
+# file, path, cwd and branch, and whether any section or summary had a body.
+_FOLDER_COLUMNS = ("thread_id", "updated_at", "rollout_slug", "rollout_summary_file",
+                   "rollout_path", "cwd", "git_branch", "has_raw_memory",
+                   "has_rollout_summary", "source")
+_FOLDER_TABLE = ("CREATE TEMP TABLE folder_rows (thread_id TEXT PRIMARY KEY, updated_at,"
+                 " rollout_slug, rollout_summary_file, rollout_path, cwd, git_branch,"
+                 " has_raw_memory, has_rollout_summary, source) WITHOUT ROWID")
+_MERGE_FOLDER = (
+    f"INSERT INTO temp.folder_rows ({', '.join(_FOLDER_COLUMNS)})"
+    f" VALUES ({', '.join(':' + column for column in _FOLDER_COLUMNS)})"
+    " ON CONFLICT (thread_id) DO UPDATE SET"
+    " updated_at = coalesce(updated_at, excluded.updated_at),"
+    " rollout_slug = coalesce(rollout_slug, excluded.rollout_slug),"
+    " rollout_summary_file = coalesce(excluded.rollout_summary_file, rollout_summary_file),"
+    " rollout_path = coalesce(excluded.rollout_path, rollout_path),"
+    " cwd = coalesce(excluded.cwd, cwd),"
+    " git_branch = coalesce(excluded.git_branch, git_branch),"
+    " has_raw_memory = max(has_raw_memory, excluded.has_raw_memory),"
+    " has_rollout_summary = max(has_rollout_summary, excluded.has_rollout_summary)"
+)
+# What a merged row makes of a memory ({fresh}: the stage1_outputs pass did not give it; see
+# _not_seen_yet). A memory whose values would not change is not written at all, so that a
+# re-sync with nothing changed writes nothing.
+_FOLDER_VALUES = {
+    "rollout_summary_file": "coalesce(excluded.rollout_summary_file, rollout_summary_file)",
+    "rollout_path": "coalesce(excluded.rollout_path, rollout_path)",
+    "cwd": "coalesce(excluded.cwd, cwd)",
+    "git_branch": "coalesce(excluded.git_branch, git_branch)",
+    "rollout_slug": "coalesce(rollout_slug, excluded.rollout_slug)",
+    "source_updated_at": "CASE WHEN {fresh} THEN coalesce(excluded.source_updated_at,"
+                         " source_updated_at) ELSE source_updated_at END",
+    "has_raw_memory": "CASE WHEN {fresh} THEN excluded.has_raw_memory ELSE has_raw_memory END",
+    "has_rollout_summary": "CASE WHEN {fresh} THEN excluded.has_rollout_summary"
+                           " ELSE has_rollout_summary END",
+    "source": "CASE WHEN {fresh} THEN excluded.source ELSE source END",
+    "codex_home": "excluded.codex_home",
+    "missing_since": "NULL",
+}
+_WRITE_FOLDER = (
+    "INSERT INTO memories (thread_id, source_updated_at, rollout_slug, rollout_summary_file,"
+    " rollout_path, cwd, git_branch, has_raw_memory, has_rollout_summary, source, codex_home,"
+    " first_synced_at, synced_at, last_sync_id)"
+    " SELECT thread_id, updated_at, rollout_slug, rollout_summary_file, rollout_path, cwd,"
+    " git_branch, has_raw_memory, has_rollout_summary, source, :home, :now, :now, :sync"
+    " FROM temp.folder_rows WHERE thread_id > :low AND thread_id <= :high ORDER BY thread_id"
+    " ON CONFLICT (thread_id) DO UPDATE SET "
+    + ", ".join(f"{column} = {value}" for column, value in _FOLDER_VALUES.items())
+    + ", synced_at = excluded.synced_at, last_sync_id = excluded.last_sync_id WHERE "
+    + " OR ".join(f"({value}) IS NOT {column}" for column, value in _FOLDER_VALUES.items())
+)
 
 
 def _not_seen_yet(in_sql: bool) -> str:
@@ -317,15 +340,19 @@ def sync_codex_home(
         if sources.summaries_found:
             passes.append(("rollout_summary",
                            home.iter_rollout_summaries(sources.rollout_summaries, skipped)))
-        upsert_folder = _UPSERT_FOLDER.format(fresh=_not_seen_yet(in_sql))
+        conn.execute("DROP TABLE IF EXISTS temp.folder_rows")
+        conn.execute(_FOLDER_TABLE)
         for kind, found in passes:
             for batch in _batches(found, batch_rows):
-                with turns.transaction():
-                    conn.executemany(upsert_folder,
-                                     [_folder_params(item, params) for item in batch])
+                conn.execute("BEGIN")  # the temporary table only: no lock on the ledger
+                try:
+                    conn.executemany(_MERGE_FOLDER, [_folder_params(item) for item in batch])
+                finally:
+                    conn.execute("COMMIT")
                 folder_counts[kind] += len(batch)
                 if progress:
                     progress("memory folder", sum(folder_counts.values()), None)
+        _write_folder_rows(turns, params, _not_seen_yet(in_sql), batch_rows)
         folder_threads = sum(folder_counts.values())
 
         after = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
@@ -336,7 +363,8 @@ def sync_codex_home(
             if not in_sql:
                 marked = conn.execute(
                     "UPDATE memories SET missing_since = ? WHERE codex_home = ?"
-                    " AND missing_since IS NULL AND last_sync_id IS NOT ?",
+                    " AND missing_since IS NULL AND last_sync_id IS NOT ?"
+                    " AND thread_id NOT IN (SELECT thread_id FROM temp.folder_rows)",
                     (now, codex_home, sync_id)).rowcount
             if after > before:
                 backfill_usage(conn)
@@ -346,6 +374,7 @@ def sync_codex_home(
     finally:
         if in_sql:
             _drop_staging_tables(conn)
+        conn.execute("DROP TABLE IF EXISTS temp.folder_rows")
     # Read holding no lock: every row of this home not missing was seen by this sync.
     seen, memories, cited_codex, codex_citations, cited_memcite = conn.execute(
         "SELECT count(*), coalesce(sum(archived_at IS NULL), 0),"
@@ -354,11 +383,15 @@ def sync_codex_home(
         " coalesce(sum(archived_at IS NULL AND usage_count > 0), 0)"
         " FROM memories WHERE codex_home = ? AND missing_since IS NULL", (codex_home,)).fetchone()
     inserted = after - before
+    # Written by this sync (new or changed): a row it left as it was keeps an older sync id.
+    written = conn.execute("SELECT count(*) FROM memories WHERE codex_home = ?"
+                           " AND last_sync_id = ?", (codex_home, sync_id)).fetchone()[0]
+    updated = max(written - inserted, 0)
     with turns.transaction():
         conn.execute(
             "UPDATE syncs SET finished_at = ?, stage1_rows = ?, folder_threads = ?, inserted = ?,"
             " updated = ?, marked_missing = ? WHERE id = ?",
-            (int(time.time()), stage1_rows, folder_threads, inserted, seen - inserted, marked,
+            (int(time.time()), stage1_rows, folder_threads, inserted, updated, marked,
              sync_id),
         )
     return SyncReport(
@@ -367,7 +400,8 @@ def sync_codex_home(
         stage1_rows=stage1_rows,
         folder_threads=folder_threads,
         inserted=inserted,
-        updated=seen - inserted,
+        updated=updated,
+        unchanged=max(seen - inserted - updated, 0),
         marked_missing=marked,
         invalid_ids=invalid[0],
         stage1_found=stage1_found,
@@ -397,7 +431,8 @@ def _mark_unseen(turns: _Turns, values: tuple[int, str, int], batch_rows: int) -
             marked += conn.execute(
                 "UPDATE memories SET missing_since = ? WHERE +codex_home = ?"
                 " AND missing_since IS NULL AND last_sync_id IS NOT ? AND thread_id IN"
-                " (SELECT thread_id FROM temp.stage1_unseen WHERE thread_id > ? AND thread_id <= ?)",
+                " (SELECT thread_id FROM temp.stage1_unseen WHERE thread_id > ? AND thread_id <= ?"
+                " AND thread_id NOT IN (SELECT thread_id FROM temp.folder_rows))",
                 (*values, low, high)).rowcount
         low = high
 
@@ -698,7 +733,23 @@ def _drop_staging_tables(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS temp.stage1_unseen")
 
 
-def _folder_params(item: home.FolderMemory, params: dict) -> dict:
+def _write_folder_rows(turns: _Turns, params: dict, fresh: str, batch_rows: int) -> None:
+    """Write the merged memory-folder rows into the inventory, a range of thread ids per
+    transaction; a memory they would not change is left as it was."""
+    conn, write = turns.conn, _WRITE_FOLDER.format(fresh=fresh)
+    low = ""
+    while True:
+        high = conn.execute(
+            "SELECT max(thread_id) FROM (SELECT thread_id FROM temp.folder_rows"
+            " WHERE thread_id > ? ORDER BY thread_id LIMIT ?)", (low, batch_rows)).fetchone()[0]
+        if high is None:
+            return
+        with turns.transaction():
+            conn.execute(write, {**params, "low": low, "high": high})
+        low = high
+
+
+def _folder_params(item: home.FolderMemory) -> dict:
     return {
         "thread_id": item.thread_id,
         "updated_at": item.updated_at,
@@ -710,5 +761,4 @@ def _folder_params(item: home.FolderMemory, params: dict) -> dict:
         "has_raw_memory": int(item.source == "raw_memories" and item.has_text),
         "has_rollout_summary": int(item.source == "rollout_summary" and item.has_text),
         "source": item.source,
-        **params,
     }
