@@ -106,7 +106,7 @@ def test_a_codex_home_with_a_tilde_is_expanded_as_sync_does(env, fast):
 def test_a_missing_default_memory_root_is_a_warning(env, tmp_path):
     result = run_cli("instructions", "--codex-home", str(tmp_path / "nowhere"))
     assert (result.exit_code, result.stdout) == (0, "")
-    assert f"{tmp_path / 'nowhere' / 'memories'} ($CODEX_HOME/memories): no such folder" \
+    assert f"{tmp_path / 'nowhere' / 'memories'} ($CODEX_HOME/memories: memory store v1): no such folder" \
         in result.stderr
 
 

@@ -62,7 +62,7 @@ EXPECTED_SCHEMA = {
     },
     "syncs": {
         "columns": ["id", "codex_home", "started_at", "finished_at", "stage1_rows",
-                    "folder_threads", "inserted", "updated", "marked_missing"],
+                    "folder_threads", "inserted", "updated", "marked_missing", "store"],
         "indexes": {},
     },
     "replies": {

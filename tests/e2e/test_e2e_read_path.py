@@ -24,15 +24,30 @@ SUMMARIES = {
 
 
 def codex_memory_message(world) -> str | None:
-    """The developer text of the first turn request that begins ``## Memory``, if any."""
+    """The developer text of the first turn request that begins ``## Memory``, if any.
+
+    Codex sends a long text as several ``input_text`` spans of one developer message (seen:
+    a v2 memory message of 12 KB came as spans of 8,900 and 3,200 bytes): the spans from the
+    one that begins ``## Memory`` to the one holding the summary's end marker are joined."""
     requests = world.turn_requests()
     assert requests, "Codex sent no request for the turn"
-    texts = [text for item in requests[0].get("input", [])
-             if item.get("type") == "message" and item.get("role") == "developer"
-             for span in item.get("content") or [] if span.get("type") == "input_text"
-             for text in [span.get("text", "")] if text.startswith("## Memory")]
-    assert len(texts) <= 1, "more than one memory message"
-    return texts[0] if texts else None
+    found = []
+    for item in requests[0].get("input", []):
+        if item.get("type") != "message" or item.get("role") != "developer":
+            continue
+        spans = [span.get("text", "") for span in item.get("content") or []
+                 if span.get("type") == "input_text"]
+        for index, text in enumerate(spans):
+            if not text.startswith("## Memory"):
+                continue
+            joined = text
+            for more in spans[index + 1:]:
+                if END in joined:
+                    break
+                joined += more
+            found.append(joined)
+    assert len(found) <= 1, "more than one memory message"
+    return found[0] if found else None
 
 
 @pytest.mark.parametrize("case", sorted(SUMMARIES))

@@ -372,8 +372,11 @@ def sync(
     if report.folder_found:
         found.append(f"{report.raw_sections} raw_memories.md section(s) and "
                      f"{report.summary_headers} rollout summary header(s)")
+    also = f"; dual_write: Codex also consolidates {'v2' if report.store == 'v1' else 'v1'}" \
+        if report.dual_write else ""
     sys.stdout.write(
         f"synced {report.codex_home}: {', '.join(found)}\n"
+        f"  memory store {report.store}, the one Codex reads ({report.store_from}){also}\n"
         f"  {report.inserted} new, {report.updated} changed, {report.unchanged} unchanged "
         f"(not rewritten), {report.marked_missing} marked missing (gone from Codex, kept)\n"
     )

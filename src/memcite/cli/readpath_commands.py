@@ -73,12 +73,19 @@ def instructions(
         if budget < 0:
             raise InputError(f"--budget: {budget} is below 0")
         home = resolve_codex_home(codex_home)
+        store = "v1"
         if memory_root:
             root = os.path.expanduser(memory_root)
             where = f"--memory-root {root}"
         else:
-            root = os.path.join(home, "memories")  # as memcite.ledger.codex_home.memory_folder
-            where = f"the memory root {root} ($CODEX_HOME/memories)"
+            from memcite.ledger.codex_home import memory_folder, memory_store, read_codex_config
+
+            # The store Codex reads: [memories] version in config.toml (v1 unless "v2").
+            store, why = memory_store(read_codex_config(home)) if os.path.isdir(home) \
+                else ("v1", "")
+            root = memory_folder(home, store)
+            where = (f"the memory root {root} ($CODEX_HOME/{os.path.basename(root)}: memory "
+                     f"store {store}{', ' + why if why else ''})")
         if cwd is not None and not os.path.isdir(cwd):
             raise InputError(f"--cwd {cwd}: no such directory")
         found_problems = []  # warned now, and listed in --json with the reader's warnings
@@ -101,6 +108,7 @@ def instructions(
             scopes=chosen,
             session=session or None,
             today=_today(),
+            store=store,
         )
     except MemciteError as error:
         return report_error(error)
@@ -109,6 +117,7 @@ def instructions(
             warn(warning)
     if json:
         payload = result.to_dict()
+        payload["store"] = store
         payload["warnings"] = found_problems + payload["warnings"]
         if explain:
             from memcite.readpath.explain import explain as explain_table

@@ -175,6 +175,9 @@ class InstructionsOutput(Contract):
     warnings: list[str]
     overrides: list[Override] = Field(description="Topics where a scope's entry was left out "
                                       "for another scope's (memcite profile).")
+    store: Literal["v1", "v2"] = Field(
+        description="The Codex memory store read (v1: memories/, v2: memories_v2/), as Codex "
+                    "chooses it from [memories] version; v1 with --memory-root.")
     compacted: list[Compacted] = Field(description="Note entries compacted for the budget, "
                                        "lowest relevance first (memcite profile).")
     explain: str | None = Field(None, description="The --explain table (with --explain).")
@@ -821,7 +824,8 @@ class SyncOutput(Contract):
     raw_sections: Count
     summary_headers: Count
     skipped: list[str] = Field(description="Memory files not read (a link leading out, ...), and why.")
-    state_db: str = Field(description="Where Codex's memories_1.sqlite was looked for.")
+    state_db: str = Field(description="Where the store's database (memories_1.sqlite, or "
+                          "memories_v2_1.sqlite) was looked for.")
     sqlite_home_from: Literal["sqlite_home in config.toml", "CODEX_SQLITE_HOME", "CODEX_HOME"] = \
         Field(description="Why there: Codex's SQLite home, as Codex chooses it.")
     usage_data: bool = Field(
@@ -830,6 +834,12 @@ class SyncOutput(Contract):
         description="Requests to forget whose memory this sync found gone from Codex.")
     counts: SyncCounts
     warnings: list[str] = Field(description="What the user must be told (also on stderr).")
+    store: Literal["v1", "v2"] = Field(
+        description="The memory store read: the one Codex reads and counts in.")
+    store_from: str = Field(description="Why that store ([memories] version, or the default).")
+    memory_folder: str = Field(description="The store's memory folder.")
+    dual_write: bool = Field(
+        description="Codex also consolidates the other store (it still reads only this one).")
 
 
 class IngestOutput(Contract):

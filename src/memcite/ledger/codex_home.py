@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 STATE_DB = "memories_1.sqlite"
 MEMORY_FOLDER = "memories"
+# Codex's two memory stores: (memory folder, database in the SQLite home). Codex reads and
+# counts one of them, chosen by ``[memories] version`` in config.toml (see memory_store).
+MEMORY_STORES = {"v1": (MEMORY_FOLDER, STATE_DB), "v2": ("memories_v2", "memories_v2_1.sqlite")}
+DEFAULT_STORE = "v1"  # Codex 0.169 and 0.171 without [memories] version (seen run)
 RAW_MEMORIES = "raw_memories.md"
 ROLLOUT_SUMMARIES = "rollout_summaries"
 MAX_LINE_BYTES = 64 * 1024  # a heading or header line is never longer; longer lines are body
@@ -87,61 +91,47 @@ class FolderMemory(FrozenSlots):
         _set(self, "where", where)  # file:line
 
 
-def state_db_path(codex_home: str | os.PathLike, sqlite_home: str | os.PathLike | None = None
-                  ) -> str:
-    """Where Codex keeps ``stage1_outputs``: in its SQLite home (``sqlite_home``), which is
-    the Codex home itself unless configured otherwise (see ``locate_codex_home``)."""
-    return os.path.join(os.fspath(sqlite_home or codex_home), STATE_DB)
+def state_db_path(codex_home: str | os.PathLike, sqlite_home: str | os.PathLike | None = None,
+                  store: str = DEFAULT_STORE) -> str:
+    """Where Codex keeps ``stage1_outputs`` of ``store``: in its SQLite home
+    (``sqlite_home``), which is the Codex home itself unless configured otherwise (see
+    ``locate_codex_home``)."""
+    return os.path.join(os.fspath(sqlite_home or codex_home), MEMORY_STORES[store][1])
 
 
-def memory_folder(codex_home: str | os.PathLike) -> str:
-    """Codex's memory folder (``$CODEX_HOME/memories``)."""
-    return os.path.join(os.fspath(codex_home), MEMORY_FOLDER)
+def memory_folder(codex_home: str | os.PathLike, store: str = DEFAULT_STORE) -> str:
+    """Codex's memory folder of ``store`` (``$CODEX_HOME/memories``, or ``memories_v2``)."""
+    return os.path.join(os.fspath(codex_home), MEMORY_STORES[store][0])
 
 
 # --------------------------------------------------------------------------- where Codex keeps things
 
 SQLITE_HOME_KEY = "sqlite_home"  # top-level key of $CODEX_HOME/config.toml
 SQLITE_HOME_ENV = "CODEX_SQLITE_HOME"
+STORE_FROM_DEFAULT = "Codex's default: no [memories] version in config.toml"
 
 
-class CodexLocations(FrozenSlots):
-    """One Codex home and where its databases are (its SQLite home), and why there."""
+class CodexConfig(FrozenSlots):
+    """What memcite reads of ``$CODEX_HOME/config.toml``: where the databases are and which
+    memory store Codex reads (``[memories] version``, ``dual_write``)."""
 
-    __slots__ = ("codex_home", "sqlite_home", "sqlite_home_from")
+    __slots__ = ("sqlite_home", "memory_version", "dual_write")
     _fields = _compared = __slots__
 
-    def __init__(self, codex_home: str, sqlite_home: str, sqlite_home_from: str) -> None:
-        _set(self, "codex_home", codex_home)  # the real path
-        _set(self, "sqlite_home", sqlite_home)
-        _set(self, "sqlite_home_from", sqlite_home_from)  # config.toml | CODEX_SQLITE_HOME | CODEX_HOME
-
-    @property
-    def state_db(self) -> str:
-        return state_db_path(self.codex_home, self.sqlite_home)
-
-    @property
-    def memory_folder(self) -> str:
-        return memory_folder(self.codex_home)
-
-    @property
-    def has_usage_data(self) -> bool:
-        """Whether Codex's table (and so its usage counters) is where Codex keeps it."""
-        return os.path.isfile(self.state_db)
-
-    def to_dict(self) -> dict:
-        return {"codex_home": self.codex_home, "sqlite_home": self.sqlite_home,
-                "sqlite_home_from": self.sqlite_home_from, "state_db": self.state_db,
-                "usage_data": self.has_usage_data}
+    def __init__(self, sqlite_home: str | None = None, memory_version: str | None = None,
+                 dual_write: bool | None = None) -> None:
+        _set(self, "sqlite_home", sqlite_home)  # as written, or None
+        _set(self, "memory_version", memory_version)  # "v1" | "v2" as written, or None
+        _set(self, "dual_write", dual_write)  # as written, or None
 
 
-def configured_sqlite_home(codex_home: str | os.PathLike) -> str | None:
-    """The top-level ``sqlite_home`` of ``$CODEX_HOME/config.toml`` as written, or None."""
+def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
+    """The parts of ``$CODEX_HOME/config.toml`` memcite follows (none when there is no file)."""
     path = os.path.join(os.fspath(codex_home), "config.toml")
     try:
         handle = os.fdopen(open_regular(path), "rb")  # a FIFO: refused, never a hang
     except FileNotFoundError:
-        return None
+        return CodexConfig()
     except NotRegularFile as exc:
         raise CodexHomeError(f"{path}: {exc.strerror}; Codex's config cannot be read",
                              hint=f"remove {path} or put Codex's config.toml there") from None
@@ -158,11 +148,80 @@ def configured_sqlite_home(codex_home: str | os.PathLike) -> str | None:
         raise CodexHomeError(f"{path}: not valid TOML ({exc})",
                              hint="Codex cannot read it either; fix the file") from None
     value = data.get(SQLITE_HOME_KEY)
-    if value is None:
-        return None
-    if not isinstance(value, str):
+    if value is not None and not isinstance(value, str):
         raise CodexHomeError(f"{path}: {SQLITE_HOME_KEY} must be a path (a string)")
-    return value.strip() or None
+    memories = data.get("memories")
+    version = dual_write = None
+    if isinstance(memories, dict):
+        version, dual_write = memories.get("version"), memories.get("dual_write")
+        if version is not None and version not in MEMORY_STORES:
+            raise CodexHomeError(
+                f"{path}: [memories] version = {str(version)[:40]!r} is not one of "
+                f"{', '.join(map(repr, MEMORY_STORES))}",
+                hint="Codex reads \"v1\" (memories/) or \"v2\" (memories_v2/); fix the file")
+        if dual_write is not None and not isinstance(dual_write, bool):
+            raise CodexHomeError(f"{path}: [memories] dual_write must be true or false")
+    return CodexConfig((value.strip() or None) if value else None, version, dual_write)
+
+
+def configured_sqlite_home(codex_home: str | os.PathLike) -> str | None:
+    """The top-level ``sqlite_home`` of ``$CODEX_HOME/config.toml`` as written, or None."""
+    return read_codex_config(codex_home).sqlite_home
+
+
+def memory_store(config: CodexConfig) -> tuple[str, str]:
+    """``(store, why)``: the memory store Codex reads and counts in, as it decides it:
+    ``[memories] version``, else its default (v1). ``dual_write`` makes Codex consolidate
+    the other store too, never read it."""
+    if config.memory_version:
+        return config.memory_version, f"[memories] version = \"{config.memory_version}\" in config.toml"
+    return DEFAULT_STORE, STORE_FROM_DEFAULT
+
+
+class CodexLocations(FrozenSlots):
+    """One Codex home, the memory store Codex reads there, and where its databases are (its
+    SQLite home), and why there."""
+
+    __slots__ = ("codex_home", "sqlite_home", "sqlite_home_from", "store", "store_from",
+                 "dual_write")
+    _fields = _compared = __slots__
+
+    def __init__(self, codex_home: str, sqlite_home: str, sqlite_home_from: str,
+                 store: str = DEFAULT_STORE, store_from: str = STORE_FROM_DEFAULT,
+                 dual_write: bool = False) -> None:
+        _set(self, "codex_home", codex_home)  # the real path
+        _set(self, "sqlite_home", sqlite_home)
+        _set(self, "sqlite_home_from", sqlite_home_from)  # config.toml | CODEX_SQLITE_HOME | CODEX_HOME
+        _set(self, "store", store)  # v1 | v2: the store Codex reads and counts in
+        _set(self, "store_from", store_from)  # why that one
+        _set(self, "dual_write", dual_write)  # Codex also consolidates the other store
+
+    @property
+    def state_db(self) -> str:
+        return state_db_path(self.codex_home, self.sqlite_home, self.store)
+
+    @property
+    def memory_folder(self) -> str:
+        return memory_folder(self.codex_home, self.store)
+
+    @property
+    def has_usage_data(self) -> bool:
+        """Whether Codex's table (and so its usage counters) is where Codex keeps it."""
+        return os.path.isfile(self.state_db)
+
+    def describe_store(self) -> str:
+        """One line naming the store read, for reports."""
+        other = "v2" if self.store == "v1" else "v1"
+        also = f"; dual_write: Codex also consolidates {other}, but reads {self.store}" \
+            if self.dual_write else ""
+        return f"memory store {self.store} ({self.memory_folder}; {self.store_from}){also}"
+
+    def to_dict(self) -> dict:
+        return {"codex_home": self.codex_home, "sqlite_home": self.sqlite_home,
+                "sqlite_home_from": self.sqlite_home_from, "state_db": self.state_db,
+                "usage_data": self.has_usage_data, "store": self.store,
+                "store_from": self.store_from, "memory_folder": self.memory_folder,
+                "dual_write": self.dual_write}
 
 
 def resolve_sqlite_home(codex_home: str, configured: str | None, env_value: str | None,
@@ -179,20 +238,26 @@ def resolve_sqlite_home(codex_home: str, configured: str | None, env_value: str 
 
 
 def locate_codex_home(codex_home: str | os.PathLike, *, env_sqlite_home: str | None = None,
-                      cwd: str | None = None) -> CodexLocations:
-    """Where ``codex_home`` keeps its databases; a ``CodexHomeError`` when it is no folder.
+                      cwd: str | None = None, store: str | None = None) -> CodexLocations:
+    """Where ``codex_home`` keeps its databases and which memory store Codex reads there; a
+    ``CodexHomeError`` when it is no folder.
 
     ``env_sqlite_home`` is ``$CODEX_SQLITE_HOME`` as the caller read it (the library
-    reads no environment).
+    reads no environment); ``store`` ("v1" or "v2") reads that store instead of Codex's.
     """
     given = os.fspath(codex_home)
     real = os.path.realpath(given)
     if not os.path.isdir(real):
         raise CodexHomeError(f"{given}: no such Codex home (not a folder)",
                              hint="pass the Codex home with --codex-home or CODEX_HOME")
-    sqlite_home, source = resolve_sqlite_home(real, configured_sqlite_home(real),
-                                              env_sqlite_home, cwd or os.getcwd())
-    return CodexLocations(real, os.path.realpath(sqlite_home), source)
+    config = read_codex_config(real)
+    sqlite_home, source = resolve_sqlite_home(real, config.sqlite_home, env_sqlite_home,
+                                              cwd or os.getcwd())
+    chosen, why = memory_store(config)
+    if store is not None and store != chosen:
+        chosen, why = store, f"asked for with --store (Codex reads {chosen}: {why})"
+    return CodexLocations(real, os.path.realpath(sqlite_home), source, chosen, why,
+                          bool(config.dual_write))
 
 
 # --------------------------------------------------------------------------- memories_1.sqlite

@@ -398,6 +398,15 @@ def m010_stats_counters(conn: sqlite3.Connection) -> None:
     create_counters(conn)
 
 
+def m011_sync_store(conn: sqlite3.Connection) -> None:
+    """Which of Codex's memory stores each sync read (``v1``: ``memories/`` and
+    ``memories_1.sqlite``; ``v2``: ``memories_v2/`` and ``memories_v2_1.sqlite``), so that
+    reports name the store their figures come from. Older syncs read v1."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(syncs)")}
+    if "store" not in columns:  # safe to apply twice, as every migration
+        conn.execute("ALTER TABLE syncs ADD COLUMN store TEXT NOT NULL DEFAULT 'v1'")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
@@ -409,6 +418,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m008_entry_requests,
     m009_stats_indexes,
     m010_stats_counters,
+    m011_sync_store,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

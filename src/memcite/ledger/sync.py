@@ -70,6 +70,10 @@ class SyncReport:
     forget_requests_seen_gone: int = 0  # requests to forget whose memory Codex no longer has
     counts: dict | None = None  # this home's memories, cited by Codex's counters and memcite's log
     unchanged: int = 0  # rows seen again as they were: not written
+    store: str = home.DEFAULT_STORE  # the memory store read: the one Codex reads (v1 | v2)
+    store_from: str = home.STORE_FROM_DEFAULT  # why that one
+    memory_folder: str = ""
+    dual_write: bool = False  # Codex also consolidates the other store (never reads it)
 
     @property
     def usage_data(self) -> bool:
@@ -95,6 +99,10 @@ class SyncReport:
             "inserted": self.inserted,
             "updated": self.updated,
             "unchanged": self.unchanged,
+            "store": self.store,
+            "store_from": self.store_from,
+            "memory_folder": self.memory_folder,
+            "dual_write": self.dual_write,
             "marked_missing": self.marked_missing,
             "invalid_ids": self.invalid_ids,
             "stage1_found": self.stage1_found,
@@ -240,6 +248,10 @@ class SyncSources:
     stage1_found: bool
     raw_found: bool
     summaries_found: bool
+    store: str = home.DEFAULT_STORE  # the memory store read: the one Codex reads (v1 | v2)
+    store_from: str = home.STORE_FROM_DEFAULT
+    memory_folder: str = ""
+    dual_write: bool = False
 
     @property
     def folder_found(self) -> bool:
@@ -253,14 +265,18 @@ def check_codex_home(codex_home: str | os.PathLike | home.CodexLocations) -> Syn
     its SQLite home. Called by ``memcite sync`` before it opens memcite's database,
     so that a wrong home creates nothing.
     """
-    where = codex_home if isinstance(codex_home, home.CodexLocations) \
-        else home.CodexLocations(os.path.realpath(os.fspath(codex_home)),
-                                 os.path.realpath(os.fspath(codex_home)), "CODEX_HOME")
+    if isinstance(codex_home, home.CodexLocations):
+        where = codex_home
+    else:
+        real = os.path.realpath(os.fspath(codex_home))
+        store, why = home.memory_store(home.read_codex_config(real)) if os.path.isdir(real) \
+            else (home.DEFAULT_STORE, home.STORE_FROM_DEFAULT)
+        where = home.CodexLocations(real, real, "CODEX_HOME", store, why)
     real = where.codex_home
     if not os.path.isdir(real):
         raise home.CodexHomeError(f"{real}: no such folder",
                                   hint="pass the Codex home with --codex-home or CODEX_HOME")
-    folder = home.memory_folder(real)
+    folder = where.memory_folder
     state_db = where.state_db
     try:  # SQLite opens it itself, blocking: a FIFO or a device there is refused first
         check_regular(state_db)
@@ -274,11 +290,14 @@ def check_codex_home(codex_home: str | os.PathLike | home.CodexLocations) -> Syn
     summaries = os.path.join(folder, home.ROLLOUT_SUMMARIES)
     sources = SyncSources(real, state_db, where.sqlite_home_from, raw, summaries,
                           stage1_found=os.path.isfile(state_db),
-                          raw_found=os.path.isfile(raw), summaries_found=os.path.isdir(summaries))
+                          raw_found=os.path.isfile(raw), summaries_found=os.path.isdir(summaries),
+                          store=where.store, store_from=where.store_from, memory_folder=folder,
+                          dual_write=where.dual_write)
     if not sources.stage1_found and not sources.folder_found:
         raise home.CodexHomeError(
-            f"{real}: no {home.STATE_DB} and no memory folder, nothing to sync "
-            "(the inventory is left as it was)",
+            f"{real}: no {os.path.basename(state_db)} and no memory folder "
+            f"({os.path.basename(folder)}/) of memory store {where.store} ({where.store_from}),"
+            " nothing to sync (the inventory is left as it was)",
             hint="pass the Codex home (the folder holding memories_1.sqlite) with --codex-home",
         )
     return sources
@@ -302,8 +321,8 @@ def sync_codex_home(
     with transaction(conn):
         before = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         sync_id = conn.execute(
-            "INSERT INTO syncs (codex_home, started_at) VALUES (?, ?)", (codex_home, now)
-        ).lastrowid
+            "INSERT INTO syncs (codex_home, started_at, store) VALUES (?, ?, ?)",
+            (codex_home, now, sources.store)).lastrowid
         if total > before:  # a large first load: counted in one scan at the end, not per row
             counters.suspend_memory_totals(conn)
     params = {"home": codex_home, "now": now, "sync": sync_id}
@@ -412,6 +431,10 @@ def sync_codex_home(
         state_db=db_path,
         sqlite_home_from=sources.sqlite_home_from,
         forget_requests_seen_gone=seen_gone,
+        store=sources.store,
+        store_from=sources.store_from,
+        memory_folder=storable(sources.memory_folder),
+        dual_write=sources.dual_write,
         counts={"memories": memories, "cited_codex": cited_codex,
                 "codex_citations": codex_citations, "cited_memcite": cited_memcite},
     )

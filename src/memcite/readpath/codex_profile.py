@@ -17,10 +17,30 @@ def codex_summary(text: str, budget: int = DEFAULT_BUDGET) -> str:
     return truncate_approx(rust_trim(text), budget)
 
 
+# Codex's read path of memory store v2, verbatim as Codex 0.171.0 injects it (captured from
+# the real binary by tests/e2e/test_e2e_store_v2.py, which checks it byte for byte): its
+# placeholders are filled in one pass, so a summary holding one is left as it is.
+V2_TEMPLATE = "codex_read_path_v2.md"
+_V2_PLACEHOLDER = r"\{\{ (base_path|memory_summary) \}\}"
+
+
+def render_v2(memory_root: str, summary: str) -> str:
+    """Codex's v2 developer message for ``summary`` (already trimmed and cut)."""
+    import re
+
+    with open(os.path.join(os.path.dirname(__file__), "templates", V2_TEMPLATE),
+              encoding="utf-8") as handle:
+        template = handle.read()
+    values = {"base_path": memory_root, "memory_summary": summary}
+    return re.sub(_V2_PLACEHOLDER, lambda found: values[found.group(1)], template)
+
+
 def build_codex(
-    memory_root: str, summary_data: bytes | None, budget: int, tokenizer_name: str, load_tokenizer
+    memory_root: str, summary_data: bytes | None, budget: int, tokenizer_name: str, load_tokenizer,
+    store: str = "v1",
 ) -> Instructions:
-    """The ``codex`` profile's instructions from the summary's bytes (None: no summary)."""
+    """The ``codex`` profile's instructions from the summary's bytes (None: no summary);
+    ``store`` v2: Codex's v2 read path, byte for byte."""
     from memcite.readpath.truncation import approx_token_count, truncate_approx
 
     summary_path = os.path.join(memory_root, SUMMARY_FILE)
@@ -53,7 +73,8 @@ def build_codex(
         omitted_tokens=-(-(len(trimmed.encode("utf-8")) - 4 * budget) // 4) if truncated else 0,
         omitted_exact=False,
     )
-    instructions = render_instructions(memory_root, summary, use)
+    instructions = render_v2(memory_root, summary) if store == "v2" \
+        else render_instructions(memory_root, summary, use)
     return Instructions(
         instructions,
         summary,

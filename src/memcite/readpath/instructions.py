@@ -131,6 +131,7 @@ def build_instructions(
     scopes: tuple[str, ...] | None = None,
     session: str | None = None,
     today: str | None = None,
+    store: str = "v1",
 ) -> Instructions:
     """The developer instructions for ``memory_root`` (and, for ``memcite``, the project of ``cwd``).
 
@@ -140,7 +141,8 @@ def build_instructions(
     ``cache_dir`` None means no cache;
     ``scopes`` (``memcite``): which scopes to read, default session (when ``session`` is
     given), project and global; the summary counts as global; ``today`` (``YYYY-MM-DD``,
-    default: today in UTC) dates the relevance of note entries.
+    default: today in UTC) dates the relevance of note entries; ``store``: the Codex memory
+    store ``memory_root`` belongs to (``v2``: the ``codex`` profile renders Codex's v2 read path).
     """
     if profile not in PROFILES:
         raise InputError(f"unknown profile {profile!r}: use one of {', '.join(PROFILES)}")
@@ -178,7 +180,7 @@ def build_instructions(
 
         key = cache.cache_key(
             profile, budget, tokenizer_name, errors, memory_root, summary_data, notes,
-            today if notes else "",
+            today if notes else "", store,
         )
         cached = cache.read_cached(os.fspath(cache_dir), key)
         if cached is not None:
@@ -186,7 +188,8 @@ def build_instructions(
     if profile == "codex":
         from memcite.readpath.codex_profile import build_codex
 
-        result = build_codex(memory_root, summary_data, budget, tokenizer_name, load_tokenizer)
+        result = build_codex(memory_root, summary_data, budget, tokenizer_name, load_tokenizer,
+                             store)
     else:
         from memcite.readpath.memcite_profile import build_memcite
 

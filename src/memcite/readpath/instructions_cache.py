@@ -22,7 +22,8 @@ def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def cache_key(profile, budget, tokenizer_name, errors, memory_root, summary, notes, today=""):
+def cache_key(profile, budget, tokenizer_name, errors, memory_root, summary, notes, today="",
+              store="v1"):
     """The key of one result: a hash of everything the instructions depend on."""
     parts = [
         "memcite-instructions",
@@ -35,6 +36,8 @@ def cache_key(profile, budget, tokenizer_name, errors, memory_root, summary, not
         _digest(summary) or "-",
         str(getattr(summary, "unread", 0)),  # a prefix: what followed it matters too
     ]
+    if store != "v1":  # keys of v1 results stay as they were
+        parts.append(f"store={store}")
     for note in notes:  # the scoped notes (memcite profile); relevance depends on the day
         parts += [note.scope, note.owner, note.path, _digest(note.data) or "-"]
     if notes:
