@@ -178,9 +178,10 @@ def record(
                              'with --jsonl put them in each line ("id", "at", ...)')
         if max_bytes < 1:
             raise InputError(f"--max-bytes: {max_bytes} is not a positive number of bytes")
-        # The memory folder is $CODEX_HOME/memories (codex_home.memory_folder, not imported
-        # here: the record path stays light).
-        root = os.path.join(resolve_codex_home(codex_home), "memories")
+        from memcite.ledger.codex_home import codex_memory_folder
+
+        # The folder of the store Codex reads ($CODEX_HOME/memories, or memories_v2).
+        root = codex_memory_folder(resolve_codex_home(codex_home))
         if jsonl is not None:
             return _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json)
         return _record_one(source, db, root, policy, profile, errors, max_bytes, json,
@@ -423,7 +424,7 @@ def ingest(
     """
     import sqlite3
 
-    from memcite.ledger.codex_home import memory_folder
+    from memcite.ledger.codex_home import codex_memory_folder
     from memcite.ledger.ingest import check_rollout, ingest_rollout
     from memcite.ledger.recording import POLICIES
 
@@ -439,7 +440,7 @@ def ingest(
                              "with files named, leave it out")
         if max_bytes < 1:
             raise InputError(f"--max-bytes: {max_bytes} is not a positive number of bytes")
-        root = memory_folder(resolve_codex_home(codex_home))
+        root = codex_memory_folder(resolve_codex_home(codex_home))
         readable = []
         for path in rollouts:  # before the database: bad inputs alone create nothing
             try:
@@ -543,7 +544,7 @@ def ingest_home(
     """Bring every session file of a Codex home up to date, from the stored offsets."""
     import sqlite3
 
-    from memcite.ledger.codex_home import memory_folder
+    from memcite.ledger.codex_home import codex_memory_folder
     from memcite.ledger.recording import POLICIES, parse_time
     from memcite.ledger.session_offsets import SESSION_FOLDERS, ingest_codex_home
 
@@ -573,7 +574,7 @@ def ingest_home(
     try:
         summary = ingest_codex_home(conn, home, since=after, progress=progress, on_file=show,
                                     profile=profile, policy=policy,
-                                    memory_root=memory_folder(home))
+                                    memory_root=codex_memory_folder(home))
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:

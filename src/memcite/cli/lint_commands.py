@@ -19,9 +19,12 @@ MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 
 
 def default_paths(codex_home: str | None) -> list[str]:
-    """Codex's memory folder and memcite's notes folder under the Codex home."""
+    """Codex's memory folder (of the store Codex reads) and memcite's notes folder under the
+    Codex home."""
+    from memcite.ledger.codex_home import codex_memory_folder
+
     home = resolve_codex_home(codex_home)
-    return [os.path.join(home, "memories"), os.path.join(home, "memory")]
+    return [codex_memory_folder(home), os.path.join(home, "memory")]
 
 
 def _text(finding) -> str:

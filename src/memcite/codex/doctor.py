@@ -101,10 +101,41 @@ def sqlite_home(inputs: DoctorInputs, config: dict | None) -> str:
     return inputs.codex_home
 
 
-def check_memories_db(inputs: DoctorInputs, config: dict | None) -> Check:
-    from memcite.ledger.codex_home import STATE_DB, CodexHomeError, count_stage1_outputs
+def _memory_store(config: dict | None) -> tuple[str, str, bool]:
+    """(store, why, dual_write) as Codex decides which memory store it reads."""
+    from memcite.ledger.codex_home import CodexConfig, memory_store
 
-    path = os.path.join(sqlite_home(inputs, config), STATE_DB)
+    memories = (config or {}).get("memories")
+    memories = memories if isinstance(memories, dict) else {}
+    version = memories.get("version")
+    given = CodexConfig(None, version if version in ("v1", "v2") else None,
+                        memories.get("dual_write") is True)
+    store, why = memory_store(given)
+    return store, why, bool(given.dual_write)
+
+
+def check_memory_store(inputs: DoctorInputs, config: dict | None) -> Check:
+    from memcite.ledger.codex_home import MEMORY_STORES
+
+    memories = (config or {}).get("memories")
+    version = memories.get("version") if isinstance(memories, dict) else None
+    if version is not None and version not in MEMORY_STORES:
+        return Check("memory-store", FAILURE,
+                     f"[memories] version = {str(version)[:40]!r} is not \"v1\" or \"v2\"",
+                     "set version = \"v1\" (memories/) or \"v2\" (memories_v2/), or remove it")
+    store, why, dual_write = _memory_store(config)
+    folder, db = MEMORY_STORES[store]
+    other = "v2" if store == "v1" else "v1"
+    also = f"; dual_write: Codex also consolidates {other}, but reads and counts in {store}" \
+        if dual_write else ""
+    return Check("memory-store", OK, f"Codex reads memory store {store} ({folder}/, counted in "
+                 f"{db}; {why}){also}; memcite follows it")
+
+
+def check_memories_db(inputs: DoctorInputs, config: dict | None) -> Check:
+    from memcite.ledger.codex_home import MEMORY_STORES, CodexHomeError, count_stage1_outputs
+
+    path = os.path.join(sqlite_home(inputs, config), MEMORY_STORES[_memory_store(config)[0]][1])
     try:
         check_regular(path)
     except NotRegularFile as exc:
@@ -466,7 +497,8 @@ def run_checks(inputs: DoctorInputs) -> list[Check]:
     checks = [check_codex_home(inputs)]
     if checks[0].status == OK:
         checks.append(check_codex_config(inputs, config, error))
-        checks += [check_memories_db(inputs, config), check_memories_enabled(config),
+        checks += [check_memory_store(inputs, config), check_memories_db(inputs, config),
+                   check_memories_enabled(config),
                    check_hooks_feature(config)]
         found = find_memcite_hooks(inputs, config)
         checks += [check_stop_hook(inputs, found), check_hook_trust(inputs, found, config),

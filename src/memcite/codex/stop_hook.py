@@ -169,18 +169,20 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
     folder = default_db_folder(db)  # as ledger_commands.open_database, without its imports
     if folder is not None and not os.path.isdir(folder):
         os.makedirs(folder, mode=0o700, exist_ok=True)
+    from memcite.ledger.codex_home import codex_memory_folder
+
+    root = codex_memory_folder(home)  # the store Codex reads: memories, or memories_v2
     conn = open_store(resolve_db_path(db), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
     try:
         read = [ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
-                                    memory_root=os.path.join(home, "memories"), origin="hook")]
+                                    memory_root=root, origin="hook")]
         message = payload.get("last_assistant_message")
         if read[-1].caught_up and isinstance(message, str) and \
                 not reply_on_disk(transcript, read[-1].to_offset, message) and \
                 wait_for_growth(transcript, read[-1].to_offset, FLUSH_WAIT_SECONDS):
             entry["waited_for_reply"] = True
             read.append(ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
-                                            memory_root=os.path.join(home, "memories"),
-                                            origin="hook"))
+                                            memory_root=root, origin="hook"))
     finally:
         conn.close()
     reports = [r.report for r in read if r.report is not None]

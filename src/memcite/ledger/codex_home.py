@@ -109,6 +109,7 @@ def memory_folder(codex_home: str | os.PathLike, store: str = DEFAULT_STORE) -> 
 SQLITE_HOME_KEY = "sqlite_home"  # top-level key of $CODEX_HOME/config.toml
 SQLITE_HOME_ENV = "CODEX_SQLITE_HOME"
 STORE_FROM_DEFAULT = "Codex's default: no [memories] version in config.toml"
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 
 class CodexConfig(FrozenSlots):
@@ -137,13 +138,24 @@ def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
                              hint=f"remove {path} or put Codex's config.toml there") from None
     except OSError as exc:
         raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    import tomllib  # only for a config that is there: it imports typing (start-up)
-
     try:
         with handle:
-            data = tomllib.load(handle)
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise CodexHomeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise CodexHomeError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read",
+                             hint="Codex's config.toml is a few kilobytes")
+    if SQLITE_HOME_KEY.encode() not in raw and b"version" not in raw \
+            and b"dual_write" not in raw:
+        return CodexConfig()  # nothing memcite follows: not parsed (tomllib costs start-up)
+    import tomllib  # it imports typing (start-up)
+
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CodexHomeError(f"{path}: not UTF-8 (byte {exc.start})",
+                             hint="Codex cannot read it either; fix the file") from None
     except tomllib.TOMLDecodeError as exc:
         raise CodexHomeError(f"{path}: not valid TOML ({exc})",
                              hint="Codex cannot read it either; fix the file") from None
@@ -167,6 +179,12 @@ def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
 def configured_sqlite_home(codex_home: str | os.PathLike) -> str | None:
     """The top-level ``sqlite_home`` of ``$CODEX_HOME/config.toml`` as written, or None."""
     return read_codex_config(codex_home).sqlite_home
+
+
+def codex_memory_folder(codex_home: str | os.PathLike) -> str:
+    """The memory folder of the store Codex reads in ``codex_home`` (``memories`` unless
+    config.toml says ``[memories] version = "v2"``)."""
+    return memory_folder(codex_home, memory_store(read_codex_config(codex_home))[0])
 
 
 def memory_store(config: CodexConfig) -> tuple[str, str]:

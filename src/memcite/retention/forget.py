@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from memcite.durable_files import LinkRefused
 from memcite.errors import MemciteError
 from memcite.ledger.adhoc_notes import NOTES_FOLDER, adhoc_note_name
-from memcite.ledger.codex_home import CodexLocations
+from memcite.ledger.codex_home import CodexLocations, codex_memory_folder
 from memcite.ledger.store import BUSY_TIMEOUT_MS, transaction
 from memcite.retention.labels import LABEL_COLUMNS, memory_label
 from memcite.retention.rules import DAY, format_day
@@ -645,12 +645,17 @@ def _undo(conn: sqlite3.Connection, request_ids: Iterable[int], *, now: int,
 def _withdraw(conn, rows: list[tuple], *, now: int, checkpoint: Checkpoint) -> list[Undone]:
     memories = [{"thread_id": r[1], "label": r[4], "note_path": r[5]} for r in rows]
     home = rows[0][9]
-    folder = os.path.join(home, "memories", NOTES_FOLDER)
+    # Beside the note that asked (in the store Codex consolidated then), else the store
+    # Codex reads now.
+    asked_in = os.path.dirname(rows[0][5] or "")
+    root = asked_in[:-len(NOTES_FOLDER)].rstrip(os.sep) if asked_in.endswith(NOTES_FOLDER) \
+        else codex_memory_folder(home)
+    folder = os.path.join(root, NOTES_FOLDER)
     name = adhoc_note_name(now, f"memcite keep {len(rows)} withdrawn {uuid.uuid4().hex[:8]}")
     path = os.path.join(folder, name)
     try:
         write_new_file(path, withdrawal_text(memories, at=now).encode(), checkpoint,
-                       root=os.path.join(home, "memories"))
+                       root=root)
     except OSError as exc:
         raise ForgetError(f"could not write {path}: {exc.strerror or exc}; nothing withdrawn",
                           hint="check that the memory folder is writable") from None
