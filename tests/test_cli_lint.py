@@ -123,8 +123,8 @@ def test_github_annotations(home):
     assert result.exit_code == 1
     assert result.stdout == (
         f"::error file={root}/memories/memory_summary.md,line=1,col=1,title=memcite summary-not-v1::"
-        "the first line is '\\ufeffv1', not 'v1' (Codex reads the summary only when its first line is "
-        "exactly v1)\n")
+        "the first line is '\\ufeffv1', not 'v1' (Codex's consolidation begins the summary with the "
+        "line v1; Codex injects the file either way, but a hand edit may have lost it)\n")
 
 
 @pytest.mark.parametrize("args", [["lint"], ["lint", "--json"], ["lint", "--strict", "--format", "github"],

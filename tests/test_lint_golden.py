@@ -20,7 +20,8 @@ CLEAN = {"clean_home", "clean_notes_only"}
 
 
 def _lint(case: Path) -> str:
-    roots = [str(case / name) for name in ("memories", "memory") if (case / name).is_dir()]
+    roots = [str(case / name) for name in ("memories", "memories_v2", "memory")
+             if (case / name).is_dir()]
     report = lint_paths(roots)
     lines = []
     for f in report.findings:

@@ -16,14 +16,74 @@ from memcite.lint.findings import make_finding as _finding
 # --------------------------------------------------------------------------- Codex's folder
 
 
-def check_memory_summary(path: str, text: str) -> list[Finding]:
-    """``memory_summary.md`` opens with the line ``v1``, exactly."""
+def check_memory_summary(path: str, text: str, store: str = "v1") -> list[Finding]:
+    """``memory_summary.md`` opens with the line ``v1``, exactly; in memory store v2, also
+    the four headings in order, under 10,000 UTF-8 bytes, and well-formed routes."""
+    findings = []
     first = text.split("\n", 1)[0].removesuffix("\r")
-    if first == "v1":
-        return []
-    shown = first if len(first) <= 40 else first[:40] + "…"
-    return [_finding("summary-not-v1", path, 1, 1, f"the first line is {shown!r}, not 'v1'",
-                     "Codex reads the summary only when its first line is exactly v1")]
+    if first != "v1":
+        shown = first if len(first) <= 40 else first[:40] + "…"
+        findings.append(_finding(
+            "summary-not-v1", path, 1, 1, f"the first line is {shown!r}, not 'v1'",
+            "Codex's consolidation begins the summary with the line v1; Codex injects the "
+            "file either way, but a hand edit may have lost it"))
+    if store == "v2":
+        findings.extend(_check_v2_summary(path, text))
+    return findings
+
+
+# Memory store v2's summary, as Codex's v2 consolidation prompt requires it: `v1`, then
+# these headings in this order, the whole under 10,000 UTF-8 bytes; under `## What's in
+# Memory`, routes `- rollout_summaries/<file> — <sentence>; thread_id=<id>`.
+V2_HEADINGS = ("## User Profile", "## User preferences", "## General Tips", "## What's in Memory")
+V2_SUMMARY_LIMIT = 10_000
+_V2_ROUTE = re.compile(r"^- rollout_summaries/(?P<file>[^\s]+) — (?P<what>.+); "
+                       r"thread_id=(?P<thread>\S+)\s*$")
+
+
+def _check_v2_summary(path: str, text: str) -> list[Finding]:
+    findings = []
+    lines = text.split("\n")
+    size = len(text.encode("utf-8"))
+    if size >= V2_SUMMARY_LIMIT:
+        findings.append(_finding(
+            "summary-v2-size", path, 1, 1,
+            f"{size:,} UTF-8 bytes; memory store v2's summary stays under {V2_SUMMARY_LIMIT:,}",
+            "Codex's v2 consolidation keeps it comfortably under 10,000 bytes; shorten it"))
+    at = {heading: number for number, line in enumerate(lines, 1)
+          for heading in V2_HEADINGS if line.rstrip("\r").rstrip() == heading}
+    missing = [heading for heading in V2_HEADINGS if heading not in at]
+    if missing:
+        findings.append(_finding(
+            "summary-v2-headings", path, 1, 1,
+            f"no {', '.join(repr(h) for h in missing)} heading (memory store v2's summary has "
+            f"{', '.join(V2_HEADINGS)}, in this order)",
+            "Codex's v2 consolidation writes these four headings; restore them"))
+    elif [at[heading] for heading in V2_HEADINGS] != sorted(at.values()):
+        findings.append(_finding(
+            "summary-v2-headings", path, at[V2_HEADINGS[0]], 1,
+            f"the headings are out of order (memory store v2's summary has {', '.join(V2_HEADINGS)})",
+            "put them back in that order"))
+    inside = at.get(V2_HEADINGS[-1])
+    if inside is None:
+        return findings
+    for number, line in enumerate(lines[inside:], inside + 1):
+        line = line.rstrip("\r")
+        if not line.startswith("- rollout_summaries/"):
+            continue
+        found = _V2_ROUTE.match(line)
+        if found is None:
+            findings.append(_finding(
+                "summary-v2-route", path, number, 1,
+                "a route that is not `- rollout_summaries/<file> — <sentence>; thread_id=<id>`",
+                "write the file name, an em dash, one sentence, then `; thread_id=` and the "
+                "thread's id"))
+        elif normalize_thread_id(found["thread"]) is None:
+            findings.append(_finding(
+                "summary-v2-route", path, number, line.index("thread_id=") + 11,
+                f"thread_id={found['thread'][:40]} is not a UUID",
+                "give the complete thread id of the rollout the route points to"))
+    return findings
 
 
 _ADHOC_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-")

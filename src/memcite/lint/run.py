@@ -21,6 +21,8 @@ from memcite.lint.folder_checks import (
 )
 from memcite.untrusted import NotRegularFile, open_regular
 
+V2_FOLDER = "memories_v2"  # Codex's memory store v2 (memcite.ledger.codex_home.MEMORY_STORES)
+
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
@@ -161,7 +163,9 @@ def lint_files(files: Sequence[tuple[str, str]]) -> LintReport:
         if kind in ("memory", "entries"):
             entry_files.append((path, text))
         if kind == "summary":
-            findings.extend(check_memory_summary(path, text))
+            store = "v2" if os.path.basename(os.path.dirname(os.path.abspath(path))) \
+                == V2_FOLDER else "v1"
+            findings.extend(check_memory_summary(path, text, store))
         if kind in ("memory", "summary"):
             base = os.path.dirname(path) or "."
             counter = counters.setdefault(base, _line_counter(base))
