@@ -123,8 +123,8 @@ def test_github_annotations(home):
     assert result.exit_code == 1
     assert result.stdout == (
         f"::error file={root}/memories/memory_summary.md,line=1,col=1,title=memcite summary-not-v1::"
-        "the first line is '\\ufeffv1', not 'v1' (Codex's consolidation begins the summary with the "
-        "line v1; Codex injects the file either way, but a hand edit may have lost it)\n")
+        "the first line is '\\ufeffv1', not 'v1' (Codex's consolidation fails when the summary it "
+        "leaves does not begin with v1 (Codex still injects the file))\n")
 
 
 @pytest.mark.parametrize("args", [["lint"], ["lint", "--json"], ["lint", "--strict", "--format", "github"],

@@ -18,23 +18,25 @@ from memcite.lint.findings import make_finding as _finding
 
 def check_memory_summary(path: str, text: str, store: str = "v1") -> list[Finding]:
     """``memory_summary.md`` opens with the line ``v1``, exactly; in memory store v2, also
-    the four headings in order, under 10,000 UTF-8 bytes, and well-formed routes."""
+    the four headings, under 10,000 UTF-8 bytes, and well-formed routes."""
     findings = []
     first = text.split("\n", 1)[0].removesuffix("\r")
     if first != "v1":
         shown = first if len(first) <= 40 else first[:40] + "…"
         findings.append(_finding(
             "summary-not-v1", path, 1, 1, f"the first line is {shown!r}, not 'v1'",
-            "Codex's consolidation begins the summary with the line v1; Codex injects the "
-            "file either way, but a hand edit may have lost it"))
+            "Codex's consolidation fails when the summary it leaves does not begin with v1 "
+            "(Codex still injects the file)"))
     if store == "v2":
         findings.extend(_check_v2_summary(path, text))
     return findings
 
 
-# Memory store v2's summary, as Codex's v2 consolidation prompt requires it: `v1`, then
-# these headings in this order, the whole under 10,000 UTF-8 bytes; under `## What's in
-# Memory`, routes `- rollout_summaries/<file> — <sentence>; thread_id=<id>`.
+# Memory store v2's summary, as Codex's v2 consolidation validates it (is_valid_v2_summary in
+# codex-rs/memories/write/src/workspace.rs): `v1` first, under 10,000 UTF-8 bytes, each of
+# these headings as a whole (trimmed) line, in any order. Its prompt also asks for routes
+# `- rollout_summaries/<file> — <sentence>; thread_id=<id>` under `## What's in Memory`
+# (not validated by Codex: a broken route only misleads the agent that reads it).
 V2_HEADINGS = ("## User Profile", "## User preferences", "## General Tips", "## What's in Memory")
 V2_SUMMARY_LIMIT = 10_000
 _V2_ROUTE = re.compile(r"^- rollout_summaries/(?P<file>[^\s]+) — (?P<what>.+); "
@@ -48,22 +50,19 @@ def _check_v2_summary(path: str, text: str) -> list[Finding]:
     if size >= V2_SUMMARY_LIMIT:
         findings.append(_finding(
             "summary-v2-size", path, 1, 1,
-            f"{size:,} UTF-8 bytes; memory store v2's summary stays under {V2_SUMMARY_LIMIT:,}",
-            "Codex's v2 consolidation keeps it comfortably under 10,000 bytes; shorten it"))
-    at = {heading: number for number, line in enumerate(lines, 1)
-          for heading in V2_HEADINGS if line.rstrip("\r").rstrip() == heading}
+            f"{size:,} UTF-8 bytes; memory store v2's summary must be under {V2_SUMMARY_LIMIT:,}",
+            "Codex's v2 consolidation fails on a longer summary; shorten it"))
+    at = {}
+    for number, line in enumerate(lines, 1):
+        if line.strip() in V2_HEADINGS:  # Rust's str::lines and trim, as Codex compares them
+            at.setdefault(line.strip(), number)
     missing = [heading for heading in V2_HEADINGS if heading not in at]
     if missing:
         findings.append(_finding(
             "summary-v2-headings", path, 1, 1,
             f"no {', '.join(repr(h) for h in missing)} heading (memory store v2's summary has "
-            f"{', '.join(V2_HEADINGS)}, in this order)",
-            "Codex's v2 consolidation writes these four headings; restore them"))
-    elif [at[heading] for heading in V2_HEADINGS] != sorted(at.values()):
-        findings.append(_finding(
-            "summary-v2-headings", path, at[V2_HEADINGS[0]], 1,
-            f"the headings are out of order (memory store v2's summary has {', '.join(V2_HEADINGS)})",
-            "put them back in that order"))
+            f"all of {', '.join(V2_HEADINGS)})",
+            "Codex's v2 consolidation fails on a summary without them; restore them"))
     inside = at.get(V2_HEADINGS[-1])
     if inside is None:
         return findings
@@ -84,6 +83,25 @@ def _check_v2_summary(path: str, text: str) -> list[Finding]:
                 f"thread_id={found['thread'][:40]} is not a UUID",
                 "give the complete thread id of the rollout the route points to"))
     return findings
+
+
+def check_import_scope(path: str, text: str) -> list[Finding]:
+    """An imported project's ``scope.json``: a JSON object whose ``cwd`` is an absolute path
+    (Codex's consolidation scopes every imported file of the project by it)."""
+    import json
+
+    try:
+        scope = json.loads(text)
+    except ValueError as exc:
+        return [_finding("import-scope-invalid", path, getattr(exc, "lineno", 1),
+                         getattr(exc, "colno", 1), f"not JSON ({exc.msg if hasattr(exc, 'msg') else exc})",
+                         "Codex scopes the project's imported memory by scope.json's cwd; import it again")]
+    cwd = scope.get("cwd") if isinstance(scope, dict) else None
+    if not isinstance(cwd, str) or not cwd.startswith("/"):
+        shown = "no cwd" if cwd is None else f"cwd {str(cwd)[:40]!r} is not an absolute path"
+        return [_finding("import-scope-invalid", path, 1, 1, f"{shown}",
+                         "Codex scopes the project's imported memory by scope.json's cwd; import it again")]
+    return []
 
 
 _ADHOC_PREFIX = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-")

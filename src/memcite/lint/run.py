@@ -15,6 +15,7 @@ from memcite.lint.findings import ERROR, WARNING, Finding, sort_findings
 from memcite.lint.findings import make_finding as _finding
 from memcite.lint.folder_checks import (
     check_adhoc_name,
+    check_import_scope,
     check_memory_summary,
     check_pointers,
     check_rollout_summary,
@@ -49,11 +50,24 @@ _CODEX_MARKERS = ("MEMORY.md", "memory_summary.md", "raw_memories.md", "rollout_
 _SKIPPED_DIRS = ("archive", "skills", ".git")
 
 
+# Codex imports another agent's memory (Claude Code's) here, one folder per project with a
+# scope.json whose "cwd" scopes every file in it; the files keep that agent's own format.
+IMPORTED = ("extensions", "external_agent_import", "resources")
+
+
+def _imported_project(parts: tuple[str, ...]) -> bool:
+    """Whether ``parts`` (a folder inside a linted folder) is one imported project's folder."""
+    return len(parts) >= 4 and parts[-4:-1] == IMPORTED
+
+
 def _kind(parts: tuple[str, ...], codex_folder: bool) -> str | None:
     """What a file is, from its path inside a linted folder: which checks it gets (None: none)."""
     name = parts[-1]
     if name.startswith("."):
         return None
+    if len(parts) >= 4 and IMPORTED in (parts[i:i + 3] for i in range(len(parts) - 3)):
+        # Another agent's memory, in its own format: only the project's scope.json is Codex's.
+        return "import-scope" if name == "scope.json" and _imported_project(parts[:-1]) else None
     if parts[-4:-1] == ("extensions", "ad_hoc", "notes"):
         return "adhoc"
     if not name.endswith(".md"):
@@ -109,6 +123,8 @@ def collect_files(path: str) -> list[tuple[str, str]]:
         rel = os.path.relpath(folder, path)
         parts = () if rel == "." else tuple(rel.split(os.sep))
         dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
+        if _imported_project(parts) and "scope.json" not in files:
+            found.append((os.path.join(folder, "scope.json"), "import-scope-missing"))
         for name in sorted(files):
             kind = _kind((*parts, name), codex_folder)
             if kind is None:
@@ -156,6 +172,12 @@ def lint_files(files: Sequence[tuple[str, str]]) -> LintReport:
         if kind == "adhoc":
             findings.extend(check_adhoc_name(path, os.path.basename(path)))
             continue
+        if kind == "import-scope-missing":
+            findings.append(_finding(
+                "import-scope-invalid", path, 1, 1,
+                "an imported project's folder without scope.json",
+                "Codex scopes the project's imported memory by scope.json's cwd; import it again"))
+            continue
         text, why = _read(path)
         if text is None:
             findings.append(_finding("file-unreadable", path, 1, 1, f"{why}", "fix or remove the file"))
@@ -172,6 +194,8 @@ def lint_files(files: Sequence[tuple[str, str]]) -> LintReport:
             findings.extend(check_pointers(path, text, counter))
         if kind == "rollout":
             findings.extend(check_rollout_summary(path, os.path.basename(path), text))
+        if kind == "import-scope":
+            findings.extend(check_import_scope(path, text))
     findings.extend(check_entry_files(entry_files))
     return LintReport(tuple(sort_findings(findings)), len(files))
 
