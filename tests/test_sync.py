@@ -641,3 +641,29 @@ def test_rows_gone_from_codex_are_marked_a_batch_per_transaction(home, conn):
     missing = {r[0] for r in conn.execute(
         "SELECT thread_id FROM memories WHERE missing_since = ?", (NOW + DAY,))}
     assert missing == set(gone)
+
+
+def test_a_sync_tells_the_memories_codex_removed_by_itself_from_those_memcite_asked_for(home, conn):
+    sync_codex_home(conn, home, now=NOW)
+    asked, pruned = IN_DB[0], IN_DB[1]
+    conn.execute("INSERT INTO forget_requests (batch, thread_id, codex_home, way, state,"
+                 " requested_at) VALUES ('b1', ?, ?, 'note', 'done', ?)",
+                 (asked, os.path.realpath(home), NOW))
+    codex = sqlite3.connect(home / "memories_1.sqlite")
+    codex.executemany("DELETE FROM stage1_outputs WHERE thread_id = ?", [(asked,), (pruned,)])
+    codex.commit()
+    codex.close()
+    for thread in (asked, pruned):  # gone from the memory folder too, as consolidation leaves it
+        for summary in (home / "memories" / "rollout_summaries").glob("*.md"):
+            if thread in summary.read_text(encoding="utf-8"):
+                summary.unlink()
+    raw = home / "memories" / "raw_memories.md"
+    sections = raw.read_text(encoding="utf-8").split("\n## Thread ")
+    raw.write_text("\n## Thread ".join(part for part in sections
+                                       if not part.startswith((f"`{asked}`", f"`{pruned}`"))),
+                   encoding="utf-8")
+    report = sync_codex_home(conn, home, now=NOW + DAY)
+    said = report.to_dict()
+    assert (said["marked_missing"], said["gone_asked"], said["gone_by_codex"]) == (2, 1, 1)
+    assert conn.execute("SELECT state FROM forget_requests").fetchone()[0] == "forgotten"
+    assert row(conn, pruned, "missing_since")[0] == NOW + DAY  # when it left Codex

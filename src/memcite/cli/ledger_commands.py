@@ -380,6 +380,9 @@ def sync(
         f"  memory store {report.store}, the one Codex reads ({report.store_from}){also}\n"
         f"  {report.inserted} new, {report.updated} changed, {report.unchanged} unchanged "
         f"(not rewritten), {report.marked_missing} marked missing (gone from Codex, kept)\n"
+        + (f"  of those gone: {report.gone_asked} memcite had asked Codex to forget, "
+           f"{report.marked_missing - report.gone_asked} Codex removed by itself (its start-up "
+           "pruning of unused memories, or its consolidation)\n" if report.marked_missing else "")
     )
     counts = report.counts or {}
     if report.stage1_found:

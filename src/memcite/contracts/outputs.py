@@ -817,6 +817,10 @@ class SyncOutput(Contract):
     inserted: Count
     updated: Count = Field(description="Rows this sync changed, not counting new ones.")
     unchanged: Count = Field(description="Rows seen again as they were: not written.")
+    gone_asked: Count = Field(description="Of marked_missing: memories memcite had asked Codex "
+                              "to forget (the request is settled).")
+    gone_by_codex: Count = Field(description="Of marked_missing: memories Codex removed by "
+                                 "itself (its start-up pruning of unused rows, or consolidation).")
     marked_missing: Count
     invalid_ids: Count
     stage1_found: bool

@@ -70,6 +70,7 @@ class SyncReport:
     forget_requests_seen_gone: int = 0  # requests to forget whose memory Codex no longer has
     counts: dict | None = None  # this home's memories, cited by Codex's counters and memcite's log
     unchanged: int = 0  # rows seen again as they were: not written
+    gone_asked: int = 0  # of marked_missing: memories memcite had asked Codex to forget
     store: str = home.DEFAULT_STORE  # the memory store read: the one Codex reads (v1 | v2)
     store_from: str = home.STORE_FROM_DEFAULT  # why that one
     memory_folder: str = ""
@@ -99,6 +100,8 @@ class SyncReport:
             "inserted": self.inserted,
             "updated": self.updated,
             "unchanged": self.unchanged,
+            "gone_asked": self.gone_asked,
+            "gone_by_codex": self.marked_missing - self.gone_asked,
             "store": self.store,
             "store_from": self.store_from,
             "memory_folder": self.memory_folder,
@@ -388,6 +391,13 @@ def sync_codex_home(
             if after > before:
                 backfill_usage(conn)
             seen_gone = _close_forget_requests(conn, codex_home, now)
+            # Of the rows gone from Codex in this sync, those memcite had asked Codex to forget
+            # (the rest Codex removed by itself: its start-up pruning, or consolidation).
+            gone_asked = conn.execute(
+                "SELECT count(*) FROM memories AS m WHERE +m.codex_home = ?"
+                " AND m.missing_since = ? AND EXISTS (SELECT 1 FROM forget_requests AS f"
+                " WHERE f.thread_id = m.thread_id AND f.state IN ('done', 'forgotten'))",
+                (codex_home, now)).fetchone()[0] if marked else 0
             # A large first load was counted in one scan here, not row by row.
             counters.resume_memory_totals(conn)
     finally:
@@ -431,6 +441,7 @@ def sync_codex_home(
         state_db=db_path,
         sqlite_home_from=sources.sqlite_home_from,
         forget_requests_seen_gone=seen_gone,
+        gone_asked=min(gone_asked, marked),
         store=sources.store,
         store_from=sources.store_from,
         memory_folder=storable(sources.memory_folder),
