@@ -136,3 +136,45 @@ def test_live_head_of_chains():
     heads = {e.title: live_head(index, Located("m", e)) for e in entries}
     assert {title: head.entry.title if head else None for title, head in heads.items()} == {
         "A": "C", "B": "C", "C": "C", "X": None, "Y": None, "D": "D"}
+
+
+# --------------------------------------------------------------------------- memory store v2
+
+V2_SUMMARY = """v1
+## User Profile
+A developer.
+
+## User preferences
+- short answers
+
+## General Tips
+- see rollout_summaries/tips.md for the long version
+
+## What's in Memory
+### /home/dev/app
+#### 2026-11-01
+- rollout_summaries/2026-11-01T10-00-00-abcd-flaky.md — the flaky test (a race); thread_id=019b76da-a800-7de5-8c3e-9e72e44926e8
+  - PR: #42
+- rollout_summaries/2026-11-02T10-00-00-efgh-deploy.md — the deploy; thread_id=019b76a3-9a91-7f98-8541-21849548e142
+### Older Memory Topics
+#### /home/dev/old
+- rollout_summaries/2026-11-01T10-00-00-abcd-flaky.md — the same rollout, named again; thread_id=019b76da-a800-7de5-8c3e-9e72e44926e8
+"""
+
+
+def test_v2_citations_of_a_rollout_summary_count_for_every_route_naming_it():
+    from memcite.retention.entry_usage import attribute_routes
+
+    flaky, deploy = "2026-11-01T10-00-00-abcd-flaky.md", "2026-11-02T10-00-00-efgh-deploy.md"
+    found = attribute_routes(V2_SUMMARY.encode(), [
+        (flaky, CitedRange(1, 4, 1_000, None, 2)),
+        (flaky, CitedRange(9, 12, 3_000)),
+        ("gone.md", CitedRange(1, 2, 2_000)),
+    ], now=10_000)
+    by_line = {usage.entry.line_start: (usage.citations, usage.last_cited) for usage in found.entries}
+    assert by_line[14] == (3, 3_000)  # the route of the flaky test: 2 + 1 citations
+    assert by_line[19] == (3, 3_000)  # the older topic naming the same file
+    assert by_line[16] == (0, None)  # the deploy, never cited
+    assert next(u for u in found.entries if deploy in u.entry.title).entry.line_start == 16
+    assert found.unattributed == 1  # gone.md: no route names it
+    assert by_line[9] == (0, None)  # a tip mentioning a file is an entry; tips.md was not cited

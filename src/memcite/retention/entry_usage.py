@@ -12,6 +12,7 @@ functions of the file's bytes, the citations and the time passed in.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Sequence
 
 from memcite.ledger.memory_files import byte_lines, lines_sha256, sha256
@@ -161,11 +162,52 @@ def attribute_citations(data: bytes, citations: Iterable[CitedRange], *, now: in
     return Attribution(usage, moved, unattributed)
 
 
+# A route of memory store v2's summary names the rollout summary it leads to.
+_ROUTE_FILE = re.compile(r"(?<![\w./-])rollout_summaries/([^\s:;,()`'\"<>\[\]]+\.md)")
+
+
+def attribute_routes(data: bytes, citations: Iterable[tuple[str, CitedRange]], *, now: int,
+                     created_at: int | None = None) -> Attribution:
+    """Attribute citations of rollout summaries to the entries of memory store v2's summary
+    (its bytes ``data``) that route to them.
+
+    v2 has no ``MEMORY.md``, and its read path tells the model to cite rollout summaries,
+    never ``memory_summary.md``: the summary's entries are routes (``- rollout_summaries/
+    <file> — …; thread_id=…`` under project and date headings), and a citation of any lines
+    of ``<file>`` (``citations``: ``(file name, range)``) is a use of each route naming it.
+    """
+    entries = read_entries(data.decode("utf-8", errors="replace"))
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    routes: dict[str, list[int]] = {}
+    for index, entry in enumerate(entries):
+        head = lines[entry.line_start - 1] if entry.line_start - 1 < len(lines) else ""
+        for name in dict.fromkeys(_ROUTE_FILE.findall(head)):
+            routes.setdefault(name, []).append(index)
+    counts = [0] * len(entries)
+    last: list[int | None] = [None] * len(entries)
+    unattributed = 0
+    for name, cited in citations:
+        taken = routes.get(name)
+        if not taken:
+            unattributed += cited.count
+            continue
+        for index in taken:
+            counts[index] += cited.count
+            if last[index] is None or cited.cited_at > last[index]:
+                last[index] = cited.cited_at
+    usage = tuple(
+        EntryUsage(entry, counts[i], last[i], relevance(entry.tier, last[i], created_at, now))
+        for i, entry in enumerate(entries)
+    )
+    return Attribution(usage, 0, unattributed)
+
+
 __all__ = [
     "Attribution",
     "CitedRange",
     "EntryUsage",
     "attribute_citations",
+    "attribute_routes",
     "locate_range",
     "relevance",
 ]
