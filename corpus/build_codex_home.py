@@ -1,6 +1,6 @@
-"""Build a small sample Codex home: ``memories_1.sqlite`` plus the memory folder.
+"""Build a small sample Codex home: ``memories_1.sqlite``, the memory folder, session files.
 
-    python corpus/build_codex_home.py TARGET [--now EPOCH]   # TARGET/memories_1.sqlite + memories/
+    python corpus/build_codex_home.py TARGET [--now EPOCH]   # memories_1.sqlite, memories/, sessions/
     python corpus/build_codex_home.py --write-folder          # regenerate corpus/codex_home/memories
 
 The database is built rather than committed (a binary in git is opaque); its
@@ -13,13 +13,27 @@ times, and summary file names follow the stem rule of docs/memory-layout.md §1.
 The 36 threads vary in age, use and selection; three of them have no row in the
 database (their summaries outlived Codex's pruning), two rows have no summary
 file, and one row has blank texts (never eligible for consolidation).
+
+``sessions/`` holds three session files (``SESSIONS``; this script and ``memcite
+demo`` write them, ``build_codex_home`` when asked), days to minutes before
+``--now``, shaped after what Codex 0.171 writes: one compact JSON object a line,
+``{"timestamp", "type", "payload"}`` (the newest file also numbers its lines with
+``ordinal``); a ``session_meta`` line, then per turn ``task_started``,
+``turn_context``, the user's message, reasoning, a shell call reading the memory
+folder and its output, the assistant's reply (citation block included), and the
+``agent_message`` and ``task_complete`` events (block removed). The replies cite
+memories of this home, so ``memcite ingest`` and ``memcite hook stop`` find
+citations in them. Folder and file names use UTC (Codex uses local time: the same
+on a machine set to UTC), so the files depend on ``--now`` alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
+import re
 import shutil
 import sqlite3
 import time
@@ -178,8 +192,202 @@ def write_codex_db(path: str, rows) -> None:
     conn.close()  # the last connection checkpoints and removes -wal and -shm
 
 
-def build_codex_home(target: str, *, now: int | None = None) -> str:
-    """Build the sample Codex home in ``target`` (created); return ``target``."""
+# The sample's session files. Each: (seconds before ``now`` it began, cwd, whether its
+# lines carry ``ordinal``, its turns); a turn: (the user's message, the reply's text,
+# the citation entries, the cited threads by their number in THREADS) with no entries
+# for a reply that cites nothing. The cited lines are those of MEMORY.md as committed.
+SESSIONS = [
+    (6 * DAY + 5_400, "/home/dev/payments-api", False, [
+        ("Cut the 2.4.0 release.",
+         "Bumped the version to 2.4.0, tagged `v2.4.0` and deployed staging first; production"
+         " waits for your go. The new migration is `0042_add_refund_reason.sql`.",
+         ["MEMORY.md:21-23|note=[release checklist and migration names]"], [5, 7]),
+        ("Staging looks good, thanks.", "Good: nothing else is pending for this release.",
+         [], []),
+    ]),
+    (2 * DAY + 7_200, "/home/dev/memcite", False, [
+        ("Add a test for the busy timeout.",
+         "Added `tests/test_store.py::test_busy_timeout_is_set`: it opens the ledger twice and"
+         " checks that the second writer waits instead of failing.",
+         ["MEMORY.md:4-7|note=[how tests are laid out]",
+          "MEMORY.md:9-11|note=[WAL and busy timeout]"], [2, 3]),
+        ("Does the wheel pick the new module up?",
+         "Yes: hatch packages every module under `src/memcite`, so there is nothing to add.",
+         ["rollout_summaries/{python_packaging_hatch}:6-9|note=[hatch packaging]"], [13]),
+    ]),
+    (25 * 60, "/home/dev/infra", True, [
+        ("CI failed twice on the integration job; retry it?",
+         "No: a flaky test is retried once with `--reruns 1`, so a second failure is real. The"
+         " log points at `test_queue_drain`.",
+         ["MEMORY.md:32-33|note=[flaky tests are retried once]"], [8]),
+        ("And the pods restarting after the deploy?",
+         "The liveness probe hits `/healthz` after a 10 s initial delay, and the service needs"
+         " about 15 s to start: raise `initialDelaySeconds` to 20.",
+         ["MEMORY.md:36-37|note=[liveness probe settings]"], [10]),
+    ]),
+]
+# Where the sample's sessions say Codex's home is (the fiction of raw_memories.md).
+SAMPLE_CODEX_HOME = "/home/dev/.codex"
+SESSION_CLI_VERSION = "0.171.0"
+SESSION_MODEL = "gpt-5-codex"
+BASE_INSTRUCTIONS = ("You are Codex, based on GPT-5. You are running as a coding agent in the"
+                     " Codex CLI on a user's computer.")
+
+
+def _uuid7(millis: int, seed: str) -> str:
+    """A UUIDv7 of ``millis`` whose other bits come from ``seed``."""
+    tail = hashlib.sha256(seed.encode()).hexdigest()
+    h = f"{millis:012x}" + "7" + tail[:3] + "8" + tail[3:6] + tail[6:18]
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def _citation_block(entries: list[str], threads: list[int]) -> str:
+    return ("<oai-mem-citation>\n<citation_entries>\n" + "\n".join(entries)
+            + "\n</citation_entries>\n<rollout_ids>\n"
+            + "\n".join(thread_id(i) for i in threads) + "\n</rollout_ids>\n</oai-mem-citation>")
+
+
+def _summary_file(slug: re.Match) -> str:
+    """``{slug}`` in an entry: the name of that thread's summary file."""
+    index = next(i for i, row in enumerate(THREADS) if row[0] == slug[1])
+    return summary_stem(thread_id(index), slug[1]) + ".md"
+
+
+def _cited_lines(entry: str) -> tuple[str, int, int]:
+    where = entry.split("|", 1)[0]
+    path, span = where.rsplit(":", 1)
+    first, last = span.split("-")
+    return path, int(first), int(last)
+
+
+def sample_sessions(now: int) -> list[dict]:
+    """The sample's sessions, times relative to ``now``: each one's ``id``, ``started``
+    (Unix seconds), ``cwd``, ``path`` (relative to the Codex home), ``ordinal`` and
+    ``turns``; a turn's ``turn_id``, ``at`` (the reply's time), ``begun``, ``question``, ``reply``
+    (block included), ``message`` (the reply without its block, as Codex's Stop payload
+    has it), ``entries`` and ``threads`` (the cited thread ids)."""
+    sessions = []
+    for number, (before, cwd, ordinal, turns) in enumerate(SESSIONS):
+        started = now - before
+        session = _uuid7(started * 1000 + 137 * number, f"memcite-sample-session-{number}")
+        moment = datetime.fromtimestamp(started, tz=UTC)
+        path = os.path.join("sessions", f"{moment:%Y}", f"{moment:%m}", f"{moment:%d}",
+                            f"rollout-{moment:%Y-%m-%dT%H-%M-%S}-{session}.jsonl")
+        made = []
+        for index, (question, body, entries, threads) in enumerate(turns):
+            begun = started + 5 + index * 240
+            entries = [re.sub(r"\{(\w+)\}", _summary_file, entry) for entry in entries]
+            reply = body + ("\n\n" + _citation_block(entries, threads) if entries else "")
+            made.append({"turn_id": _uuid7(begun * 1000, f"memcite-sample-turn-{number}-{index}"),
+                         "begun": begun, "at": begun + 9, "question": question, "reply": reply,
+                         "message": body, "entries": entries,
+                         "threads": [thread_id(i) for i in threads]})
+        sessions.append({"id": session, "started": started, "cwd": cwd, "path": path,
+                         "ordinal": ordinal, "turns": made})
+    return sessions
+
+
+def _stamp(seconds: int, millis: int = 0) -> str:
+    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{millis:03d}Z"
+
+
+def _memory_lines(path: str, first: int, last: int) -> str:
+    with open(os.path.join(SAMPLE_HOME, "memories", path), encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    return "\n".join(f"{n}\t{lines[n - 1]}" for n in range(first, min(last, len(lines)) + 1))
+
+
+def session_lines(session: dict) -> list[dict]:
+    """The lines of one sample session file, as objects in the order Codex writes them."""
+    cwd = session["cwd"]
+    items: list[tuple[int, str, dict]] = [(session["started"], "session_meta", {
+        "id": session["id"], "timestamp": _stamp(session["started"], 41), "cwd": cwd,
+        "originator": "codex_cli_rs", "cli_version": SESSION_CLI_VERSION, "source": "cli",
+        "model_provider": "openai", "base_instructions": {"text": BASE_INSTRUCTIONS},
+        "git": {"branch": "main"}})]
+    context = (f"<environment_context>\n  <cwd>{cwd}</cwd>\n  <approval_policy>on-request"
+               "</approval_policy>\n  <sandbox_mode>workspace-write</sandbox_mode>\n"
+               "  <network_access>restricted</network_access>\n  <shell>bash</shell>\n"
+               "</environment_context>")
+    for turn in session["turns"]:
+        t, turn_id = turn["begun"], turn["turn_id"]
+        call = f"call_{hashlib.sha256(turn_id.encode()).hexdigest()[:24]}"
+        cited = [_cited_lines(e) for e in turn["entries"]] or [("MEMORY.md", 1, 3)]
+        path, first, last = cited[0]
+        command = f"sed -n '{first},{last}p' {SAMPLE_CODEX_HOME}/memories/{path}"
+        items += [
+            (t, "event_msg", {"type": "task_started", "turn_id": turn_id,
+                              "model_context_window": 272_000}),
+            (t, "turn_context", {
+                "turn_id": turn_id, "cwd": cwd, "approval_policy": "on-request",
+                "sandbox_policy": {"type": "workspace-write", "writable_roots": [],
+                                   "network_access": False, "exclude_tmpdir_env_var": False,
+                                   "exclude_slash_tmp": False},
+                "model": SESSION_MODEL, "effort": "medium", "summary": "auto"}),
+        ]
+        if context:  # the first turn opens with the environment Codex describes to the model
+            items.append((t, "response_item", {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": context}]}))
+            context = ""
+        items += [
+            (t + 1, "response_item", {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": turn["question"]}]}),
+            (t + 1, "event_msg", {"type": "user_message", "message": turn["question"],
+                                  "images": []}),
+            (t + 3, "response_item", {
+                "type": "reasoning", "summary": [{"type": "summary_text",
+                                                  "text": "**Checking the memory folder**"}],
+                "content": None,
+                "encrypted_content": "gAAAAB" + hashlib.sha256(call.encode()).hexdigest() * 4}),
+            (t + 4, "response_item", {
+                "type": "function_call", "name": "shell", "call_id": call,
+                "arguments": json.dumps({"command": ["bash", "-lc", command], "workdir": cwd},
+                                        separators=(",", ":"))}),
+            (t + 5, "response_item", {
+                "type": "function_call_output", "call_id": call,
+                "output": "Exit code: 0\nWall time: 0.1 seconds\nOutput:\n"
+                          + _memory_lines(path, first, last) + "\n"}),
+            (turn["at"], "response_item", {"type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": turn["reply"]}]}),
+            (turn["at"], "event_msg", {"type": "agent_message", "message": turn["message"]}),
+            (turn["at"] + 1, "event_msg", {"type": "task_complete", "turn_id": turn_id,
+                                           "last_agent_message": turn["message"]}),
+        ]
+    lines = []
+    last, millis = None, 0
+    for number, (seconds, kind, payload) in enumerate(items):
+        # A few lines a second, their milliseconds rising (never more than four a second).
+        millis = millis + 113 if seconds == last else 41 + number * 37 % 300
+        last = seconds
+        line: dict = {"timestamp": _stamp(seconds, millis)}
+        if session["ordinal"]:
+            line["ordinal"] = number
+        line.update(type=kind, payload=payload)
+        lines.append(line)
+    return lines
+
+
+def write_sessions(target: str, now: int) -> list[str]:
+    """Write the sample's session files under ``target/sessions``; return their paths."""
+    paths = []
+    for session in sample_sessions(now):
+        path = os.path.join(target, session["path"])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        lines = session_lines(session)
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            for line in lines:
+                handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        last = session["turns"][-1]["at"] + 1
+        os.utime(path, (last, last))  # as if Codex wrote the last line then
+        paths.append(path)
+    return paths
+
+
+def build_codex_home(target: str, *, now: int | None = None, sessions: bool = False) -> str:
+    """Build the sample Codex home in ``target`` (created); return ``target``. With
+    ``sessions``, also its session files (``write_sessions``): ``memcite demo`` and this
+    script write them; a test that lists what the home holds gets none unless it asks."""
     now = int(time.time()) if now is None else now
     os.makedirs(target, exist_ok=True)
     db_path = os.path.join(target, "memories_1.sqlite")
@@ -189,6 +397,8 @@ def build_codex_home(target: str, *, now: int | None = None) -> str:
     folder = os.path.join(target, "memories")
     if os.path.realpath(folder) != os.path.realpath(os.path.join(SAMPLE_HOME, "memories")):
         shutil.copytree(os.path.join(SAMPLE_HOME, "memories"), folder, dirs_exist_ok=True)
+    if sessions:
+        write_sessions(target, now)
     return target
 
 
@@ -236,7 +446,7 @@ def main() -> None:
     if args.write_folder:
         write_folder(os.path.join(SAMPLE_HOME, "memories"))
     if args.target:
-        print(build_codex_home(args.target, now=args.now))
+        print(build_codex_home(args.target, now=args.now, sessions=True))
     elif not args.write_folder:
         parser.error("give a TARGET folder or --write-folder")
 

@@ -389,18 +389,27 @@ def test_demo_keep_prints_exports_and_runnable_step_headers(tmp_path, capsys, mo
     values = dict(item.split("=", 1) for item in shlex.split(exports))
     assert values == {"CODEX_HOME": str(folder / "codex_home"),
                       "MEMCITE_DB": str(folder / "memcite.sqlite"),
-                      "MEMCITE_CACHE_DIR": str(folder / "cache")}
+                      "MEMCITE_CACHE_DIR": str(folder / "cache"),
+                      "MEMCITE_HOME": str(folder)}
     headers = re.findall(r"^== \d\. (memcite .+)$", out, re.MULTILINE)
-    assert [h.split()[1] for h in headers] == ["sync", "instructions", "record", "stats", "prune"]
+    assert [h.split()[1] for h in headers] == ["sync", "instructions", "record", "hook", "ingest",
+                                               "stats", "prune"]
     isolated = {"HOME": str(tmp_path / "home"), "MEMCITE_DB": "", "CODEX_HOME": "",
-                "MEMCITE_CACHE_DIR": str(folder / "cache")}
+                "MEMCITE_CACHE_DIR": str(folder / "cache"), "MEMCITE_HOME": str(tmp_path / "data")}
     for header in headers:
-        code, printed, err = run(shlex.split(header)[1:], isolated)
+        args = shlex.split(header)[1:]
+        stdin = b""
+        if "<" in args:  # the hook's payload, on stdin as Codex gives it
+            stdin = Path(args[args.index("<") + 1]).read_bytes()
+            args = args[:args.index("<")]
+        code, printed, err = run(args, isolated, stdin=stdin)
         assert code == 0, (header, err)
         if " stats " in header:  # the same report as the demo printed
-            section = out.split(header + "\n", 1)[1].split("\n== 6.", 1)[0]
+            section = out.split(header + "\n", 1)[1].split("\n== ", 1)[0]
             assert re.sub(r"\d+ file\(s\) read", "", printed.decode()).strip() == \
                 re.sub(r"\d+ file\(s\) read", "", section).strip()
+    hook_run = json.loads((tmp_path / "data" / "logs" / "hooks.log").read_text().splitlines()[-1])
+    assert (hook_run["status"], hook_run["recorded"]) == ("ok", 0)  # read already, by the demo
     code, printed, _ = run(["stats"], {"HOME": str(tmp_path / "home"), **values})
     assert code == 0 and b"Dead memories" in printed  # the export line is enough
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import io
+import json
 import os
+import re
+import signal
+import sqlite3
 import subprocess
 import sys
 
 import pytest
 
-from memcite.cli.demo import DemoError, demo_command, find_corpus, run_demo
+from memcite.cli.demo import DemoError, demo_command, find_corpus, load_sample_builder, run_demo
+from memcite.ledger.hook_log import read_entries
 
 NOW = 1_800_000_000
 
@@ -24,7 +29,8 @@ def test_run_demo_prints_every_step_and_finds_the_broken_citations(tmp_path):
     report = run_demo(str(tmp_path), now=NOW, out=out)
     text = out.getvalue()
     for step in ("== 1.", "== 2. memcite sync", "== 3. memcite instructions",
-                 "== 4. memcite record", "== 6. memcite prune"):
+                 "== 4. memcite record", "== 5. memcite hook stop", "== 6. memcite ingest",
+                 "== 7. memcite stats", "== 8. memcite prune"):
         assert step in text
     outcomes = report["citation_checks"]["outcomes"]
     for outcome in ("outside_root", "missing", "out_of_range", "blank", "changed"):
@@ -36,6 +42,7 @@ def test_run_demo_prints_every_step_and_finds_the_broken_citations(tmp_path):
     assert report["not_uuid_ids"] == [{"rollout_id": "not-a-uuid", "citations": 1}]
     assert {"codex_home", "memcite.sqlite"} <= set(os.listdir(tmp_path))
     assert os.environ.get("MEMCITE_CACHE_DIR", "") != str(tmp_path / "cache")  # restored
+    assert os.environ.get("MEMCITE_HOME", "") != str(tmp_path)
 
 
 def test_demo_command_leaves_nothing_outside_its_temporary_folder(tmp_path):
@@ -78,9 +85,6 @@ def test_missing_corpus_is_a_clear_error(monkeypatch, tmp_path):
 
 
 def test_the_demo_codex_count_is_what_codex_deletes_at_start_up(tmp_path):
-    import re
-    import sqlite3
-
     out = io.StringIO()
     run_demo(str(tmp_path), now=NOW, out=out)
     text = out.getvalue()
@@ -93,3 +97,112 @@ def test_the_demo_codex_count_is_what_codex_deletes_at_start_up(tmp_path):
         (NOW - 30 * 86_400,)).fetchone()[0]
     codex_db.close()
     assert found and int(found.group(1)) == deleted
+
+
+# --------------------------------------------------------------------------- the hook and ingest steps
+
+
+def _demo(tmp_path):
+    out = io.StringIO()
+    report = run_demo(str(tmp_path), now=NOW, out=out)
+    return out.getvalue(), report
+
+
+def _step(text: str, number: int) -> str:
+    return text.split(f"== {number}. ", 1)[1].split("\n== ", 1)[0]
+
+
+def _replies_by_origin(tmp_path, prefix: str) -> list[tuple[str, int, list[str]]]:
+    """(origin, counted ids, cited thread ids) of each reply whose origin starts with ``prefix``."""
+    db = sqlite3.connect(tmp_path / "memcite.sqlite")
+    try:
+        rows = db.execute("SELECT id, origin FROM replies WHERE origin LIKE ? ORDER BY id",
+                          (prefix + "%",)).fetchall()
+        return [(origin,
+                 db.execute("SELECT coalesce(sum(counted), 0) FROM cited_ids WHERE reply_id = ?",
+                            (rid,)).fetchone()[0],
+                 [t for (t,) in db.execute("SELECT thread_id FROM cited_ids WHERE reply_id = ?"
+                                           " ORDER BY position", (rid,))])
+                for rid, origin in rows]
+    finally:
+        db.close()
+
+
+def test_the_hook_step_records_the_live_session_as_codex_s_stop_hook_would(tmp_path):
+    builder = load_sample_builder()
+    text, _ = _demo(tmp_path)
+    live = builder.sample_sessions(NOW)[-1]
+    transcript = tmp_path / "codex_home" / live["path"]
+    step = _step(text, 5)
+    header = step.split("\n", 1)[0]
+    assert header == (f"memcite hook stop --db {tmp_path / 'memcite.sqlite'} < "
+                      f"{tmp_path / 'stop_payload.json'}")
+    payload = json.loads((tmp_path / "stop_payload.json").read_text())
+    assert set(payload) == {"cwd", "hook_event_name", "last_assistant_message", "model",
+                            "permission_mode", "session_id", "stop_hook_active",
+                            "transcript_path", "turn_id"}
+    assert payload["hook_event_name"] == "Stop" and payload["transcript_path"] == str(transcript)
+    assert "<oai-mem-citation>" not in payload["last_assistant_message"]
+    assert "<oai-mem-citation>" in live["turns"][-1]["reply"]  # the file has what the payload lost
+    hooked = _replies_by_origin(tmp_path, "hook:")
+    assert [origin for origin, _, _ in hooked] == [f"hook:{transcript}"] * len(live["turns"])
+    assert [threads for _, _, threads in hooked] == [t["threads"] for t in live["turns"]]
+    # What the step printed is what the database holds, and what the hook's log says.
+    read, recorded, counted = map(int, re.search(
+        r"(\d+) replies read, (\d+) recorded, (\d+) citations counted", step).groups())
+    assert (read, recorded, counted) == (len(hooked), len(hooked), sum(c for _, c, _ in hooked))
+    entry = read_entries(tmp_path / "logs" / "hooks.log", 1)[-1]
+    assert entry["status"] == "ok" and entry["session_id"] == live["id"]
+    assert "waited_for_reply" not in entry  # the payload's reply was found in the file at once
+
+
+def test_the_ingest_step_reads_the_other_sessions_and_counts_nothing_twice(tmp_path):
+    builder = load_sample_builder()
+    text, report = _demo(tmp_path)
+    sessions = builder.sample_sessions(NOW)
+    step = _step(text, 6)
+    files, read, recorded, counted, unchanged = map(int, re.search(
+        r"(\d+) session files: (\d+) read \((\d+) replies recorded, (\d+) citations counted\), "
+        r"(\d+) unchanged \(the hook's", step).groups())
+    ingested = _replies_by_origin(tmp_path, "ingest:")
+    assert (files, read, unchanged) == (len(sessions), len(sessions) - 1, 1)
+    assert (recorded, counted) == (len(ingested), sum(c for _, c, _ in ingested))
+    expected = [t["threads"] for s in sessions[:-1] for t in s["turns"]]
+    assert [threads for _, _, threads in ingested] == expected
+    assert any(expected) and not all(expected)  # turns that cite, and one that cites nothing
+    # The stats step counts the hook's and ingest's replies with the recorded ones.
+    hooked = _replies_by_origin(tmp_path, "hook:")
+    recorded_step = _step(text, 4).count(": recorded,")
+    assert report["totals"]["replies"] == recorded_step + len(hooked) + len(ingested)
+
+
+def test_the_demo_leaves_the_alarm_handler_it_found(tmp_path):
+    if not hasattr(signal, "SIGALRM"):
+        pytest.skip("no SIGALRM here")
+
+    def mine(signum, frame):  # pragma: no cover - never fired
+        pass
+
+    previous = signal.signal(signal.SIGALRM, mine)
+    try:
+        _demo(tmp_path)
+        assert signal.getsignal(signal.SIGALRM) is mine
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_corpus_from_before_the_sample_sessions_still_runs(tmp_path, monkeypatch):
+    import types
+
+    import memcite.cli.demo as demo
+
+    real = load_sample_builder()
+    old = types.SimpleNamespace(
+        build_codex_home=lambda target, *, now=None: real.build_codex_home(target, now=now),
+        sample_rows=real.sample_rows, thread_id=real.thread_id)  # no sample_sessions
+    monkeypatch.setattr(demo, "load_sample_builder", lambda corpus=None: old)
+    text, report = _demo(tmp_path)
+    assert "(skipped: this corpus's sample home has no session files)" in _step(text, 5)
+    assert _step(text, 6).startswith(f"memcite ingest --db {tmp_path / 'memcite.sqlite'}")
+    assert "0 session files: 0 read" in _step(text, 6)
+    assert report["memories"] == 36 and not (tmp_path / "codex_home" / "sessions").exists()

@@ -1,15 +1,18 @@
 """``memcite demo``: the whole loop on a sample Codex home, in a temporary folder.
 
-Builds a Codex-style home from ``corpus/`` (the memory folder and a
-``memories_1.sqlite`` of 36 memories of varied age and use), then runs sync,
-instructions for a project, records sample replies (some with broken
-citations), prints the usage report and a prune preview. Everything it writes
-is inside the temporary folder, which is removed at the end unless kept.
+Builds a Codex-style home from ``corpus/`` (the memory folder, a
+``memories_1.sqlite`` of 36 memories of varied age and use, and three session
+files), then runs sync, instructions for a project, records sample replies (some
+with broken citations), runs the Stop hook once as Codex would at the end of a
+turn, ingests the other session files, prints the usage report and a prune
+preview. Everything it writes is inside the temporary folder, which is removed at
+the end unless kept.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import shlex
@@ -38,7 +41,8 @@ def demo_paths(folder: str) -> dict[str, str]:
     by the environment variable that points memcite at each."""
     return {"CODEX_HOME": os.path.join(folder, "codex_home"),
             "MEMCITE_DB": os.path.join(folder, "memcite.sqlite"),
-            "MEMCITE_CACHE_DIR": os.path.join(folder, "cache")}
+            "MEMCITE_CACHE_DIR": os.path.join(folder, "cache"),
+            "MEMCITE_HOME": folder}  # memcite's data folder: the hook's log, logs/hooks.log
 
 
 def _q(path: str) -> str:
@@ -159,14 +163,23 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     where = f"--db {_q(db_path)} --codex-home {_q(home)}"
 
     write(f"== 1. A sample Codex home in {home}\n")
-    builder.build_codex_home(home, now=now)
+    # A corpus of its own ($MEMCITE_CORPUS) may come from before the sample had sessions.
+    with_sessions = hasattr(builder, "sample_sessions")
+    if with_sessions:
+        builder.build_codex_home(home, now=now, sessions=True)
+    else:
+        builder.build_codex_home(home, now=now)
     root = memory_folder(home)
-    write(f"   memories_1.sqlite with {len(builder.sample_rows(now))} memories, and the memory "
-          f"folder {root}\n\n")
+    sessions = builder.sample_sessions(now) if with_sessions else []
+    write(f"   memories_1.sqlite with {len(builder.sample_rows(now))} memories, the memory "
+          f"folder {root}\n   and {len(sessions)} session files in "
+          f"{os.path.join(home, 'sessions')}\n\n")
 
-    # memcite's caches (lark's tables) go inside the folder too, for the run only.
-    cache_before = os.environ.get("MEMCITE_CACHE_DIR")
-    os.environ["MEMCITE_CACHE_DIR"] = paths["MEMCITE_CACHE_DIR"]
+    # memcite's caches (lark's tables) and data folder (the hook's log) go inside the folder
+    # too, for the run only.
+    saved_env = {name: os.environ.get(name) for name in ("MEMCITE_CACHE_DIR", "MEMCITE_HOME")}
+    for name in saved_env:
+        os.environ[name] = paths[name]
     conn = open_store(db_path)
     try:
         write(f"== 2. memcite sync {where}\n")
@@ -206,13 +219,28 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
             handle.write("\n".join(lines))
         write("   (then MEMORY.md line 26 is edited, as a consolidation would)\n\n")
 
+        payload_path = os.path.join(folder, "stop_payload.json")
+        write(f"== 5. memcite hook stop --db {_q(db_path)} < {_q(payload_path)}\n")
+        transcript = None
+        if sessions:
+            live = sessions[-1]  # the newest session: its last turn has just ended
+            transcript = os.path.join(home, live["path"])
+            with open(payload_path, "w", encoding="utf-8") as handle:
+                json.dump(stop_payload(live, transcript, builder.SESSION_MODEL), handle)
+            write(_hook_step(db_path, payload_path, live["id"]))
+        else:
+            write("   (skipped: this corpus's sample home has no session files)\n\n")
+
+        write(f"== 6. memcite ingest {where}\n")
+        write(_ingest_step(conn, home, root, transcript, now))
+
         day = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))  # readable, and exact
-        write(f"== 5. memcite stats {where} --as-of {day} --max-unused-days 30 --limit 10\n")
+        write(f"== 7. memcite stats {where} --as-of {day} --max-unused-days 30 --limit 10\n")
         stats = collect_stats(conn, memory_root=root, as_of=now, max_unused_days=30,
                               limit=10, weeks=True, codex_home=report.codex_home)
         stats.state_db = report.state_db
         print_stats(stats, file=out)
-        write(f"\n== 6. memcite prune {where} --as-of {day} --max-unused-days 30\n"
+        write(f"\n== 8. memcite prune {where} --as-of {day} --max-unused-days 30\n"
               "   (a preview: nothing is asked without --apply)\n")
         candidates = prune_candidates(conn, as_of=now, max_unused_days=30, rule="memcite",
                                       limit=200, codex_home=report.codex_home)
@@ -224,11 +252,74 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
               f"{len(codex)} by --rule codex (what Codex itself deletes at start-up)\n")
     finally:
         conn.close()
-        if cache_before is None:
-            os.environ.pop("MEMCITE_CACHE_DIR", None)
-        else:
-            os.environ["MEMCITE_CACHE_DIR"] = cache_before
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     return stats.to_dict()
+
+
+def stop_payload(session: dict, transcript: str, model: str) -> dict:
+    """The payload Codex's ``Stop`` hook gets on stdin when the last turn of ``session`` (one
+    of the sample builder's ``sample_sessions``) ends: its reply without the citation block."""
+    turn = session["turns"][-1]
+    return {"cwd": session["cwd"], "hook_event_name": "Stop",
+            "last_assistant_message": turn["message"], "model": model,
+            "permission_mode": "default", "session_id": session["id"],
+            "stop_hook_active": False, "transcript_path": transcript,
+            "turn_id": turn["turn_id"]}
+
+
+def _hook_step(db_path: str, payload_path: str, session_id: str) -> str:
+    """Run ``memcite hook stop`` on the payload file, as Codex would; say what its log line says."""
+    import signal
+
+    from memcite.codex.stop_hook import hook_stop
+    from memcite.ledger.hook_log import read_entries
+    from memcite.paths import hook_log_path
+
+    with open(payload_path, "rb") as handle:
+        data = handle.read()
+    # The hook sets an alarm for its deadline; a library caller gets its own handler back.
+    alarm = signal.getsignal(signal.SIGALRM) if hasattr(signal, "SIGALRM") else None
+    try:
+        hook_stop(db=db_path, stdin=io.BytesIO(data))
+    finally:
+        if alarm is not None:
+            try:
+                signal.signal(signal.SIGALRM, alarm)
+            except ValueError:  # not the main thread: the hook set none either
+                pass
+    log = hook_log_path()
+    try:
+        entry = read_entries(log, 1)[-1]
+    except (OSError, IndexError):
+        return f"   (the hook left no line in its log, {log})\n\n"
+    head = (f"   as Codex runs it when a turn of session {session_id} ends (the payload names "
+            "its file)\n")
+    if entry.get("status") != "ok":
+        why = entry.get("error") or entry.get("reason") or "no reason given"
+        return f"{head}   {entry.get('status')}: {why} (the hook's log line in {log})\n\n"
+    return (f"{head}   {entry.get('replies', 0)} replies read, {entry.get('recorded', 0)} "
+            f"recorded, {entry.get('counted', 0)} citations counted: the hook's log line in "
+            f"{log} (memcite doctor shows it)\n\n")
+
+
+def _ingest_step(conn, home: str, root: str, transcript: str | None, now: int) -> str:
+    """Bring every session file of the sample home up to date, as ``memcite ingest`` does."""
+    from memcite.ledger.session_offsets import ingest_codex_home, session_key
+
+    statuses: dict[str, str] = {}
+    summary = ingest_codex_home(conn, home, memory_root=root, now=now,
+                                on_file=lambda r: statuses.update({session_key(r.path): r.status}))
+    text = (f"   {summary.files} session files: {summary.read} read ({summary.recorded} replies "
+            f"recorded, {summary.counted} citations counted), {summary.unchanged} unchanged")
+    if transcript is not None and statuses.get(session_key(transcript)) == "unchanged":
+        text += " (the hook's: nothing counts twice)"
+    if summary.failed:
+        text += f"; {len(summary.failed)} failed: {summary.failed[0]}"
+    return text + "\n\n"
 
 
 def _instructions_excerpt(root: str, home: str, cwd: str) -> str:
@@ -275,7 +366,7 @@ def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
         return 0
     exports = " ".join(f"{name}={_q(path)}" for name, path in demo_paths(folder).items())
     sys.stdout.write(f"\ndone (kept in {folder}). To point later commands at the demo's "
-                     f"Codex home, database and cache:\n\n  export {exports}\n\n"
+                     f"Codex home, database, cache and data folder:\n\n  export {exports}\n\n"
                      "then, for example: memcite stats; memcite prune; memcite select\n")
     return 0
 
