@@ -272,7 +272,10 @@ def _git(folder, *args, when):
 
 
 @pytest.mark.parametrize("with_history", [True, False])
-def test_a_hash_taken_long_after_the_reply_is_checked_against_history(env, with_history):
+def test_an_old_ingest_hashed_from_the_file_is_checked_against_history(env, with_history):
+    """A reply ingested late before memcite hashed such replies from git: its recorded hash is
+    of the file when ingested, so show asks the history again (else says unverified)."""
+    from memcite.ledger.memory_files import byte_lines, lines_sha256
     from memcite.ledger.recording import ReplyInput, record_reply
     from memcite.ledger.store import open_store
     from memcite.ledger.sync import sync_codex_home
@@ -299,8 +302,13 @@ def test_a_hash_taken_long_after_the_reply_is_checked_against_history(env, with_
     text = (f"ok\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:2-2|note=[x]\n"
             f"</citation_entries>\n<rollout_ids>\n{thread}\n</rollout_ids>\n"
             "</oai-mem-citation>")
-    # Ingested now, long after the reply: the hash recorded is of today's line 2.
-    record_reply(conn, ReplyInput(text, at=replied), memory_root=folder, now=NOW)
+    # Ingested now, long after the reply; as an older memcite did, the hash recorded is of
+    # today's line 2.
+    record_reply(conn, ReplyInput(text, at=replied, origin="ingest:old.jsonl"),
+                 memory_root=folder, now=NOW)
+    with conn:
+        conn.execute("UPDATE cited_entries SET lines_sha256 = ?",
+                     (lines_sha256(byte_lines(memory.read_bytes()), 2, 2),))
     card = memory_card(conn, thread, memory_root=str(folder))
     conn.close()
     entry = card["citations"][0]["entries"][0]

@@ -997,14 +997,27 @@ def show(
         out("  requests to forget:\n")
         for item in card["forget_requests"]:
             out(f"    {item['state']:<11} {_day(item['requested_at'])}  way {item['way']}\n")
-    out(f"\nRecent citations ({len(card['citations'])} of {card['citation_count']}):\n")
+    from memcite.retention.checks import OUTCOME_MEANING
+
+    out(f"\nRecent citations ({len(card['citations'])} of {card['citation_count']}), their line "
+        "ranges checked in the memory folder now:\n")
     if not card["citations"]:
         out("  none recorded\n")
+    seen: list[str] = []
     for item in card["citations"]:
         out(f"  {_iso_or_dash(item['replied_at'])}  {item['origin'] or '-'}\n")
+        basis = None
         for entry in item["entries"]:
+            if entry["basis"] != basis:  # said once for the entries that share it
+                basis = entry["basis"]
+                out(f"    against the {basis}\n" if basis.startswith("hash")
+                    else f"    {basis}\n")
             out(f"      {entry['path']}:{entry['line_start']}-{entry['line_end']}  "
                 f"{entry['outcome']}{_moved(entry)}\n")
+            if entry["outcome"] not in seen:
+                seen.append(entry["outcome"])
+    for outcome in seen:
+        out(f"  ({outcome}: {OUTCOME_MEANING[outcome]})\n")
     out("\nRollout summary:\n")
     if not card["summary_lines"]:
         out(f"  {card['summary_problem'] or 'no summary file'}\n")

@@ -36,6 +36,20 @@ _OUTCOME_TEXT = {
     "unverified": "no hash was recorded when cited (or a secret was masked out of the path)",
     "ok": "unchanged",
 }
+# What each outcome means, in the few words ``stats`` and ``show`` print next to it (the same
+# words in both). A check compares the cited lines as they are in the memory folder now with
+# their hash: taken when the reply was recorded (for an old session ingested late, as the
+# folder's git history had the file at the reply's time, else none).
+OUTCOME_MEANING = {
+    "outside_root": "outside the memory folder (never read)",
+    "missing": "no such file in the memory folder",
+    "out_of_range": "line range out of bounds",
+    "blank": "the cited lines are blank",
+    "changed": "the lines changed since they were hashed",
+    "moved": "the same lines stand elsewhere now",
+    "unverified": "not checked: no hash to compare with",
+    "ok": "unchanged since they were hashed",
+}
 _HEADING = re.compile(rb"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(rb"^[ \t]{0,3}(```|~~~)")
 _CANDIDATE = re.compile(rb"(?:[ \t]{0,3}(?:```|~~~)|#{1,6}[ \t])")

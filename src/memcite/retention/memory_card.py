@@ -5,11 +5,12 @@ counts side by side, whether Codex still has it (and any request to forget it),
 its recent citations with the check of each cited entry, and the first lines of
 its rollout summary, read inside the memory folder only.
 
-A cited range is hashed when the reply is recorded; for a reply recorded long after
+A cited range is hashed when the reply is recorded; for a reply ingested long after
 it was made (``ingest`` of an old session), as the memory folder's git history had
 the file at the reply's time (``memcite.ledger.memory_history``), else not at all.
-``show`` checks such entries the same way, also for replies recorded before memcite
-hashed them so, whose hash was taken from the file as it was when ingested.
+``show`` checks each entry as ``stats`` does, against the hash recorded, and says what
+that hash was taken from; only for a reply ingested late it asks the history again (the
+same hash, unless the reply was ingested before memcite hashed from the history).
 """
 
 from __future__ import annotations
@@ -122,8 +123,9 @@ def _citations(conn: sqlite3.Connection, thread_id: str, folder: MemoryFolder,
         for path, start, end, digest in conn.execute(
                 "SELECT path, line_start, line_end, lines_sha256 FROM cited_entries"
                 " WHERE reply_id = ? ORDER BY position", (reply_id,)):
-            entries.append(check_cited_entry(folder, history, path, start, end, digest,
-                                             replied_at=replied_at, late=late))
+            entries.append(check_cited_entry(
+                folder, history, path, start, end, digest, replied_at=replied_at,
+                late=recorded_at - replied_at if late else 0, origin=origin))
         found.append({"reply_id": reply_id, "replied_at": _time(replied_at),
                       "recorded_at": _time(recorded_at), "origin": origin,
                       "hashed_seconds_after_reply": recorded_at - replied_at,
@@ -132,20 +134,34 @@ def _citations(conn: sqlite3.Connection, thread_id: str, folder: MemoryFolder,
 
 
 def check_cited_entry(folder: MemoryFolder, history: MemoryHistory, path: str, start: int,
-                      end: int, digest: str | None, *, replied_at: int, late: bool) -> dict:
-    """One cited entry checked against the folder now. For a reply recorded long after it was
-    made, the reference is the file as the memory folder's git history had it at the reply's
-    time (also for replies recorded before memcite hashed them that way), else none:
-    ``unverified``."""
+                      end: int, digest: str | None, *, replied_at: int, late: int | bool,
+                      origin: str | None = None) -> dict:
+    """One cited entry checked against the folder now, as ``stats`` checks it: against the
+    hash recorded with the reply, taken when it was recorded (``late``: that many seconds
+    after the reply was made). For a reply ingested late (``origin`` ``ingest:...``) that
+    hash is the file as the memory folder's git history had it at the reply's time, else
+    none (``unverified``): the history is asked again (replies ingested before memcite hashed
+    them so kept the file as it was when ingested)."""
     basis = "hash taken when the reply was recorded"
-    if late:
+    if late and (origin or "").startswith("ingest:"):
         digest = history.lines_sha256_at(path, start, end, replied_at)
         basis = ("hash from the memory folder's git history at the reply's time"
-                 if digest else "recorded long after the reply and no git history: unverified")
+                 if digest else "ingested long after the reply and no git history: unverified")
+    elif late:
+        basis += f", {_duration(int(late))} after it was made"
     outcome = check_entry(folder, path, start, end, digest)
     moved = moved_to(folder, path, start, end, digest) if outcome == "moved" else None
     return {"path": path, "line_start": start, "line_end": end, "outcome": outcome,
             "moved_to": list(moved) if moved else None, "basis": basis}
+
+
+def _duration(seconds: int) -> str:
+    """``seconds`` in the largest whole unit: days, else hours, else minutes."""
+    for size, unit in ((86_400, "day"), (3_600, "hour"), (60, "minute")):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return f"{seconds} seconds"
 
 
 def _summary_lines(folder: MemoryFolder, summary_file: str | None) -> tuple[list[str], str | None]:
