@@ -406,8 +406,12 @@ def test_demo_keep_prints_exports_and_runnable_step_headers(tmp_path, capsys, mo
         assert code == 0, (header, err)
         if " stats " in header:  # the same report as the demo printed
             section = out.split(header + "\n", 1)[1].split("\n== ", 1)[0]
-            assert re.sub(r"\d+ file\(s\) read", "", printed.decode()).strip() == \
-                re.sub(r"\d+ file\(s\) read", "", section).strip()
+            # but for what to run next: run with --db and --codex-home, stats repeats them
+            suggested = re.search(r"^next: (.+)$", printed.decode(), re.MULTILINE).group(1)
+            assert suggested.startswith("memcite prune --max-unused-days 30 --db ")
+            assert "next: memcite prune --max-unused-days 30  (" in section
+            assert re.sub(r"\d+ file\(s\) read|next: .*", "", printed.decode()).strip() == \
+                re.sub(r"\d+ file\(s\) read|next: .*", "", section).strip()
     hook_run = json.loads((tmp_path / "data" / "logs" / "hooks.log").read_text().splitlines()[-1])
     assert (hook_run["status"], hook_run["recorded"]) == ("ok", 0)  # read already, by the demo
     code, printed, _ = run(["stats"], {"HOME": str(tmp_path / "home"), **values})

@@ -263,8 +263,10 @@ def test_stats_straight_from_codex_says_there_is_no_citation_log(env, tmp_path):
     assert code == 0, err
     assert "no citation log (run memcite record or memcite ingest)" in out
     assert "<- never cited" not in out and "by memcite's log" not in out  # no claims from no log
-    top = out.split("Most cited")[1].splitlines()[1]
-    assert top.split()[:5] == [env["builder"].thread_id(22), "memcite", "-", "Codex", "30"]
+    header, top = out.split("Most cited")[1].splitlines()[1:3]
+    assert header.split()[2:4] == ["memcite", "Codex"]
+    assert top.split()[:3] == [env["builder"].thread_id(22), "-", "30"]
+    assert "(memcite -: no memcite log to count in)" in out
 
 
 @pytest.mark.parametrize("command", [["stats"], ["stats", "--json"], ["prune"]])

@@ -220,6 +220,19 @@ def entries_report(files: list[FileEntries], *, limit: int) -> dict:
     }
 
 
+def relevance_split(files: list[FileEntries], *, limit: int) -> tuple[list[dict], list[dict]]:
+    """``(most relevant, least relevant)`` of the cited entries, as the text report lists them
+    (``--json`` keeps ``entries_report``'s full rankings): entries never cited have their own
+    list, and no entry is in both (the least relevant are those left after the most,
+    least first); ``limit`` 0 lists every cited entry as most relevant."""
+    cited = sorted(((f, u) for f in files for u in f.usage if u.citations),
+                   key=lambda r: (-r[1].relevance, r[0].path, r[1].entry.line_start))
+    most = cited[:limit] if limit else cited
+    rest = cited[len(most):]
+    least = list(reversed(rest[-limit:] if limit else rest))
+    return [entry_row(f, u) for f, u in most], [entry_row(f, u) for f, u in least]
+
+
 def chain_heads(files: list[FileEntries]) -> list[dict]:
     """Each supersession chain once: its live head (None when it loops) and the entries it
     replaces, oldest first."""
@@ -246,4 +259,4 @@ def chain_heads(files: list[FileEntries]) -> list[dict]:
 
 
 __all__ = ["FileEntries", "chain_heads", "created_of", "entries_report", "entry_row",
-           "memory_citations", "memory_entries", "note_entries"]
+           "memory_citations", "memory_entries", "note_entries", "relevance_split"]

@@ -52,7 +52,7 @@ class StatsReport(Slots):
     __slots__ = ("as_of", "rule", "max_unused_days", "since", "source", "totals", "dead",
                  "dead_count", "top", "unknown_ids", "not_uuid_ids", "citation_checks", "files",
                  "sections", "weeks", "citation_log", "codex_home", "state_db", "other_homes",
-                 "log_scope", "asked_to_forget", "entries")
+                 "log_scope", "asked_to_forget", "entries", "relevance", "last_sync")
     _fields = __slots__
 
     def __init__(self, as_of: int, rule: str, max_unused_days: int, since: int | None,
@@ -85,6 +85,10 @@ class StatsReport(Slots):
         self.log_scope = log_scope  # the log parts keep to replies recorded against this folder
         self.asked_to_forget = [] if asked_to_forget is None else asked_to_forget
         self.entries = entries  # usage per entry (``memcite.retention.entry_report``)
+        # For the text only (not in ``to_dict``): the cited entries, most and least relevant
+        # apart (``relevance_split``), and when memcite's last sync of the home finished.
+        self.relevance: tuple[list[dict], list[dict]] = ([], [])
+        self.last_sync: int | None = None
 
     def to_dict(self) -> dict:
         result = {
@@ -446,28 +450,49 @@ def collect_stats(
     report.other_homes = other_homes(conn, codex_home) if codex_home else []
     report.log_scope = log_root
     report.asked_to_forget = asked[:limit] if limit else asked
-    report.entries = entry_usage_part(conn, folder.root, codex_home, now=as_of, limit=limit,
-                                      log_root=log_root, folder=folder)
+    _add_entry_usage(report, conn, folder.root, codex_home, now=as_of, limit=limit,
+                     log_root=log_root, folder=folder)
+    if codex_home is not None:
+        last_sync = conn.execute(
+            "SELECT finished_at FROM syncs WHERE codex_home = ? AND finished_at IS NOT NULL"
+            " ORDER BY id DESC LIMIT 1", (storable_or_none(codex_home),)).fetchone()
+        report.last_sync = last_sync[0] if last_sync else None
     return report
+
+
+def _entry_files(conn: sqlite3.Connection | None, memory_folder: str | None,
+                 codex_home: str | None, *, now: int, log_root: str | None = None,
+                 folder: MemoryFolder | None = None) -> list:
+    """The entries of ``MEMORY.md`` (read through ``folder`` when given: opened once for the
+    whole report) and of memcite's notes, with their usage."""
+    from memcite.retention.entry_report import memory_citations, memory_entries, note_entries
+
+    citations = memory_citations(conn, log_root) if conn is not None else []
+    files = [f for f in [memory_entries(memory_folder, citations, now=now, folder=folder)]
+             if f is not None]
+    return files + note_entries(codex_home, now=now)
 
 
 def entry_usage_part(conn: sqlite3.Connection | None, memory_folder: str | None,
                      codex_home: str | None, *, now: int, limit: int,
                      log_root: str | None = None, folder: MemoryFolder | None = None) -> dict:
-    """The ``entries`` part: usage per entry of ``MEMORY.md`` and of memcite's notes
-    (``MEMORY.md`` read through ``folder`` when given: opened once for the whole report)."""
-    from memcite.retention.entry_report import (
-        entries_report,
-        memory_citations,
-        memory_entries,
-        note_entries,
-    )
+    """The ``entries`` part: usage per entry of ``MEMORY.md`` and of memcite's notes."""
+    from memcite.retention.entry_report import entries_report
 
-    citations = memory_citations(conn, log_root) if conn is not None else []
-    files = [f for f in [memory_entries(memory_folder, citations, now=now, folder=folder)]
-             if f is not None]
-    files += note_entries(codex_home, now=now)
-    return entries_report(files, limit=limit)
+    return entries_report(_entry_files(conn, memory_folder, codex_home, now=now,
+                                       log_root=log_root, folder=folder), limit=limit)
+
+
+def _add_entry_usage(report: StatsReport, conn: sqlite3.Connection | None,
+                     memory_folder: str | None, codex_home: str | None, *, now: int, limit: int,
+                     log_root: str | None = None, folder: MemoryFolder | None = None) -> None:
+    """Set ``report.entries`` (``entry_usage_part``) and ``report.relevance``, from one read."""
+    from memcite.retention.entry_report import entries_report, relevance_split
+
+    files = _entry_files(conn, memory_folder, codex_home, now=now, log_root=log_root,
+                         folder=folder)
+    report.entries = entries_report(files, limit=limit)
+    report.relevance = relevance_split(files, limit=limit)
 
 
 def asked_to_forget(conn: sqlite3.Connection, codex_home: str | None) -> list[dict]:
@@ -657,7 +682,7 @@ def collect_codex_stats(
     report = StatsReport(as_of, rule, max_unused_days, None, "codex", totals, dead, dead_count,
                          top, [], [], CitationChecks(memory_root=folder), [], [], None,
                          citation_log=False)
-    report.entries = entry_usage_part(None, folder, codex_home, now=as_of, limit=limit)
+    _add_entry_usage(report, None, folder, codex_home, now=as_of, limit=limit)
     return report
 
 
