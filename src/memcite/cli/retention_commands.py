@@ -88,9 +88,25 @@ def require_usage(locations, judge_without_usage: bool) -> None:
              "judges anyway, on memcite's own log and the memories' dates")
 
 
+def store_of(locations) -> dict:
+    """The Codex memory store read, as reports name it."""
+    return {"store": locations.store, "store_from": locations.store_from,
+            "memory_folder": locations.memory_folder, "dual_write": locations.dual_write}
+
+
 def require_synced_usage(conn, locations, judge_without_usage: bool) -> None:
-    """Refuse to judge from an inventory whose last sync of the home found no usage data."""
-    from memcite.retention.stats import never_synced, synced_usage
+    """Refuse to judge from an inventory whose last sync of the home found no usage data, or
+    read the other memory store than the one Codex reads now."""
+    from memcite.retention.stats import last_synced_store, never_synced, synced_usage
+
+    synced_store = last_synced_store(conn, locations.codex_home)
+    if synced_store is not None and synced_store != locations.store:
+        raise UsageUnknown(
+            f"memcite's last sync of {locations.codex_home} read memory store {synced_store}, "
+            f"but Codex reads {locations.store} now ({locations.store_from}): the inventory "
+            "holds the other store's memories, so nothing was judged",
+            hint="run `memcite sync`: it reads the store Codex reads (the other store's "
+                 "memories are marked missing, never deleted)")
 
     if never_synced(conn, locations.codex_home) and locations.has_usage_data:
         from memcite.ledger.codex_home import CodexHomeError, count_stage1_outputs
@@ -200,6 +216,7 @@ def stats(
             finally:
                 conn.close()
         report.state_db = codex_db if locations.has_usage_data else None
+        report.store = store_of(locations)
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
     if json:
@@ -430,9 +447,15 @@ def _print_summary(text: _Text, report, where: dict[str, str]) -> None:
 def _print_totals(text: _Text, report) -> None:
     t = report.totals
     if report.source == "codex":
-        text.title("Totals, from Codex's memories_1.sqlite (no memcite database):")
+        name = os.path.basename(report.state_db or "memories_1.sqlite")
+        text.title(f"Totals, from Codex's {name} (no memcite database):")
     else:
         text.title("Totals, from memcite's ledger:")
+    if report.store:
+        store = report.store
+        text.prose(f"memory store {store['store']}, the one Codex reads ({store['store_from']}"
+                   + ("; dual_write: Codex also consolidates the other" if store["dual_write"]
+                      else "") + ")", indent="  ")
     text.line("  usage data: " + (text.cut_path(report.state_db, text.width - 14)
                                   if report.state_db else "none (judged without it)"))
     if report.other_homes:
@@ -800,7 +823,8 @@ def prune(
     if json:
         dump_json({
             "codex_home": locations.codex_home, "state_db": locations.state_db,
-            "rule": rule, "as_of": now, "max_unused_days": settings.max_unused_days,
+            "store": store_of(locations), "rule": rule, "as_of": now,
+            "max_unused_days": settings.max_unused_days,
             "settings": settings.to_dict(), "applied": apply, "way": way,
             "prune": [{"thread_id": c.thread_id, "label": c.label, "last_used": c.last_used,
                        "reason": c.reason} for c in candidates],
@@ -923,7 +947,8 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     if json:
         dump_json({
             "codex_home": locations.codex_home, "state_db": locations.state_db,
-            "rule": TIERED, "as_of": now, "max_unused_days": settings.max_unused_days,
+            "store": store_of(locations), "rule": TIERED, "as_of": now,
+            "max_unused_days": settings.max_unused_days,
             "settings": settings.to_dict(), "applied": apply, "way": None,
             "prune": [], "result": None,
             "codex_still_sees": _tiered_still_sees(codex_result),

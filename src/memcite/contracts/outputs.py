@@ -406,10 +406,22 @@ class EntriesReport(Contract):
     chains: list[SupersessionChain]
 
 
+class StoreRead(Contract):
+    """The Codex memory store a report read: the one Codex reads and counts in."""
+
+    store: Literal["v1", "v2"] = Field(description="v1: memories/ and memories_1.sqlite; "
+                                       "v2: memories_v2/ and memories_v2_1.sqlite.")
+    store_from: str = Field(description="Why that store ([memories] version, or the default).")
+    memory_folder: str
+    dual_write: bool = Field(description="Codex also consolidates the other store.")
+
+
 class StatsOutput(Contract):
     """`memcite stats --json`: the usage report of one Codex home."""
 
     codex_home: str | None = Field(description="The Codex home reported on (its real path).")
+    store: StoreRead | None = Field(None, description="The memory store read (null: stats "
+                                    "given no Codex home).")
     state_db: str | None = Field(
         description="Codex's memories_1.sqlite the usage data comes from; null when it is not "
         "there (judged without usage data).")
@@ -574,7 +586,9 @@ class PruneOutput(Contract):
     """`memcite prune --json`: the preview, or with `--apply` what asking Codex to forget did."""
 
     codex_home: str
-    state_db: str = Field(description="Codex's memories_1.sqlite (its table of memories).")
+    state_db: str = Field(description="Codex's database of the store read (memories_1.sqlite, "
+                          "or memories_v2_1.sqlite): its table of memories.")
+    store: StoreRead
     rule: Literal["memcite", "codex", "tiered"]
     as_of: int
     as_of_iso: Iso

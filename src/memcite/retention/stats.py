@@ -52,7 +52,7 @@ class StatsReport(Slots):
     __slots__ = ("as_of", "rule", "max_unused_days", "since", "source", "totals", "dead",
                  "dead_count", "top", "unknown_ids", "not_uuid_ids", "citation_checks", "files",
                  "sections", "weeks", "citation_log", "codex_home", "state_db", "other_homes",
-                 "log_scope", "asked_to_forget", "entries", "relevance", "last_sync")
+                 "log_scope", "asked_to_forget", "entries", "relevance", "last_sync", "store")
     _fields = __slots__
 
     def __init__(self, as_of: int, rule: str, max_unused_days: int, since: int | None,
@@ -89,6 +89,9 @@ class StatsReport(Slots):
         # apart (``relevance_split``), and when memcite's last sync of the home finished.
         self.relevance: tuple[list[dict], list[dict]] = ([], [])
         self.last_sync: int | None = None
+        # The Codex memory store read ({"store", "store_from", "memory_folder", "dual_write"}),
+        # set by the command from where Codex reads.
+        self.store: dict | None = None
 
     def to_dict(self) -> dict:
         result = {
@@ -114,6 +117,8 @@ class StatsReport(Slots):
             "sections": [section.to_dict() for section in self.sections],
             "asked_to_forget": self.asked_to_forget,
         }
+        if self.store is not None:
+            result["store"] = self.store
         if self.weeks is not None:
             result["weeks"] = self.weeks
         if self.entries is not None:
@@ -201,6 +206,14 @@ def synced_usage(conn: sqlite3.Connection, codex_home: str) -> bool:
         return conn.execute("SELECT 1 FROM memories WHERE codex_home = ? LIMIT 1",
                             (codex_home,)).fetchone() is None
     return last[0] > 0
+
+
+def last_synced_store(conn: sqlite3.Connection, codex_home: str) -> str | None:
+    """The memory store (v1 | v2) memcite's last finished sync of ``codex_home`` read."""
+    found = conn.execute(
+        "SELECT store FROM syncs WHERE codex_home = ? AND finished_at IS NOT NULL"
+        " ORDER BY id DESC LIMIT 1", (storable_or_none(codex_home),)).fetchone()
+    return found[0] if found else None
 
 
 def never_synced(conn: sqlite3.Connection, codex_home: str) -> bool:

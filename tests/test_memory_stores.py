@@ -1,0 +1,106 @@
+"""Codex's two memory stores: memcite reads the one Codex reads (``[memories] version``).
+
+What Codex does was seen with the real binary (tests/e2e/test_e2e_store_v2.py); these tests
+pin memcite's side without it: the choice, the reports naming it, and the refusal to judge
+an inventory synced from the other store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from memcite.cli.app import app
+from memcite.cli.demo import load_sample_builder
+from memcite.ledger.codex_home import (
+    CodexConfig,
+    CodexHomeError,
+    codex_memory_folder,
+    locate_codex_home,
+    memory_store,
+    read_codex_config,
+)
+
+NOW = 1_800_000_000
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(("config", "store"), [
+    ("", "v1"),
+    ('[memories]\nversion = "v1"\n', "v1"),
+    ('[memories]\nversion = "v2"\n', "v2"),
+    ('[memories]\nversion = "v2"\ndual_write = true\n', "v2"),
+    ('[memories]\ndual_write = true\n', "v1"),  # dual_write never changes what Codex reads
+    ('model = "x"\n[features]\nmemories = true\n', "v1"),
+])
+def test_the_store_is_the_one_codex_reads(tmp_path, config, store):
+    (tmp_path / "config.toml").write_text(config)
+    assert memory_store(read_codex_config(tmp_path))[0] == store
+    located = locate_codex_home(tmp_path)
+    assert located.store == store
+    folder = "memories" if store == "v1" else "memories_v2"
+    database = "memories_1.sqlite" if store == "v1" else "memories_v2_1.sqlite"
+    assert located.memory_folder == os.path.join(os.path.realpath(tmp_path), folder)
+    assert located.state_db == os.path.join(os.path.realpath(tmp_path), database)
+    assert codex_memory_folder(tmp_path) == os.path.join(tmp_path, folder)
+    assert located.dual_write == ("dual_write = true" in config)
+
+
+@pytest.mark.parametrize("config", ['[memories]\nversion = "v3"\n', '[memories]\nversion = 2\n',
+                                    '[memories]\ndual_write = "yes"\n', '[memories]\nversion = \n'])
+def test_a_store_setting_codex_would_refuse_is_an_error_that_says_where(tmp_path, config):
+    (tmp_path / "config.toml").write_text(config)
+    with pytest.raises(CodexHomeError) as caught:
+        read_codex_config(tmp_path)
+    assert "config.toml" in caught.value.message
+
+
+def test_asking_for_the_other_store_says_which_codex_reads(tmp_path):
+    located = locate_codex_home(tmp_path, store="v2")
+    assert located.store == "v2" and "Codex reads v1" in located.store_from
+    assert memory_store(CodexConfig()) == ("v1", located.store_from.split(": ", 1)[1].rstrip(")"))
+
+
+def _v2_home(tmp_path):
+    """The sample home, moved into memory store v2 (its folder and its database)."""
+    home = tmp_path / "codex_home"
+    load_sample_builder().build_codex_home(str(home), now=NOW)
+    (home / "memories").rename(home / "memories_v2")
+    (home / "memories_1.sqlite").rename(home / "memories_v2_1.sqlite")
+    (home / "config.toml").write_text('[memories]\nversion = "v2"\n')
+    return home
+
+
+def _run(env, *args):
+    return runner.invoke(app, list(args), env=env, catch_exceptions=False)
+
+
+def test_reports_name_the_store_and_refuse_an_inventory_of_the_other(tmp_path):
+    home = _v2_home(tmp_path)
+    env = {"CODEX_HOME": str(home), "MEMCITE_DB": str(tmp_path / "m.sqlite"),
+           "MEMCITE_CONFIG": str(tmp_path / "none.toml"), "COLUMNS": "100"}
+    synced = json.loads(_run(env, "sync", "--json").stdout)
+    assert (synced["store"], synced["inserted"]) == ("v2", 36)
+    assert synced["state_db"].endswith("memories_v2_1.sqlite")
+    stats = json.loads(_run(env, "stats", "--json", "--as-of", str(NOW)).stdout)
+    assert stats["store"]["store"] == "v2"
+    assert stats["store"]["memory_folder"] == str(home / "memories_v2")
+    assert stats["totals"]["codex_citations"] == synced["counts"]["codex_citations"] > 0
+    text = _run(env, "stats", "--as-of", str(NOW)).stdout
+    assert 'memory store v2, the one Codex reads ([memories] version = "v2"' in text
+    prune = json.loads(_run(env, "prune", "--json", "--as-of", str(NOW)).stdout)
+    assert prune["store"]["store"] == "v2"
+
+    # The person turns v2 off: Codex reads v1 now (its database is there, as Codex keeps
+    # both), and the inventory holds v2's memories.
+    other = tmp_path / "other"
+    load_sample_builder().build_codex_home(str(other), now=NOW)
+    (other / "memories_1.sqlite").rename(home / "memories_1.sqlite")
+    (home / "config.toml").write_text("")
+    refused = _run(env, "stats", "--as-of", str(NOW))
+    assert refused.exit_code == 3
+    assert "read memory store v2, but Codex reads v1 now" in refused.stderr
+    assert "memcite sync" in refused.stderr
