@@ -104,3 +104,63 @@ def test_reports_name_the_store_and_refuse_an_inventory_of_the_other(tmp_path):
     assert refused.exit_code == 3
     assert "read memory store v2, but Codex reads v1 now" in refused.stderr
     assert "memcite sync" in refused.stderr
+
+
+def _record(env, home, text):
+    from memcite.ledger.codex_home import codex_memory_folder
+    from memcite.ledger.recording import ReplyInput, record_reply
+    from memcite.ledger.store import open_store
+
+    conn = open_store(env["MEMCITE_DB"])
+    try:
+        record_reply(conn, ReplyInput(text, at=NOW - 3600), memory_root=codex_memory_folder(home),
+                     now=NOW)
+    finally:
+        conn.close()
+
+
+def _block(*entries: str) -> str:
+    return ("Done.\n<oai-mem-citation>\n<citation_entries>\n"
+            + "".join(f"{entry}|note=[n]\n" for entry in entries)
+            + "</citation_entries>\n<rollout_ids>\n</rollout_ids>\n</oai-mem-citation>")
+
+
+def _outcomes(env) -> dict:
+    stats = json.loads(_run(env, "stats", "--json", "--as-of", str(NOW), "--no-cache").stdout)
+    return {name: counts["citations"] for name, counts in stats["citation_checks"]["outcomes"].items()
+            if counts["citations"]}
+
+
+def test_under_v2_a_citation_of_the_summary_is_flagged(tmp_path):
+    home = _v2_home(tmp_path)
+    env = {"CODEX_HOME": str(home), "MEMCITE_DB": str(tmp_path / "m.sqlite"),
+           "MEMCITE_CONFIG": str(tmp_path / "none.toml")}
+    _run(env, "sync")
+    summary = sorted((home / "memories_v2" / "rollout_summaries").iterdir())[0].name
+    _record(env, home, _block("memory_summary.md:1-2", f"rollout_summaries/{summary}:1-2"))
+    assert _outcomes(env) == {"not_to_cite": 1, "ok": 1}
+    text = _run(env, "stats", "--as-of", str(NOW), "--no-cache").stdout
+    assert "not_to_cite" in text and "says not to cite it" in " ".join(text.split())
+
+
+def test_a_summary_codex_removed_is_told_apart_from_one_that_never_was(tmp_path):
+    import subprocess
+
+    home = tmp_path / "codex_home"
+    load_sample_builder().build_codex_home(str(home), now=NOW)
+    env = {"CODEX_HOME": str(home), "MEMCITE_DB": str(tmp_path / "m.sqlite"),
+           "MEMCITE_CONFIG": str(tmp_path / "none.toml")}
+    _run(env, "sync")
+    folder = home / "memories"
+    known, other = sorted((folder / "rollout_summaries").iterdir())[:2]
+    # A note only the folder's git history knew (Codex keeps the folder in git).
+    git = ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (folder / "notes.md").write_text("one\ntwo\n")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "notes.md"], check=True)
+    subprocess.run([*git, "commit", "-qm", "baseline"], check=True)
+    _record(env, home, _block(f"rollout_summaries/{known.name}:1-2", "notes.md:1-2",
+                              "rollout_summaries/never-was.md:1-2", f"rollout_summaries/{other.name}:1-2"))
+    known.unlink()  # Codex's consolidation deletes the summary of a memory it dropped
+    (folder / "notes.md").unlink()
+    assert _outcomes(env) == {"removed": 2, "missing": 1, "ok": 1}

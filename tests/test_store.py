@@ -33,6 +33,7 @@ EXPECTED_SCHEMA = {
             "memories_codex_last_used": ["codex_last_used", "thread_id"],  # m002
             "memories_outside_codex": ["missing_since", "source"],  # m003, partial
             "memories_top_memcite": ["<expr>", "<expr>", "thread_id"],  # m009, partial
+            "memories_summary_file": ["rollout_summary_file", "codex_home"],  # m012, partial
             "memories_codex_cited": ["codex_usage_count"],  # m009, partial
         },
     },
@@ -366,4 +367,4 @@ def test_schema_seen_through_sqlite_utils(tmp_path):
                        "memories_usage_count", "memories_archived_at", "memories_codex_last_used",
                        "memories_outside_codex", "cited_ids_unknown", "cited_ids_not_uuid",
                        "forget_requests_open", "entry_requests_open", "memories_top_memcite",
-                       "memories_codex_cited"}
+                       "memories_codex_cited", "memories_summary_file"}

@@ -20,8 +20,8 @@ Iso = Annotated[
 ]
 Count = Annotated[int, Field(ge=0)]
 Rule = Literal["memcite", "codex"]
-CheckOutcome = Literal["outside_root", "missing", "out_of_range", "blank", "changed", "moved",
-                       "unverified", "ok"]
+CheckOutcome = Literal["outside_root", "missing", "not_to_cite", "removed", "out_of_range",
+                       "blank", "changed", "moved", "unverified", "ok"]
 Way = Literal["note", "codex_db"]
 
 
@@ -272,6 +272,10 @@ class Outcomes(Contract):
 
     outside_root: OutcomeCount
     missing: OutcomeCount
+    not_to_cite: OutcomeCount = Field(description="memory_summary.md cited in memory store v2, "
+                                      "whose read path says never to cite it.")
+    removed: OutcomeCount = Field(description="A file that was there once (Codex's git history "
+                                  "or memcite's inventory has it) and is gone: Codex removed it.")
     out_of_range: OutcomeCount
     blank: OutcomeCount
     changed: OutcomeCount

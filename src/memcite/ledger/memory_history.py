@@ -70,6 +70,13 @@ class MemoryHistory:
             self._lines[key] = None if shown is None else byte_lines(shown)
         return self._lines[key]
 
+    def ever_had(self, path: str) -> bool:
+        """Whether any commit of the history touched ``path`` (the file was there once)."""
+        relative = self._relative(path)
+        if relative is None:
+            return False
+        return bool((self._git("log", "--all", "-1", "--format=%ct", "--", relative) or b"").strip())
+
     def lines_sha256_at(self, path: str, line_start: int, line_end: int, at: int) -> str | None:
         """The hash of the cited range as the history held the file at ``at``, or None."""
         lines = self.lines_at(path, at)

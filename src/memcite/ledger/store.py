@@ -407,6 +407,13 @@ def m011_sync_store(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE syncs ADD COLUMN store TEXT NOT NULL DEFAULT 'v1'")
 
 
+def m012_summary_file_index(conn: sqlite3.Connection) -> None:
+    """An index of the memories' rollout summary files: a citation of a summary missing now
+    is told apart, by one seek, from a file that never was (Codex removed it)."""
+    conn.execute("CREATE INDEX IF NOT EXISTS memories_summary_file ON memories"
+                 " (rollout_summary_file, codex_home) WHERE rollout_summary_file IS NOT NULL")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
@@ -419,6 +426,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m009_stats_indexes,
     m010_stats_counters,
     m011_sync_store,
+    m012_summary_file_index,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

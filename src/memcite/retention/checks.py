@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, read_opened, sha256
 from memcite.rust_text import RUST_WHITESPACE
@@ -22,13 +22,18 @@ from memcite.value_classes import FrozenSlots, Slots
 MEMORY_INDEX = "MEMORY.md"
 
 # Outcomes of a citation check, from worst to best.
-CHECK_OUTCOMES = ("outside_root", "missing", "out_of_range", "blank", "changed", "moved",
-                  "unverified", "ok")
+CHECK_OUTCOMES = ("outside_root", "missing", "not_to_cite", "removed", "out_of_range", "blank",
+                  "changed", "moved", "unverified", "ok")
+V2_FOLDER = "memories_v2"  # memory store v2's folder (memcite.ledger.codex_home.MEMORY_STORES)
+SUMMARY_FILE = "memory_summary.md"
 # Looking for moved lines hashes every window of the cited length: at most this many lines.
 MAX_MOVE_SEARCH_LINES = 2_000_000
 _OUTCOME_TEXT = {
     "outside_root": "points outside the memory folder (not read)",
     "missing": "no such file in the memory folder",
+    "not_to_cite": "memory_summary.md, which Codex's v2 read path says never to cite",
+    "removed": "the file was there once (Codex's git history or memcite's inventory has it) "
+               "and is gone: Codex removed it",
     "out_of_range": "line range out of bounds",
     "blank": "the cited lines are blank",
     "changed": "the lines changed since they were cited",
@@ -42,7 +47,9 @@ _OUTCOME_TEXT = {
 # folder's git history had the file at the reply's time, else none).
 OUTCOME_MEANING = {
     "outside_root": "outside the memory folder (never read)",
-    "missing": "no such file in the memory folder",
+    "missing": "no such file in the memory folder, now or before",
+    "not_to_cite": "memory store v2's summary: its read path says not to cite it",
+    "removed": "the file was there once and is gone (Codex removed it)",
     "out_of_range": "line range out of bounds",
     "blank": "the cited lines are blank",
     "changed": "the lines changed since they were hashed",
@@ -77,9 +84,16 @@ class MemoryFolder:
     ``skipped`` (its citations are ``unverified``).
     """
 
-    def __init__(self, root: str | os.PathLike | None) -> None:
+    def __init__(self, root: str | os.PathLike | None,
+                 known_once: Callable[[str], bool] | None = None) -> None:
         self._root = MemoryRoot(root)
         self.root = self._root.real
+        # Memory store v2 (its folder's name): its read path says never to cite the summary.
+        self.v2 = self.root is not None and os.path.basename(self.root) == V2_FOLDER
+        # Whether a path (as cited) named a file memcite's inventory knew: set by the caller.
+        self.known_once = known_once
+        self._was_there: dict[str, bool] = {}
+        self._history = None
         self.files_read = 0
         self.skipped: dict[str, str] = {}  # path inside the folder -> why it was not read
         self._resolved: dict[str, tuple[str, str | None]] = {}
@@ -106,6 +120,22 @@ class MemoryFolder:
 
     def close(self) -> None:
         self._root.close()
+
+    def was_there(self, path: str) -> bool:
+        """Whether a file missing now was in the folder once: memcite's inventory knew it (a
+        rollout summary of a synced memory), or the folder's git history (Codex keeps one)
+        holds it. Asked only of missing files, each once."""
+        found = self._was_there.get(path)
+        if found is None:
+            found = bool(self.known_once and self.known_once(path))
+            if not found and self.root is not None:
+                if self._history is None:
+                    from memcite.ledger.memory_history import MemoryHistory
+
+                    self._history = MemoryHistory(self.root)
+                found = self._history.ever_had(path)
+            self._was_there[path] = found
+        return found
 
     def resolve(self, path: str) -> tuple[str, str | None]:
         """``(outcome, real path)``: ``ok`` with the file's real path (a name: files are
@@ -237,8 +267,12 @@ class CheckedEntry(FrozenSlots):
 def check_entry(folder: MemoryFolder, path: str, line_start: int, line_end: int,
                 recorded_sha256: str | None) -> str:
     """The outcome of checking one cited entry against the folder as it is now."""
+    if folder.v2 and path.removeprefix("./") == SUMMARY_FILE:
+        return "not_to_cite"
     outcome, real = folder.resolve(path)
     if real is None:
+        if outcome == "missing" and folder.was_there(path):
+            return "removed"
         return outcome
     key = (real, line_start, line_end)
     state = folder.ranges.get(key)

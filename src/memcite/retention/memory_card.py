@@ -20,6 +20,7 @@ import sqlite3
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import InputError
+from memcite.ledger.codex_home import codex_memory_folder
 from memcite.ledger.memory_files import LATE_HASH_SECONDS, MAX_FILE_BYTES, byte_lines
 from memcite.ledger.memory_history import MemoryHistory
 from memcite.retention.checks import MemoryFolder, check_entry, moved_to
@@ -55,10 +56,12 @@ def memory_card(conn: sqlite3.Connection, thread_id: str, *, memory_root: str | 
                          hint="run `memcite sync` if it is new")
     (slug, summary_file, cwd, branch, home, source, updated, generated, first_synced,
      missing, archived, uses, last, codex_uses, codex_last, rollout_path) = row
-    own = os.path.join(home, "memories") if home else None
+    own = codex_memory_folder(home) if home and os.path.isdir(home) else None
     if own and os.path.isdir(own):
         memory_root = own
-    folder = MemoryFolder(memory_root)
+    from memcite.retention.stats import inventory_knew
+
+    folder = MemoryFolder(memory_root, known_once=inventory_knew(conn, home))
     requests = [dict(zip(("way", "state", "requested_at", "note_path"), r, strict=True))
                 for r in conn.execute(
                     "SELECT way, state, requested_at, note_path FROM forget_requests"

@@ -208,6 +208,28 @@ def synced_usage(conn: sqlite3.Connection, codex_home: str) -> bool:
     return last[0] > 0
 
 
+def inventory_knew(conn: sqlite3.Connection, codex_home: str | None):
+    """A test of whether a cited ``rollout_summaries/<file>`` was the summary of a memory
+    memcite's inventory holds (of ``codex_home``): a file missing now that was there once."""
+    home = storable_or_none(codex_home) if codex_home else None
+
+    def knew(path: str) -> bool:
+        name = path.removeprefix("./")
+        if not name.startswith("rollout_summaries/") or name.count("/") != 1:
+            return False
+        sql = "SELECT 1 FROM memories WHERE rollout_summary_file = ?"
+        args: list = [name.split("/", 1)[1]]
+        if home is not None:
+            sql += " AND codex_home = ?"
+            args.append(home)
+        try:
+            return conn.execute(sql + " LIMIT 1", args).fetchone() is not None
+        except sqlite3.Error:
+            return False
+
+    return knew
+
+
 def last_synced_store(conn: sqlite3.Connection, codex_home: str) -> str | None:
     """The memory store (v1 | v2) memcite's last finished sync of ``codex_home`` read."""
     found = conn.execute(
@@ -356,6 +378,8 @@ def collect_stats(
     """
     check_rule(rule)
     folder = folder if folder is not None else MemoryFolder(memory_root)
+    if folder.known_once is None:
+        folder.known_once = inventory_knew(conn, codex_home)
     table = memories_of(conn, codex_home)
     limit_time = cutoff(as_of, max_unused_days)
     # The whole table's counters (kept by the writes), when they answer for this home.

@@ -239,7 +239,9 @@ class ReplyScope(FrozenSlots):
 
 # --------------------------------------------------------------------------- the tally's cache
 
-_CACHE_VERSION = 5  # 5: written from a ledger whose notes, paths and ids are masked
+# 6: the outcomes not_to_cite and removed; 5: written from a ledger whose notes, paths and
+# ids are masked
+_CACHE_VERSION = 6
 
 
 def _path_stamp(folder: MemoryFolder, path: str) -> list | None:
