@@ -164,3 +164,52 @@ def test_a_summary_codex_removed_is_told_apart_from_one_that_never_was(tmp_path)
     known.unlink()  # Codex's consolidation deletes the summary of a memory it dropped
     (folder / "notes.md").unlink()
     assert _outcomes(env) == {"removed": 2, "missing": 1, "ok": 1}
+
+
+def test_under_v2_the_summary_routes_are_the_entries_that_citations_use(tmp_path):
+    home = _v2_home(tmp_path)
+    folder = home / "memories_v2"
+    (folder / "MEMORY.md").unlink()  # v2 has none
+    used, unused = sorted(p.name for p in (folder / "rollout_summaries").iterdir())[:2]
+    (folder / "memory_summary.md").write_text(
+        "v1\n## User Profile\nA developer.\n\n## User preferences\n- short answers\n\n"
+        "## General Tips\n- none\n\n## What's in Memory\n### /home/dev/app\n#### 2026-11-01\n"
+        f"- rollout_summaries/{used} — the one cited; thread_id=019b76da-a800-7de5-8c3e-9e72e44926e8\n"
+        f"- rollout_summaries/{unused} — never cited; thread_id=019b76a3-9a91-7f98-8541-21849548e142\n")
+    env = {"CODEX_HOME": str(home), "MEMCITE_DB": str(tmp_path / "m.sqlite"),
+           "MEMCITE_CONFIG": str(tmp_path / "none.toml")}
+    _run(env, "sync")
+    for lines in ("1-3", "2-4"):  # two replies citing the same rollout summary
+        _record(env, home, _block(f"rollout_summaries/{used}:{lines}"))
+    stats = json.loads(_run(env, "stats", "--json", "--as-of", str(NOW), "--no-cache").stdout)
+    (codex,) = [f for f in stats["entries"]["files"] if f["kind"] == "codex"]
+    assert codex["path"] == str(folder / "memory_summary.md")
+    assert codex["citations"] == 2 and codex["unattributed"] == 0
+    listed = stats["entries"]["most_relevant"] + stats["entries"]["never_cited"]
+    by_title = {e["title"]: e["citations"] for e in listed}
+    assert by_title[f"rollout_summaries/{used}"] == 2
+    assert by_title[f"rollout_summaries/{unused}"] == 0
+
+
+def test_under_v2_tiered_pruning_judges_the_summary_routes(tmp_path):
+    home = _v2_home(tmp_path)
+    folder = home / "memories_v2"
+    (folder / "MEMORY.md").unlink()
+    used, unused = sorted(p.name for p in (folder / "rollout_summaries").iterdir())[:2]
+    (folder / "memory_summary.md").write_text(
+        "v1\n## User Profile\nA developer.\n\n## User preferences\n- short answers\n\n"
+        "## General Tips\n- none\n\n## What's in Memory\n### /home/dev/app\n#### 2026-11-01\n"
+        f"- [IRR] rollout_summaries/{unused} — never cited; thread_id=019b76a3-9a91-7f98-8541-21849548e142\n"
+        f"- [CORE] rollout_summaries/{used} — the one cited; thread_id=019b76da-a800-7de5-8c3e-9e72e44926e8\n")
+    env = {"CODEX_HOME": str(home), "MEMCITE_DB": str(tmp_path / "m.sqlite"),
+           "MEMCITE_CONFIG": str(tmp_path / "none.toml")}
+    _run(env, "sync")
+    _record(env, home, _block(f"rollout_summaries/{used}:1-3"))
+    later = str(NOW + 400 * 86400)
+    preview = json.loads(_run(env, "prune", "--rule", "tiered", "--json", "--as-of", later).stdout)
+    assert preview["store"]["store"] == "v2"
+    judged = {item["title"]: item for item in preview["entries"]} if "entries" in preview else None
+    assert judged is not None, sorted(preview)
+    (mine,) = [item for title, item in judged.items() if unused in title]
+    assert (mine["tier"], mine["citations"], mine["action"]) == ("IRR", 0, "prune")
+    assert all(str(folder / "memory_summary.md") == item["path"] for item in judged.values())

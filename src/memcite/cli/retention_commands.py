@@ -899,7 +899,12 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     windows; with ``apply``, archive the notes' entries and ask Codex (one ad-hoc note) about
     MEMORY.md's."""
     from memcite.ledger.store import open_store
-    from memcite.retention.entry_report import memory_citations, memory_entries, note_entries
+    from memcite.retention.entry_report import (
+        is_v2_folder,
+        memory_citations,
+        memory_entries,
+        note_entries,
+    )
     from memcite.retention.rules import default_memcite_config_path, load_memcite_config
     from memcite.retention.tiered import judge_entries, request_entries, to_act_on
     from memcite.retention.tiers import TierWindows
@@ -924,7 +929,8 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         try:
             log_root = None if conn is None else _log_root(conn, locations)
             require_citation_log(conn, locations, log_root, judge_without_usage)
-            citations = [] if conn is None else memory_citations(conn, log_root)
+            citations = [] if conn is None else memory_citations(
+                conn, log_root, v2=is_v2_folder(locations.memory_folder))
             files = [f for f in [memory_entries(locations.memory_folder, citations, now=now)]
                      if f is not None] + note_entries(locations.codex_home, now=now)
             judged, untiered = judge_entries(files, now=now, windows=windows)

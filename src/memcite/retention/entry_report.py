@@ -19,7 +19,14 @@ import sqlite3
 
 from memcite.ledger.memory_files import MAX_FILE_BYTES, MemoryRoot
 from memcite.retention.entries import TIERS, Entry, read_entries
-from memcite.retention.entry_usage import Attribution, CitedRange, EntryUsage, attribute_citations, relevance
+from memcite.retention.entry_usage import (
+    Attribution,
+    CitedRange,
+    EntryUsage,
+    attribute_citations,
+    attribute_routes,
+    relevance,
+)
 from memcite.retention.supersession import EntryIndex, Located, live_head
 from memcite.untrusted import storable_or_none
 from memcite.value_classes import FrozenSlots
@@ -29,6 +36,15 @@ if TYPE_CHECKING:
     from memcite.retention.checks import MemoryFolder
 
 MEMORY_FILE = "MEMORY.md"
+SUMMARY_FILE = "memory_summary.md"  # memory store v2's entries: the summary's routes
+V2_FOLDER = "memories_v2"  # memory store v2's folder (memcite.ledger.codex_home.MEMORY_STORES)
+
+
+def is_v2_folder(memory_folder: str | None) -> bool:
+    """Whether ``memory_folder`` is Codex's memory store v2 (no ``MEMORY.md``: its entries are
+    the summary's routes to rollout summaries)."""
+    return memory_folder is not None and \
+        os.path.basename(os.path.normpath(memory_folder)) == V2_FOLDER
 NOTES_FOLDER = "memory"  # memcite's notes, in the Codex home
 NOTE_FILE = "memory.md"
 MAX_NOTES = 1000  # notes read for one report
@@ -81,9 +97,13 @@ def _already_read(folder: MemoryFolder | None, path: str
     return lines.data, stamp[2] // 1_000_000_000, None
 
 
-def memory_citations(conn: sqlite3.Connection, memory_root: str | None) -> list[CitedRange]:
+def memory_citations(conn: sqlite3.Connection, memory_root: str | None, *, v2: bool = False
+                     ) -> list:
     """The citations of ``MEMORY.md`` in the log, one per distinct range and hash, with their
-    count and latest time (``memory_root``: only replies recorded against that folder)."""
+    count and latest time (``memory_root``: only replies recorded against that folder).
+    ``v2``: those of the rollout summaries instead, as ``(file name, range)``."""
+    if v2:
+        return _summary_citations(conn, memory_root)
     where, args = "e.path = ?", [MEMORY_FILE]
     if memory_root is not None:
         where += " AND r.memory_root = ?"
@@ -95,23 +115,41 @@ def memory_citations(conn: sqlite3.Connection, memory_root: str | None) -> list[
     return [CitedRange(start, end, at, digest, count) for start, end, digest, count, at in rows]
 
 
-def memory_entries(memory_folder: str | None, citations: list[CitedRange], *, now: int,
+def _summary_citations(conn: sqlite3.Connection, memory_root: str | None
+                       ) -> list[tuple[str, CitedRange]]:
+    # A range of paths (not LIKE): the citations index is walked from its first such path.
+    where, args = "e.path >= 'rollout_summaries/' AND e.path < 'rollout_summaries0'", []
+    if memory_root is not None:
+        where += " AND r.memory_root = ?"
+        args.append(storable_or_none(memory_root))
+    rows = conn.execute(
+        "SELECT e.path, e.line_start, e.line_end, e.lines_sha256, count(*), max(r.replied_at)"
+        " FROM cited_entries e JOIN replies r ON r.id = e.reply_id"
+        f" WHERE {where} GROUP BY 1, 2, 3, 4", args).fetchall()
+    return [(path.split("/", 1)[1], CitedRange(start, end, at, digest, count))
+            for path, start, end, digest, count, at in rows if path.count("/") == 1]
+
+
+def memory_entries(memory_folder: str | None, citations: list, *, now: int,
                    folder: MemoryFolder | None = None) -> FileEntries | None:
     """``MEMORY.md``'s entries with the citations attributed; None when there is no file.
     ``folder`` (on ``memory_folder``): when it read the file already, the bytes it read
     (so that the file is not opened again)."""
     if memory_folder is None:
         return None
-    done = _already_read(folder, MEMORY_FILE)
+    v2 = is_v2_folder(memory_folder)
+    name = SUMMARY_FILE if v2 else MEMORY_FILE
+    done = _already_read(folder, name)
     if done is None:
         with MemoryRoot(memory_folder) as root:
-            done = _read(root, MEMORY_FILE)
+            done = _read(root, name)
     data, mtime, problem = done
-    path = os.path.join(memory_folder, MEMORY_FILE)
+    path = os.path.join(memory_folder, name)
     if data is None:
         return None if problem is None else FileEntries(path, "codex", (), mtime,
                                                         problem=problem)
-    found: Attribution = attribute_citations(data, citations, now=now, created_at=mtime)
+    found: Attribution = attribute_routes(data, citations, now=now, created_at=mtime) if v2 \
+        else attribute_citations(data, citations, now=now, created_at=mtime)
     return FileEntries(path, "codex", found.entries, mtime, found.moved, found.unattributed)
 
 

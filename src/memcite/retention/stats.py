@@ -502,9 +502,15 @@ def _entry_files(conn: sqlite3.Connection | None, memory_folder: str | None,
                  folder: MemoryFolder | None = None) -> list:
     """The entries of ``MEMORY.md`` (read through ``folder`` when given: opened once for the
     whole report) and of memcite's notes, with their usage."""
-    from memcite.retention.entry_report import memory_citations, memory_entries, note_entries
+    from memcite.retention.entry_report import (
+        is_v2_folder,
+        memory_citations,
+        memory_entries,
+        note_entries,
+    )
 
-    citations = memory_citations(conn, log_root) if conn is not None else []
+    citations = memory_citations(conn, log_root, v2=is_v2_folder(memory_folder)) \
+        if conn is not None else []
     files = [f for f in [memory_entries(memory_folder, citations, now=now, folder=folder)]
              if f is not None]
     return files + note_entries(codex_home, now=now)
