@@ -239,6 +239,8 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
         stats = collect_stats(conn, memory_root=root, as_of=now, max_unused_days=30,
                               limit=10, weeks=True, codex_home=report.codex_home)
         stats.state_db = report.state_db
+        stats.store = {"store": report.store, "store_from": report.store_from,
+                       "memory_folder": report.memory_folder, "dual_write": report.dual_write}
         print_stats(stats, file=out)
         write(f"\n== 8. memcite prune {where} --as-of {day} --max-unused-days 30\n"
               "   (a preview: nothing is asked without --apply)\n")
