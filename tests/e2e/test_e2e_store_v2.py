@@ -93,3 +93,27 @@ def test_memcite_reads_and_counts_the_store_codex_counts_in(world, config):
     assert synced["dual_write"] == ("dual_write = true" in config)
     stats = world.memcite_json("stats", "--codex-home", str(world.codex_home))
     assert stats["totals"]["codex_citations"] == 1
+
+
+def test_under_v2_a_cited_summary_is_flagged_and_a_rollout_summary_checked(world):
+    world.append_config('version = "v2"\n')
+    assert_ran(world.exec("hello"))
+    folder = world.codex_home / "memories_v2"
+    (folder / "memory_summary.md").write_text("v1\n## User Profile\nA developer.\n")
+    (folder / "rollout_summaries").mkdir(exist_ok=True)
+    summary = folder / "rollout_summaries" / "2026-11-01T10-00-00-abcd-flaky.md"
+    summary.write_text("thread_id: x\n\n# Fixing the flaky test\nIt was a race.\n")
+    world.model.reply("Done.\n<oai-mem-citation>\n<citation_entries>\n"
+                      f"rollout_summaries/{summary.name}:3-4|note=[used]\n"
+                      "memory_summary.md:1-2|note=[not to be cited]\n</citation_entries>\n"
+                      "<rollout_ids>\n</rollout_ids>\n</oai-mem-citation>")
+    assert_ran(world.exec("What do you remember?"))
+    world.memcite("sync", "--codex-home", str(world.codex_home), check=False)
+    ingested = world.memcite("ingest", "--codex-home", str(world.codex_home))
+    assert ingested.returncode == 0
+    stats = world.memcite_json("stats", "--codex-home", str(world.codex_home), "--no-cache",
+                               "--judge-without-usage")
+    outcomes = {name: counts["citations"] for name, counts in
+                stats["citation_checks"]["outcomes"].items() if counts["citations"]}
+    assert outcomes == {"not_to_cite": 1, "ok": 1}
+    assert stats["citation_checks"]["memory_root"] == str(folder)
