@@ -10,9 +10,19 @@ size of the file. A file that shrank or whose fingerprint changed (rewritten,
 replaced) is read again from the start: replies are keyed by their place
 (``<session id>:<line>``, see ``memcite.ledger.ingest``), so a reread counts
 nothing twice, and neither do two readers (the Stop hook and a whole-home
-ingest) working on one file at the same time.
+ingest) working on one file at the same time. A file ``codex migrate-rollouts``
+rewrote (legacy to paginated, lines moved) is found out by that reread, its recorded
+replies are moved to their new lines' keys, and it is read again (``ingest_rollout``).
 
-A line still being written (no newline yet) is left for the next read. A
+A line still being written (no newline yet) is left for the next read. So is a
+paginated file's reply known only from its ``item_completed`` line (no ``response_item``
+yet) while its turn has not ended: the offset is stored at the start of that line, not
+at the end of the read, and the next read (the next turn's Stop hook, or ``ingest``)
+starts there, pairs it with its ``response_item`` or sees its turn end, and records it
+once. (Codex's Stop hook runs before the turn's ``task_complete`` is written.) A read cut
+by the budget records such a reply at once when it is the read's first line, so that
+reads always move on; a complete file (``archived_sessions/``, ``.zst``) records it at
+its end. A
 ``.jsonl.zst`` file cannot be read from the middle: it is read whole when its
 size, time or fingerprint changed, and skipped otherwise.
 """
@@ -28,7 +38,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from memcite.errors import InputError
-from memcite.ledger.ingest import IngestReport, RolloutScan, ingest_rollout
+from memcite.ledger.ingest import (
+    SETTLE_ALL,
+    IngestReport,
+    RolloutScan,
+    ingest_rollout,
+    is_complete_file,
+)
 from memcite.ledger.store import transaction
 from memcite.untrusted import NotRegularFile, open_regular
 
@@ -258,10 +274,29 @@ def ingest_session_file(
         return SessionRead(path, "unchanged", start, start, size, caught_up=end == size,
                            session_id=stored.session_id)
     scan.lines = first_line
+    cut = end < size  # by the budget
+    # A reply waiting for its turn's end is recorded at the end of a complete file; and,
+    # so that a read cut by the budget always moves on, when it is the read's first line.
+    settle = SETTLE_ALL if is_complete_file(path) and not cut else first_line + 1 if cut else 0
+
+    def reopen() -> _Window:  # the same bytes again, after a rewrite was found
+        return _Window(_open_regular(path)[0], start, end)
+
     report = ingest_rollout(conn, path, profile=profile, policy=policy, memory_root=memory_root,
                             now=now, scan=scan, handle=_Window(handle, start, end),
-                            first_line=first_line, origin=origin)  # closes the handle
-    save_offset(conn, SessionOffset(key, scan.session_id, scan.cwd, end, scan.lines, mark, size,
+                            first_line=first_line, origin=origin, settle=settle,
+                            reopen=reopen)  # closes the handle
+    stop, lines = end, scan.lines
+    if scan.pending_offset is not None:  # the next read starts again at the waiting reply
+        stop, lines = start + scan.pending_offset, scan.pending_line - 1
+        again, _ = _open_regular(path)
+        try:
+            mark = fingerprint(again, stop)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        finally:
+            again.close()
+    save_offset(conn, SessionOffset(key, scan.session_id, scan.cwd, stop, lines, mark, size,
                                     mtime_ns), now=now)
     return SessionRead(path, "read", start, end, size, reread=reread, caught_up=end == size,
                        report=report, session_id=scan.session_id)
