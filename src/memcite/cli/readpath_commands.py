@@ -117,7 +117,6 @@ def instructions(
             warn(warning)
     if json:
         payload = result.to_dict()
-        payload["store"] = store
         payload["warnings"] = found_problems + payload["warnings"]
         if explain:
             from memcite.readpath.explain import explain as explain_table

@@ -61,6 +61,7 @@ class Instructions:
     overrides: tuple[dict, ...] = ()
     # memcite profile: entries shortened or left out for the budget, lowest relevance first
     compacted: tuple[dict, ...] = ()
+    store: str = "v1"  # the Codex memory store the summary was read from (v1 | v2)
 
     def to_dict(self) -> dict:
         """The ``memcite instructions --json`` shape."""
@@ -75,6 +76,7 @@ class Instructions:
             "warnings": list(self.warnings),
             "overrides": list(self.overrides),
             "compacted": list(self.compacted),
+            "store": self.store,
         }
 
 

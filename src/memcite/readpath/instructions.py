@@ -204,6 +204,10 @@ def build_instructions(
             today=today,
             with_summary=with_summary,
         )
+    if store != "v1":
+        import dataclasses
+
+        result = dataclasses.replace(result, store=store)
     if cache is not None:
         cache.write_cached(os.fspath(cache_dir), key, result)
     return result

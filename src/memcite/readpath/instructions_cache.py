@@ -111,4 +111,5 @@ def _from_cache_dict(data: dict) -> Instructions:
         cached=True,
         overrides=tuple(data.get("overrides", ())),
         compacted=tuple(data.get("compacted", ())),
+        store=data.get("store", "v1"),
     )
