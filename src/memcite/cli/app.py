@@ -201,10 +201,10 @@ def _register_command_groups() -> None:
     for module in (ledger_app, readpath_app, retention_app, notes_app, lint_app, codex_app,
                    mcp_app, contracts_app):
         module.register(app)
-    # Command groups being built (issue 23): registered once their module exists.
+    # Command groups being built (issues 23, 24): registered once their module exists.
     import importlib
 
-    for name in ("consolidation_app", "thread_app"):
+    for name in ("consolidation_app", "thread_app", "report_app"):
         try:
             module = importlib.import_module(f"memcite.cli.{name}")
         except ModuleNotFoundError as exc:
