@@ -30,6 +30,7 @@ SCHEMAS: dict[str, str] = {
     "lint": "memcite lint --json: the findings of one run",
     "doctor": "memcite doctor --json: one entry per check of the setup",
     "schema": "memcite schema --json: the names of these schemas",
+    "thread": "memcite thread --json: what Codex's memory did in one thread, or what it costs",
     "config": "memcite's config file (config.toml), as TOML tables",
 }
 

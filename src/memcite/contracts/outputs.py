@@ -1000,3 +1000,177 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     "doctor": DoctorOutput,
     "schema": SchemaList,
 }
+
+
+# --------------------------------------------------------------------------- thread
+# `memcite thread` (memcite.codex.thread, memcite.codex.memory_cost): one block, appended.
+
+CitationBasis = Literal["recorded", "history", "none"]
+
+
+class ThreadCurrentSummary(Contract):
+    """The summary Codex would inject now (`memcite instructions --profile codex`)."""
+
+    summary_sha256: str | None = Field(description="SHA-256 of the summary; null: none now.")
+    summary_tokens: Count
+    truncated: bool
+    store: Literal["v1", "v2"] = Field(description="The store Codex reads now.")
+    memory_folder: str
+
+
+class ThreadMemoryMessage(Contract):
+    """The memory message found in the thread's developer messages."""
+
+    injected: bool
+    messages: Count = Field(description="Memory messages in the session file (more than one "
+                            "after a compaction).")
+    store: Literal["v1", "v2"] | None = Field(description="The store the first one came from.")
+    tokens: Count = Field(description="Its size by Codex's 4-bytes rule.")
+    summary_tokens: Count
+    truncated: bool = Field(description="Whether Codex cut the summary (its marker is there).")
+    truncated_tokens: Count | None = Field(description="How many tokens the cut took out.")
+    spans: Count = Field(description="The input_text spans it came in.")
+    summary_sha256: str | None
+    current: ThreadCurrentSummary
+    matches_current: bool | None = Field(description="The summary is the one Codex would "
+                                         "inject now, from the same store; null: none injected.")
+
+
+class ThreadEligibility(Contract):
+    """Whether the thread could get memory, by config.toml as it is now."""
+
+    could_get_memory: bool
+    feature: bool = Field(description="[features] memories = true.")
+    use_memories: bool = Field(description="[memories] use_memories is not false.")
+    store: Literal["v1", "v2"]
+    store_from: str
+    subagent: bool
+    ephemeral: bool = Field(description="Always false: an ephemeral thread leaves no file.")
+
+
+class ThreadGeneration(Contract):
+    """Whether Codex makes a memory from the thread."""
+
+    memory_mode: str | None = Field(description="enabled, disabled or polluted (Codex's "
+                                    "threads table); null: unknown.")
+    memory_mode_from: str | None = Field(description="state_N.sqlite or session_meta.")
+    source: str = Field(description="cli, exec, vscode, subagent, custom:NAME, ...")
+    interactive: bool = Field(description="A source Codex extracts memories from.")
+    will_generate: bool | None
+    explanation: str
+    memory_exists: bool | None = Field(description="A stage1_outputs row of this thread.")
+    stage1_job: str | None = Field(description="Its memory_stage1 job's status, if any.")
+
+
+class ThreadCitedMemory(Contract):
+    thread_id: str
+    replies: Count
+    in_codex: bool | None = Field(description="A row in Codex's stage1_outputs; null: no "
+                                  "database.")
+
+
+class ThreadCitedEntry(Contract):
+    path: str
+    line_start: int
+    line_end: int
+    citations: Count
+    outcome: CheckOutcome = Field(description="The worst outcome of its citations.")
+    basis: CitationBasis = Field(description="Checked against the hash memcite recorded, the "
+                                 "memory folder's git history at the reply's time, or none.")
+
+
+class ThreadCitations(Contract):
+    replies: Count
+    cited_replies: Count
+    memory_folder: str
+    threads: list[ThreadCitedMemory]
+    entries: list[ThreadCitedEntry]
+
+
+class ThreadReport(Contract):
+    """`memcite thread ID --json` (or `--last`): what Codex's memory did in one thread."""
+
+    thread_id: str | None
+    session_file: str
+    archived: bool
+    created_at: int | None = Field(description="When the thread started, Unix seconds.")
+    created_at_iso: Iso
+    cwd: str | None
+    source: str
+    parent_thread_id: str | None
+    cli_version: str | None
+    memory: ThreadMemoryMessage
+    eligibility: ThreadEligibility
+    generation: ThreadGeneration
+    citations: ThreadCitations
+    reason: str | None = Field(description="Why memory was not used; null when it was.")
+    setting: str | None = Field(description="The setting that changes it, if one does.")
+    checked_at: int
+    checked_at_iso: Iso
+    warnings: list[str]
+
+
+class CostSums(Contract):
+    threads: Count
+    threads_with_memory: Count
+    injections: Count
+    tokens: Count = Field(description="Memory message tokens added to contexts (4-bytes rule).")
+    requests: Count = Field(description="Model responses (token_count events).")
+    resent_tokens: Count = Field(description="Per request, the memory message then in the "
+                                 "context: an upper bound on its input tokens.")
+
+
+class CostDay(CostSums):
+    day: str = Field(description="YYYY-MM-DD (UTC), or unknown.")
+
+
+class CostProject(CostSums):
+    cwd: str | None
+
+
+class CostJobKind(Contract):
+    kind: str
+    status: str
+    rows: Count
+
+
+class CostJobs(Contract):
+    store: Literal["v1", "v2"]
+    db: str
+    found: bool
+    rows: Count
+    by_kind: list[CostJobKind]
+    error: str | None
+
+
+class CostFiles(Contract):
+    read: Count
+    skipped_old: Count
+    partial: Count
+    unreadable: Count
+    long_lines: Count
+    bad_lines: Count
+    problems: list[str]
+
+
+class MemoryCostReport(Contract):
+    """`memcite thread --cost --json`: what Codex's memory cost across the home's threads."""
+
+    codex_home: str
+    as_of: int
+    as_of_iso: Iso
+    since: int | None
+    since_iso: Iso
+    tokenizer: Literal["approx"]
+    totals: CostSums
+    by_day: list[CostDay]
+    by_project: list[CostProject]
+    jobs: list[CostJobs]
+    files: CostFiles
+
+
+class ThreadOutput(RootModel[ThreadReport | MemoryCostReport]):
+    """`memcite thread --json`: one thread's report, or with `--cost` what memory cost."""
+
+
+OUTPUT_MODELS["thread"] = ThreadOutput
