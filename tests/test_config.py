@@ -155,7 +155,7 @@ def test_the_tier_windows_come_from_the_config_and_default_per_tier(home):
 
 
 def test_the_model_knows_exactly_the_retention_settings_and_their_minimums():
-    assert list(MemciteConfig.model_fields) == ["retention"]
+    assert list(MemciteConfig.model_fields) == ["retention", "consolidation"]
     assert list(RetentionConfig.model_fields) == [*RETENTION_SETTINGS, "tiers"]
     for name, minimum in RETENTION_SETTINGS.items():
         assert config_problems({"retention": {name: minimum}}) == []

@@ -46,10 +46,19 @@ class RetentionConfig(_Table):
     tiers: TiersConfig = Field(default_factory=TiersConfig)
 
 
+class ConsolidationConfig(_Table):
+    """`[consolidation]`: when `memcite consolidation` and `doctor` warn about Codex's."""
+
+    stale_hours: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Warn when no consolidation of Codex's succeeded for more hours "
+                          "than this while something waits for one (default 48).")
+
+
 class MemciteConfig(_Table):
     """The whole file: one table per part of memcite."""
 
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
+    consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
 
 
 def _valid_keys(model: type[BaseModel], location: tuple) -> list[str]:
@@ -121,4 +130,5 @@ def config_problems(data: object) -> list[str]:
     return []
 
 
-__all__ = ["MemciteConfig", "RetentionConfig", "TiersConfig", "config_problems"]
+__all__ = ["ConsolidationConfig", "MemciteConfig", "RetentionConfig", "TiersConfig",
+           "config_problems"]
