@@ -1162,7 +1162,9 @@ def archived(
     limit: int = 50,
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
-    """List the requests to forget (and what an older memcite archived), newest first."""
+    """List the requests to forget (and what an older memcite archived), newest first, each
+    open one with whether Codex did it, by what Codex records (``memcite.codex.consolidation``)."""
+    from memcite.codex.consolidation import request_outcomes
     from memcite.ledger.store import open_store
     from memcite.retention.archive import archive_log
     from memcite.retention.forget import list_requests
@@ -1176,8 +1178,12 @@ def archived(
             legacy = [e for e in archive_log(conn, limit=limit) if e["action"] == "archive"]
         finally:
             conn.close()
+        outcomes = request_outcomes(requests, sqlite_homes=_sqlite_homes(requests),
+                                    now=int(time.time()))
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
+    for item in requests:
+        item["consolidation"] = outcomes.get(item["id"])
     if json:
         dump_json({"codex_home": home, "requests": requests, "legacy_archive": legacy})
         return 0
@@ -1192,16 +1198,39 @@ def archived(
         out(f"  {item['thread_id']}  {item['label'] or '-'}\n"
             f"      {item['state']:<11} {_day(item['requested_at'])}  way {item['way']}: "
             f"{where}  batch {item['batch'][:12]}\n")
+        if item["consolidation"]:
+            out(f"      in Codex: {item['consolidation']['text']}\n")
     if legacy:
         out(f"\nsummary files archived by an earlier memcite ({len(legacy)}):\n")
         for entry in legacy:
             out(f"  {entry['thread_id']}  {_day(entry['at'])}  {entry['file_to'] or '-'}\n")
     out(SHOWS_STATES)
+    if any(item["consolidation"] for item in requests):
+        out(SHOWS_OUTCOMES)
     return 0
+
+
+def _sqlite_homes(requests: list[dict]) -> dict[str, str | None]:
+    """Each Codex home's SQLite home, as Codex finds it (None when the home cannot be read)."""
+    from memcite.ledger.codex_home import SQLITE_HOME_ENV, CodexHomeError, locate_codex_home
+
+    found: dict[str, str | None] = {}
+    for home in {item["codex_home"] for item in requests}:
+        try:
+            found[home] = locate_codex_home(
+                home, env_sqlite_home=os.environ.get(SQLITE_HOME_ENV)).sqlite_home
+        except CodexHomeError:
+            found[home] = None
+    return found
 
 
 SHOWS_STATES = ("states: done = asked, Codex still has it; forgotten = a sync found it gone; "
                 "withdrawn / restored = undone; rolled_back = never happened\n")
+SHOWS_OUTCOMES = ("in Codex: asked = no consolidation has read the note yet; seen = a run that "
+                  "has not succeeded read it; not done after a consolidation = the last "
+                  "successful one took it in, and the memory is still there (Codex keeps a "
+                  "record of its last run only); done = its row and rollout summary are gone "
+                  "(`memcite consolidation` shows each store's runs)\n")
 
 
 # --------------------------------------------------------------------------- select

@@ -155,6 +155,69 @@ def check_memories_db(inputs: DoctorInputs, config: dict | None) -> Check:
     return Check("memories-db", OK, f"{path}: {rows} memor{'y' if rows == 1 else 'ies'}")
 
 
+def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
+                        now: int | None = None) -> Check:
+    """Codex's memory consolidation as its jobs table records it (``memcite consolidation``
+    says more): a failed or stuck run, failed extractions, or none succeeded for over
+    ``[consolidation] stale_hours`` while something waits."""
+    from memcite.codex.consolidation import (
+        DEFAULT_STALE_HOURS,
+        RUN_NOW,
+        consolidation_report,
+        stale_hours_setting,
+        waiting,
+        when,
+    )
+    from memcite.errors import MemciteError
+    from memcite.ledger.codex_home import SQLITE_HOME_ENV, locate_codex_home
+    from memcite.retention.rules import load_codex_memories_config, resolve_settings
+
+    if config_error:
+        return Check("consolidation", OK, "not checked: Codex's config.toml cannot be read "
+                     "(see codex-config)")
+    now = int(time.time()) if now is None else now
+    fix = "`memcite consolidation` shows every run, input and note"
+    try:
+        locations = locate_codex_home(inputs.codex_home, cwd=inputs.cwd,
+                                      env_sqlite_home=inputs.environ.get(SQLITE_HOME_ENV))
+        try:
+            stale_hours, _source = stale_hours_setting(inputs.environ)
+        except MemciteError:  # said by the memcite-config check
+            stale_hours = DEFAULT_STALE_HOURS
+        settings = resolve_settings(None, None, load_codex_memories_config(locations.codex_home),
+                                    rule="codex")
+        report = consolidation_report(locations, now=now,
+                                      max_unused_days=settings.max_unused_days,
+                                      n=settings.max_raw_memories_for_consolidation,
+                                      stale_hours=stale_hours)
+    except MemciteError as error:
+        return Check("consolidation", WARNING, f"Codex's consolidation records cannot be read: "
+                     f"{error.message}", error.hint or fix)
+    problems = report.problems
+    if problems:
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return Check("consolidation", WARNING, first["message"] + more,
+                     f"{first['fix'] or RUN_NOW}; {fix}")
+    parts = []
+    for store in report.stores:
+        if not store.consolidated:
+            continue
+        state = store.consolidation
+        if not store.db_present:
+            parts.append(f"{store.store}: no memories database yet")
+            continue
+        if state["state"] == "never":
+            said = "no consolidation recorded yet"
+        elif state["succeeded"] is not None:
+            said = f"last succeeded {when(state['succeeded'])}"
+        else:
+            said = f"{state['state']} ({state['status']})"
+        pending = waiting(store)
+        parts.append(f"{store.store}: {said}; waiting: {', '.join(pending) or 'nothing'}")
+    return Check("consolidation", OK, "; ".join(parts) or "no memory store consolidated")
+
+
 def check_memories_enabled(config: dict | None) -> Check:
     features = (config or {}).get("features")
     memories = (config or {}).get("memories")
@@ -498,7 +561,7 @@ def run_checks(inputs: DoctorInputs) -> list[Check]:
     if checks[0].status == OK:
         checks.append(check_codex_config(inputs, config, error))
         checks += [check_memory_store(inputs, config), check_memories_db(inputs, config),
-                   check_memories_enabled(config),
+                   check_consolidation(inputs, error), check_memories_enabled(config),
                    check_hooks_feature(config)]
         found = find_memcite_hooks(inputs, config)
         checks += [check_stop_hook(inputs, found), check_hook_trust(inputs, found, config),

@@ -31,6 +31,7 @@ SCHEMAS: dict[str, str] = {
     "doctor": "memcite doctor --json: one entry per check of the setup",
     "schema": "memcite schema --json: the names of these schemas",
     "thread": "memcite thread --json: what Codex's memory did in one thread, or what it costs",
+    "consolidation": "memcite consolidation --json: Codex's memory consolidation, store by store",
     "config": "memcite's config file (config.toml), as TOML tables",
 }
 

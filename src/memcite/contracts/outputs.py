@@ -675,6 +675,9 @@ class ForgetRequest(Contract):
     undone_at_iso: Iso
     undo_note_path: str | None = Field(description="The withdrawal note (way note).")
     problem: str | None
+    consolidation: RequestOutcome | None = Field(
+        description="Whether Codex did what was asked, by what it records (defined with "
+        "`memcite consolidation`'s models); null for a request that asks nothing now.")
 
 
 class LegacyArchived(Contract):
@@ -1174,3 +1177,186 @@ class ThreadOutput(RootModel[ThreadReport | MemoryCostReport]):
 
 
 OUTPUT_MODELS["thread"] = ThreadOutput
+
+
+# --------------------------------------------------------------------------- consolidation
+# `memcite consolidation` (memcite.codex.consolidation), and the outcome of a request to
+# forget in `memcite archived`: one block, appended.
+
+StoreName = Literal["v1", "v2"]
+
+
+class ConsolidationJob(Contract):
+    """Phase 2 as its `jobs` row (kind memory_consolidate_global) tells it."""
+
+    present: bool = Field(description="Whether Codex has a row for it.")
+    state: str = Field(description="never, pending (new input queued), running, stuck (running "
+                       "with its lease ended), failed, succeeded.")
+    status: str | None = Field(description="Codex's status: pending, running, done, error.")
+    started: int | None
+    started_iso: Iso
+    finished: int | None
+    finished_iso: Iso
+    lease_until: int | None
+    lease_until_iso: Iso
+    retry_after: int | None = Field(description="Codex's retry_at: no retry before it.")
+    retry_after_iso: Iso
+    retries_left: int | None = Field(description="Codex's retry_remaining.")
+    error: str | None = Field(description="Codex's last_error, a short code (failed_agent...).")
+    error_meaning: str | None = Field(description="What the code means, when memcite knows it.")
+    worker: str | None = Field(description="The session (thread id) that ran it.")
+    input_watermark: int | None
+    success_watermark: int | None = Field(description="Codex's last_success_watermark.")
+    succeeded: int | None = Field(description="The last success, when recorded.")
+    succeeded_iso: Iso
+    succeeded_from: Literal["job", "baseline"] | None = Field(
+        description="job: the row's last run; baseline: the memory folder's git baseline, "
+        "made again after each success.")
+    next_run: int | None = Field(description="When Codex takes the job again at the earliest "
+                                 "(at a session start).")
+    next_run_iso: Iso
+    next_run_why: str
+    backoff: bool = Field(description="A back-off after a failure is in force.")
+    cooldown: bool = Field(description="Within six hours of a success (Codex waits).")
+    error_detail: str | None = Field(description="For a failure: that Codex records no more, "
+                                     "and where more may be.")
+
+
+class ExtractionFailure(Contract):
+    thread_id: str
+    error: str | None
+    finished: int | None
+    finished_iso: Iso
+    retry_after: int | None
+    retry_after_iso: Iso
+    retries_left: int | None
+
+
+class Extraction(Contract):
+    """Phase 1: the `jobs` rows of kind memory_stage1, one per thread."""
+
+    jobs: Count
+    by_status: dict[str, int]
+    succeeded: int | None = Field(description="The latest success.")
+    succeeded_iso: Iso
+    failed: Count
+    backing_off: Count
+    retries_spent: Count
+    stuck: Count
+    failures: list[ExtractionFailure] = Field(description="Newest first, at most 20.")
+    stuck_threads: list[str]
+
+
+class ConsolidationInputs(Contract):
+    """What the next consolidation would take against what the last one took."""
+
+    rows: Count = Field(description="Rows of stage1_outputs.")
+    known: bool = Field(description="False when the table lacks the selection columns.")
+    selected: Count | None = Field(description="Taken by the last consolidation.")
+    next: Count | None = Field(description="The next one would take.")
+    new: Count | None
+    changed: Count | None = Field(description="Taken, and changed since.")
+    dropped: Count | None = Field(description="Taken then, not now.")
+    not_enabled: Count | None = Field(description="Skipped: the thread's memory_mode is not "
+                                      "enabled.")
+    threads_known: bool = Field(description="Codex's threads table was read (memory_mode).")
+    new_threads: list[str]
+    changed_threads: list[str]
+    dropped_threads: list[str]
+
+
+class ConsolidationBaseline(Contract):
+    present: bool
+    commit: str | None
+    committed: int | None
+    committed_iso: Iso
+    problem: str | None
+
+
+class ConsolidationWorkspaceDiff(Contract):
+    present: bool = Field(description="phase2_workspace_diff.md is there: a run has not "
+                          "succeeded since it was written.")
+    written: int | None
+    written_iso: Iso
+    paths: Count
+
+
+class AdHocNote(Contract):
+    name: str
+    path: str
+    by_memcite: bool
+    valid_name: bool = Field(description="Named by Codex's rule for ad-hoc notes.")
+    seen_by: Literal["baseline", "workspace_diff"] | None = Field(
+        description="baseline: the last successful consolidation took it in; workspace_diff: "
+        "a run that has not succeeded listed it; null: not seen yet.")
+    seen: int | None
+    seen_iso: Iso
+    changed_since_seen: bool
+
+
+class ConsolidationProblem(Contract):
+    kind: Literal["failed", "stuck", "extraction", "stale"]
+    store: StoreName
+    message: str = Field(description="What was found, in one sentence.")
+    detail: str | None = Field(description="More: for a failure, that Codex records no more "
+                               "than its code, and where more may be.")
+    fix: str | None
+
+
+class ConsolidationStore(Contract):
+    store: StoreName
+    read_by_codex: bool
+    consolidated_by_codex: bool
+    memory_folder: str
+    db: str
+    db_present: bool
+    folder_present: bool
+    consolidation: ConsolidationJob
+    extraction: Extraction
+    inputs: ConsolidationInputs | None
+    baseline: ConsolidationBaseline
+    workspace_diff: ConsolidationWorkspaceDiff
+    notes: list[AdHocNote]
+    problems: list[ConsolidationProblem]
+
+
+class ConsolidationSettings(Contract):
+    max_unused_days: Count
+    max_raw_memories_for_consolidation: Count
+
+
+class ConsolidationOutput(Contract):
+    """`memcite consolidation --json`: Codex's memory consolidation, store by store."""
+
+    codex_home: str
+    sqlite_home: str
+    checked_at: int
+    checked_at_iso: Iso
+    store: StoreName = Field(description="The store Codex reads.")
+    store_from: str
+    dual_write: bool
+    stale_hours: int
+    stale_hours_from: str
+    settings: ConsolidationSettings
+    ok: bool = Field(description="No warning (exit 0).")
+    problems: list[ConsolidationProblem]
+    stores: list[ConsolidationStore]
+    run_now: str = Field(description="How Codex comes to run one (memcite never does).")
+
+
+class RequestOutcome(Contract):
+    """Whether what a request to forget asked is done, by what Codex records."""
+
+    store: StoreName | None
+    outcome: Literal["asked", "seen", "not_done", "done", "unknown"]
+    text: str
+    seen_by: Literal["baseline", "workspace_diff", "consolidation"] | None
+    seen: int | None
+    seen_iso: Iso
+    consolidations_since: Count = Field(description="Successful consolidations Codex records "
+                                        "since the request: it keeps only its last run.")
+    row_in_codex: bool | None
+    summary_left: bool | None
+
+
+OUTPUT_MODELS["consolidation"] = ConsolidationOutput
