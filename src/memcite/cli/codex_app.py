@@ -56,7 +56,8 @@ def stop(
 
 
 def available_commands(root) -> frozenset[str]:
-    """Which of the commands setup can wire in this memcite has: ``lint --hook``, ``mcp``.
+    """Which of the commands setup can wire in this memcite has: ``lint --hook``, ``mcp``,
+    ``hook pre-tool``.
 
     ``root`` is the command group being run (``ctx.find_root().command``), so this
     module needs no import of the app that registers it.
@@ -68,6 +69,9 @@ def available_commands(root) -> frozenset[str]:
         found.add("lint --hook")
     if "mcp" in commands:
         found.add("mcp")
+    hook = commands.get("hook")
+    if hook is not None and "pre-tool" in getattr(hook, "commands", {}):
+        found.add("hook pre-tool")
     return frozenset(found)
 
 
@@ -82,24 +86,36 @@ def codex(
         "--apply", help="Make the change (default: only show it as a diff).")] = False,
     remove: Annotated[bool, typer.Option(
         "--remove", help="Take out exactly what setup added (shown, or made with --apply).")] = False,
+    governance: Annotated[bool, typer.Option(
+        "--governance", help="Also add the memory-governance directives (tiers, at most 80 "
+        "CORE entries, superseded_by:, provenance) to AGENTS.md in Codex's memory folder, "
+        "where its consolidation agent reads them, and the pre-retrieval directives to the "
+        "project's AGENTS.md.")] = False,
+    gate: Annotated[bool, typer.Option(
+        "--gate", help="Also add a PreToolUse hook running `memcite hook pre-tool` (refused "
+        "when this memcite has no such command).")] = False,
 ) -> None:
     """Add memcite's Stop hook and MCP server to Codex.
 
     The Stop hook goes into hooks.json, the MCP server into config.toml; shown as a
     diff, written only with --apply. Merged with what is there, idempotent, each
     changed file backed up first; config.toml keeps its comments and layout. Codex
-    then needs you to trust the hook once, in /hooks.
+    then needs you to trust the hook once, in /hooks. --governance adds memcite's
+    directives to the AGENTS.md files as a block of their own; a block you edited is
+    left alone.
 
     Examples:
 
     \b
         memcite setup codex
         memcite setup codex --apply
+        memcite setup codex --governance --apply
+        memcite setup codex --gate --apply
         memcite setup codex --project --apply
         memcite setup codex --remove --apply
     """
     exit_with(codex_commands.setup_codex(codex_home=codex_home, project=project, apply=apply,
-                                         remove=remove,
+                                         remove=remove, governance=governance, gate=gate,
                                          commands=available_commands(ctx.find_root().command)))
 
 

@@ -52,11 +52,15 @@ def setup_codex(
     remove: bool = False,
     commands: frozenset[str] = frozenset(),
     cwd: str | None = None,
+    governance: bool = False,
+    gate: bool = False,
 ) -> int:
     """Show (or, with ``apply``, make) the edits that wire memcite into Codex; ``remove`` undoes them.
 
-    ``commands`` names what this memcite has among ``lint --hook`` (as ``"lint --hook"``) and
-    ``mcp``: only those are wired in.
+    ``commands`` names what this memcite has among ``lint --hook`` (as ``"lint --hook"``),
+    ``mcp`` and ``hook pre-tool``: only those are wired in (``gate`` without ``hook
+    pre-tool`` is refused, exit 2). ``governance`` adds the directives to ``AGENTS.md`` in
+    Codex's memory folder and in the project (the git work tree holding ``cwd``).
     """
     from memcite.codex.setup import apply_plan, plan_setup, project_root, read_installed_hooks
 
@@ -64,17 +68,29 @@ def setup_codex(
         if project and codex_home:
             raise InputError("--project sets up the repository's .codex/ folder; "
                              "give it or --codex-home, not both")
+        if gate and not remove and "hook pre-tool" not in commands:
+            raise InputError("--gate: this memcite has no `memcite hook pre-tool` command, "
+                             "so there is no pre-tool gate to install; nothing written",
+                             hint="update memcite to a version with `memcite hook pre-tool`, "
+                             "or run setup without --gate")
         home = os.path.abspath(resolve_codex_home(codex_home))
+        here = cwd or os.getcwd()
         if project:
-            folder = os.path.join(project_root(cwd or os.getcwd()), ".codex")
+            folder = os.path.join(project_root(here), ".codex")
         else:
             folder = home
             if not os.path.isdir(folder):
                 raise InputError(f"{folder}: no such folder (is Codex installed?)",
                                  hint="pass Codex's home with --codex-home or CODEX_HOME")
+        memory_folder = project_folder = None
+        notes = []
+        if governance or remove:
+            memory_folder, project_folder, notes = _governance_folders(home, here, governance)
         plan = plan_setup(folder, lint="lint --hook" in commands, mcp="mcp" in commands,
                           remove=remove, memcite=memcite_command(), codex_home=home,
-                          env=memcite_folders())
+                          env=memcite_folders(), gate=gate, governance=governance,
+                          memory_folder=memory_folder, project_folder=project_folder)
+        plan.notes.extend(notes)
         out = sys.stdout
         what = "remove memcite from" if remove else "set up memcite in"
         if not plan.changed:
@@ -112,6 +128,29 @@ def setup_codex(
         return report_error(MemciteError(f"{exc.filename or 'setup'}: {exc.strerror or exc}; "
                                          "the files that were not written are unchanged"))
     return 0
+
+
+def _governance_folders(home: str, cwd: str, adding: bool) -> tuple[str | None, str | None,
+                                                                    list[str]]:
+    """Where ``--governance`` writes: the memory folder of the store Codex reads in ``home``
+    (its consolidation agent's working directory), and the root of the git work tree holding
+    ``cwd`` (None outside one: no project to give the pre-retrieval directives to)."""
+    from memcite.codex.setup import project_root
+    from memcite.ledger.codex_home import CodexHomeError, locate_codex_home
+
+    notes = []
+    try:
+        memory_folder = locate_codex_home(home, cwd=cwd).memory_folder
+    except CodexHomeError:
+        if adding:
+            raise
+        memory_folder = None
+    root = project_root(cwd)
+    project_folder = root if os.path.exists(os.path.join(root, ".git")) else None
+    if project_folder is None and adding:
+        notes.append(f"{cwd} is in no git repository: the pre-retrieval directives go into "
+                     "the project's AGENTS.md, so run setup from the project to add them")
+    return memory_folder, project_folder, notes
 
 
 def doctor(

@@ -6,6 +6,10 @@ Two files of a Codex config folder (the Codex home, or a repository's ``.codex/`
   ``PostToolUse`` hook running ``memcite lint --hook`` when that command exists),
   each in a matcher group of its own, merged with what is there. The file is
   JSON: it is rewritten with the indent it had.
+- with ``--gate``, a ``PreToolUse`` hook running ``memcite hook pre-tool``, the same way;
+- with ``--governance``, ``AGENTS.md`` in Codex's memory folder and in the project
+  get memcite's governance directives as a block of their own
+  (``memcite.codex.governance``), taken out as that block;
 - ``config.toml``: an ``[mcp_servers.memcite]`` table (when ``memcite mcp``
   exists). TOML carries comments and layout a person cares about, so the table
   is added as a block of its own at the end of the file and taken out as that
@@ -37,6 +41,7 @@ from memcite.errors import MemciteError
 
 STOP_ARGS = ("hook", "stop")
 LINT_ARGS = ("lint", "--hook")
+GATE_ARGS = ("hook", "pre-tool")
 STOP_COMMAND = "memcite hook stop"  # with a bare `memcite`; setup writes the absolute path
 LINT_COMMAND = "memcite lint --hook"
 HOOK_TIMEOUT_SECONDS = 30
@@ -45,9 +50,11 @@ MCP_ENTRY = {"command": "memcite", "args": ["mcp"]}  # the entry with a bare `me
 HOOKS_FILE = "hooks.json"
 CONFIG_FILE = "config.toml"
 # Codex's snake_case labels, used in trust keys and hashes.
-EVENT_LABELS = {"Stop": "stop", "SubagentStop": "subagent_stop", "PostToolUse": "post_tool_use"}
+EVENT_LABELS = {"Stop": "stop", "SubagentStop": "subagent_stop", "PostToolUse": "post_tool_use",
+                "PreToolUse": "pre_tool_use"}
 # What each hook setup adds runs: a subagent's turn fires SubagentStop, not Stop.
-HOOK_ARGS = {"Stop": STOP_ARGS, "SubagentStop": STOP_ARGS, "PostToolUse": LINT_ARGS}
+HOOK_ARGS = {"Stop": STOP_ARGS, "SubagentStop": STOP_ARGS, "PostToolUse": LINT_ARGS,
+             "PreToolUse": GATE_ARGS}
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 # memcite's own folders, passed on to the MCP server when set (Codex starts MCP servers
 # with a cleaned environment, so without them the server would use the defaults).
@@ -60,8 +67,10 @@ class SetupRefused(MemciteError):
     exit_code = 3
 
 
-def memcite_handlers(lint: bool, memcite: tuple[str, ...] | list[str] = ("memcite",)) -> dict[str, dict]:
-    """The hook handlers setup adds, by event; ``memcite`` is how the commands start memcite.
+def memcite_handlers(lint: bool, memcite: tuple[str, ...] | list[str] = ("memcite",),
+                     gate: bool = False) -> dict[str, dict]:
+    """The hook handlers setup adds, by event; ``memcite`` is how the commands start memcite
+    (``gate``: the ``PreToolUse`` hook running ``memcite hook pre-tool`` too).
 
     Codex runs a hook as ``/bin/bash -c COMMAND`` with its own folder first on PATH, not
     from a login shell, so setup gives the absolute path of the memcite it runs as.
@@ -70,7 +79,7 @@ def memcite_handlers(lint: bool, memcite: tuple[str, ...] | list[str] = ("memcit
 
     handlers = {}
     for event, args in HOOK_ARGS.items():
-        if args == LINT_ARGS and not lint:
+        if (args == LINT_ARGS and not lint) or (args == GATE_ARGS and not gate):
             continue
         handlers[event] = {"type": "command", "command": shlex.join([*memcite, *args]),
                            "timeout": HOOK_TIMEOUT_SECONDS}
@@ -165,6 +174,9 @@ class FileChange:
     path: str
     before: str | None
     after: str | None
+    # False when ``before`` is only what setup wrote (nothing of yours to keep): no backup,
+    # which in the memory folder would be one more file for Codex's consolidation to read
+    backup: bool = True
 
     @property
     def changed(self) -> bool:
@@ -235,13 +247,23 @@ def _read_text(path: str) -> str | None:
 
 def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = False,
                remove: bool = False, memcite: tuple[str, ...] | list[str] = ("memcite",),
-               codex_home: str | None = None, env: dict[str, str] | None = None) -> SetupPlan:
+               codex_home: str | None = None, env: dict[str, str] | None = None,
+               gate: bool = False, governance: bool = False,
+               memory_folder: str | os.PathLike | None = None,
+               project_folder: str | os.PathLike | None = None) -> SetupPlan:
     """The edits of ``hooks.json`` and ``config.toml`` in ``folder`` (nothing is written).
 
     ``lint`` and ``mcp`` say whether this memcite has ``lint --hook`` and ``mcp``;
+    ``gate`` adds the ``PreToolUse`` hook running ``memcite hook pre-tool``;
     removing takes out every entry setup adds, whichever commands exist. ``memcite``
     is how the hooks and the MCP server start memcite (its absolute path, from the
     CLI); ``codex_home`` and ``env`` (memcite's own folders) go into the MCP entry.
+
+    ``governance`` adds the memory-governance directives to ``AGENTS.md`` in
+    ``memory_folder`` (the folder Codex's consolidation agent works in) and the
+    pre-retrieval directives to ``AGENTS.md`` in ``project_folder`` (the project's
+    root; None: not added); removing takes both out of the folders given
+    (``memcite.codex.governance``).
     """
     folder = os.fspath(folder)
     plan = SetupPlan(folder, remove)
@@ -250,10 +272,12 @@ def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = Fal
     hooks_before = _read_text(hooks_path)
     config_before = _read_text(config_path)
     if remove:
-        hooks_after = _remove_hooks(hooks_path, hooks_before, memcite_handlers(True, memcite), plan)
+        hooks_after = _remove_hooks(hooks_path, hooks_before,
+                                    memcite_handlers(True, memcite, gate=True), plan)
         config_after = _remove_mcp(config_path, config_before, plan)
     else:
-        hooks_after = _add_hooks(hooks_path, hooks_before, memcite_handlers(lint, memcite), plan)
+        hooks_after = _add_hooks(hooks_path, hooks_before, memcite_handlers(lint, memcite, gate),
+                                 plan)
         config_after = config_before
         if mcp:
             config_after = _add_mcp(config_path, config_before, mcp_entry(memcite, codex_home, env),
@@ -266,7 +290,37 @@ def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = Fal
         plan.notes.extend(_feature_warnings(config_after))
     plan.changes = [FileChange(hooks_path, hooks_before, hooks_after),
                     FileChange(config_path, config_before, config_after)]
+    if governance or remove:
+        plan.changes += _governance_changes(memory_folder, project_folder, remove, plan)
     return plan
+
+
+def _governance_changes(memory_folder, project_folder, remove: bool,
+                        plan: SetupPlan) -> list[FileChange]:
+    """The ``AGENTS.md`` edits of ``--governance`` (or, removing, taking its blocks out)."""
+    from memcite.codex.governance import (
+        AGENTS_FILE,
+        MEMORY_GOVERNANCE,
+        PRE_RETRIEVAL,
+        add_block,
+        block,
+        remove_block,
+    )
+
+    changes = []
+    for where, kind in ((memory_folder, MEMORY_GOVERNANCE), (project_folder, PRE_RETRIEVAL)):
+        if where is None:
+            continue
+        path = os.path.join(os.fspath(where), AGENTS_FILE)
+        before = _read_text(path)
+        if remove and before is None:
+            continue
+        edit = (remove_block if remove else add_block)(before, kind, path)
+        if edit.note:
+            plan.notes.append(edit.note)
+        changes.append(FileChange(path, before, edit.after,
+                                  backup=before is None or before != block(kind)))
+    return changes
 
 
 # --------------------------------------------------------------------------- hooks.json
@@ -555,7 +609,8 @@ def backup_name(path: str, now: float) -> str:
 def apply_plan(plan: SetupPlan, *, now: float | None = None) -> list[str]:
     """Make the planned changes (each file backed up first); return the backups written.
 
-    Each file is written in the plan's folder opened without following links: a new backup
+    Each file is written in its folder (the plan's, the memory folder, the project's) opened
+    without following links: a new backup
     with O_EXCL, then the file replaced atomically (read back); a link where a file should
     be is refused (exit 3), nothing touched. A file that changed since it was planned is
     left alone (run setup again).
@@ -573,14 +628,19 @@ def apply_plan(plan: SetupPlan, *, now: float | None = None) -> list[str]:
     changes = [change for change in plan.changes if change.changed]
     if not changes:
         return backups
-    folder = plan.folder
-    os.makedirs(folder, exist_ok=True)
+    folders: dict[str, int] = {}
     try:
-        descriptor = open_folder(folder)
-    except LinkRefused as refused:
-        raise SetupRefused(refused.message, hint=refused.hint) from None
-    try:
+        for change in changes:  # each file's own folder: the plan's, the memory folder, the project
+            folder = os.path.dirname(change.path) or "."
+            if folder in folders:
+                continue
+            os.makedirs(folder, mode=0o700 if folder != plan.folder else 0o777, exist_ok=True)
+            try:
+                folders[folder] = open_folder(folder)
+            except LinkRefused as refused:
+                raise SetupRefused(refused.message, hint=refused.hint) from None
         for change in changes:  # nothing is written before every file checks out
+            descriptor = folders[os.path.dirname(change.path) or "."]
             name = os.path.basename(change.path)
             try:
                 current = read_file_at(descriptor, name, change.path, MAX_CONFIG_BYTES)
@@ -590,9 +650,10 @@ def apply_plan(plan: SetupPlan, *, now: float | None = None) -> list[str]:
                 raise SetupRefused(f"{change.path} changed since setup read it; nothing written",
                                    hint="run setup again")
         for change in changes:
+            descriptor = folders[os.path.dirname(change.path) or "."]
             name = os.path.basename(change.path)
             mode = _mode_of(change.path)
-            if change.before is not None:
+            if change.before is not None and change.backup:
                 backup = backup_name(change.path, now)
                 create_file_at(descriptor, os.path.basename(backup), change.before.encode("utf-8"),
                                mode)
@@ -606,7 +667,8 @@ def apply_plan(plan: SetupPlan, *, now: float | None = None) -> list[str]:
                 except LinkRefused as refused:
                     raise SetupRefused(refused.message, hint=refused.hint) from None
     finally:
-        os.close(descriptor)
+        for descriptor in folders.values():
+            os.close(descriptor)
     return backups
 
 
