@@ -143,20 +143,37 @@ def test_a_valid_config_setting_is_used(home):
 def test_the_tier_windows_come_from_the_config_and_default_per_tier(home):
     from memcite.retention.tiers import TierWindows
 
-    assert TierWindows.from_config(None).to_dict() == {"CORE": None, "IMP": 60, "SEC": 14,
+    # by default every tier decays: the days an entry never used lasts (no consolidation known)
+    assert TierWindows.from_config(None).to_dict() == {"CORE": None, "IMP": 80, "SEC": 30,
                                                        "IRR": 0}
-    home.write_text("[retention.tiers]\nsec_days = 3\ncore_days = 400\n")
-    table = load_memcite_config(home)["tiers"]
-    assert TierWindows.from_config(table).to_dict() == {"CORE": 400, "IMP": 60, "SEC": 3, "IRR": 0}
+    home.write_text("[retention.tiers]\nsec_days = 3\ncore_days = 400\n"
+                    "[retention.decay]\nimp_rate = 0.2\nimp_threshold = 0.5\n")
+    mine = load_memcite_config(home)
+    windows = TierWindows.from_config(mine["tiers"], mine["decay"])
+    assert windows.to_dict() == {"CORE": 400, "IMP": 75, "SEC": 3, "IRR": 0}
     result = runner.invoke(app, ["prune", "--rule", "tiered", "--json", "--as-of", "1800000000",
                                  "--judge-without-usage"])
     assert result.exit_code == 0, result.output
-    assert '"tiers": {"CORE": 400, "IMP": 60, "SEC": 3, "IRR": 0}' in result.stdout
+    assert '"tiers": {"CORE": 400, "IMP": 75, "SEC": 3, "IRR": 0}' in result.stdout
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("[retention.decay]\nimp_rate = 1.5\n", "retention.decay.imp_rate: must be at most 1"),
+    ("[retention.decay]\nsec_treshold = 0.5\n", "did you mean retention.decay.sec_threshold?"),
+    ("[retention.decay]\nused_rate = \"slow\"\n", "retention.decay.used_rate"),
+])
+def test_bad_decay_settings_are_refused_naming_the_key(home, text, says):
+    from memcite.retention.rules import ConfigError
+
+    home.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_memcite_config(home)
+    assert says in str(raised.value)
 
 
 def test_the_model_knows_exactly_the_retention_settings_and_their_minimums():
     assert list(MemciteConfig.model_fields) == ["retention", "consolidation"]
-    assert list(RetentionConfig.model_fields) == [*RETENTION_SETTINGS, "tiers"]
+    assert list(RetentionConfig.model_fields) == [*RETENTION_SETTINGS, "tiers", "decay"]
     for name, minimum in RETENTION_SETTINGS.items():
         assert config_problems({"retention": {name: minimum}}) == []
         assert config_problems({"retention": {name: minimum - 1}}) != []

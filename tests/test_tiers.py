@@ -25,6 +25,7 @@ from memcite.retention.tiers import DEFAULT, TierWindows, judge
 
 DAY = 86_400
 NOW = 1_800_000_000
+CLASSIC = {"imp_days": 60, "sec_days": 14}  # the fixed windows memcite had before decay
 runner = CliRunner()
 
 
@@ -36,12 +37,12 @@ runner = CliRunner()
     [
         ("CORE", None, 900, DEFAULT, "keep", "never pruned"),
         ("CORE", 400, None, {"core_days": 365}, "review", "unused for 400 day(s), review after 365"),
-        ("IMP", None, 59, DEFAULT, "keep", "used within 60 day(s)"),
-        ("IMP", None, 60, DEFAULT, "review", "unused for 60 day(s), review after 60"),
+        ("IMP", None, 59, CLASSIC, "keep", "used within 60 day(s)"),
+        ("IMP", None, 60, CLASSIC, "review", "unused for 60 day(s), review after 60"),
         ("IMP", 10, 300, DEFAULT, "keep", "last cited 10 day(s) ago"),
-        ("IMP", 61, 300, DEFAULT, "review", "last cited 61 day(s) ago"),
-        ("SEC", 13, 100, DEFAULT, "keep", "used within 14 day(s)"),
-        ("SEC", 14, 100, DEFAULT, "prune", "unused for 14 day(s), prune after 14"),
+        ("IMP", 61, 300, CLASSIC, "review", "last cited 61 day(s) ago"),
+        ("SEC", 13, 100, CLASSIC, "keep", "used within 14 day(s)"),
+        ("SEC", 14, 100, CLASSIC, "prune", "unused for 14 day(s), prune after 14"),
         ("SEC", None, 30, DEFAULT, "prune", "never cited, written 30 day(s) ago"),
         ("SEC", None, None, DEFAULT, "keep", "unknown"),
         ("SEC", 1, None, {"sec_days": 0}, "prune", "prune at once"),
@@ -145,7 +146,8 @@ def test_the_preview_lists_every_tiered_entry_and_why(home):
     assert out["untiered"] == 1
     assert got[(SEC_CITED_LINE, "SEC", "keep")]["citations"] == 2
     assert "last cited 3 day(s) ago" in got[(SEC_CITED_LINE, "SEC", "keep")]["reason"]
-    assert "unused for 90 day(s), review after 60" in got[(IMP_LINE, "IMP", "review")]["reason"]
+    assert "survival 0.55 at or below 0.6: review (last cited 90 day(s) ago" in \
+        got[(IMP_LINE, "IMP", "review")]["reason"]
     assert "never cited, written 100 day(s) ago" in got[(SEC_STALE_LINE, "SEC", "prune")]["reason"]
     assert out["entry_result"] is None and out["applied"] is False
     text = runner.invoke(app, ["prune", "--rule", "tiered", "--as-of", str(NOW)]).stdout

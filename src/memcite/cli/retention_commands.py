@@ -907,6 +907,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     )
     from memcite.retention.rules import default_memcite_config_path, load_memcite_config
     from memcite.retention.tiered import judge_entries, request_entries, to_act_on
+    from memcite.retention.tiered import last_consolidation as tiered_last_consolidation
     from memcite.retention.tiers import TierWindows
 
     codex_result = None
@@ -917,7 +918,8 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         now = _time(as_of, "--as-of", int(time.time()))
         settings = resolve_settings_for(locations.codex_home)
         mine = load_memcite_config(default_memcite_config_path())
-        windows = TierWindows.from_config(mine.get("tiers"))
+        windows = TierWindows.from_config(mine.get("tiers"), mine.get("decay"))
+        last_consolidation = tiered_last_consolidation(locations.state_db)
         if apply:
             from memcite.cli.ledger_commands import open_database
 
@@ -933,7 +935,8 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
                 conn, log_root, v2=is_v2_folder(locations.memory_folder))
             files = [f for f in [memory_entries(locations.memory_folder, citations, now=now)]
                      if f is not None] + note_entries(locations.codex_home, now=now)
-            judged, untiered = judge_entries(files, now=now, windows=windows)
+            judged, untiered = judge_entries(files, now=now, windows=windows,
+                                             last_consolidation=last_consolidation)
             codex_items = to_act_on(judged, "codex")
             note_items = to_act_on(judged, "note")
             if limit:
@@ -970,7 +973,9 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     shown = ", ".join(f"{tier} {'never' if days is None else f'{days} day(s)'}"
                       for tier, days in windows.to_dict().items())
     out(f"prune for the Codex home {locations.codex_home} (tiered rule as of {_day(now)}; "
-        f"windows: {shown}): {len(judged)} entr{'y' if len(judged) == 1 else 'ies'} with a "
+        f"unused before acting: {shown}; Codex's last consolidation: "
+        f"{_day(last_consolidation) if last_consolidation else 'none recorded'}): "
+        f"{len(judged)} entr{'y' if len(judged) == 1 else 'ies'} with a "
         f"tier, {acted} to act on, {untiered} without a tier (not judged)\n")
     for item in judged:
         row = item.to_dict()

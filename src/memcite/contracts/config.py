@@ -20,18 +20,51 @@ Days = Annotated[int, Field(ge=0)] | Literal["never"]
 
 
 class TiersConfig(_Table):
-    """`[retention.tiers]`: how long an entry of each tier may go unused (`prune --rule tiered`)."""
+    """`[retention.tiers]`: fixed windows, each replacing its tier's decay (`prune --rule tiered`)."""
 
     core_days: Days | None = Field(
-        None, description="[CORE] entries: reported for review after this many days unused "
-                          "(default \"never\").")
+        None, description="[CORE] entries: reported for review after this many days unused, "
+                          "instead of decaying (default: none, the tier decays; \"never\": "
+                          "never).")
     imp_days: Days | None = Field(
-        None, description="[IMP] entries: reported for review after this many days unused "
-                          "(default 60).")
+        None, description="[IMP] entries: reported for review after this many days unused, "
+                          "instead of decaying (default: none).")
     sec_days: Days | None = Field(
-        None, description="[SEC] entries: pruned after this many days unused (default 14).")
+        None, description="[SEC] entries: pruned after this many days unused, instead of "
+                          "decaying (default: none).")
     irr_days: Days | None = Field(
-        None, description="[IRR] entries: pruned after this many days unused (default 0: at "
+        None, description="[IRR] entries: pruned after this many days unused, instead of "
+                          "decaying (default: none).")
+
+
+Fraction = Annotated[float, Field(ge=0, le=1)]
+
+
+class DecayConfig(_Table):
+    """`[retention.decay]`: how the entries of each tier lose survival (`prune --rule tiered`)."""
+
+    core_rate: Fraction | None = Field(
+        None, description="Survival a [CORE] entry loses per month (30 days) unused "
+                          "(default 0: never).")
+    imp_rate: Fraction | None = Field(None, description="The same for [IMP] (default 0.15).")
+    sec_rate: Fraction | None = Field(None, description="The same for [SEC] (default 0.40).")
+    irr_rate: Fraction | None = Field(None, description="The same for [IRR] (default 0.65).")
+    used_rate: Fraction | None = Field(
+        None, description="The rate once an entry was used since Codex's last consolidation: "
+                          "the decay reset (default 0.05; a tier's lower rate stays).")
+    unused_rate: Fraction | None = Field(
+        None, description="The rate after the last consolidation for an entry not used since: "
+                          "the decay accelerated (default 0.25; a tier's higher rate stays).")
+    core_threshold: Fraction | None = Field(
+        None, description="[CORE] entries are reported for review at or below this survival "
+                          "(default 0).")
+    imp_threshold: Fraction | None = Field(
+        None, description="[IMP] entries are reported for review at or below this survival "
+                          "(default 0.60).")
+    sec_threshold: Fraction | None = Field(
+        None, description="[SEC] entries are pruned at or below this survival (default 0.60).")
+    irr_threshold: Fraction | None = Field(
+        None, description="[IRR] entries are pruned at or below this survival (default 1: at "
                           "once).")
 
 
@@ -44,6 +77,7 @@ class RetentionConfig(_Table):
     max_raw_memories_for_consolidation: Annotated[int, Field(ge=1)] | None = Field(
         None, description="How many memories a consolidation takes (default: Codex's, else 256).")
     tiers: TiersConfig = Field(default_factory=TiersConfig)
+    decay: DecayConfig = Field(default_factory=DecayConfig)
 
 
 class ConsolidationConfig(_Table):
@@ -94,6 +128,10 @@ def _sentence(error: dict) -> str:
         return f"{where}: expected a whole number (a TOML integer such as 30), got {value!r}"
     if kind == "greater_than_equal":
         return f"{where}: must be at least {error['ctx']['ge']}, got {value!r}"
+    if kind == "less_than_equal":
+        return f"{where}: must be at most {error['ctx']['le']}, got {value!r}"
+    if kind in ("float_type", "float_parsing"):
+        return f"{where}: expected a number (such as 0.25), got {value!r}"
     return f"{where}: {error['msg']}, got {value!r}"
 
 
@@ -130,5 +168,5 @@ def config_problems(data: object) -> list[str]:
     return []
 
 
-__all__ = ["ConsolidationConfig", "MemciteConfig", "RetentionConfig", "TiersConfig",
+__all__ = ["ConsolidationConfig", "DecayConfig", "MemciteConfig", "RetentionConfig", "TiersConfig",
            "config_problems"]

@@ -52,9 +52,11 @@ class TieredEntry:
                 "reason": self.verdict.reason, "days_unused": self.verdict.days_unused}
 
 
-def judge_entries(files: list[FileEntries], *, now: int,
-                  windows: TierWindows = DEFAULT) -> tuple[list[TieredEntry], int]:
-    """``(every entry with a tier and its verdict, in file order; entries without a tier)``."""
+def judge_entries(files: list[FileEntries], *, now: int, windows: TierWindows = DEFAULT,
+                  last_consolidation: int | None = None) -> tuple[list[TieredEntry], int]:
+    """``(every entry with a tier and its verdict, in file order; entries without a tier)``;
+    ``last_consolidation``: when Codex's last consolidation succeeded (``last_consolidation``
+    below), which resets or accelerates each entry's decay."""
     judged, untiered = [], 0
     for file in files:
         for usage in file.usage:
@@ -62,9 +64,34 @@ def judge_entries(files: list[FileEntries], *, now: int,
                 untiered += 1
                 continue
             verdict = judge(usage.tier, last_cited=usage.last_cited,
-                            created_at=created_of(file, usage), now=now, windows=windows)
+                            created_at=created_of(file, usage), now=now, windows=windows,
+                            last_consolidation=last_consolidation)
             judged.append(TieredEntry(file, usage, verdict))
     return judged, untiered
+
+
+def last_consolidation(state_db: str) -> int | None:
+    """When Codex's last consolidation succeeded, as its ``jobs`` table records it (the row of
+    kind ``memory_consolidate_global``: its ``finished_at`` when that run succeeded, a ``done``
+    row or a ``pending`` one without an error); None when no success is recorded or the
+    database is not there. The memory folder's git baseline is not used: a failed run makes
+    one too."""
+    from memcite.codex.consolidation import PHASE2_KIND, read_jobs
+
+    if not os.path.isfile(state_db):
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{state_db}?mode=ro", uri=True)
+        try:
+            jobs = read_jobs(conn) or []
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    times = [job.finished_at for job in jobs if job.kind == PHASE2_KIND
+             and job.finished_at is not None and (job.status == "done" or (
+                 job.status == "pending" and job.last_error is None))]
+    return max(times) if times else None
 
 
 def to_act_on(judged: list[TieredEntry], kind: str) -> list[TieredEntry]:
@@ -214,5 +241,6 @@ def settle_entry_requests(conn: sqlite3.Connection, *, now: int) -> list[dict]:
     return settled
 
 
-__all__ = ["EntryRequestResult", "TieredEntry", "judge_entries", "request_entries",
+__all__ = ["EntryRequestResult", "TieredEntry", "judge_entries", "last_consolidation",
+           "request_entries",
            "request_text", "settle_entry_requests", "to_act_on"]
