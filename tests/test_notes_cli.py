@@ -385,10 +385,11 @@ def test_json_outputs_keep_their_keys(env):
     assert keys("save", "A", "--section", "state") == {
         "note_file", "project", "slug", "scope", "written", "dry_run", "entries", "adopted", "redacted",
         "archived", "tightened"}
-    assert keys("recall") == {"project", "note_file", "exists", "updated", "notice", "entries"}
+    assert keys("recall") == {"project", "note_file", "exists", "updated", "notice", "entries",
+                              "events"}
     entry = json.loads(invoke(env, "recall", "--json", "--check").stdout)["entries"][0]
     assert set(entry) == {"id", "section", "text", "fields", "date", "age_days", "expired",
-                          "missing_paths"}
+                          "missing_paths", "stale"}
     assert keys("list") == {"notes"}
     assert keys("log") == {"project", "slug", "scope", "entry_id", "log"}
     row = json.loads(invoke(env, "log", "--json").stdout)["log"][0]

@@ -278,6 +278,7 @@ def recall(check: bool = False, cwd: str | None = None, codex_home: str | None =
                 "updated": recalled.note.updated if recalled.note else None,
                 "notice": RECALL_FRAME if recalled.note else None,
                 "entries": recalled.entries,
+                "events": recalled.events,
             })
             return 0
         if recalled.note is None:
@@ -285,8 +286,10 @@ def recall(check: bool = False, cwd: str | None = None, codex_home: str | None =
                 _out(f"No project note for {location.project} (looked for {location.note_file}).")
             else:
                 _out(f"No {location.scope} note (looked for {location.note_file}).")
+            _print_projection(recalled)
             return 0
         _print_recalled(recalled, location, check)
+        _print_projection(recalled)
         return 0
 
     return _run(body, None, json)
@@ -331,13 +334,29 @@ def _print_recalled(recalled, location, check: bool) -> None:
             if check:
                 for gone in _missing_for(recalled, item):
                     _out(f"  ! possibly stale: {gone} is not in the project now")
+                for why in _missing_for(recalled, item, "stale"):
+                    if why.startswith("changed "):
+                        _out(f"  ! possibly stale: {why[8:]} changed in git since this entry")
 
 
-def _missing_for(recalled, entry) -> list[str]:
+def _missing_for(recalled, entry, key: str = "missing_paths") -> list[str]:
     for item in recalled.entries:
         if item["id"] == entry.id and item["text"] == entry.text:
-            return item.get("missing_paths", [])
+            return item.get(key, [])
     return []
+
+
+def _print_projection(recalled) -> None:
+    """The event log's projection, after the note (memcite.notes.events)."""
+    if not recalled.events:
+        return
+    from memcite.notes.events import events_path, render_projection
+
+    text = render_projection(recalled.events)
+    if text:
+        _out()
+        _out(f"Events: {events_path(recalled.location)} (evidence, as the note)")
+        sys.stdout.write(text)
 
 
 # --------------------------------------------------------------------------- list

@@ -821,13 +821,19 @@ class Recalled:
     location: NoteLocation
     note: Note | None
     entries: list[dict]
+    events: dict | None = None  # the projection of the scope's event log (memcite.notes.events)
 
 
 def recall_note(location: NoteLocation, *, today: str, check: bool = False) -> Recalled:
-    """Read this project's note only (nothing is written), each entry with its id and age."""
+    """Read this project's note only (nothing is written), each entry with its id and age,
+    and the projection of its event log. ``check``: entries naming files gone, or changed in
+    git since the entry's date, are marked (``missing_paths``, ``stale``)."""
+    from memcite.readpath import event_log
+
+    projection = event_log.projection_of(location.project_dir, location.project)
     note = read_note(location)
     if note is None:
-        return Recalled(location, None, [])
+        return Recalled(location, None, [], projection)
     entries = []
     for key, entry in note.entries():
         fields = entry.fields()
@@ -837,8 +843,14 @@ def recall_note(location: NoteLocation, *, today: str, check: bool = False) -> R
                 "expired": expires_in is not None and expires_in < 0}
         if check:
             item["missing_paths"] = missing_paths(location.project, entry.content())
+            item["files"] = event_log.note_entry_files(location.project, entry.content())
         entries.append(item)
-    return Recalled(location, note, entries)
+    if check:
+        stale = event_log.stale_note_entries(location.project, entries)
+        for item in entries:
+            item.pop("files", None)
+            item["stale"] = stale.get(item["id"], []) if item["id"] else []
+    return Recalled(location, note, entries, projection)
 
 
 def _age_days(date: str | None, today: str) -> int | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from memcite.errors import InputError
+from memcite.errors import InputError, MemciteError
 from memcite.ledger.memory_files import MAX_FILE_BYTES, OUTSIDE, MemoryRoot
 from memcite.readpath.instruction_values import (  # noqa: F401 - also this module's names
     DEFAULT_BUDGET,
@@ -231,8 +231,31 @@ def _read_scope_notes(home: str, cwd, scopes: tuple[str, ...], session: str | No
         path = os.path.join(scope_note_dir(home, scope, slug=slug, session=session), "memory.md")
         owner = {"project": project_root, "global": "global"}.get(scope, session or "")
         data = read_memory_file(path, os.path.join(home, "memory"))
+        data = _with_events(data, os.path.dirname(path), project_root, scope, owner)
         notes.append(ScopeNote(scope, path, data, owner, slug))
     return notes
+
+
+def _with_events(data: bytes | None, folder: str, project_root: str, scope: str,
+                 owner: str) -> bytes | None:
+    """The note's bytes with the projection of the event log beside it appended as its last
+    section (``memcite.readpath.event_log``), so that it shares the note's budget and scope rules."""
+    if not os.path.isfile(os.path.join(folder, "events.jsonl")):
+        return data
+    try:
+        from memcite.readpath.event_log import projection_of, render_projection
+
+        projection = projection_of(folder, project_root)
+    except (MemciteError, OSError, ValueError):
+        return data  # an unreadable log leaves the note as it is
+    text = render_projection(projection) if projection else ""
+    if not text:
+        return data
+    if data is None:
+        header = {"project": f"Project: {owner}", "global": "Scope: global"}.get(
+            scope, f"Session: {owner}")
+        data = f"# Project memory\n\n{header}\n".encode()
+    return data.rstrip(b"\n") + b"\n\n" + text.encode("utf-8", "surrogateescape")
 
 
 def _read_summary(path: str, root: str, profile: str) -> bytes | None:
