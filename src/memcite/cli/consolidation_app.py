@@ -13,6 +13,7 @@ import time
 from memcite.cli.options import COMMAND, CodexHomeOpt, JsonOpt, exit_with
 from memcite.errors import EXIT_FINDINGS, EXIT_OK, MemciteError
 
+NOTES_SHOWN = 10  # notes of others already in the baseline, in the text report
 STATE_WORDS = {
     "never": "no run recorded yet",
     "pending": "new input queued",
@@ -151,8 +152,12 @@ def print_report(report, file=None) -> None:
             out(f"  {diff.written and when(diff.written)}: phase2_workspace_diff.md of a run "
                 f"that has not succeeded lists {len(diff.paths)} change(s)\n")
         if store.notes:
+            # every note not in the baseline, and memcite's; the newest NOTES_SHOWN of the others
+            others = [n for n in store.notes if n["seen_by"] == "baseline" and not n["by_memcite"]]
+            shown = [n for n in store.notes if n not in others] + others[-NOTES_SHOWN:]
+            hidden = len(store.notes) - len(shown)
             out(f"  ad-hoc notes ({len(store.notes)}):\n")
-            for note in store.notes:
+            for note in sorted(shown, key=lambda n: n["name"]):
                 who = "memcite" if note["by_memcite"] else "other"
                 if note["seen_by"] == "baseline":
                     seen = f"absorbed: in the baseline of {when(note['seen'])}"
@@ -162,6 +167,8 @@ def print_report(report, file=None) -> None:
                     seen = "not seen by a consolidation yet" + (
                         " (changed since it was)" if note["changed_since_seen"] else "")
                 out(f"    {note['name']}  [{who}]  {seen}\n")
+            if hidden:
+                out(f"    ... and {hidden} older notes of others, absorbed (--json lists them)\n")
         if store.consolidated:
             pending = waiting(store)
             out(f"  waiting for the next consolidation: {', '.join(pending) or 'nothing'}\n")
