@@ -176,6 +176,14 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         envvars={"db": "MEMCITE_DB"},
         tolerant=True,
     ),
+    # Codex's PreToolUse hook: before every tool call, so it must start fast; never blocks on
+    # its own errors. CODEX_HOME is the default home (the payload has no session file path).
+    "hook pre-tool": FastCommand(
+        target="memcite.cli.gate_commands:pre_tool",
+        options={"--db": str, "--codex-home": str, "--block": str},
+        envvars={"db": "MEMCITE_DB"},
+        tolerant=True,
+    ),
     # Codex starts it at every session and does not wait long for its `initialize`.
     "mcp": FastCommand(
         target="memcite.cli.mcp_server:serve_command",
