@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from memcite.retention.tiered import last_consolidation
+from memcite.codex.consolidation import last_consolidation
 from memcite.retention.tiers import DEFAULT, TierWindows, judge, survival
 
 DAY = 86_400

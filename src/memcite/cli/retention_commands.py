@@ -898,6 +898,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     """``prune --rule tiered``: judge MEMORY.md's and memcite's notes' entries by their tier
     windows; with ``apply``, archive the notes' entries and ask Codex (one ad-hoc note) about
     MEMORY.md's."""
+    from memcite.codex.consolidation import last_consolidation as tiered_last_consolidation
     from memcite.ledger.store import open_store
     from memcite.retention.entry_report import (
         is_v2_folder,
@@ -907,7 +908,6 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     )
     from memcite.retention.rules import default_memcite_config_path, load_memcite_config
     from memcite.retention.tiered import judge_entries, request_entries, to_act_on
-    from memcite.retention.tiered import last_consolidation as tiered_last_consolidation
     from memcite.retention.tiers import TierWindows
 
     codex_result = None

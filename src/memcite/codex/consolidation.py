@@ -980,7 +980,29 @@ def request_outcomes(requests: list[dict], *, sqlite_homes: dict[str, str | None
 __all__ = [
     "DEFAULT_STALE_HOURS", "ERROR_MEANINGS", "RUN_NOW", "ConsolidationError",
     "ConsolidationReport", "Job", "StoreView", "consolidation_report", "consolidation_state",
-    "extraction_state", "list_notes", "note_seen", "phase2_inputs", "read_baseline",
+    "extraction_state", "last_consolidation", "list_notes", "note_seen", "phase2_inputs", "read_baseline",
     "read_jobs", "read_workspace_diff", "request_outcome", "request_outcomes",
     "stale_hours_setting", "when",
 ]
+
+
+def last_consolidation(state_db: str) -> int | None:
+    """When Codex's last consolidation succeeded, as its ``jobs`` table records it (the row of
+    kind ``memory_consolidate_global``: its ``finished_at`` when that run succeeded, a ``done``
+    row or a ``pending`` one without an error); None when no success is recorded or the
+    database is not there. The memory folder's git baseline is not used: a failed run makes
+    one too."""
+    if not os.path.isfile(state_db):
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{state_db}?mode=ro", uri=True)
+        try:
+            jobs = read_jobs(conn) or []
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    times = [job.finished_at for job in jobs if job.kind == PHASE2_KIND
+             and job.finished_at is not None and (job.status == "done" or (
+                 job.status == "pending" and job.last_error is None))]
+    return max(times) if times else None

@@ -70,30 +70,6 @@ def judge_entries(files: list[FileEntries], *, now: int, windows: TierWindows = 
     return judged, untiered
 
 
-def last_consolidation(state_db: str) -> int | None:
-    """When Codex's last consolidation succeeded, as its ``jobs`` table records it (the row of
-    kind ``memory_consolidate_global``: its ``finished_at`` when that run succeeded, a ``done``
-    row or a ``pending`` one without an error); None when no success is recorded or the
-    database is not there. The memory folder's git baseline is not used: a failed run makes
-    one too."""
-    from memcite.codex.consolidation import PHASE2_KIND, read_jobs
-
-    if not os.path.isfile(state_db):
-        return None
-    try:
-        conn = sqlite3.connect(f"file:{state_db}?mode=ro", uri=True)
-        try:
-            jobs = read_jobs(conn) or []
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
-    times = [job.finished_at for job in jobs if job.kind == PHASE2_KIND
-             and job.finished_at is not None and (job.status == "done" or (
-                 job.status == "pending" and job.last_error is None))]
-    return max(times) if times else None
-
-
 def to_act_on(judged: list[TieredEntry], kind: str) -> list[TieredEntry]:
     """The entries of one kind of file (``codex`` or ``note``) whose verdict is not keep."""
     return [item for item in judged if item.file.kind == kind and item.verdict.action != KEEP]
@@ -241,6 +217,6 @@ def settle_entry_requests(conn: sqlite3.Connection, *, now: int) -> list[dict]:
     return settled
 
 
-__all__ = ["EntryRequestResult", "TieredEntry", "judge_entries", "last_consolidation",
+__all__ = ["EntryRequestResult", "TieredEntry", "judge_entries",
            "request_entries",
            "request_text", "settle_entry_requests", "to_act_on"]
