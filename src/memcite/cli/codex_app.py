@@ -24,8 +24,8 @@ from memcite.codex import stop_hook
 hook_app = typer.Typer(
     name="hook",
     help="The commands Codex's hooks run, not run by hand.\n\n"
-    "They print nothing and always exit 0; problems go to memcite's hook log (see "
-    "`memcite doctor`). `memcite setup codex` wires them in.",
+    "They always exit 0 (a hook of memcite's never stops Codex); problems go to memcite's "
+    "hook log (see `memcite doctor`). `memcite setup codex` wires them in.",
     no_args_is_help=True,
 )
 setup_app = typer.Typer(
@@ -53,6 +53,32 @@ def stop(
     recorded. It prints nothing and always exits 0; problems go to memcite's hook log.
     """
     exit_with(stop_hook.hook_stop(db=db, codex_home=codex_home))
+
+
+@hook_app.command("pre-tool", **COMMAND)
+def pre_tool(
+    block: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--block", metavar="[failures|fragile|approaches|all],...", show_default=False,
+        help="Deny the tool call instead of warning, for these findings only: "
+        "failures (a file with recorded failures), fragile (a file marked fragile), approaches "
+        "(a command recorded as failed), or all. Default: never block.")] = None,
+    db: DbOpt = None,
+    codex_home: CodexHomeOpt = None,
+) -> None:
+    """Warn the agent before a tool call the event log has history for.
+
+    Codex's PreToolUse hook runs it with the payload (JSON) on stdin; it prints Codex's hook
+    output (context for the agent, or a deny only with --block) and always exits 0.
+
+    Examples:
+
+    \b
+        memcite hook pre-tool < payload.json
+        memcite hook pre-tool --block fragile < payload.json
+    """
+    from memcite.cli import gate_commands
+
+    exit_with(gate_commands.pre_tool(db=db, codex_home=codex_home, block=block))
 
 
 def available_commands(root) -> frozenset[str]:
