@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+import memcite.cli
 from conftest import assert_ran, is_consolidation
 
-TOOLS = {"recall", "save", "list", "forget", "stats", "lint"}
+# Every tool memcite's catalog declares (memcite/cli/mcp_tools.json, as installed).
+TOOLS = {tool["name"] for tool in json.loads(
+    (Path(memcite.cli.__file__).with_name("mcp_tools.json")).read_text(encoding="utf-8"))["tools"]}
 NAMESPACE = "mcp__memcite"
 RUNS = 20
 
