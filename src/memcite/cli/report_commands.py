@@ -1,0 +1,171 @@
+"""The body of ``memcite report`` (declared in ``memcite.cli.report_app``): the usage report of
+``memcite stats`` as one self-contained HTML page; returns the exit code.
+
+The data is read exactly as ``stats`` reads it (the same checks, the same library calls,
+``--limit`` at ``memcite.retention.report_html.ROWS``), plus the report's extras
+(``memcite.retention.report_data``); the page is drawn by
+``memcite.retention.report_html`` and written atomically (a temporary file beside it,
+renamed over it), never through a link, never over anything but a regular file. Like the
+other command bodies it imports neither Typer nor pydantic, so that it can run from the
+fast path (``memcite.cli.fastpath``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import sys
+import time
+
+from memcite.errors import InputError, MemciteError
+
+DEFAULT_FILE = "memcite-report.html"
+_NEW_FILE_MODE = 0o600  # the page names a person's memories, paths and projects
+
+
+def _target(path: str) -> tuple[str, str, str]:
+    """``(full path, folder, name)`` of the page to write; a folder or a path ending in ``/``
+    is no file name (exit 2)."""
+    full = os.path.abspath(path)
+    folder, name = os.path.split(full)
+    if path.endswith(("/", os.sep)) or not name or name in (".", ".."):
+        raise InputError(f"--html {path}: not a file name", hint=f"name the page, e.g. "
+                         f"--html {os.path.join(path, DEFAULT_FILE)}")
+    return full, folder, name
+
+
+def write_page(path: str, data: bytes) -> str:
+    """Write ``data`` to ``path`` atomically (a temporary file in the same folder, synced,
+    renamed over it, read back): never through a symbolic link, and never over anything but
+    a regular file (exit 3, nothing written); a missing folder is exit 2. An existing page
+    keeps its permissions, a new one is private (0600). Returns the full path."""
+    from memcite.durable_files import LinkRefused, open_folder, replace_file_at
+
+    full, folder, name = _target(path)
+    try:
+        folder_fd = open_folder(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError(f"--html {path}: no such folder {folder}; nothing was written") from None
+    except OSError as exc:
+        raise InputError(f"--html {path}: cannot open {folder} ({exc.strerror}); nothing was "
+                         "written") from None
+    try:
+        try:
+            found = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            found = None
+        mode = _NEW_FILE_MODE
+        if found is not None:
+            if stat.S_ISLNK(found.st_mode):
+                raise LinkRefused(
+                    f"{full} is a symbolic link; memcite does not write through links, so "
+                    "nothing was written", hint="remove the link, or name another file")
+            if not stat.S_ISREG(found.st_mode):
+                from memcite.untrusted import not_regular
+
+                kind = not_regular(found.st_mode) or "not a regular file"
+                raise LinkRefused(f"{full} is {kind}, not a regular file; nothing was written",
+                                  hint="name another file")
+            mode = stat.S_IMODE(found.st_mode)
+        try:
+            replace_file_at(folder_fd, name, data, full, mode)
+        except OSError as exc:
+            raise InputError(f"--html {path}: cannot write ({exc.strerror}); nothing was "
+                             "written") from None
+    finally:
+        os.close(folder_fd)
+    return full
+
+
+def _collect(db: str | None, codex_home: str | None, as_of: str | None, since: str | None,
+             judge_without_usage: bool):
+    """``(stats dict, extras)`` as ``memcite stats --json --limit ROWS`` reads them, and the
+    report's extras."""
+    from memcite.cli.ledger_commands import resolve_db_path
+    from memcite.cli.retention_commands import (
+        _inputs,
+        _nothing_to_report,
+        _time,
+        require_synced_usage,
+        require_usage,
+        store_of,
+    )
+    from memcite.retention.report_data import report_extras
+    from memcite.retention.report_html import ROWS
+
+    locations, settings, now = _inputs(codex_home, rule="memcite", max_unused_days=None,
+                                       as_of=as_of, limit=ROWS)
+    require_usage(locations, judge_without_usage)
+    since_time = _time(since, "--since", None)
+    root = locations.memory_folder
+    codex_db = locations.state_db
+    path = resolve_db_path(db)
+    common = dict(memory_root=root, as_of=now, max_unused_days=settings.max_unused_days,
+                  rule="memcite", limit=ROWS)
+    if db is None and not os.path.exists(path) and os.path.isfile(codex_db):
+        from memcite.retention.stats import collect_codex_stats
+
+        if since_time is not None:
+            raise InputError("--since needs memcite's citation log; "
+                             "there is no memcite database yet",
+                             hint="record replies or run `memcite sync` first")
+        report = collect_codex_stats(codex_db, codex_home=locations.codex_home, **common)
+        report.codex_home = locations.codex_home
+        report.state_db = codex_db if locations.has_usage_data else None
+        report.store = store_of(locations)
+        stats = report.to_dict()
+        extras = report_extras(None, stats, codex_home=locations.codex_home, memory_folder=root,
+                               codex_db=codex_db)
+        return stats, extras
+    if db is None and not os.path.exists(path):
+        raise _nothing_to_report(path, locations.codex_home)
+    from memcite.ledger.store import open_store
+    from memcite.paths import user_cache_dir
+    from memcite.retention.stats import collect_stats
+
+    conn = open_store(path, readonly=True)
+    try:
+        require_synced_usage(conn, locations, judge_without_usage)
+        report = collect_stats(conn, since=since_time, weeks=True, cache_dir=user_cache_dir(),
+                               codex_home=locations.codex_home, **common)
+        report.state_db = codex_db if locations.has_usage_data else None
+        report.store = store_of(locations)
+        stats = report.to_dict()
+        extras = report_extras(conn, stats, codex_home=locations.codex_home, memory_folder=root)
+    finally:
+        conn.close()
+    return stats, extras
+
+
+def report(html: str | None = None, open: bool = False,  # noqa: A002 - mirrors --open
+           codex_home: str | None = None, db: str | None = None, as_of: str | None = None,
+           since: str | None = None, judge_without_usage: bool = False) -> int:
+    """Write the page; print where, and how large; open it when asked. Returns the exit code."""
+    from memcite import __version__
+    from memcite.cli.retention_commands import _failed
+
+    started = time.perf_counter()
+    target = html or DEFAULT_FILE
+    try:
+        _target(target)  # a bad name is refused before anything is read
+        stats, extras = _collect(db, codex_home, as_of, since, judge_without_usage)
+        from memcite.retention.report_html import render_report
+
+        extras["generated_at"] = int(time.time())
+        data = render_report(stats, extras, version=__version__).encode("utf-8")
+        full = write_page(target, data)
+    except (MemciteError, sqlite3.Error) as error:
+        return _failed(db, error)
+    took = time.perf_counter() - started
+    totals = stats["totals"]
+    sys.stdout.write(f"wrote {full} ({len(data):,} bytes in {took:.2f} s): "
+                     f"{totals['memories']:,} memories, {totals['dead']:,} dead\n")
+    if open:
+        import webbrowser
+
+        from memcite.retention.report_html import file_url
+
+        if not webbrowser.open(file_url(full) or "file://" + full):
+            sys.stderr.write("memcite: no browser could be opened; open the file by hand\n")
+    return 0
