@@ -374,6 +374,58 @@ def end_session_command(
     exit_with(notes_commands.end_session(session_id, cwd, codex_home, db, json))
 
 
+@note_app.command("export", **COMMAND)
+def export_command(scope: ScopeOpt = None, session: SessionOpt = None, cwd: CwdOpt = None,
+                   codex_home: CodexHomeOpt = None) -> None:
+    """Print a note's entries and event log as JSON Lines.
+
+    A header line (the format's version), then one line per entry and per event as
+    stored, each naming its kind, scope and owner; read-only. The lines are JSON
+    already, so there is no --json; `memcite note import` reads them back.
+
+    Examples:
+
+    \b
+        memcite note export > notes.jsonl
+        memcite note export --scope global > global.jsonl
+    """
+    exit_with(notes_commands.export(cwd, codex_home, scope, session))
+
+
+@note_app.command("import", **COMMAND)
+def import_command(
+    file: Annotated[str, typer.Argument(metavar="FILE", show_default=False,
+                                        help="An export of `memcite note export`, or - for "
+                                        "stdin.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what each line would do; "
+                                          "write nothing.")] = False,
+    other_project: Annotated[bool, typer.Option(
+        "--other-project", help="Take the lines whose owner is another project (or session) "
+        "into this one's note, their owner kept in provenance.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm the entries and events that need "
+                                      "a person's confirmation.")] = False,
+    session: SessionOpt = None,
+    cwd: CwdOpt = None,
+    codex_home: CodexHomeOpt = None,
+    db: DbOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Import an export's entries and events into the notes here.
+
+    Each line is checked on its own: secrets and personal data refused as by note
+    save, duplicates (same id, or same text) skipped, another project's lines
+    refused without --other-project. Exits 1 when a line was refused.
+
+    Examples:
+
+    \b
+        memcite note import notes.jsonl --dry-run
+        memcite note import notes.jsonl --other-project --yes
+    """
+    exit_with(notes_commands.import_(file, dry_run, other_project, yes, cwd, codex_home, db,
+                                     json, session))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``memcite note`` to ``app``."""
     app.add_typer(note_app, name="note")

@@ -650,3 +650,71 @@ def end_session(session_id: str, cwd: str | None = None, codex_home: str | None 
         return 0
 
     return _run(body, db, json)
+
+
+# --------------------------------------------------------------------------- export and import
+
+
+def export(cwd: str | None = None, codex_home: str | None = None, scope: str | None = None,
+           session: str | None = None) -> int:
+    """Print the scope's note entries and event log as JSON Lines (memcite.notes.export)."""
+    from memcite.notes.export import export_scope
+
+    def body() -> int:
+        location = _location(cwd, codex_home, scope, session)
+        result = export_scope(location, now=time.time())
+        sys.stdout.write("".join(line + "\n" for line in result.lines))
+        note(f"exported {result.entries} entr{'y' if result.entries == 1 else 'ies'} and "
+             f"{result.events} event{'' if result.events == 1 else 's'} of "
+             f"{_SCOPE_WORDS[location.scope]} ({location.note_file})")
+        return 0
+
+    return _run(body, None, False)
+
+
+def import_(file: str, dry_run: bool = False, other_project: bool = False, yes: bool = False,
+            cwd: str | None = None, codex_home: str | None = None, db: str | None = None,
+            json: bool = False, session: str | None = None) -> int:  # noqa: A002
+    """Import an export's entries and events, line by line; exit 1 when a line was refused."""
+    from memcite.cli.inputs import read_bytes
+    from memcite.notes.export import MAX_FILE_BYTES, import_export
+
+    def body() -> int:
+        folder = cwd or os.getcwd()
+        if not os.path.isdir(folder):
+            raise InputError(f"--cwd: {folder} is not a folder")
+        name = source_name(file)
+        data = read_bytes(file, max_bytes=MAX_FILE_BYTES)
+        now = time.time()
+        conn = None if dry_run else open_database(db, quick_check=True)
+        try:
+            result = import_export(data, source=name, cwd=folder,
+                                   home=resolve_codex_home(codex_home), session=_session(session),
+                                   conn=conn, now=now, today=_today(now), dry_run=dry_run,
+                                   other_project=other_project, yes=yes)
+        finally:
+            if conn is not None:
+                conn.close()
+        _report_tightened(result.tightened)
+        counts = result.counts()
+        if json:
+            dump_json({"source": result.source, "dry_run": dry_run, "header": result.header,
+                       "counts": counts, "lines": result.outcomes})
+        else:
+            for outcome in result.outcomes:
+                what = f"{outcome['kind'] or 'line'} {outcome['id'] or ''}".rstrip()
+                if outcome["action"] == "refused":
+                    sys.stderr.write(f"memcite: {name}: line {outcome['line']}: refused "
+                                     f"({outcome['reason']}): {outcome['message']}\n")
+                elif outcome["action"] == "skipped":
+                    _out(f"line {outcome['line']}: skipped {what}: {outcome['message']}")
+                else:
+                    _out(f"line {outcome['line']}: {what}: {outcome['message']}")
+            verb = "would import" if dry_run else "imported"
+            _out(f"{name}: {verb} {counts['imported']}, skipped {counts['skipped']} (already "
+                 f"there), refused {counts['refused']}")
+            if dry_run:
+                note("dry run: nothing was written")
+        return 1 if counts["refused"] else 0
+
+    return _run(body, db, json)

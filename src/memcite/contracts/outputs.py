@@ -1360,3 +1360,76 @@ class RequestOutcome(Contract):
 
 
 OUTPUT_MODELS["consolidation"] = ConsolidationOutput
+
+
+# --------------------------------------------------------------------------- note export and import
+# `memcite note` sub-commands have no entry in SCHEMAS (no note command has); these models are
+# the shapes the tests hold the export lines and `note import --json` to.
+
+
+class NoteExportHeader(Contract):
+    """The first line of `memcite note export`: the format and its version."""
+
+    kind: Literal["header"]
+    format: Literal["memcite-notes"]
+    version: int = Field(ge=1)
+    memcite: str
+    exported_at: int
+    exported_at_iso: Iso
+    scope: Literal["project", "global", "session"]
+    owner: str = Field(description="The project's canonical path, global, or the session id.")
+    entries: Count
+    events: Count
+
+
+class NoteExportEntry(Contract):
+    """One note entry of an export, as the note stores it."""
+
+    kind: Literal["entry"]
+    scope: Literal["project", "global", "session"]
+    owner: str
+    id: str | None
+    section: Literal["decisions", "state", "risks"] | None
+    text: str
+    body: list[str] = Field(description="Its indented lines as stored: provenance and others.")
+    fields: dict[str, str] = Field(description="The provenance lines by name.")
+
+
+class NoteExportEvent(Contract):
+    """One event of an export: its id, and the event as the log stores it."""
+
+    kind: Literal["event"]
+    scope: Literal["project", "global", "session"]
+    owner: str
+    id: str
+    event: dict
+
+
+class NoteImportLine(Contract):
+    """What importing one line did (or, for a dry run, would do)."""
+
+    line: int = Field(ge=1)
+    kind: str | None
+    scope: str | None
+    id: str | None
+    action: Literal["imported", "skipped", "refused"]
+    reason: str | None = Field(description="same-id, same-text, same-content (skipped); "
+                               "invalid, too-long, other-project, no-session, secret, "
+                               "needs-confirmation... (refused).")
+    message: str
+
+
+class NoteImportCounts(Contract):
+    imported: Count
+    skipped: Count
+    refused: Count
+
+
+class NoteImportOutput(Contract):
+    """`memcite note import FILE --json`: one outcome per line after the header."""
+
+    source: str
+    dry_run: bool
+    header: dict
+    counts: NoteImportCounts
+    lines: list[NoteImportLine]
