@@ -110,7 +110,7 @@ def test_lists_every_tool_with_the_schemas_of_its_models(env):
     listed = run(env, lambda session: session.list_tools())
     by_name = {tool.name: tool for tool in listed.tools}
     assert list(by_name) == ["recall", "save", "list", "forget", "stats", "lint", "log_event",
-                             "check_approach", "file_history"]
+                             "check_approach", "file_history", "search"]
     for spec in TOOLS:
         tool = by_name[spec.name]
         assert tool.input_schema == spec.input_model.model_json_schema()

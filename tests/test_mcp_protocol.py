@@ -195,7 +195,7 @@ def test_codex_asks_the_person_before_every_write():
                 for tool in mcp_catalog.load()}
     assert approval == {"recall": False, "save": True, "list": False, "forget": True,
                         "stats": False, "lint": False, "log_event": True,
-                        "check_approach": False, "file_history": False}
+                        "check_approach": False, "file_history": False, "search": False}
     # the rule itself, as Codex's own tests have it
     assert codex_requires_approval(None) is True
     assert codex_requires_approval({"readOnlyHint": True, "destructiveHint": True}) is True
@@ -461,7 +461,7 @@ def test_listing_the_tools_imports_neither_pydantic_nor_the_tool_bodies(home):
         "{'jsonrpc': '2.0', 'id': 2, 'method': 'tools/list'}]\n"
         "raw = b''.join(json.dumps(m).encode() + b'\\n' for m in lines)\n"
         "NoWarmUp(io.BytesIO(raw), out, codex_home='/nowhere', db=None, confirm_ttl=1).serve()\n"
-        "assert len(json.loads(out.getvalue().splitlines()[1])['result']['tools']) == 9\n"
+        "assert len(json.loads(out.getvalue().splitlines()[1])['result']['tools']) == 10\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'mcp', 'mcp_types', "
         "'typer'}), sorted(m for m in sys.modules if m.startswith(('memcite.notes', "
         "'memcite.cli.mcp_tools', 'memcite.contracts.outputs'))))\n")

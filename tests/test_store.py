@@ -100,6 +100,18 @@ EXPECTED_SCHEMA = {
     "reply_totals": {"columns": ["id", "replies", "late", "late_after"], "indexes": {}},  # m010
     "citation_weeks": {"columns": ["week", "citations"], "indexes": {}},  # m010
     "last_used_days": {"columns": ["rule", "day", "memories"], "indexes": {}},  # m010
+    "search_files": {  # m013: the stamps of the files memcite search indexed
+        "columns": ["id", "path", "owner", "kind", "mtime_ns", "size", "inode", "device", "rows",
+                    "indexed_at"],
+        "indexes": {"search_files_owner": ["owner", "kind"]},
+    },
+    # m013: the FTS5 table of memcite search, and the shadow tables FTS5 keeps beside it
+    "search_index": {"columns": ["text", "owner", "kind", "search_index", "rank"], "indexes": {}},
+    "search_index_config": {"columns": ["k", "v"], "indexes": {}},
+    "search_index_content": {"columns": ["id", "c0", "c1", "c2"], "indexes": {}},
+    "search_index_data": {"columns": ["id", "block"], "indexes": {}},
+    "search_index_docsize": {"columns": ["id", "sz"], "indexes": {}},
+    "search_index_idx": {"columns": ["segid", "term", "pgno"], "indexes": {}},
 }
 # The triggers that keep m010's counters.
 EXPECTED_TRIGGERS = sorted(
@@ -353,7 +365,8 @@ def test_schema_seen_through_sqlite_utils(tmp_path):
 
     db = sqlite_utils.Database(open_store(tmp_path / "m.sqlite"))
     assert sorted(db.table_names()) == sorted(EXPECTED_SCHEMA)
-    generated = {"memories": {"last_used", "codex_last_used"}}
+    generated = {"memories": {"last_used", "codex_last_used"},
+                 "search_index": {"search_index", "rank"}}  # FTS5's hidden columns
     for name, spec in EXPECTED_SCHEMA.items():
         table = db[name]
         assert [c.name for c in table.columns] == [

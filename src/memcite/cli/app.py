@@ -204,7 +204,7 @@ def _register_command_groups() -> None:
     # Command groups being built (issues 23, 24): registered once their module exists.
     import importlib
 
-    for name in ("consolidation_app", "thread_app", "report_app", "event_app"):
+    for name in ("consolidation_app", "thread_app", "report_app", "event_app", "search_app"):
         try:
             module = importlib.import_module(f"memcite.cli.{name}")
         except ModuleNotFoundError as exc:

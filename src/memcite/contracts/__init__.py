@@ -32,6 +32,7 @@ SCHEMAS: dict[str, str] = {
     "schema": "memcite schema --json: the names of these schemas",
     "thread": "memcite thread --json: what Codex's memory did in one thread, or what it costs",
     "consolidation": "memcite consolidation --json: Codex's memory consolidation, store by store",
+    "search": "memcite search --json: the matching lines of the notes, event logs and memory",
     "config": "memcite's config file (config.toml), as TOML tables",
 }
 

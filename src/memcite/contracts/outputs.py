@@ -1433,3 +1433,50 @@ class NoteImportOutput(Contract):
     header: dict
     counts: NoteImportCounts
     lines: list[NoteImportLine]
+
+
+# --------------------------------------------------------------------------- search
+
+
+class SearchHit(Contract):
+    """One matching line (one event of a log), best first."""
+
+    file: str
+    line: int = Field(ge=1, description="The line in the file (of an event log: the event's).")
+    kind: Literal["notes", "events", "memory"]
+    scope: Literal["project", "global", "session", "memory"] = Field(
+        description="Whose file: this project's, the global one, a session's, or Codex's memory.")
+    score: float = Field(description="bm25 relevance, higher is better.")
+    snippet: str = Field(description="The matching words in **, around them at most 24 words; "
+                         "secrets masked.")
+    text: str = Field(description="The line (at most 500 characters), secrets masked.")
+
+
+class SearchRefresh(Contract):
+    """What refreshing the index before the query did."""
+
+    files_checked: Count
+    files_indexed: Count = Field(description="Files (re-)read: new or changed since last time.")
+    files_dropped: Count = Field(description="Files gone since last time: their rows removed.")
+    rows_written: Count
+    skipped: list[str] = Field(description="Files not searched, and why.")
+
+
+class SearchOutput(Contract):
+    """`memcite search --json`: the hits among this project's, the global and Codex's files."""
+
+    query: str
+    project: str
+    codex_home: str
+    memory_folder: str
+    scopes: list[Literal["project", "global", "session"]]
+    kinds: list[Literal["notes", "events", "memory"]]
+    limit: Count
+    in_memory: bool = Field(description="The index was built in memory for this run (memcite's "
+                            "database could not be written).")
+    refresh: SearchRefresh
+    count: Count
+    hits: list[SearchHit]
+
+
+OUTPUT_MODELS["search"] = SearchOutput

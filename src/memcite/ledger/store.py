@@ -414,6 +414,51 @@ def m012_summary_file_index(conn: sqlite3.Connection) -> None:
                  " (rollout_summary_file, codex_home) WHERE rollout_summary_file IS NOT NULL")
 
 
+SEARCH_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS search_files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,             -- the file's absolute path as listed
+        owner TEXT NOT NULL,                   -- whose rows: scope, Codex home, project
+        kind TEXT NOT NULL,                    -- notes | events | memory
+        mtime_ns INTEGER NOT NULL,             -- the stamp a refresh compares
+        size INTEGER NOT NULL,
+        inode INTEGER NOT NULL,
+        device INTEGER NOT NULL,
+        rows INTEGER NOT NULL,                 -- its rows in search_index
+        indexed_at INTEGER NOT NULL
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS search_files_owner ON search_files (owner, kind)",
+    # One row per line (per event); rowid = search_files.id << 24 | line.
+    "CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5(text, owner UNINDEXED, "
+    "kind UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')",
+)
+
+
+def fts5_available(conn: sqlite3.Connection) -> bool:
+    """Whether this SQLite has FTS5 (a build may lack it)."""
+    try:
+        if conn.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").fetchone()[0]:
+            return True
+        conn.execute("CREATE VIRTUAL TABLE temp.memcite_fts5_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp.memcite_fts5_probe")
+        return True
+    except sqlite3.Error:
+        return False
+
+
+def m013_search_index(conn: sqlite3.Connection) -> None:
+    """The index of ``memcite search`` (``memcite.notes.search``): an FTS5 table of the lines
+    of the notes, event logs and Codex's memory files, and each indexed file's stamp. Without
+    FTS5 only the stamp table is made (search then says so; it creates the rest when run by
+    a Python that has FTS5): no other command may fail for want of it."""
+    conn.execute(SEARCH_SCHEMA[0])
+    conn.execute(SEARCH_SCHEMA[1])
+    if fts5_available(conn):
+        conn.execute(SEARCH_SCHEMA[2])
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
@@ -427,6 +472,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m010_stats_counters,
     m011_sync_store,
     m012_summary_file_index,
+    m013_search_index,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
