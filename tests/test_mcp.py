@@ -491,7 +491,7 @@ def test_setup_codex_wires_the_mcp_server_in():
     from memcite.cli.app import app
     from memcite.cli.codex_app import available_commands
 
-    assert available_commands(get_command(app)) == {"mcp", "lint --hook"}
+    assert available_commands(get_command(app)) == {"mcp", "lint --hook", "hook pre-tool"}
 
 
 def test_no_command_imports_the_mcp_package():
