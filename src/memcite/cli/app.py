@@ -189,28 +189,23 @@ def strip(
 def _register_command_groups() -> None:
     from memcite.cli import (
         codex_app,
+        consolidation_app,
         contracts_app,
+        event_app,
         ledger_app,
         lint_app,
         mcp_app,
         notes_app,
         readpath_app,
+        report_app,
         retention_app,
+        search_app,
+        thread_app,
     )
 
-    for module in (ledger_app, readpath_app, retention_app, notes_app, lint_app, codex_app,
-                   mcp_app, contracts_app):
-        module.register(app)
-    # Command groups being built (issues 23, 24): registered once their module exists.
-    import importlib
-
-    for name in ("consolidation_app", "thread_app", "report_app", "event_app", "search_app"):
-        try:
-            module = importlib.import_module(f"memcite.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"memcite.cli.{name}":
-                raise
-            continue
+    for module in (ledger_app, readpath_app, retention_app, report_app, notes_app, event_app,
+                   search_app, lint_app, codex_app, consolidation_app, thread_app, mcp_app,
+                   contracts_app):
         module.register(app)
 
 
