@@ -271,3 +271,30 @@ def legacy_session_bytes(session_id: str, turns: int, *, cli_version: str = "0.9
                                  "cli_version": cli_version, "instructions": None,
                                  "source": "cli", "model_provider": "openai"})
     return meta + b"".join(legacy_turn(n, **options) for n in range(1, turns + 1))
+
+
+def ledger_knowing(path, threads=MEMORIES):
+    """memcite's ledger at ``path``, its inventory holding ``threads`` (as a sync leaves it)."""
+    from memcite.ledger.store import open_store, transaction
+
+    connection = open_store(path)
+    with transaction(connection):
+        connection.executemany(
+            "INSERT INTO memories (thread_id, source, first_synced_at, synced_at)"
+            " VALUES (?, 'stage1_outputs', 1, 1)", [(t,) for t in threads])
+    return connection
+
+
+def count_parses(monkeypatch) -> list[str]:
+    """The texts ``parse_reply`` is asked to read from now on, in order."""
+    from memcite.citations import reading
+
+    texts: list[str] = []
+    real = reading.parse_reply
+
+    def counting(text, *args, **kwargs):
+        texts.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(reading, "parse_reply", counting)
+    return texts

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from codex_sessions import count_parses, ledger_knowing
 from memcite.errors import InputError
 from memcite.ledger.ingest import RolloutScan, check_rollout, ingest_rollout, iter_rollout_replies
-from memcite.ledger.store import open_store, transaction
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 SAMPLE = next((CORPUS / "codex_home" / "sessions").rglob("rollout-*.jsonl"))
@@ -21,11 +21,7 @@ KNOWN = ("019b7635-7fb3-7cf8-8f11-6f64065672e0", "019b76da-a800-7de5-8c3e-9e72e4
 
 @pytest.fixture
 def conn(tmp_path):
-    connection = open_store(tmp_path / "m.sqlite")
-    with transaction(connection):
-        connection.executemany(
-            "INSERT INTO memories (thread_id, source, first_synced_at, synced_at)"
-            " VALUES (?, 'stage1_outputs', 1, 1)", [(t,) for t in KNOWN])
+    connection = ledger_knowing(tmp_path / "m.sqlite", KNOWN)
     yield connection
     connection.close()
 
@@ -213,17 +209,7 @@ def test_check_rollout_reads_nothing_and_refuses_what_cannot_be_opened(tmp_path)
 @pytest.fixture
 def parsed(monkeypatch):
     """The texts ``parse_reply`` is asked to read, in order."""
-    from memcite.citations import reading
-
-    texts: list[str] = []
-    real = reading.parse_reply
-
-    def counting(text, *args, **kwargs):
-        texts.append(text)
-        return real(text, *args, **kwargs)
-
-    monkeypatch.setattr(reading, "parse_reply", counting)
-    return texts
+    return count_parses(monkeypatch)
 
 
 def test_a_reingest_parses_only_the_replies_not_yet_recorded(conn, tmp_path, parsed):

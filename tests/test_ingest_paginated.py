@@ -13,6 +13,8 @@ import zstandard
 from codex_sessions import (
     MEMORIES,
     cited_reply,
+    count_parses,
+    ledger_knowing,
     paged_line,
     paged_meta,
     paged_session_lines,
@@ -32,35 +34,22 @@ from memcite.ledger.ingest import (
     rekey_moved_replies,
 )
 from memcite.ledger.session_offsets import ingest_session_file, load_offset
-from memcite.ledger.store import open_store, transaction
+from memcite.ledger.store import open_store
 
 SESSION = session_id(7)
 
 
 @pytest.fixture
 def conn(tmp_path):
-    connection = open_store(tmp_path / "m.sqlite")
-    with transaction(connection):
-        connection.executemany(
-            "INSERT INTO memories (thread_id, source, first_synced_at, synced_at)"
-            " VALUES (?, 'stage1_outputs', 1, 1)", [(t,) for t in MEMORIES])
+    connection = ledger_knowing(tmp_path / "m.sqlite", MEMORIES)
     yield connection
     connection.close()
 
 
 @pytest.fixture
 def parsed(monkeypatch):
-    from memcite.citations import reading
-
-    texts: list[str] = []
-    real = reading.parse_reply
-
-    def counting(text, *args, **kwargs):
-        texts.append(text)
-        return real(text, *args, **kwargs)
-
-    monkeypatch.setattr(reading, "parse_reply", counting)
-    return texts
+    """The texts ``parse_reply`` is asked to read, in order."""
+    return count_parses(monkeypatch)
 
 
 def moved(old: bytes, new_path) -> int:

@@ -8,6 +8,7 @@ import pytest
 
 from codex_sessions import (
     MEMORIES,
+    ledger_knowing,
     memory_folder,
     session_bytes,
     session_id,
@@ -24,18 +25,14 @@ from memcite.ledger.session_offsets import (
     load_offset,
     whole_lines_end,
 )
-from memcite.ledger.store import open_store, transaction
+from memcite.ledger.store import open_store
 
 SESSION = session_id(1)
 
 
 @pytest.fixture
 def conn(tmp_path):
-    connection = open_store(tmp_path / "m.sqlite")
-    with transaction(connection):
-        connection.executemany(
-            "INSERT INTO memories (thread_id, source, first_synced_at, synced_at)"
-            " VALUES (?, 'stage1_outputs', 1, 1)", [(t,) for t in MEMORIES])
+    connection = ledger_knowing(tmp_path / "m.sqlite", MEMORIES)
     yield connection
     connection.close()
 
