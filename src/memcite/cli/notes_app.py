@@ -92,8 +92,9 @@ def save_command(
     confidence: _text_option("--confidence", "How sure it is (any case).",
                              metavar=choices(CONFIDENCES)) = None,
     tier: _text_option("--tier", "Its retention tier, for `prune --rule tiered`: CORE never "
-                       "pruned, IMP reviewed after 60 days unused, SEC pruned after 14, IRR at "
-                       "once (the default windows); any case.", metavar=choices(TIERS)) = None,
+                       "pruned; the others decay while unused (by default IMP is reviewed after "
+                       "about 80 days, SEC pruned after 30, IRR at once); any case.",
+                       metavar=choices(TIERS)) = None,
     expires: _text_option("--expires", "When (a date) or on what condition it stops being "
                           "true.") = None,
     redact: Annotated[bool, typer.Option("--redact", help="Replace each secret or personal "
