@@ -116,7 +116,8 @@ def search(query_text: str | None, scope: str | None = None, session: str | None
             return 0
         for hit in result["hits"]:
             text = " ".join(hit["snippet"].split())
-            out.write(f"{hit['file']}:{hit['line']}: [{hit['kind']}, {hit['scope']}] {text}\n")
+            where = hit["kind"] if hit["kind"] == hit["scope"] else f"{hit['kind']}, {hit['scope']}"
+            out.write(f"{hit['file']}:{hit['line']}: [{where}] {text}\n")
         return 0
 
     return _run(body, db, json)
