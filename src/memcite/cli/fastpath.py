@@ -130,6 +130,12 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         flags=("--json", "--no-cache", "--judge-without-usage"),
         envvars={"codex_home": "CODEX_HOME"},
     ),
+    "report": FastCommand(
+        target="memcite.cli.report_commands:report",
+        options={"--html": str, "--codex-home": str, "--db": str, "--as-of": str, "--since": str},
+        flags=("--open", "--judge-without-usage"),
+        envvars={"codex_home": "CODEX_HOME"},
+    ),
     "truncate": FastCommand(
         target="memcite.cli.readpath_commands:truncate",
         positionals=("source",),
