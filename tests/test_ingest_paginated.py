@@ -25,6 +25,7 @@ from codex_sessions import (
     session_path,
     turn,
 )
+from memcite.contracts.outputs import IngestOutput
 from memcite.ledger.ingest import (
     MAX_PENDING,
     RolloutScan,
@@ -290,6 +291,8 @@ def test_a_legacy_file_migrated_keeps_its_replies_once(conn, tmp_path, parsed):
     assert moved(legacy, path) >= 5
     again = ingest_rollout(conn, path)
     assert (again.recorded, again.duplicates, again.rekeyed) == (0, 8, moved(legacy, path))
+    said = IngestOutput.model_validate(again.to_dict())  # as `ingest --json` says it
+    assert (said.rekeyed, said.set_aside, said.pending) == (moved(legacy, path), 0, 0)
     after = ledger(conn)
     assert [row[1:] for row in after] != [] and sorted(row[1:] for row in after) == \
         sorted(row[1:] for row in before)  # the same replies, times and counted ids

@@ -886,6 +886,12 @@ class IngestOutput(Contract):
     parent_ids: list[str] = Field(
         description="Later session_meta ids in the file: the parents a fork copied (the "
         "file's own thread is the first).")
+    pending: Count = Field(0, description="Replies known only from an item_completed line "
+                           "whose turn had not ended: left for a later read.")
+    rekeyed: Count = Field(0, description="Recorded replies moved to the keys of the lines "
+                           "they are on now (the file was rewritten, e.g. migrate-rollouts).")
+    set_aside: Count = Field(0, description="Recorded replies a rewritten file no longer "
+                             "holds (kept, under a key no new line can take).")
     # Only when a whole Codex home is ingested (`memcite ingest` with no files):
     status: Literal["read", "unchanged"] | None = None
     from_offset: int | None = Field(None, description="The byte the read started at.")

@@ -604,7 +604,6 @@ class IngestReport:
     long_lines: list[int] = field(default_factory=list)
     long_line_count: int = 0
     parent_ids: list[str] = field(default_factory=list)
-    # Not in ``to_dict`` (``memcite ingest --json`` is a published contract, IngestOutput):
     pending: int = 0  # item_completed-only replies left for their turn's end
     rekeyed: int = 0  # recorded replies moved to the keys of their new lines (a rewrite)
     set_aside: int = 0  # recorded replies found on no line of the rewritten file
@@ -630,6 +629,9 @@ class IngestReport:
             "long_lines": self.long_lines,
             "long_line_count": self.long_line_count,
             "parent_ids": self.parent_ids,
+            "pending": self.pending,
+            "rekeyed": self.rekeyed,
+            "set_aside": self.set_aside,
         }
 
 
