@@ -100,6 +100,12 @@ class MockModel:
             self._queue.append(message_turn(text, delay))
         return self
 
+    def queue(self, turn: Turn) -> MockModel:
+        """Answer the next request that no responder takes with ``turn``."""
+        with self._lock:
+            self._queue.append(turn)
+        return self
+
     def call_tool(self, name: str, arguments: dict, namespace: str | None = None) -> MockModel:
         with self._lock:
             self._queue.append(tool_turn(name, arguments, namespace))

@@ -6,7 +6,28 @@ import re
 import sqlite3
 import time
 
+from mock_model import Turn, message_turn
+
 from conftest import assert_ran, is_consolidation
+
+
+class HeldUntil(Turn):
+    """A plain answer, sent once ``ready()`` holds (or after 30 s)."""
+
+    def __init__(self, ready):
+        super().__init__(message_turn("Hello.").items)
+        self.ready = ready
+
+    @property
+    def delay(self) -> float:
+        deadline = time.monotonic() + 30
+        while not self.ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return 0.0
+
+    @delay.setter
+    def delay(self, value: float) -> None:
+        pass
 
 # Codex's rule for a note's file name (memories/extensions/ad_hoc/notes/).
 CODEX_NOTE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z0-9][a-z0-9-]{0,79}\.md$")
@@ -31,6 +52,9 @@ def test_the_prune_note_is_named_as_codex_wants_and_the_next_consolidation_lists
         db.execute("DELETE FROM jobs")
     db.close()
     consolidations = len(world.consolidation_requests())
+    # `codex exec` does not wait for the consolidation it starts: the user's turn is held until
+    # the consolidation agent has asked the model (at most 30 s), so that it is not cut short.
+    world.model.queue(HeldUntil(lambda: len(world.consolidation_requests()) > consolidations))
     assert_ran(world.exec("hello again"))
     assert len(world.consolidation_requests()) > consolidations, "no consolidation ran"
     diff = (world.memories / "phase2_workspace_diff.md").read_text()
