@@ -101,8 +101,7 @@ def run(world: CodexWorld, consolidator: Consolidator, mode: str) -> None:
     """One `codex exec` whose session stays until the consolidation agent is done."""
     consolidator.mode = mode
     consolidator.done.clear()
-    with world.model._lock:  # the mock has no public way to queue a Turn of ours
-        world.model._queue.append(AfterTheAgent(consolidator.done))
+    world.model.queue(AfterTheAgent(consolidator.done))
     agents = sum(map(is_agent, world.model.requests))
     assert_ran(world.exec("hello"))
     assert sum(map(is_agent, world.model.requests)) > agents, "no consolidation ran"
