@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
+from memcite.cli.demo import load_sample_builder
 from memcite.codex import consolidation as c
 from memcite.codex.doctor import DoctorInputs, check_consolidation
 from memcite.contracts.generate import models
@@ -24,20 +25,9 @@ NOW = int(time.time())  # the command judges at the clock's time: the rows are m
 H = 3_600
 runner = CliRunner()
 
-# Codex 0.171's tables, as `sqlite3 memories_1.sqlite .schema` printed them.
-CODEX_TABLES = """
-CREATE TABLE stage1_outputs (
-    thread_id TEXT PRIMARY KEY,
-    source_updated_at INTEGER NOT NULL,
-    raw_memory TEXT NOT NULL,
-    rollout_summary TEXT NOT NULL,
-    rollout_slug TEXT,
-    generated_at INTEGER NOT NULL,
-    usage_count INTEGER,
-    last_usage INTEGER,
-    selected_for_phase2 INTEGER NOT NULL DEFAULT 0,
-    selected_for_phase2_source_updated_at INTEGER
-);
+# Codex 0.171's tables, as `sqlite3 memories_1.sqlite .schema` printed them: the sample
+# home's stage1_outputs, and the job tables the sample leaves out.
+CODEX_TABLES = load_sample_builder().CODEX_SCHEMA + """
 CREATE TABLE jobs (
     kind TEXT NOT NULL,
     job_key TEXT NOT NULL,

@@ -166,7 +166,9 @@ def test_a_summary_codex_removed_is_told_apart_from_one_that_never_was(tmp_path)
     assert _outcomes(env) == {"removed": 2, "missing": 1, "ok": 1}
 
 
-def test_under_v2_the_summary_routes_are_the_entries_that_citations_use(tmp_path):
+def _v2_home_with_routes(tmp_path, used_tier: str = "", unused_tier: str = ""):
+    """A synced v2 home without MEMORY.md whose summary routes to two rollout summaries:
+    ``(home, folder, env, used, unused)``; the routes' tier prefixes as given."""
     home = _v2_home(tmp_path)
     folder = home / "memories_v2"
     (folder / "MEMORY.md").unlink()  # v2 has none
@@ -174,11 +176,18 @@ def test_under_v2_the_summary_routes_are_the_entries_that_citations_use(tmp_path
     (folder / "memory_summary.md").write_text(
         "v1\n## User Profile\nA developer.\n\n## User preferences\n- short answers\n\n"
         "## General Tips\n- none\n\n## What's in Memory\n### /home/dev/app\n#### 2026-11-01\n"
-        f"- rollout_summaries/{used} — the one cited; thread_id=019b76da-a800-7de5-8c3e-9e72e44926e8\n"
-        f"- rollout_summaries/{unused} — never cited; thread_id=019b76a3-9a91-7f98-8541-21849548e142\n")
+        f"- {unused_tier}rollout_summaries/{unused} — never cited; "
+        "thread_id=019b76a3-9a91-7f98-8541-21849548e142\n"
+        f"- {used_tier}rollout_summaries/{used} — the one cited; "
+        "thread_id=019b76da-a800-7de5-8c3e-9e72e44926e8\n")
     env = {"CODEX_HOME": str(home), "MEMCITE_DB": str(tmp_path / "m.sqlite"),
            "MEMCITE_CONFIG": str(tmp_path / "none.toml")}
     _run(env, "sync")
+    return home, folder, env, used, unused
+
+
+def test_under_v2_the_summary_routes_are_the_entries_that_citations_use(tmp_path):
+    home, folder, env, used, unused = _v2_home_with_routes(tmp_path)
     for lines in ("1-3", "2-4"):  # two replies citing the same rollout summary
         _record(env, home, _block(f"rollout_summaries/{used}:{lines}"))
     stats = json.loads(_run(env, "stats", "--json", "--as-of", str(NOW), "--no-cache").stdout)
@@ -192,18 +201,7 @@ def test_under_v2_the_summary_routes_are_the_entries_that_citations_use(tmp_path
 
 
 def test_under_v2_tiered_pruning_judges_the_summary_routes(tmp_path):
-    home = _v2_home(tmp_path)
-    folder = home / "memories_v2"
-    (folder / "MEMORY.md").unlink()
-    used, unused = sorted(p.name for p in (folder / "rollout_summaries").iterdir())[:2]
-    (folder / "memory_summary.md").write_text(
-        "v1\n## User Profile\nA developer.\n\n## User preferences\n- short answers\n\n"
-        "## General Tips\n- none\n\n## What's in Memory\n### /home/dev/app\n#### 2026-11-01\n"
-        f"- [IRR] rollout_summaries/{unused} — never cited; thread_id=019b76a3-9a91-7f98-8541-21849548e142\n"
-        f"- [CORE] rollout_summaries/{used} — the one cited; thread_id=019b76da-a800-7de5-8c3e-9e72e44926e8\n")
-    env = {"CODEX_HOME": str(home), "MEMCITE_DB": str(tmp_path / "m.sqlite"),
-           "MEMCITE_CONFIG": str(tmp_path / "none.toml")}
-    _run(env, "sync")
+    home, folder, env, used, unused = _v2_home_with_routes(tmp_path, "[CORE] ", "[IRR] ")
     _record(env, home, _block(f"rollout_summaries/{used}:1-3"))
     later = str(NOW + 400 * 86400)
     preview = json.loads(_run(env, "prune", "--rule", "tiered", "--json", "--as-of", later).stdout)
