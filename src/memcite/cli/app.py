@@ -192,6 +192,7 @@ def _register_command_groups() -> None:
         consolidation_app,
         contracts_app,
         event_app,
+        fleet_app,
         ledger_app,
         lint_app,
         mcp_app,
@@ -204,8 +205,8 @@ def _register_command_groups() -> None:
     )
 
     for module in (ledger_app, readpath_app, retention_app, report_app, notes_app, event_app,
-                   search_app, lint_app, codex_app, consolidation_app, thread_app, mcp_app,
-                   contracts_app):
+                   search_app, lint_app, codex_app, consolidation_app, thread_app, fleet_app,
+                   mcp_app, contracts_app):
         module.register(app)
 
 

@@ -126,6 +126,8 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--as-of": str,
             "--since": str,
             "--limit": int,
+            "--machine": str,
+            "--project": str,
         },
         flags=("--json", "--no-cache", "--judge-without-usage"),
         envvars={"codex_home": "CODEX_HOME"},

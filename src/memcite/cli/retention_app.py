@@ -82,12 +82,20 @@ def stats(
         "--no-cache", help="Check every citation again (default: reuse the last checks while "
         "no reply was recorded and no cited file changed).")] = False,
     judge_without_usage: JudgeOpt = False,
+    machine: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--machine", metavar="NAME", show_default=False,
+        help="With --db postgresql://...: only this machine's pushes.")] = None,
+    project: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--project", metavar="DIR", show_default=False,
+        help="With --db postgresql://...: only replies made in this folder or under it, and "
+        "memories whose cwd is there.")] = None,
 ) -> None:
     """Report how a Codex home's memories are used.
 
     Dead memories (unused for longer than --max-unused-days), the most cited, cited ids
     memcite does not know, the checks of cited lines, usage per section and per week.
-    With no memcite database, straight from Codex's memories_1.sqlite.
+    With no memcite database, straight from Codex's memories_1.sqlite. With --db
+    postgresql://..., the same report over every machine that ran `memcite push` there.
 
     Examples:
 
@@ -95,9 +103,11 @@ def stats(
         memcite stats
         memcite stats --since 2026-02-01 --max-unused-days 14
         memcite stats --json --limit 0 --rule codex --as-of 2026-03-01
+        memcite stats --db postgresql://memcite@db.internal/fleet --machine ci-runner-7
     """
     exit_with(retention_commands.stats(db, codex_home, max_unused_days, rule, as_of, since, limit,
-                                   json, no_cache, judge_without_usage=judge_without_usage))
+                                   json, no_cache, judge_without_usage=judge_without_usage,
+                                   machine=machine, project=project))
 
 
 def prune(

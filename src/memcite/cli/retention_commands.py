@@ -178,8 +178,20 @@ def stats(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
     no_cache: bool = False,
     judge_without_usage: bool = False,
+    machine: str | None = None,
+    project: str | None = None,
 ) -> int:
-    """Print the usage report of one Codex home (dead memories, top, unknown ids, checks)."""
+    """Print the usage report of one Codex home (dead memories, top, unknown ids, checks), or
+    with ``db`` a PostgreSQL URL of the fleet server (``memcite.cli.fleet_commands``)."""
+    if db and db.lower().startswith(("postgresql://", "postgres://")):
+        from memcite.cli.fleet_commands import fleet_stats
+
+        return fleet_stats(db, machine=machine, project=project, max_unused_days=max_unused_days,
+                           rule=rule, as_of=as_of, since=since, limit=limit, json=json)
+    if machine is not None or project is not None:
+        return report_error(InputError("--machine and --project report on a fleet server",
+                                       hint="give --db postgresql://... (the server "
+                                            "`memcite push` sends to)"))
     try:
         locations, settings, now = _inputs(codex_home, rule=rule,
                                            max_unused_days=max_unused_days, as_of=as_of,
@@ -418,10 +430,15 @@ def _next_step(report) -> tuple[str, list[str], tuple[str, ...], str] | None:
 def _print_summary(text: _Text, report, where: dict[str, str]) -> None:
     """Three lines: how many memories, how many dead, what to run next."""
     t = report.totals
-    head = f"{_plural(t['memories'], 'memory', 'memories')} in the Codex home "
     tail = f", as of {_day(report.as_of)}"
-    text.line(head + text.cut_path(report.codex_home or "-", text.width - len(head) - len(tail))
-              + tail)
+    if report.fleet is not None:
+        machines = report.fleet["machines"]
+        text.line(f"{_plural(t['memories'], 'memory', 'memories')} across "
+                  f"{_plural(len(machines), 'machine')} of the fleet{tail}")
+    else:
+        head = f"{_plural(t['memories'], 'memory', 'memories')} in the Codex home "
+        text.line(head + text.cut_path(report.codex_home or "-",
+                                       text.width - len(head) - len(tail)) + tail)
     in_table = t["in_codex_table"]
     scope = (f" of the {in_table} in Codex's table"
              if report.rule == "codex" and in_table != t["memories"] else "")
@@ -429,6 +446,10 @@ def _print_summary(text: _Text, report, where: dict[str, str]) -> None:
     text.line(f"{report.dead_count} dead{scope}: {unused}" if report.dead_count
               else f"none dead{scope}: none {unused}")
     step = _next_step(report)
+    if step is not None and report.fleet is not None:
+        text.pick(f"next: memcite {step[0]} on each machine ({step[3]}; the fleet server is only "
+                  "reported on)", f"next: memcite {step[0]} on each machine")
+        return
     if step is None:
         text.pick("next: nothing needed (`memcite show ID` tells one memory's story)",
                   "next: nothing needed")
@@ -449,6 +470,13 @@ def _print_totals(text: _Text, report) -> None:
     if report.source == "codex":
         name = os.path.basename(report.state_db or "memories_1.sqlite")
         text.title(f"Totals, from Codex's {name} (no memcite database):")
+    elif report.fleet is not None:
+        fleet = report.fleet
+        scope = "".join(f", {key} {fleet[key]}" for key in ("machine", "project") if fleet[key])
+        text.title(f"Totals, from the fleet server ({_plural(len(fleet['machines']), 'machine')}"
+                   f"{scope}):")
+        text.prose("each machine's memcite and Codex counts added up; cited lines as each "
+                   "machine checked them when it pushed", indent="  ")
     else:
         text.title("Totals, from memcite's ledger:")
     if report.store:
@@ -456,8 +484,9 @@ def _print_totals(text: _Text, report) -> None:
         text.prose(f"memory store {store['store']}, the one Codex reads ({store['store_from']}"
                    + ("; dual_write: Codex also consolidates the other" if store["dual_write"]
                       else "") + ")", indent="  ")
-    text.line("  usage data: " + (text.cut_path(report.state_db, text.width - 14)
-                                  if report.state_db else "none (judged without it)"))
+    if report.fleet is None:
+        text.line("  usage data: " + (text.cut_path(report.state_db, text.width - 14)
+                                      if report.state_db else "none (judged without it)"))
     if report.other_homes:
         text.prose(f"(memcite's database also holds {_plural(len(report.other_homes), 'other Codex home')}, "
                    f"not counted here: {', '.join(report.other_homes)})")

@@ -88,11 +88,23 @@ class ConsolidationConfig(_Table):
                           "than this while something waits for one (default 48).")
 
 
+class FleetConfig(_Table):
+    """`[fleet]`: the PostgreSQL server `memcite push` sends this ledger to."""
+
+    url: str | None = Field(
+        None, description="The server, as postgresql://user@host:port/database (keep the "
+                          "password in PGPASSWORD or ~/.pgpass; one written here is masked in "
+                          "every message). Nothing is sent until `memcite push` runs.")
+    machine: str | None = Field(
+        None, description="This machine's name on the server (default: the host name).")
+
+
 class MemciteConfig(_Table):
     """The whole file: one table per part of memcite."""
 
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
+    fleet: FleetConfig = Field(default_factory=FleetConfig)
 
 
 def _valid_keys(model: type[BaseModel], location: tuple) -> list[str]:

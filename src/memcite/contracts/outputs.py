@@ -420,8 +420,19 @@ class StoreRead(Contract):
     dual_write: bool = Field(description="Codex also consolidates the other store.")
 
 
+class FleetScopeRead(Contract):
+    """The part of a fleet server a report covers (`memcite stats --db postgresql://...`)."""
+
+    machine: str | None = Field(description="The one machine reported on (--machine); null: all.")
+    project: str | None = Field(description="The project folder replies and memories keep to "
+                                "(--project); null: every project.")
+    machines: list[str] = Field(description="The machines whose pushes the report counts.")
+    stores: dict[str, int] = Field(description="Codex homes per memory store (v1, v2), as the "
+                                   "machines' last syncs read them.")
+
+
 class StatsOutput(Contract):
-    """`memcite stats --json`: the usage report of one Codex home."""
+    """`memcite stats --json`: the usage report of one Codex home, or of a fleet server."""
 
     codex_home: str | None = Field(description="The Codex home reported on (its real path).")
     store: StoreRead | None = Field(None, description="The memory store read (null: stats "
@@ -461,6 +472,8 @@ class StatsOutput(Contract):
     entries: EntriesReport | None = Field(
         None, description="Usage per entry of MEMORY.md and memcite's notes (lists cut at "
         "--limit).")
+    fleet: FleetScopeRead | None = Field(
+        None, description="Present only in a report over a fleet server: what it covers.")
 
 
 # --------------------------------------------------------------------------- prune, restore, archived, select

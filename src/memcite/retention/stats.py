@@ -52,7 +52,8 @@ class StatsReport(Slots):
     __slots__ = ("as_of", "rule", "max_unused_days", "since", "source", "totals", "dead",
                  "dead_count", "top", "unknown_ids", "not_uuid_ids", "citation_checks", "files",
                  "sections", "weeks", "citation_log", "codex_home", "state_db", "other_homes",
-                 "log_scope", "asked_to_forget", "entries", "relevance", "last_sync", "store")
+                 "log_scope", "asked_to_forget", "entries", "relevance", "last_sync", "store",
+                 "fleet")
     _fields = __slots__
 
     def __init__(self, as_of: int, rule: str, max_unused_days: int, since: int | None,
@@ -92,6 +93,8 @@ class StatsReport(Slots):
         # The Codex memory store read ({"store", "store_from", "memory_folder", "dual_write"}),
         # set by the command from where Codex reads.
         self.store: dict | None = None
+        # A report over a fleet server (``memcite.fleet.report``): the machines it covers.
+        self.fleet: dict | None = None
 
     def to_dict(self) -> dict:
         result = {
@@ -123,6 +126,8 @@ class StatsReport(Slots):
             result["weeks"] = self.weeks
         if self.entries is not None:
             result["entries"] = self.entries
+        if self.fleet is not None:
+            result["fleet"] = self.fleet
         return result
 
 
