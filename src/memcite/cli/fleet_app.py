@@ -51,9 +51,9 @@ def push(
     Examples:
 
     \b
-        memcite push --to postgresql://memcite@db.internal/fleet --dry-run
-        memcite push --to postgresql://memcite@db.internal/fleet --machine ci-runner-7
-        PGHOST=db.internal PGDATABASE=fleet memcite push --json
+        memcite push --to postgresql://memcite@db.example/fleet --dry-run
+        memcite push --to postgresql://memcite@db.example/fleet --machine ci-7
+        PGHOST=db.example PGDATABASE=fleet memcite push --json
     """
     exit_with(fleet_commands.push(to, db, codex_home, machine, since, dry_run, full, batch, json))
 

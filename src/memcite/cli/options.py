@@ -19,12 +19,14 @@ from memcite.cli.inputs import DEFAULT_MAX_BYTES
 PLACEHOLDERS = {
     "DIR": "a folder",
     "FILE": "a file (a reply, a draft, an archived note; - for stdin where the help says so)",
-    "PATH": "memcite's database (a file, created when missing), or a file or folder to lint",
+    "PATH": "memcite's database (a file, created when missing), or a file or folder to lint; "
+            "for stats, also a fleet server's URL",
+    "URL": "a PostgreSQL server: postgresql://user@host:port/database",
     "N": "a number: a count, a size in bytes or tokens, days, seconds",
     "TIME": "a time: epoch seconds or ISO 8601 (2026-03-01, 2026-03-01T10:00:00Z)",
     "ID": "an id: of a reply, a thread (memory), a session, a note entry, a prune batch",
     "TEXT": "free text, quoted when it has spaces",
-    "NAME": "a name: a schema's, an archived file's",
+    "NAME": "a name: a schema's, an archived file's, a machine's in a fleet",
 }
 
 

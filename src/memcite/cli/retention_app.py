@@ -103,7 +103,7 @@ def stats(
         memcite stats
         memcite stats --since 2026-02-01 --max-unused-days 14
         memcite stats --json --limit 0 --rule codex --as-of 2026-03-01
-        memcite stats --db postgresql://memcite@db.internal/fleet --machine ci-runner-7
+        memcite stats --db postgresql://memcite@db.example/fleet --machine ci-7
     """
     exit_with(retention_commands.stats(db, codex_home, max_unused_days, rule, as_of, since, limit,
                                    json, no_cache, judge_without_usage=judge_without_usage,

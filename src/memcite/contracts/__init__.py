@@ -33,6 +33,7 @@ SCHEMAS: dict[str, str] = {
     "thread": "memcite thread --json: what Codex's memory did in one thread, or what it costs",
     "consolidation": "memcite consolidation --json: Codex's memory consolidation, store by store",
     "search": "memcite search --json: the matching lines of the notes, event logs and memory",
+    "push": "memcite push --json: what this ledger sent to the fleet's PostgreSQL",
     "config": "memcite's config file (config.toml), as TOML tables",
 }
 

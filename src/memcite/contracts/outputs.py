@@ -1499,3 +1499,31 @@ class SearchOutput(Contract):
 
 
 OUTPUT_MODELS["search"] = SearchOutput
+
+
+# --------------------------------------------------------------------------- push
+# `memcite push` (memcite.fleet.push): what one ledger sent to the fleet's PostgreSQL.
+
+
+class PushOutput(Contract):
+    """`memcite push --json`: what this ledger sent to the fleet server (or would send)."""
+
+    server: str = Field(description="The server, its password masked.")
+    machine: str = Field(description="This machine's name on the server.")
+    ledger: str = Field(description="The ledger pushed (its real path): the cursor's key.")
+    dry_run: bool = Field(description="Nothing was sent; the counts are what would be.")
+    replies: Count
+    citations: Count = Field(description="Cited ids sent.")
+    entries: Count = Field(description="Cited entries sent, each with its check outcome.")
+    memories: Count = Field(description="Memory rows the server added or changed (with "
+                            "--dry-run: the rows that would be compared).")
+    batches: Count = Field(description="Transactions committed, each moving the cursor.")
+    from_reply: Count = Field(description="The ledger's reply id the push went on from.")
+    to_reply: Count = Field(description="The ledger's last reply id.")
+    reconciled: bool = Field(description="The server's cursor did not match this ledger (or "
+                             "--full): replies were sent again, the ones it had skipped.")
+    seconds: float
+    up_to_date: bool = Field(description="Nothing was new: the server had all of it.")
+
+
+OUTPUT_MODELS["push"] = PushOutput

@@ -282,7 +282,7 @@ def _send_batch(server, machine_id: int, batch: dict, checker: _EntryChecker,
             break
         except psycopg.errors.UniqueViolation:
             server.rollback()
-            reconcile = True  # rows the server has: skip them
+            reconcile = report.reconciled = True  # rows the server has: skip them
             _write_batch(server, machine_id, batch, tables, ledger, reconcile=True)
             break
         except (psycopg.DataError, UnicodeEncodeError, psycopg.errors.CharacterNotInRepertoire):
