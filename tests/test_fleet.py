@@ -431,3 +431,19 @@ def test_the_config_names_the_server(two_machines, fleet_url, tmp_path):
     bad = subprocess.run([*MEMCITE, "push", "--db", ledger], capture_output=True, text=True,
                          timeout=120, env={**os.environ, "MEMCITE_CONFIG": str(config)})
     assert bad.returncode == 2 and "fleet.urls: unknown key; did you mean fleet.url?" in bad.stderr
+
+
+def test_the_html_report_of_the_fleet(two_machines, fleet_url, tmp_path, capsys):
+    for machine in ("a", "b"):
+        _push(*two_machines[machine], fleet_url, machine)
+    page = tmp_path / "fleet.html"
+    env = {**os.environ, "MEMCITE_CONFIG": str(tmp_path / "none.toml")}
+    done = subprocess.run([*MEMCITE, "report", "--db", fleet_url, "--html", str(page), "--as-of",
+                           str(NOW)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    stats = _stats(capsys, fleet_url)
+    assert f"{stats['totals']['memories']} memories, {stats['totals']['dead']} dead" in done.stdout
+    html = page.read_text(encoding="utf-8")
+    assert "Memory use across 2 machines of the fleet" in html
+    assert "machines: a, b" in html
+    assert fleet_url.split("memcite:", 1)[1].split("@", 1)[0] not in html + done.stdout

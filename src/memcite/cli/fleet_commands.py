@@ -113,7 +113,6 @@ def fleet_stats(db: str, *, machine: str | None, project: str | None, max_unused
                 rule: str, as_of: str | None, since: str | None, limit: int, json: bool) -> int:  # noqa: A002
     """``memcite stats`` over a fleet server."""
     from memcite.cli.retention_commands import _inputs, _time, print_stats
-    from memcite.fleet.connection import FleetError, connect, server_error
 
     try:
         _locations, settings, now = _inputs(None, rule=rule, max_unused_days=max_unused_days,
@@ -122,29 +121,9 @@ def fleet_stats(db: str, *, machine: str | None, project: str | None, max_unused
         if project is not None and not os.path.isabs(project):
             raise InputError(f"--project: {project!r} is not an absolute path",
                              hint="give the project's folder as its replies' cwd has it")
-        from memcite.fleet.report import FleetScope, collect_fleet_stats
-
-        server = connect(db, autocommit=True)
-        try:
-            report = collect_fleet_stats(
-                server, scope=FleetScope(machine, project), as_of=now,
-                max_unused_days=settings.max_unused_days, rule=rule, since=since_time,
-                limit=limit)
-        except LookupError as error:
-            raise InputError(str(error)) from None
-        except FleetError:
-            raise
-        except Exception as error:
-            import psycopg
-
-            if isinstance(error, psycopg.errors.UndefinedTable):
-                raise FleetError("the server has no fleet tables yet",
-                                 hint="run `memcite push --to URL` from a machine first") from None
-            if isinstance(error, psycopg.Error):
-                raise server_error(error, db) from None
-            raise
-        finally:
-            server.close()
+        report = fleet_report(db, machine=machine, project=project, as_of=now,
+                              max_unused_days=settings.max_unused_days, rule=rule,
+                              since=since_time, limit=limit)
     except MemciteError as error:
         return report_error(error)
     if json:
@@ -154,3 +133,32 @@ def fleet_stats(db: str, *, machine: str | None, project: str | None, max_unused
 
         print_stats(report, where={"--db": describe(db)})
     return EXIT_OK
+
+
+def fleet_report(db: str, *, as_of: int, max_unused_days: int, machine: str | None = None,
+                 project: str | None = None, rule: str = "memcite", since: int | None = None,
+                 limit: int = 20):
+    """The fleet's ``StatsReport``; every server problem a ``FleetError`` (password masked)."""
+    from memcite.fleet.connection import FleetError, connect, server_error
+    from memcite.fleet.report import FleetScope, collect_fleet_stats
+
+    server = connect(db, autocommit=True)
+    try:
+        return collect_fleet_stats(server, scope=FleetScope(machine, project), as_of=as_of,
+                                   max_unused_days=max_unused_days, rule=rule, since=since,
+                                   limit=limit)
+    except LookupError as error:
+        raise InputError(str(error)) from None
+    except FleetError:
+        raise
+    except Exception as error:
+        import psycopg
+
+        if isinstance(error, psycopg.errors.UndefinedTable):
+            raise FleetError("the server has no fleet tables yet",
+                             hint="run `memcite push --to URL` from a machine first") from None
+        if isinstance(error, psycopg.Error):
+            raise server_error(error, db) from None
+        raise
+    finally:
+        server.close()

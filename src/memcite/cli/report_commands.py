@@ -96,8 +96,10 @@ def _collect(db: str | None, codex_home: str | None, as_of: str | None, since: s
 
     locations, settings, now = _inputs(codex_home, rule="memcite", max_unused_days=None,
                                        as_of=as_of, limit=ROWS)
-    require_usage(locations, judge_without_usage)
     since_time = _time(since, "--since", None)
+    if db and db.lower().startswith(("postgresql://", "postgres://")):
+        return _fleet_collect(db, now, settings.max_unused_days, since_time)
+    require_usage(locations, judge_without_usage)
     root = locations.memory_folder
     codex_db = locations.state_db
     path = resolve_db_path(db)
@@ -136,6 +138,18 @@ def _collect(db: str | None, codex_home: str | None, as_of: str | None, since: s
     finally:
         conn.close()
     return stats, extras
+
+
+def _fleet_collect(db: str, now: int, max_unused_days: int, since: int | None):
+    """The page's data from a fleet server (``memcite stats --db postgresql://…``): the
+    report's parts that need one machine's ledger or files (ages, links, notes) are left out."""
+    from memcite.cli.fleet_commands import fleet_report
+    from memcite.retention.report_data import report_extras
+    from memcite.retention.report_html import ROWS
+
+    stats = fleet_report(db, as_of=now, max_unused_days=max_unused_days, since=since,
+                         limit=ROWS).to_dict()
+    return stats, report_extras(None, stats, codex_home=None, memory_folder=None)
 
 
 def report(html: str | None = None, open: bool = False,  # noqa: A002 - mirrors --open

@@ -207,7 +207,7 @@ def applied(conn) -> list[str]:
 def month_of(seconds: int) -> tuple[int, int] | None:
     """The (year, month) partition of a reply time, or None for the default partition."""
     try:
-        moment = dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+        moment = dt.datetime.fromtimestamp(seconds, dt.UTC)
     except (OverflowError, OSError, ValueError):
         return None
     if (moment.year, moment.month) < FIRST_MONTH or moment.year >= LAST_YEAR:
@@ -216,8 +216,8 @@ def month_of(seconds: int) -> tuple[int, int] | None:
 
 
 def _month_bounds(year: int, month: int) -> tuple[int, int]:
-    start = dt.datetime(year, month, 1, tzinfo=dt.timezone.utc)
-    end = dt.datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=dt.timezone.utc)
+    start = dt.datetime(year, month, 1, tzinfo=dt.UTC)
+    end = dt.datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=dt.UTC)
     return int(start.timestamp()), int(end.timestamp())
 
 

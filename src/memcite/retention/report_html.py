@@ -619,8 +619,19 @@ def _header(page: _Page, stats: dict, options: dict) -> None:
     page.raw("<header>")
     page.element("h1", "memcite report")
     page.open("p")
-    page.text("Memory use of the Codex home ")
-    page.element("code", stats.get("codex_home") or "-", free=True)
+    fleet = stats.get("fleet")
+    if fleet is not None:
+        machines = fleet["machines"]
+        page.text(f"Memory use across {len(machines)} machine{'s' * (len(machines) != 1)} of "
+                  "the fleet")
+        for key in ("machine", "project"):
+            if fleet.get(key):
+                page.text(f" ({key} ")
+                page.element("code", fleet[key], free=True)
+                page.text(")")
+    else:
+        page.text("Memory use of the Codex home ")
+        page.element("code", stats.get("codex_home") or "-", free=True)
     page.text(", as of ")
     page.time("as_of", stats["as_of"], full=True)
     page.text(". Dead: unused for more than ")
@@ -674,12 +685,19 @@ def _summary(page: _Page, stats: dict, extras: dict) -> None:
         fact("memory store read", store_fact)
         fact("memory folder", lambda: page.element("code", store["memory_folder"] or "-",
                                                     free=True))
-    fact("Codex home", lambda: page.element("code", stats.get("codex_home") or "-", free=True))
-    fact("usage data", lambda: page.element("code", stats.get("state_db") or
-                                            "none (judged without it)", free=True))
-    fact("read from", lambda: page.text(
-        "memcite's ledger" if stats["source"] == "memcite" else
-        "Codex's memories database alone (no memcite ledger: no citation log)"))
+    if stats.get("fleet") is not None:
+        fact("read from", lambda: page.text(
+            "the fleet server: each machine's memcite and Codex counts added up, cited lines "
+            "as each machine checked them when it pushed; machines: "
+            + ", ".join(stats["fleet"]["machines"])))
+    else:
+        fact("Codex home", lambda: page.element("code", stats.get("codex_home") or "-",
+                                                free=True))
+        fact("usage data", lambda: page.element("code", stats.get("state_db") or
+                                                "none (judged without it)", free=True))
+        fact("read from", lambda: page.text(
+            "memcite's ledger" if stats["source"] == "memcite" else
+            "Codex's memories database alone (no memcite ledger: no citation log)"))
 
     def memories_fact() -> None:
         page.number("totals.memories", t["memories"])
@@ -1301,7 +1319,7 @@ def render_report(stats: dict, extras: dict, *, version: str) -> str:
              '<link rel="icon" href="data:,">')
     page.open("title")
     page.text("memcite report: ")
-    page.free(stats.get("codex_home") or "Codex home")
+    page.free(stats.get("codex_home") or ("the fleet" if stats.get("fleet") else "Codex home"))
     page.text(f" ({_day(stats['as_of']) or ''})")
     page.close("title")
     page.raw("<style>" + STYLE + "</style></head><body>")
