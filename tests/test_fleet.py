@@ -447,3 +447,15 @@ def test_the_html_report_of_the_fleet(two_machines, fleet_url, tmp_path, capsys)
     assert "Memory use across 2 machines of the fleet" in html
     assert "machines: a, b" in html
     assert fleet_url.split("memcite:", 1)[1].split("@", 1)[0] not in html + done.stdout
+
+
+def test_a_damaged_ledger_is_an_error_and_the_server_is_left_alone(fleet_url, tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"SQLite format 3\x00" + b"\x07" * 4000)
+    done = subprocess.run([*MEMCITE, "push", "--to", fleet_url, "--db", str(bad)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "MEMCITE_CONFIG": str(tmp_path / "none.toml")})
+    assert done.returncode in (2, 3) and "Traceback" not in done.stderr, done.stderr
+    assert str(bad) in done.stderr
+    with psycopg.connect(fleet_url) as server:
+        assert server.execute("SELECT to_regclass('fleet_replies')").fetchone()[0] is None

@@ -1,10 +1,12 @@
-"""The bodies of ``memcite push`` and of ``memcite stats --db postgresql://…`` (see
-``memcite.fleet``): options checked, the library called, the result printed."""
+"""The body of ``memcite push`` (see ``memcite.fleet``): options checked, the library called,
+the result printed. The fleet's report is ``memcite stats --db postgresql://…``, whose body is
+``memcite.cli.retention_commands.fleet_stats``."""
 
 from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import sys
 import time
 
@@ -72,6 +74,10 @@ def push(to: str | None, db: str | None, codex_home: str | None, machine: str | 
                 folder.close()
         finally:
             local.close()
+    except sqlite3.Error as error:
+        from memcite.cli.retention_commands import _failed
+
+        return _failed(db, error)
     except KeyboardInterrupt:
         note("interrupted: the batches already sent stay on the server; "
              "run `memcite push` again to go on from there")
@@ -107,58 +113,3 @@ def _print_push(report) -> None:
                   "reply was sent again and the ones the server had were skipped\n")
     if report.dry_run:
         out.write("  nothing was sent (--dry-run)\n")
-
-
-def fleet_stats(db: str, *, machine: str | None, project: str | None, max_unused_days,
-                rule: str, as_of: str | None, since: str | None, limit: int, json: bool) -> int:  # noqa: A002
-    """``memcite stats`` over a fleet server."""
-    from memcite.cli.retention_commands import _inputs, _time, print_stats
-
-    try:
-        _locations, settings, now = _inputs(None, rule=rule, max_unused_days=max_unused_days,
-                                            as_of=as_of, limit=limit)
-        since_time = _time(since, "--since", None)
-        if project is not None and not os.path.isabs(project):
-            raise InputError(f"--project: {project!r} is not an absolute path",
-                             hint="give the project's folder as its replies' cwd has it")
-        report = fleet_report(db, machine=machine, project=project, as_of=now,
-                              max_unused_days=settings.max_unused_days, rule=rule,
-                              since=since_time, limit=limit)
-    except MemciteError as error:
-        return report_error(error)
-    if json:
-        dump_json(report.to_dict())
-    else:
-        from memcite.fleet.connection import describe
-
-        print_stats(report, where={"--db": describe(db)})
-    return EXIT_OK
-
-
-def fleet_report(db: str, *, as_of: int, max_unused_days: int, machine: str | None = None,
-                 project: str | None = None, rule: str = "memcite", since: int | None = None,
-                 limit: int = 20):
-    """The fleet's ``StatsReport``; every server problem a ``FleetError`` (password masked)."""
-    from memcite.fleet.connection import FleetError, connect, server_error
-    from memcite.fleet.report import FleetScope, collect_fleet_stats
-
-    server = connect(db, autocommit=True)
-    try:
-        return collect_fleet_stats(server, scope=FleetScope(machine, project), as_of=as_of,
-                                   max_unused_days=max_unused_days, rule=rule, since=since,
-                                   limit=limit)
-    except LookupError as error:
-        raise InputError(str(error)) from None
-    except FleetError:
-        raise
-    except Exception as error:
-        import psycopg
-
-        if isinstance(error, psycopg.errors.UndefinedTable):
-            raise FleetError("the server has no fleet tables yet",
-                             hint="run `memcite push --to URL` from a machine first") from None
-        if isinstance(error, psycopg.Error):
-            raise server_error(error, db) from None
-        raise
-    finally:
-        server.close()

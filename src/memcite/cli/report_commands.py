@@ -143,7 +143,7 @@ def _collect(db: str | None, codex_home: str | None, as_of: str | None, since: s
 def _fleet_collect(db: str, now: int, max_unused_days: int, since: int | None):
     """The page's data from a fleet server (``memcite stats --db postgresql://…``): the
     report's parts that need one machine's ledger or files (ages, links, notes) are left out."""
-    from memcite.cli.fleet_commands import fleet_report
+    from memcite.fleet.report import fleet_report
     from memcite.retention.report_data import report_extras
     from memcite.retention.report_html import ROWS
 

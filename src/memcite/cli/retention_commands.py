@@ -183,9 +183,10 @@ def stats(
 ) -> int:
     """Print the usage report of one Codex home (dead memories, top, unknown ids, checks), or
     with ``db`` a PostgreSQL URL of the fleet server (``memcite.cli.fleet_commands``)."""
+    if db is None and os.environ.get("MEMCITE_DB", "").lower().startswith(
+            ("postgresql://", "postgres://")):
+        db = os.environ["MEMCITE_DB"]  # MEMCITE_DB may name the fleet server too
     if db and db.lower().startswith(("postgresql://", "postgres://")):
-        from memcite.cli.fleet_commands import fleet_stats
-
         return fleet_stats(db, machine=machine, project=project, max_unused_days=max_unused_days,
                            rule=rule, as_of=as_of, since=since, limit=limit, json=json)
     if machine is not None or project is not None:
@@ -709,6 +710,32 @@ def _print_list(text: _Text, title: str, lines: list[str]) -> None:
         text.title(f"{title}:")
         for line in lines:
             text.line(f"  {line}")
+
+
+def fleet_stats(db: str, *, machine: str | None, project: str | None, max_unused_days,
+                rule: str, as_of: str | None, since: str | None, limit: int, json: bool) -> int:  # noqa: A002
+    """``memcite stats`` over a fleet server."""
+    from memcite.fleet.report import fleet_report
+
+    try:
+        _locations, settings, now = _inputs(None, rule=rule, max_unused_days=max_unused_days,
+                                            as_of=as_of, limit=limit)
+        since_time = _time(since, "--since", None)
+        if project is not None and not os.path.isabs(project):
+            raise InputError(f"--project: {project!r} is not an absolute path",
+                             hint="give the project's folder as its replies' cwd has it")
+        report = fleet_report(db, machine=machine, project=project, as_of=now,
+                              max_unused_days=settings.max_unused_days, rule=rule,
+                              since=since_time, limit=limit)
+    except MemciteError as error:
+        return report_error(error)
+    if json:
+        dump_json(report.to_dict())
+    else:
+        from memcite.fleet.connection import describe
+
+        print_stats(report, where={"--db": describe(db)})
+    return EXIT_OK
 
 
 CHART_WEEKS = 26  # weeks drawn without --since (--json lists them all)

@@ -310,3 +310,34 @@ def _checks(rows, limit: int) -> CitationChecks:
     checks.worst = rank_worst([CheckedEntry(*key, count, moves.get(key))
                                for key, count in bad.items()], limit)
     return checks
+
+
+def fleet_report(conninfo: str, *, as_of: int, max_unused_days: int, machine: str | None = None,
+                 project: str | None = None, rule: str = "memcite", since: int | None = None,
+                 limit: int = 20):
+    """The fleet's ``StatsReport`` from the server ``conninfo``; every server problem a
+    ``FleetError`` (password masked), a machine no one pushed as an ``InputError``."""
+    from memcite.fleet.connection import FleetError, connect, server_error
+
+    server = connect(conninfo, autocommit=True)
+    try:
+        return collect_fleet_stats(server, scope=FleetScope(machine, project), as_of=as_of,
+                                   max_unused_days=max_unused_days, rule=rule, since=since,
+                                   limit=limit)
+    except LookupError as error:
+        from memcite.errors import InputError
+
+        raise InputError(str(error)) from None
+    except FleetError:
+        raise
+    except Exception as error:
+        import psycopg
+
+        if isinstance(error, psycopg.errors.UndefinedTable):
+            raise FleetError("the server has no fleet tables yet",
+                             hint="run `memcite push --to URL` from a machine first") from None
+        if isinstance(error, psycopg.Error):
+            raise server_error(error, conninfo) from None
+        raise
+    finally:
+        server.close()
