@@ -22,13 +22,22 @@ sys.path.insert(0, str(HERE))
 
 from memcite.conformance.corpus import (  # noqa: E402
     CORPUS_FILE,
+    RULES,
     corpus_text,
+    load_cases,
     reply_case,
     truncation_case,
 )
 
 O, C = "<oai-mem-citation>", "</oai-mem-citation>"  # noqa: E741
 GOLDEN = ROOT / "corpus" / "replies"
+# Cases `memcite conformance fuzz --out` wrote (against the toys of tests/conformance_toys.py),
+# each with what its reply says by hand.
+FUZZED = ROOT / "corpus" / "conformance_fuzz"
+FUZZ_HAND = {
+    # U+001F is not White_Space: Rust's trim keeps it, Python's str.strip() does not
+    "fuzz/1-117": {"rollout_ids": ["\x1f"], "thread_ids": [], "visible": ""},
+}
 
 # What Codex lets a test see of a reply is its visible text and the usage counts it raises;
 # a case none of whose expectations shows there is marked (tests/e2e/test_e2e_conformance.py).
@@ -113,9 +122,17 @@ def truncation_sources():
                               f"{origin} {table}"), {"text": expected}
 
 
+def fuzz_sources():
+    rule_keys = {link: key for key, link in RULES.items()}
+    for path in sorted(FUZZED.glob("*.jsonl")):
+        for found in load_cases(str(path)):
+            yield reply_case(found["name"], found["reply"], rule_keys[found["rule"]], "fuzz",
+                             found["origin"]), FUZZ_HAND.get(found["name"], {})
+
+
 def sources():
     """Every (case, hand-written expectation), in the corpus's order."""
-    items = [*golden_sources(), *spec_table_sources(), *truncation_sources()]
+    items = [*golden_sources(), *spec_table_sources(), *truncation_sources(), *fuzz_sources()]
     for case, _ in items:
         reason = UNOBSERVABLE.get(case["name"])
         if reason:
