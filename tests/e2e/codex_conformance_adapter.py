@@ -112,8 +112,9 @@ def main() -> int:
     """One reply on stdin, Codex's reading on stdout (a fresh Codex home in a temporary folder)."""
     import os
 
-    from conftest import CodexWorld, _consolidation_answer
     from mock_model import MockModel
+
+    from conftest import CodexWorld, _consolidation_answer
 
     reply = sys.stdin.buffer.read().decode("utf-8")
     codex = os.environ.get("MEMCITE_CODEX_BIN") or str(PINNED_CODEX)

@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from codex_conformance_adapter import CodexReader
-from conftest import CodexWorld, _consolidation_answer
 from mock_model import MockModel
 
+from conftest import CodexWorld, _consolidation_answer
 from memcite.conformance.corpus import expected_reading, load_cases, reply_case
 from memcite.conformance.fuzz import generate_replies
 
