@@ -4,7 +4,6 @@ fuzz run other implementations (toys in tests/conformance_toys.py) and report th
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -148,8 +147,8 @@ def test_a_bad_corpus_is_exit_2_with_its_line(tmp_path, content, message):
 # --------------------------------------------------------------------------- check
 
 
-def test_check_an_agreeing_implementation_exits_0():
-    result = invoke("check", "--json", "--", *toy("agree"))
+def test_check_memcite_s_own_parse_agrees_on_every_case():
+    result = invoke("check", "--json", "--", *MEMCITE_PARSE)
     assert result.exit_code == 0, result.output
     report = json_of(result)
     models()["conformance-check"].model_validate_json(result.stdout)
@@ -158,10 +157,22 @@ def test_check_an_agreeing_implementation_exits_0():
     assert report["skipped"] == sum(case["kind"] == "truncation" for case in CASES)
 
 
-def test_check_memcite_s_own_parse_agrees_in_text():
-    result = invoke("check", "--", *MEMCITE_PARSE)
+SMALL = [case for case in CASES if case["kind"] == "reply"][:12] + \
+    [case for case in CASES if case["name"] == "fuzz/1-117"]
+
+
+@pytest.fixture
+def small_corpus(tmp_path) -> str:
+    path = tmp_path / "small.jsonl"
+    path.write_text(corpus_text(SMALL))
+    return str(path)
+
+
+def test_check_text_report_of_an_agreeing_implementation(small_corpus):
+    result = invoke("check", "--corpus", small_corpus, "--", *toy("agree"))
     assert result.exit_code == 0, result.output
-    assert re.search(r"^\d+ reply cases: (\d+) agree, 0 differ, 0 failed", result.stdout)
+    assert result.stdout == (f"{len(SMALL)} reply cases: {len(SMALL)} agree, 0 differ, 0 failed "
+                             "(visible, entries, rollout_ids, thread_ids compared)\n")
 
 
 def test_check_a_wrong_implementation_names_the_cases_it_gets_wrong():
@@ -180,8 +191,8 @@ def test_check_a_wrong_implementation_names_the_cases_it_gets_wrong():
     assert report["differed"] == 1 and report["agreed"] == report["cases"] - 1
 
 
-def test_check_text_report_shows_expected_and_got():
-    result = invoke("check", "--", *toy("wrong-ids"))
+def test_check_text_report_shows_expected_and_got(small_corpus):
+    result = invoke("check", "--corpus", small_corpus, "--", *toy("wrong-ids"))
     assert result.exit_code == 1
     assert "fuzz/1-117: differs" in result.stdout
     assert 'rollout_ids: expected ["\\u001f"]' in result.stdout
@@ -214,11 +225,12 @@ def test_check_reports_each_failure_and_goes_on(tmp_path):
     assert (report["cases"], report["agreed"], report["failed"]) == (6, 1, 5)
 
 
-def test_check_fields_restricts_the_comparison():
-    result = invoke("check", "--json", "--fields", "thread_ids", "--", *toy("counts-only"))
+def test_check_fields_restricts_the_comparison(small_corpus):
+    result = invoke("check", "--json", "--fields", "thread_ids", "--corpus", small_corpus, "--",
+                    *toy("counts-only"))
     assert result.exit_code == 0, result.output
     assert json_of(result)["fields"] == ["thread_ids"]
-    result = invoke("check", "--json", "--", *toy("counts-only"))
+    result = invoke("check", "--json", "--corpus", small_corpus, "--", *toy("counts-only"))
     assert result.exit_code == 1
     assert {d["outcome"] for d in json_of(result)["disagreements"]} == {"bad-shape"}
 

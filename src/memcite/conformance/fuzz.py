@@ -27,7 +27,8 @@ from memcite.errors import InputError
 MAX_WRITTEN = 20  # shrunk cases written per run at most
 SAME_KIND_SHRUNK = 3  # disagreements of one kind (outcome and fields) shrunk at most
 SHRINK_RUNS = 200  # runs of the program per shrink at most
-SHRINK_SECONDS = 30.0
+SHRINK_SECONDS = 30.0  # per shrink at most, and no longer than the time left but 5 s
+MIN_SHRINK_SECONDS = 5.0
 HUGE = 20_000
 
 UUIDS = ("019c6e27-e55b-73d1-87d8-4e01f1f75043", "019c7714-3b77-74d1-9866-e1f484aae2ab",
@@ -231,7 +232,9 @@ def fuzz(command: list[str], cases: list[dict], seed: int = 0, seconds: float = 
             def still_fails(candidate: str, signature=signature) -> bool:
                 return _signature(reply_disagreement(candidate, command, fields,
                                                      timeout)) == signature
-            small = shrink(reply, still_fails)
+            left = seconds - (time.monotonic() - started)
+            small = shrink(reply, still_fails,
+                           seconds=min(SHRINK_SECONDS, max(MIN_SHRINK_SECONDS, left)))
         if small in seen_shrunk:
             continue
         seen_shrunk.add(small)
