@@ -14,7 +14,7 @@ from memcite.cli.options import COMMAND, JsonOpt, choices, exit_with
 
 conformance_app = typer.Typer(
     name="conformance",
-    help="The citation protocol's oracle: a corpus and a fuzzer for other readers.\n\n"
+    help="Check other readers of citation blocks against memcite.\n\n"
     "memcite reads <oai-mem-citation> blocks as Codex does; another program that reads them "
     "(a port, a fork, a harness) can be run over memcite's corpus of cases, or against "
     "memcite on generated replies. See docs/conformance.md.",
@@ -75,7 +75,7 @@ def check_command(
     timeout: TimeoutOpt = 10.0,
     json: JsonOpt = False,
 ) -> None:
-    """Run another implementation over the corpus and print where it disagrees.
+    """Run another reader over the corpus; print where it disagrees.
 
     Each case's input goes to COMMAND on stdin; what it prints is compared with memcite's
     reading. A crash, a hang, or output that is not a reading is reported for that case and
