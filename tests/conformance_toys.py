@@ -5,7 +5,8 @@
 agree: memcite's own reading. wrong-ids: trims ids with Python's str.strip() (wrong for
 U+001C..U+001F, which Rust does not trim). counts-only: prints only thread_ids. Any mode
 also crashes on a reply holding CRASH-ME, hangs on HANG-ME, prints garbage on GARBAGE-ME,
-prints non-UTF-8 on BYTES-ME and prints without end on FLOOD-ME.
+prints non-UTF-8 on BYTES-ME, prints without end on FLOOD-ME and writes 3 MB to stderr
+(then answers) on NOISE-ME.
 """
 
 import json
@@ -28,6 +29,8 @@ def main() -> None:
     if "BYTES-ME" in text:
         sys.stdout.buffer.write(b'{"visible": "\xff"}')
         return
+    if "NOISE-ME" in text:  # much on stderr, then a right answer: not a failure
+        sys.stderr.write("noise\n" * 500_000)
     if "FLOOD-ME" in text:
         while True:
             sys.stdout.write("x" * 65536)

@@ -211,6 +211,7 @@ def test_check_reports_each_failure_and_goes_on(tmp_path):
     corpus = _corpus_of(tmp_path, {
         "crash": "CRASH-ME", "hang": "HANG-ME", "garbage": "GARBAGE-ME", "bytes": "BYTES-ME",
         "flood": "FLOOD-ME", "fine": "ok <oai-mem-citation>x</oai-mem-citation>",
+        "noisy": "NOISE-ME <oai-mem-citation><rollout_ids>\nx\n</rollout_ids></oai-mem-citation>",
     })
     result = invoke("check", "--json", "--timeout", "1.5", "--corpus", corpus, "--", *toy("agree"))
     assert result.exit_code == 1
@@ -221,8 +222,8 @@ def test_check_reports_each_failure_and_goes_on(tmp_path):
     assert outcomes["garbage"][0] == "not-json" and "this is not" in outcomes["garbage"][1]
     assert outcomes["bytes"][0] == "not-json" and "not UTF-8" in outcomes["bytes"][1]
     assert outcomes["flood"][0] == "too-large"
-    assert "fine" not in outcomes
-    assert (report["cases"], report["agreed"], report["failed"]) == (6, 1, 5)
+    assert "fine" not in outcomes and "noisy" not in outcomes
+    assert (report["cases"], report["agreed"], report["failed"]) == (7, 2, 5)
 
 
 def test_check_fields_restricts_the_comparison(small_corpus):

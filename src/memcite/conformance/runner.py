@@ -65,6 +65,20 @@ def _pump(stream, buffer: bytearray, cap: int, overflow: threading.Event) -> Non
         return
 
 
+def _drain_tail(stream, buffer: bytearray, keep: int) -> None:
+    """Read ``stream`` to its end, keeping its last ``keep`` bytes (stderr: never blocks it)."""
+    try:
+        while True:
+            chunk = stream.read1(65536)
+            if not chunk:
+                return
+            buffer.extend(chunk)
+            if len(buffer) > keep:
+                del buffer[:-keep]
+    except (OSError, ValueError):
+        return
+
+
 def _feed(stream, data: bytes) -> None:
     try:
         stream.write(data)
@@ -100,11 +114,11 @@ def run_program(command: list[str], data: bytes, timeout: float = DEFAULT_TIMEOU
     except OSError as error:
         raise InputError(f"{command[0]}: cannot be run ({error.strerror or error})") from None
     out, err = bytearray(), bytearray()
-    overflow, err_overflow = threading.Event(), threading.Event()
+    overflow = threading.Event()
     threads = [threading.Thread(target=_feed, args=(process.stdin, data), daemon=True),
                threading.Thread(target=_pump, args=(process.stdout, out, max_output, overflow),
                                 daemon=True),
-               threading.Thread(target=_pump, args=(process.stderr, err, max_output, err_overflow),
+               threading.Thread(target=_drain_tail, args=(process.stderr, err, STDERR_TAIL_BYTES),
                                 daemon=True)]
     for thread in threads:
         thread.start()
@@ -139,7 +153,7 @@ def run_program(command: list[str], data: bytes, timeout: float = DEFAULT_TIMEOU
             pass
     if outcome == "ok" and overflow.is_set():
         outcome = "too-large"
-    return outcome, bytes(out[:max_output]), bytes(err[-STDERR_TAIL_BYTES:]), process.returncode
+    return outcome, bytes(out[:max_output]), bytes(err), process.returncode
 
 
 def run_json(command: list[str], data: bytes, timeout: float = DEFAULT_TIMEOUT,
