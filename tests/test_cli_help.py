@@ -107,7 +107,7 @@ def _first_paragraph(command) -> str:
 def test_the_walk_finds_every_command():
     assert {"parse", "record", "stats", "note save", "note demote", "hook stop",
             "setup codex"} <= set(LEAVES)
-    assert {"", "note", "hook", "setup", "event"} == set(GROUPS)
+    assert {"", "note", "hook", "setup", "event", "conformance"} == set(GROUPS)
 
 
 @pytest.mark.parametrize("name", sorted(ALL), ids=lambda n: n or "memcite")

@@ -189,6 +189,7 @@ def strip(
 def _register_command_groups() -> None:
     from memcite.cli import (
         codex_app,
+        conformance_app,
         consolidation_app,
         contracts_app,
         event_app,
@@ -206,7 +207,7 @@ def _register_command_groups() -> None:
 
     for module in (ledger_app, readpath_app, retention_app, report_app, notes_app, event_app,
                    search_app, lint_app, codex_app, consolidation_app, thread_app, fleet_app,
-                   mcp_app, contracts_app):
+                   mcp_app, contracts_app, conformance_app):
         module.register(app)
 
 

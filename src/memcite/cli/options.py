@@ -27,6 +27,7 @@ PLACEHOLDERS = {
     "ID": "an id: of a reply, a thread (memory), a session, a note entry, a prune batch",
     "TEXT": "free text, quoted when it has spaces",
     "NAME": "a name: a schema's, an archived file's, a machine's in a fleet",
+    "COMMAND": "another program and its arguments, written after --",
 }
 
 

@@ -34,6 +34,10 @@ SCHEMAS: dict[str, str] = {
     "consolidation": "memcite consolidation --json: Codex's memory consolidation, store by store",
     "search": "memcite search --json: the matching lines of the notes, event logs and memory",
     "push": "memcite push --json: what this ledger sent to the fleet's PostgreSQL",
+    "conformance-case": "one case of the conformance corpus (memcite conformance export)",
+    "conformance-export": "memcite conformance export --json: the files written",
+    "conformance-check": "memcite conformance check --json: another implementation's disagreements",
+    "conformance-fuzz": "memcite conformance fuzz --json: generated replies and shrunk cases",
     "config": "memcite's config file (config.toml), as TOML tables",
 }
 

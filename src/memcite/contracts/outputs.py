@@ -1527,3 +1527,137 @@ class PushOutput(Contract):
 
 
 OUTPUT_MODELS["push"] = PushOutput
+
+
+# --------------------------------------------------------------------------- conformance
+# `memcite conformance` (memcite.conformance): the corpus's case format, and the --json of
+# export, check and fuzz. One block, appended.
+
+ConformanceKind = Literal["reply", "truncation"]
+ConformanceOutcome = Literal["differs", "crashed", "timeout", "too-large", "not-json", "bad-shape"]
+
+
+class ConformanceReading(Contract):
+    """memcite's reading of a reply under --profile codex, the ids --policy codex counts."""
+
+    visible: str = Field(description="The reply with every citation block removed.")
+    citation: Citation | None = Field(description="null when the reply has no citation.")
+    thread_ids: list[str] = Field(description="The ids Codex counts (raises usage_count for), "
+                                  "normalised, in order, repeats kept.")
+
+
+class _CaseHead(Contract):
+    format: Literal[1] = Field(description="The case format's version.")
+    name: str = Field(description="Unique in the corpus: SOURCE/GROUP/NUMBER or golden/STEM.")
+    rule: str = Field(description="The rule the case pins down: a section of memcite's docs, "
+                      "docs/PAGE.md#anchor.")
+    source: Literal["golden", "table", "fuzz"] = Field(description="golden: a reply of "
+                      "corpus/replies with its hand-written expected reading; table: a row of a "
+                      "test table; fuzz: written by memcite conformance fuzz.")
+    origin: str = Field(description="Where exactly the case comes from (file, table and row).")
+
+
+class ConformanceReplyCase(_CaseHead):
+    """One reply and how Codex (and memcite) reads it."""
+
+    kind: Literal["reply"]
+    reply: str = Field(description="The reply, fed to the implementation as UTF-8 on stdin.")
+    expected: ConformanceReading
+    codex_unobservable: str | None = Field(None, description="Why a run of the real Codex "
+                                           "cannot show this case's reading (absent: it can).")
+
+
+class ConformanceTruncationInput(Contract):
+    text: str
+    budget: Count = Field(description="Tokens of 4 bytes.")
+
+
+class ConformanceTruncationExpected(Contract):
+    text: str = Field(description="Codex's middle cut of the text to the budget.")
+
+
+class ConformanceTruncationCase(_CaseHead):
+    """A text cut to a token budget by Codex's 4-bytes rule (the read path)."""
+
+    kind: Literal["truncation"]
+    input: ConformanceTruncationInput = Field(description="Fed to the implementation as this "
+                                              "JSON object on stdin.")
+    expected: ConformanceTruncationExpected
+
+
+class ConformanceCase(RootModel[Annotated[ConformanceReplyCase | ConformanceTruncationCase,
+                                          Field(discriminator="kind")]]):
+    """One case of memcite's conformance corpus (a line of cases.jsonl)."""
+
+
+class ConformanceExportOutput(Contract):
+    """`memcite conformance export --json`: what was written."""
+
+    folder: str
+    format: Literal["jsonl", "json"]
+    cases: Count
+    files: list[str] = Field(description="The corpus file, then its case schema.")
+
+
+class ConformanceDisagreement(Contract):
+    """One case on which the other implementation does not read as memcite does."""
+
+    case: str
+    rule: str
+    outcome: ConformanceOutcome = Field(description="differs: it answered, some fields differ; "
+                                        "the others: it failed on the case.")
+    fields: list[str] = Field(description="The fields that differ (empty when it failed).")
+    expected: dict = Field(description="memcite's value of each field compared (of each that "
+                           "differs when it answered).")
+    got: dict | None = Field(description="Its value of each field that differs; null when it "
+                             "failed.")
+    detail: str | None = Field(description="How it failed: exit code and last stderr line, "
+                               "the time limit, the start of what it printed.")
+
+
+class ConformanceCheckOutput(Contract):
+    """`memcite conformance check --json`: the other implementation over the corpus."""
+
+    corpus: str = Field(description="The corpus file read (the shipped one by default).")
+    command: list[str]
+    kind: ConformanceKind
+    fields: list[str] = Field(description="The fields compared.")
+    cases: Count = Field(description="Cases of this kind run.")
+    agreed: Count
+    differed: Count
+    failed: Count = Field(description="Cases on which it crashed, hung, printed too much, or "
+                          "printed what is not a reading.")
+    skipped: Count = Field(description="Cases of the other kind, not run.")
+    disagreements: list[ConformanceDisagreement]
+
+
+class ConformanceShrunk(Contract):
+    """A disagreement fuzzing found, shrunk, and the case written for it."""
+
+    case: str
+    rule: str
+    outcome: ConformanceOutcome
+    fields: list[str]
+    reply: str = Field(description="The shrunk reply.")
+    reply_chars: Count
+    generated_chars: Count = Field(description="The size of the reply as generated.")
+    file: str | None = Field(description="The case file written (null without --out).")
+
+
+class ConformanceFuzzOutput(Contract):
+    """`memcite conformance fuzz --json`: generated replies, disagreements, shrunk cases."""
+
+    command: list[str]
+    seed: int
+    fields: list[str]
+    generated: Count = Field(description="Replies generated and run.")
+    disagreements: Count
+    seconds: float
+    stopped: Literal["seconds", "max-cases"]
+    shrunk: list[ConformanceShrunk]
+
+
+OUTPUT_MODELS["conformance-case"] = ConformanceCase
+OUTPUT_MODELS["conformance-export"] = ConformanceExportOutput
+OUTPUT_MODELS["conformance-check"] = ConformanceCheckOutput
+OUTPUT_MODELS["conformance-fuzz"] = ConformanceFuzzOutput
