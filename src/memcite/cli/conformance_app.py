@@ -49,7 +49,7 @@ def export_command(
         help="jsonl: one case a line (the default); json: one array.")] = "jsonl",
     json: JsonOpt = False,
 ) -> None:
-    """Write memcite's conformance corpus and the JSON Schema of its cases.
+    """Write the conformance corpus and its cases' JSON Schema.
 
     Every case memcite's tests know, each an input and memcite's reading of it, with the
     rule it pins down; cases.jsonl (or cases.json) and conformance-case.schema.json.
@@ -113,7 +113,7 @@ def fuzz_command(
         help="Seed the generator from this corpus file instead of the shipped one.")] = None,
     json: JsonOpt = False,
 ) -> None:
-    """Fuzz another implementation against memcite on generated replies.
+    """Fuzz another reader against memcite on generated replies.
 
     Replies are made from the corpus's, mutated (fences, unterminated blocks, odd ids,
     Unicode, CRLF, huge entries); each disagreement is shrunk to a small reply and, with
