@@ -144,6 +144,16 @@ def test_a_bad_corpus_is_exit_2_with_its_line(tmp_path, content, message):
     assert f"{bad}:1" in result.output and message in result.output
 
 
+def test_a_corpus_that_is_a_fifo_or_a_folder_is_refused_without_a_hang(tmp_path):
+    import os
+
+    fifo = tmp_path / "corpus.jsonl"
+    os.mkfifo(fifo)  # no writer: opening it for reading would wait forever
+    for path, says in ((fifo, "FIFO"), (tmp_path, "directory")):
+        result = invoke("check", "--corpus", str(path), "--", *toy("agree"))
+        assert result.exit_code == 2 and says in result.output, result.output
+
+
 # --------------------------------------------------------------------------- check
 
 

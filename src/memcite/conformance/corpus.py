@@ -145,18 +145,24 @@ def recomputed(case: dict) -> dict:
 def load_cases(path: str | None = None) -> list[dict]:
     """The cases of a corpus file (``.jsonl``, or a ``.json`` array); the shipped one by default."""
     path = path or CORPUS_FILE
+    from memcite.ledger.memory_files import read_capped
+    from memcite.untrusted import open_regular
+
     try:
-        size = os.stat(path).st_size
-        if size > MAX_CORPUS_BYTES:
-            raise InputError(f"{path}: the corpus is larger than {MAX_CORPUS_BYTES // 2**20} MiB")
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CORPUS_BYTES + 1)
+        fd = open_regular(path)  # a FIFO or a device is refused, never a hang
+        try:
+            read = read_capped(fd, MAX_CORPUS_BYTES)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a folder, not a corpus file") from None
     except OSError as error:
         raise InputError(f"{path}: cannot be read ({error.strerror})") from None
+    if read.too_large:
+        raise InputError(f"{path}: the corpus is larger than {MAX_CORPUS_BYTES // 2**20} MiB")
+    data = read.data
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -31,16 +31,8 @@ from memcite.retention.checks import (
     count_section_citations,
     rank_worst,
 )
-from memcite.retention.labels import memory_label
-from memcite.retention.rules import (
-    MemoryUsage,
-    check_rule,
-    cutoff,
-    days_unused,
-    dead_reason,
-    last_used,
-)
-from memcite.retention.stats import StatsReport, fill_weeks
+from memcite.retention.rules import check_rule, cutoff
+from memcite.retention.stats import StatsReport, dead_entry, fill_weeks, top_entry
 from memcite.value_classes import FrozenSlots
 
 WEEK = 7 * 86_400
@@ -56,8 +48,8 @@ SELECT merged.*,
   coalesce(codex_last_usage, source_updated_at) AS codex_last_used
 FROM (
 SELECT thread_id,
-  sum(usage_count) AS usage_count, max(last_usage) AS last_usage,
-  sum(codex_usage_count) AS codex_usage_count, max(codex_last_usage) AS codex_last_usage,
+  sum(usage_count)::bigint AS usage_count, max(last_usage) AS last_usage,
+  sum(codex_usage_count)::bigint AS codex_usage_count, max(codex_last_usage) AS codex_last_usage,
   max(source_updated_at) AS source_updated_at,
   CASE WHEN bool_or(archived_at IS NULL) THEN NULL ELSE max(archived_at) END AS archived_at,
   CASE WHEN bool_or(missing_since IS NULL) THEN NULL ELSE max(missing_since) END
@@ -221,8 +213,8 @@ def collect_fleet_stats(conn, *, scope: FleetScope, as_of: int, max_unused_days:
         cur.execute(queries["scope"], params)
         (everything, archived, gone, folder_only, cited_memcite, cited_codex, codex_citations,
          dead_count, usage_sum) = run("totals")[0]
-        dead = [_dead_entry(row, rule, as_of) for row in run("dead")]
-        top = [_top_entry(row, rule) for row in run("top")]
+        dead = [dead_entry(row, rule, as_of) for row in run("dead")]
+        top = [top_entry(row, rule) for row in run("top")]
         unknown_rows = run("unknown_ids")
         not_uuid_rows = run("not_uuid_ids")
         counted = run("counted")[0][0]
@@ -265,29 +257,6 @@ def collect_fleet_stats(conn, *, scope: FleetScope, as_of: int, max_unused_days:
     report.fleet = {"machine": scope.machine, "project": scope.project, "machines": machines,
                     "stores": stores}
     return report
-
-
-def _usage(row) -> MemoryUsage:
-    return MemoryUsage(thread_id=row[0], source_updated_at=row[1], last_usage=row[2],
-                       codex_last_usage=row[3], usage_count=int(row[4] or 0),
-                       codex_usage_count=None if row[5] is None else int(row[5]))
-
-
-def _dead_entry(row, rule: str, as_of: int) -> dict:
-    memory = _usage(row)
-    last = row[6] or 0
-    return {"thread_id": memory.thread_id, "label": memory_label(*row[7:10]),
-            "last_used": last, "days_unused": days_unused(last, as_of),
-            "reason": dead_reason(memory, rule), "usage_count": memory.usage_count,
-            "codex_usage_count": memory.codex_usage_count, "asked_to_forget": False}
-
-
-def _top_entry(row, rule: str) -> dict:
-    memory = _usage(row)
-    return {"thread_id": memory.thread_id, "label": memory_label(*row[6:9]),
-            "usage_count": memory.usage_count, "codex_usage_count": memory.codex_usage_count,
-            "last_usage": memory.last_usage, "codex_last_usage": memory.codex_last_usage,
-            "last_used": last_used(memory, rule)}
 
 
 def _checks(rows, limit: int) -> CitationChecks:

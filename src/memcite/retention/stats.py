@@ -313,17 +313,19 @@ def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: in
         f"SELECT {USAGE_COLUMNS}, {column}, {LABEL_COLUMNS} FROM {table} WHERE"
         f" archived_at IS NULL AND {RULE_SCOPE[rule]} AND {column} < ?"
         f" ORDER BY {column}, thread_id LIMIT ?", (limit_time, _limit(limit))).fetchall()
-    dead = []
-    for row in rows:
-        memory = usage_from_row(row)
-        last = row[6] or 0
-        dead.append({"thread_id": memory.thread_id, "label": memory_label(*row[7:10]),
-                     "last_used": last, "days_unused": days_unused(last, as_of),
-                     "reason": dead_reason(memory, rule),
-                     "usage_count": memory.usage_count,
-                     "codex_usage_count": memory.codex_usage_count,
-                     "asked_to_forget": memory.thread_id in (asked or ())})
-    return count, dead
+    return count, [dead_entry(row, rule, as_of, asked or ()) for row in rows]
+
+
+def dead_entry(row, rule: str, as_of: int, asked=()) -> dict:
+    """One dead memory as the report lists it, from a row of ``USAGE_COLUMNS``, the rule's
+    last use and ``LABEL_COLUMNS``."""
+    memory = usage_from_row(row)
+    last = row[6] or 0
+    return {"thread_id": memory.thread_id, "label": memory_label(*row[7:10]),
+            "last_used": last, "days_unused": days_unused(last, as_of),
+            "reason": dead_reason(memory, rule), "usage_count": memory.usage_count,
+            "codex_usage_count": memory.codex_usage_count,
+            "asked_to_forget": memory.thread_id in asked}
 
 
 def _count_before(conn: sqlite3.Connection, column: str, limit_time: int,
@@ -350,7 +352,7 @@ def _count_before(conn: sqlite3.Connection, column: str, limit_time: int,
     return conn.execute(f"SELECT count(*) {where} < ?", (limit_time,)).fetchone()[0]
 
 
-def _top_entry(row, rule: str) -> dict:
+def top_entry(row, rule: str) -> dict:
     memory = usage_from_row(row)
     return {"thread_id": memory.thread_id, "label": memory_label(*row[6:9]),
             "usage_count": memory.usage_count,
@@ -426,7 +428,7 @@ def collect_stats(
                         "(usage_count > 0 OR codex_usage_count > 0)")
     else:
         order, where = ("codex_usage_count DESC, codex_last_usage DESC", "codex_usage_count > 0")
-    top = [_top_entry(row, rule) for row in conn.execute(
+    top = [top_entry(row, rule) for row in conn.execute(
         f"SELECT {USAGE_COLUMNS}, {LABEL_COLUMNS} FROM {table} WHERE {where}"
         f" AND archived_at IS NULL AND {RULE_SCOPE[rule]} ORDER BY {order}, thread_id LIMIT ?",
         (_limit(limit),))]
