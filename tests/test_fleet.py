@@ -459,3 +459,9 @@ def test_a_damaged_ledger_is_an_error_and_the_server_is_left_alone(fleet_url, tm
     assert str(bad) in done.stderr
     with psycopg.connect(fleet_url) as server:
         assert server.execute("SELECT to_regclass('fleet_replies')").fetchone()[0] is None
+
+
+def test_the_root_folder_as_project_keeps_everything(two_machines, fleet_url, capsys):
+    _push(*two_machines["a"], fleet_url, "a")
+    assert _comparable(_stats(capsys, fleet_url, project="/")) == \
+        _comparable(_stats(capsys, fleet_url))

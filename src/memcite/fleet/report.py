@@ -173,7 +173,8 @@ class FleetScope(FrozenSlots):
 
     def __init__(self, machine: str | None = None, project: str | None = None) -> None:
         object.__setattr__(self, "machine", machine)
-        object.__setattr__(self, "project", project.rstrip("/") or "/" if project else None)
+        # "/" holds every project: no filter (its prefix test would match none)
+        object.__setattr__(self, "project", (project.rstrip("/") or None) if project else None)
 
 
 def machine_id_of(cur, machine: str | None) -> int | None:
