@@ -103,7 +103,7 @@ RULES: tuple[DirectiveRule, ...] = (
         verbs=(r"print|echo|show|reveal|display|output|log|dump|send|post|upload|share|copy|paste|"
                r"store|save|write|include|cat|commit|export|leak|email|read|collect|list|"
                r"exfiltrate|embed|hardcode|put|add"),
-        objects=r"(?<!\w)(?:" + _SECRET_WORDS + r")",
+        objects=r"(?<![a-z0-9])(?:" + _SECRET_WORDS + r")",
         anywhere=(r"\bcat\s+~?/?[\w./-]*(?:\.ssh/id_\w+|\.env|auth\.json|\.netrc|credentials)\b",
                   r"\b(?:printenv|env)\s*\|\s*(?:curl|nc|wget)\b")),
     DirectiveRule(
