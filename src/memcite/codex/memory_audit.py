@@ -9,9 +9,9 @@ What is read (read-only, nothing is written):
   section or Codex's ``threads`` row (``state_5.sqlite``) gives;
 - the folder's ``MEMORY.md`` and ``memory_summary.md`` (the injected summary), line by line,
   each line traced to the memories it was consolidated from as far as the layout allows:
-  the thread ids and ``rollout_summaries/<file>`` it names (on the line, else in its
-  ``# Task Group`` block), else the memory whose text holds at least the threshold share of
-  the line's word pairs;
+  the thread ids and ``rollout_summaries/<file>`` it names, else the memory whose text holds
+  at least the threshold share of the line's word pairs, else (``MEMORY.md``) the ids its
+  ``# Task Group`` section names;
 - each memory's source session (``sessions/``, found by the thread id), read into segments
   (``memcite.codex.provenance``) to tell where each sentence's words first appear.
 
@@ -338,8 +338,8 @@ def _blocks(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], list[str
 def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
                            ) -> dict[tuple[str, int], tuple[list[str], str]]:
     """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
-    ``block`` (named in its section), ``text`` (the memory whose text holds its words), or
-    ``([], "none")``."""
+    ``text`` (the memory whose text holds at least ``threshold`` of its word pairs), ``block``
+    (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``."""
     names = home.summary_names
     known = home.memories
 
@@ -365,33 +365,31 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
         ids = named([text])
         if ids:
             out[(name, number)] = (ids, "named")
+        else:
+            unmatched.append(((name, number), _grams(text)))
+    if not unmatched:
+        return out
+    wanted = set().union(*(grams for _key, grams in unmatched))
+    postings: dict = {}
+    for thread_id, memory in known.items():
+        held = set()
+        for _where, text in memory.lines:
+            held |= _grams(text) & wanted
+        for gram in held:
+            postings.setdefault(gram, []).append(thread_id)
+    for key, grams in unmatched:
+        tally: dict[str, int] = {}
+        for gram in grams:
+            for thread_id in postings.get(gram, ())[:1000]:
+                tally[thread_id] = tally.get(thread_id, 0) + 1
+        best = sorted(tally.items(), key=lambda item: (-item[1], item[0]))
+        if grams and best and best[0][1] / len(grams) >= threshold:
+            out[key] = ([best[0][0]], "text")
             continue
-        ids = named(blocks.get((name, number), []))
-        if ids:
-            out[(name, number)] = (ids, "block")
-            continue
-        unmatched.append(((name, number), _grams(text)))
-    if unmatched:
-        wanted = set().union(*(grams for _key, grams in unmatched))
-        postings: dict = {}
-        for thread_id, memory in known.items():
-            held = set()
-            for _where, text in memory.lines:
-                held |= _grams(text) & wanted
-            for gram in held:
-                postings.setdefault(gram, []).append(thread_id)
-        for key, grams in unmatched:
-            if not grams:
-                continue
-            tally: dict[str, int] = {}
-            for gram in grams:
-                for thread_id in postings.get(gram, ())[:1000]:
-                    tally[thread_id] = tally.get(thread_id, 0) + 1
-            best = sorted(tally.items(), key=lambda item: (-item[1], item[0]))
-            if best and best[0][1] / len(grams) >= threshold:
-                out[key] = ([best[0][0]], "text")
-            else:
-                out[key] = ([], "none")
+        # MEMORY.md's task groups name their sources ("Source: rollout <id>"): the line's
+        # section is the last resort (the injected summary is one section: never used)
+        ids = named(blocks.get(key, [])) if key[0] == "MEMORY.md" else []
+        out[key] = (ids, "block") if ids else ([], "none")
     return out
 
 
@@ -505,10 +503,8 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
 
 
 def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: str) -> list[dict]:
-    from memcite.secrets import may_hold_secret, scan as scan_secrets
+    from memcite.secrets import scan as scan_secrets
 
-    if not may_hold_secret(line):
-        return []
     return [_finding("secret", memory, where, line, rule=found.kind, origin=None,
                      codex_home=codex_home, message=f"a secret ({found.kind}) in memory text")
             for found in scan_secrets(line)[:1]]

@@ -3,10 +3,10 @@
 ``ID`` is a memory's thread id, or ``FILE:LINE`` of ``MEMORY.md`` or ``memory_summary.md``
 (also ``raw_memories.md`` and ``rollout_summaries/<file>.md``), resolved to the memories it
 was consolidated from as far as the layout allows (``memcite.codex.memory_audit``
-``attribute_folder_lines``): the thread ids or summary files the line names, else those its
-section names, else the memory whose text holds its words. Codex's consolidation keeps no
-record of which inputs a line came from, so a line that names nothing and matches no
-memory ends the trail there, and the report says so.
+``attribute_folder_lines``): the thread ids or summary files the line names, else the
+memory whose text holds its words, else (``MEMORY.md``) the ids its task group names.
+Codex's consolidation keeps no record of which inputs a line came from, so a line that
+names nothing and matches no memory ends the trail there, and the report says so.
 
 For each memory: its source thread (time, project, source, session file), where each of
 its sentences' words first appear in that session (``memcite.codex.provenance``), the
@@ -179,7 +179,8 @@ def trace(codex_home: str, ident: str, *, db_path: str | None = None,
             chosen = [(home.memories[i], [(f"{name}:{number}", line_text)]) for i in ids]
             trail = {
                 "named": "the line names its memory (thread id or rollout summary file)",
-                "block": "its section names the memories it was consolidated from",
+                "block": "no id on the line and no memory holds its words: the ids its "
+                         "task group names",
                 "text": "no id on the line or in its section: the memory whose text holds the "
                         f"line's words (at least {threshold:.0%} of its word pairs)",
                 "none": f"the trail ends at {name}:{number}: it names no thread or summary file, "
