@@ -226,3 +226,39 @@ def test_parse_trace_id_table():
         with pytest.raises(InputError):
             parse_trace_id(bad)
     assert Path  # noqa: B018 - keeps the import for the builders' paths
+
+
+def test_stats_and_report_show_the_last_audit_and_whether_it_is_current(home, tmp_path, monkeypatch):
+    codex, _planted = home
+    monkeypatch.setenv("MEMCITE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MEMCITE_DB", raising=False)
+    monkeypatch.setenv("MEMCITE_HOME", str(tmp_path / "memcite-home"))
+    before = _run("stats", "--codex-home", str(codex), "--json", "--judge-without-usage")
+    assert before.exit_code == 0, before.output
+    assert json.loads(before.output)["audit"]["at"] is None
+    assert "not run for this home yet" in _run("stats", "--codex-home", str(codex)).output
+    assert _run("audit", "--codex-home", str(codex)).exit_code == 1
+    after = json.loads(_run("stats", "--codex-home", str(codex), "--json").output)
+    models()["stats"].model_validate(after)
+    assert after["audit"]["current"] is True and after["audit"]["counts"]["poisoned"] > 0
+    assert after["audit"]["memories"] == 40 and after["audit"]["at_iso"].endswith("Z")
+    text = _run("stats", "--codex-home", str(codex)).output
+    assert "poisoned" in text and "`memcite audit` lists each" in text
+    summary = codex / "memories" / "memory_summary.md"
+    summary.write_text(summary.read_text() + "- one more line\n")
+    stale = json.loads(_run("stats", "--codex-home", str(codex), "--json").output)["audit"]
+    assert stale["current"] is False
+    page = tmp_path / "report.html"
+    written = _run("report", "--codex-home", str(codex), "--html", str(page))
+    assert written.exit_code == 0, written.output
+    assert "memory audit (" in written.output and "changed since" in written.output
+    assert "memory audit" in page.read_text()
+
+
+def test_a_damaged_kept_audit_reads_as_none(tmp_path):
+    from memcite.retention.audit_counts import _name, last_audit_counts
+
+    (tmp_path / _name(str(tmp_path))).write_text('{"counts": [1, 2]')
+    assert last_audit_counts(str(tmp_path), str(tmp_path), stamp="x") is None
+    (tmp_path / _name(str(tmp_path))).write_text('{"counts": {"poisoned": "many"}, "at": 1}')
+    assert last_audit_counts(str(tmp_path), str(tmp_path), stamp="x") is None

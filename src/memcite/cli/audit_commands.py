@@ -87,9 +87,11 @@ def audit(codex_home: str | None = None, project: str | None = None, json: bool 
     from memcite.codex.memory_audit import audit_home
 
     try:
+        from memcite.paths import user_cache_dir
+
         report = audit_home(resolve_codex_home(codex_home), project=project,
                             env_sqlite_home=os.environ.get("CODEX_SQLITE_HOME"),
-                            cwd=cwd or os.getcwd())
+                            cwd=cwd or os.getcwd(), cache_dir=user_cache_dir())
     except MemciteError as error:
         return report_error(error)
     except OSError as exc:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
 from memcite.codex import session_scan as scan
+from memcite.errors import MemciteError
 from memcite.ledger.codex_home import (
     RAW_MEMORIES,
     ROLLOUT_SUMMARIES,
@@ -512,8 +513,11 @@ def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: s
 
 def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: str | None = None,
                cwd: str | None = None, threshold: float = provenance.DEFAULT_THRESHOLD,
-               home: MemoryHome | None = None) -> dict:
-    """The audit of every memory of ``codex_home`` (``memcite audit --json``)."""
+               home: MemoryHome | None = None, cache_dir: str | None = None,
+               now: int | None = None) -> dict:
+    """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
+    ``cache_dir``, its counts are kept there for ``stats`` and ``report``
+    (``memcite.retention.audit_counts``)."""
     home = home or read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
     codex_home = home.locations.codex_home
     project = os.path.realpath(project) if project else None
@@ -555,6 +559,18 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     findings.sort(key=lambda f: (KINDS.index(f["kind"]), f["memory"] or "", f["where"]))
     counts = {kind: sum(1 for f in findings if f["kind"] == kind) for kind in KINDS}
     high = sum(1 for f in findings if f["severity"] == HIGH)
+    if cache_dir is not None:
+        import time
+
+        from memcite.retention.audit_counts import folder_stamp, save_audit_counts
+
+        try:
+            save_audit_counts(cache_dir, codex_home, counts, memories=len(home.memories),
+                              high=high, at=int(time.time()) if now is None else now,
+                              stamp=folder_stamp(home.locations.memory_folder,
+                                                 home.locations.state_db))
+        except (OSError, MemciteError) as exc:  # the audit stands; only stats will not show it
+            problems.append(f"{cache_dir}: the audit's counts were not kept ({exc.strerror or exc})")
     return {"codex_home": codex_home, "memory_folder": home.locations.memory_folder,
             "project": project, "threshold": threshold, "memories": len(home.memories),
             "with_session": sum(1 for m in home.memories.values() if m.session_path),
