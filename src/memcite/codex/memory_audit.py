@@ -473,12 +473,12 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
                        threshold: float, seen: set) -> list[dict]:
     out = []
     for _start, _end, sentence in provenance.split_sentences(line):
-        directives, origin = analyse_sentence(sentence, index, threshold=threshold)
-        tainted = origin is not None and origin.segment.tainted
         key = (memory.thread_id if memory else where, sentence.strip().lower())
-        if key in seen:
+        if key in seen:  # the same sentence in another place of the memory: said once
             continue
         seen.add(key)
+        directives, origin = analyse_sentence(sentence, index, threshold=threshold)
+        tainted = origin is not None and origin.segment.tainted
         what = (f"{origin.segment.kind} output of {origin.segment.tool or 'a tool'}"
                 f" (call {origin.segment.call_id or '?'}, session line {origin.segment.line})"
                 if tainted else None)
@@ -511,6 +511,26 @@ def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: s
             for found in scan_secrets(line)[:1]]
 
 
+def _memory_secrets(memory: Memory, codex_home: str) -> list[dict]:
+    """The secrets of a memory's text, scanned at once (a line held in several places once)."""
+    from memcite.secrets import scan as scan_secrets
+
+    unique: dict[str, str] = {}
+    for where, line in memory.lines:
+        unique.setdefault(line.replace("\n", " "), where)
+    lines = list(unique)
+    out, seen = [], set()
+    for found in scan_secrets("\n".join(lines)):
+        index = found.line - 1
+        if index in seen or not 0 <= index < len(lines):
+            continue
+        seen.add(index)
+        out.append(_finding("secret", memory, unique[lines[index]], lines[index],
+                            rule=found.kind, origin=None, codex_home=codex_home,
+                            message=f"a secret ({found.kind}) in memory text"))
+    return out
+
+
 def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: str | None = None,
                cwd: str | None = None, threshold: float = provenance.DEFAULT_THRESHOLD,
                home: MemoryHome | None = None, cache_dir: str | None = None,
@@ -533,8 +553,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                                      else thread_id, memory.lines[0][1] if memory.lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
+        findings.extend(_memory_secrets(memory, codex_home))
         for where, line in memory.lines:
-            findings.extend(_secret_findings(memory, where, line, codex_home))
             findings.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
                                                threshold=threshold, seen=seen))
     attributed = attribute_folder_lines(home, threshold=threshold)
