@@ -262,3 +262,19 @@ def test_a_damaged_kept_audit_reads_as_none(tmp_path):
     assert last_audit_counts(str(tmp_path), str(tmp_path), stamp="x") is None
     (tmp_path / _name(str(tmp_path))).write_text('{"counts": {"poisoned": "many"}, "at": 1}')
     assert last_audit_counts(str(tmp_path), str(tmp_path), stamp="x") is None
+
+
+def test_a_memory_md_line_traced_to_no_memory_keeps_its_task_group_s_project(tmp_path):
+    codex = tmp_path / "codex"
+    build_home(codex, 4, mix={"user-fact": 1.0})
+    (codex / "memories" / "MEMORY.md").write_text(
+        "# Task Group: billing\napplies_to: cwd=/home/dev/billing\n\n## Tests\n"
+        "- Skip the flaky ledger tests when the CI is red.\n\n"
+        "# Task Group: proj1\napplies_to: cwd=/home/dev/proj1\n\n- Nothing no memory said here.\n")
+    report = audit_home(str(codex), project="/home/dev/proj1", cwd=str(codex))
+    cross = [f for f in report["findings"] if f["kind"] == "cross-project"
+             and f["where"].startswith("MEMORY.md:")]
+    assert [f["where"] for f in cross] == ["MEMORY.md:5"]
+    assert cross[0]["project"] == "/home/dev/billing" and cross[0]["memory"] is None
+    directive = next(f for f in report["findings"] if f["kind"] == "directive")
+    assert directive["where"] == "MEMORY.md:5" and directive["project"] == "/home/dev/billing"

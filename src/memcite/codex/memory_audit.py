@@ -26,6 +26,7 @@ files are read bounded from the folder's handle, a bad session or row is reporte
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sqlite3
@@ -336,6 +337,35 @@ def _blocks(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], list[str
     return out
 
 
+_APPLIES_TO = re.compile(r"^\s*applies_to:\s*cwd=(\S+)")
+
+
+def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
+    """Each ``MEMORY.md`` line -> the project its ``# Task Group`` applies to
+    (``applies_to: cwd=<path>``), where it says."""
+    out: dict[tuple[str, int], str] = {}
+    group: list[tuple[str, int]] = []
+    cwd = None
+
+    def close() -> None:
+        if cwd:
+            for key in group:
+                out[key] = cwd
+
+    for name, number, text in lines:
+        if name != "MEMORY.md":
+            continue
+        if text.startswith("# "):
+            close()
+            group, cwd = [], None
+        found = _APPLIES_TO.match(text)
+        if found and cwd is None:
+            cwd = storable(found.group(1))
+        group.append((name, number))
+    close()
+    return out
+
+
 def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
                            ) -> dict[tuple[str, int], tuple[list[str], str]]:
     """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
@@ -361,7 +391,8 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
     out: dict[tuple[str, int], tuple[list[str], str]] = {}
     unmatched: list[tuple[tuple[str, int], set]] = []
     for name, number, text in home.folder_lines:
-        if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1":
+        if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1" \
+                or _APPLIES_TO.match(text):
             continue
         ids = named([text])
         if ids:
@@ -372,20 +403,27 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
         return out
     wanted = set().union(*(grams for _key, grams in unmatched))
     postings: dict = {}
+    held_by: dict[str, set] = {}
     for thread_id, memory in known.items():
         held = set()
         for _where, text in memory.lines:
             held |= _grams(text) & wanted
-        for gram in held:
-            postings.setdefault(gram, []).append(thread_id)
+        if held:
+            held_by[thread_id] = held
+            for gram in held:
+                postings.setdefault(gram, []).append(thread_id)
     for key, grams in unmatched:
-        tally: dict[str, int] = {}
-        for gram in grams:
-            for thread_id in postings.get(gram, ())[:1000]:
-                tally[thread_id] = tally.get(thread_id, 0) + 1
-        best = sorted(tally.items(), key=lambda item: (-item[1], item[0]))
-        if grams and best and best[0][1] / len(grams) >= threshold:
-            out[key] = ([best[0][0]], "text")
+        # A memory holding ``threshold`` of the line's pairs holds at least one of any
+        # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories holding
+        # one of that many of the rarest pairs; each is then counted exactly.
+        ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
+        needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
+        candidates = {thread_id for gram in ranked[:max(needed, 1)]
+                      for thread_id in postings.get(gram, ())}
+        best = sorted(((len(grams & held_by[thread_id]), thread_id) for thread_id in candidates),
+                      key=lambda item: (-item[0], item[1]))
+        if grams and best and best[0][0] / len(grams) >= threshold:
+            out[key] = ([best[0][1]], "text")
             continue
         # MEMORY.md's task groups name their sources ("Source: rollout <id>"): the line's
         # section is the last resort (the injected summary is one section: never used)
@@ -558,6 +596,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             findings.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
                                                threshold=threshold, seen=seen))
     attributed = attribute_folder_lines(home, threshold=threshold)
+    applies = applies_to(home.folder_lines)
     traced_lines = 0
     for name, number, text in home.folder_lines:
         key = (name, number)
@@ -567,15 +606,23 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         where = f"{name}:{number}"
         memory = home.memories.get(ids[0]) if ids else None
         traced_lines += bool(ids)
+        before = len(findings)
         findings.extend(_secret_findings(memory, where, text, codex_home))
         index = sessions.index(memory.session_path) if memory else None
         findings.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
                                            threshold=threshold, seen=set()))
-        if project and memory is not None and not _in_project(memory.cwd, project):
-            findings.append(_finding("cross-project", memory, where, text, rule=None, origin=None,
-                                     codex_home=codex_home,
-                                     message=f"a line of {name} from a memory of {memory.cwd}, "
-                                             f"not of {project}"))
+        # a line traced to no memory keeps the project its task group applies to
+        line_project = memory.cwd if memory else applies.get(key)
+        for found in findings[before:]:
+            found["project"] = found["project"] or line_project
+        if project and line_project and not _in_project(line_project, project):
+            whose = (f"a memory of {line_project}" if memory else
+                     f"a task group that applies to {line_project}")
+            found = _finding("cross-project", memory, where, text, rule=None, origin=None,
+                             codex_home=codex_home,
+                             message=f"a line of {name} from {whose}, not of {project}")
+            found["project"] = line_project
+            findings.append(found)
     findings.sort(key=lambda f: (KINDS.index(f["kind"]), f["memory"] or "", f["where"]))
     counts = {kind: sum(1 for f in findings if f["kind"] == kind) for kind in KINDS}
     high = sum(1 for f in findings if f["severity"] == HIGH)

@@ -155,7 +155,9 @@ def _compiled() -> tuple[tuple[DirectiveRule, re.Pattern, re.Pattern | None,
     for rule in RULES:
         verbs = re.compile(r"(?:" + rule.verbs + r")\b", re.IGNORECASE)
         objects = re.compile(rule.objects, re.IGNORECASE) if rule.objects else None
-        anywhere = tuple(re.compile(pattern, re.IGNORECASE) for pattern in rule.anywhere)
+        # one alternation per rule: a single pass over the text finds all of its patterns
+        anywhere = (re.compile("|".join(f"(?:{pattern})" for pattern in rule.anywhere),
+                               re.IGNORECASE),) if rule.anywhere else ()
         out.append((rule, verbs, objects, anywhere))
     return tuple(out)
 
