@@ -50,6 +50,7 @@ from memcite.untrusted import storable
 
 MAX_MEMORY_FILE_BYTES = 4 * 1024 * 1024  # one memory file read at most this much
 MAX_EXCERPT = 200
+HEADER_BYTES = 64 * 1024  # a rollout summary's header is read from this much of its start
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 SEVERITY = {"poisoned": HIGH, "secret": HIGH, "cross-project": MEDIUM, "taint": LOW,
             "directive": LOW}
@@ -77,13 +78,16 @@ def shown(text: str, limit: int = MAX_EXCERPT) -> str:
 
 @dataclass
 class Memory:
-    """One memory (a thread id), where it is, and its text, line by line."""
+    """One memory (a thread id), where it is; its text is read when asked
+    (``MemoryHome.lines_of``), so a home of any size is audited in flat memory."""
 
     thread_id: str
     places: list[str] = field(default_factory=list)  # stage1_outputs, rollout_summaries/x.md...
     cwd: str | None = None
     summary_file: str | None = None
-    lines: list[tuple[str, str]] = field(default_factory=list)  # (where, text)
+    stage1_key: str | None = None  # its thread_id as stage1_outputs spells it
+    summaries: list[str] = field(default_factory=list)  # its rollout_summaries/<file>.md
+    raw_lines: list[tuple[str, str]] = field(default_factory=list)  # of raw_memories.md
     source: str | None = None  # cli | exec | vscode | subagent, from Codex's threads table
     created_at: int | None = None
     session_path: str | None = None
@@ -91,7 +95,7 @@ class Memory:
 
 @dataclass
 class MemoryHome:
-    """What the audit and the trace read of one Codex home."""
+    """What the audit and the trace read of one Codex home (``close()`` when done)."""
 
     locations: CodexLocations
     memories: dict[str, Memory]
@@ -99,6 +103,59 @@ class MemoryHome:
     sessions: dict[str, str]  # thread id -> session file
     problems: list[str]
     summary_names: dict[str, str] = field(default_factory=dict)  # summary file -> thread id
+    stage1_texts: tuple[str, ...] = ()  # the text columns of stage1_outputs
+    _conn: sqlite3.Connection | None = None
+    _root: MemoryRoot | None = None
+
+    def lines_of(self, memory: Memory) -> list[tuple[str, str]]:
+        """``(where, line)`` of the memory's text: its stage1_outputs row, its rollout
+        summaries, its raw_memories.md section; blank lines left out."""
+        lines: list[tuple[str, str]] = []
+        if memory.stage1_key is not None and self.stage1_texts:
+            lines.extend(self._stage1_lines(memory.stage1_key))
+        for inside in memory.summaries:
+            if self._root is None:
+                self._root = MemoryRoot(self.locations.memory_folder)
+            text = _read_in_folder(self._root, inside, self.problems)
+            if text is not None:
+                _fields, body_at = _split_header(text)
+                body = "\n".join(text.splitlines()[body_at - 1:])
+                lines.extend(_text_lines(inside, body, body_at))
+        lines.extend(memory.raw_lines)
+        return lines
+
+    def _stage1_lines(self, key: str) -> list[tuple[str, str]]:
+        try:
+            if self._conn is None:
+                self._conn = open_codex_db(self.locations.state_db)
+            picked = ", ".join(f"substr({name}, 1, {MAX_MEMORY_FILE_BYTES})"
+                               for name in self.stage1_texts)
+            row = self._conn.execute(f"SELECT {picked} FROM stage1_outputs WHERE thread_id = ?",
+                                     (key,)).fetchone()
+        except (CodexHomeError, sqlite3.Error) as exc:
+            self.problems.append(f"{self.locations.state_db}: cannot read a stage1_outputs row "
+                                 f"({getattr(exc, 'message', exc)})")
+            self.stage1_texts = ()
+            return []
+        lines: list[tuple[str, str]] = []
+        for name, value in zip(self.stage1_texts, row or (), strict=False):
+            if isinstance(value, str) and value.strip():
+                lines.extend(_text_lines(f"stage1_outputs.{name}", value))
+        return lines
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._root is not None:
+            self._root.close()
+            self._root = None
+
+    def __enter__(self) -> MemoryHome:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _text_lines(where: str, text: str, first_line: int = 1) -> list[tuple[str, str]]:
@@ -109,20 +166,21 @@ def _text_lines(where: str, text: str, first_line: int = 1) -> list[tuple[str, s
     return out
 
 
-def _read_in_folder(root: MemoryRoot, inside: str, problems: list[str]) -> str | None:
+def _read_in_folder(root: MemoryRoot, inside: str, problems: list[str],
+                    limit: int | None = None) -> str | None:
     outcome, fd, _parts = root.open(inside)
     if fd is None:
         if outcome == OUTSIDE:
             problems.append(f"{inside}: a symlink leading outside the memory folder; not read")
         return None
     try:
-        result = read_capped(fd, MAX_MEMORY_FILE_BYTES, prefix=True)
+        result = read_capped(fd, limit or MAX_MEMORY_FILE_BYTES, prefix=True)
     except OSError as exc:
         problems.append(f"{inside}: cannot read: {exc.strerror or exc}")
         return None
     finally:
         os.close(fd)
-    if result.too_large:
+    if result.too_large and limit is None:
         problems.append(f"{inside}: larger than {MAX_MEMORY_FILE_BYTES} bytes; its start was read")
     return result.data.decode("utf-8", "replace") if result.data is not None else None
 
@@ -134,32 +192,35 @@ def _memory(memories: dict[str, Memory], thread_id: str) -> Memory:
     return found
 
 
-def _read_stage1(path: str, memories: dict[str, Memory], problems: list[str]) -> None:
+def _read_stage1(path: str, memories: dict[str, Memory], problems: list[str]) -> tuple[str, ...]:
+    """Each stage1_outputs row as a memory (its text is read later); the text columns."""
     try:
         conn = open_codex_db(path)
     except CodexHomeError as error:
         problems.append(error.message)
-        return
+        return ()
     try:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(stage1_outputs)")}
         if "thread_id" not in columns:
             problems.append(f"{path}: no stage1_outputs table with a thread_id column")
-            return
-        texts = [name for name in ("raw_memory", "rollout_summary") if name in columns]
-        picked = ", ".join(["thread_id", *[f"substr({name}, 1, {MAX_MEMORY_FILE_BYTES})"
-                                           for name in texts]])
-        for row in conn.execute(f"SELECT {picked} FROM stage1_outputs"):
-            thread_id = normalize_thread_id(str(row[0] or "").strip())
+            return ()
+        texts = tuple(name for name in ("raw_memory", "rollout_summary") if name in columns)
+        bad = 0
+        for (key,) in conn.execute("SELECT thread_id FROM stage1_outputs"):
+            thread_id = normalize_thread_id(str(key or "").strip()) if isinstance(key, str) else None
             if thread_id is None:
-                problems.append(f"{path}: a stage1_outputs row whose thread_id is not a UUID; skipped")
+                bad += 1
                 continue
             memory = _memory(memories, thread_id)
             memory.places.append("stage1_outputs")
-            for name, value in zip(texts, row[1:], strict=True):
-                if isinstance(value, str) and value.strip():
-                    memory.lines.extend(_text_lines(f"stage1_outputs.{name}", value))
+            memory.stage1_key = key
+        if bad:
+            problems.append(f"{path}: {bad} stage1_outputs row(s) whose thread_id is not a UUID; "
+                            "skipped")
+        return texts
     except sqlite3.Error as exc:
         problems.append(f"{path}: cannot read stage1_outputs ({exc})")
+        return ()
     finally:
         conn.close()
 
@@ -190,10 +251,10 @@ def _read_summaries(root: MemoryRoot, folder: str, memories: dict[str, Memory],
         return names
     for name in listed:
         inside = f"{ROLLOUT_SUMMARIES}/{name}"
-        text = _read_in_folder(root, inside, problems)
+        text = _read_in_folder(root, inside, problems, limit=HEADER_BYTES)
         if text is None:
             continue
-        fields, body_at = _split_header(text)
+        fields, _body_at = _split_header(text)
         thread_id = normalize_thread_id(fields.get("thread_id", "").strip())
         if thread_id is None:
             problems.append(f"{inside}: no thread_id: header; not audited")
@@ -203,8 +264,7 @@ def _read_summaries(root: MemoryRoot, folder: str, memories: dict[str, Memory],
         memory.places.append(inside)
         memory.summary_file = memory.summary_file or name
         memory.cwd = memory.cwd or (storable(fields["cwd"]) if fields.get("cwd") else None)
-        body = "\n".join(text.splitlines()[body_at - 1:])
-        memory.lines.extend(_text_lines(inside, body, body_at))
+        memory.summaries.append(inside)
     return names
 
 
@@ -232,7 +292,7 @@ def _read_raw_memories(root: MemoryRoot, memories: dict[str, Memory], problems: 
                     current.cwd = storable(header.group(2))
                 continue
             in_header = False
-        current.lines.append((f"{RAW_MEMORIES}:{number}", line))
+        current.raw_lines.append((f"{RAW_MEMORIES}:{number}", line))
 
 
 def _read_threads(sqlite_home: str, memories: dict[str, Memory], problems: list[str]) -> None:
@@ -289,8 +349,9 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
     locations = locate_codex_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
     memories: dict[str, Memory] = {}
     problems: list[str] = []
+    texts: tuple[str, ...] = ()
     if os.path.isfile(locations.state_db):
-        _read_stage1(locations.state_db, memories, problems)
+        texts = _read_stage1(locations.state_db, memories, problems)
     folder_lines: list[tuple[str, int, str]] = []
     folder = locations.memory_folder
     if os.path.isdir(folder):
@@ -308,7 +369,7 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
     sessions = _session_files(locations.codex_home)
     for memory in memories.values():
         memory.session_path = sessions.get(memory.thread_id)
-    return MemoryHome(locations, memories, folder_lines, sessions, problems, summary_names)
+    return MemoryHome(locations, memories, folder_lines, sessions, problems, summary_names, texts)
 
 
 # --------------------------------------------------------------------------- folder lines
@@ -406,7 +467,7 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
     held_by: dict[str, set] = {}
     for thread_id, memory in known.items():
         held = set()
-        for _where, text in memory.lines:
+        for _where, text in home.lines_of(memory):
             held |= _grams(text) & wanted
         if held:
             held_by[thread_id] = held
@@ -462,7 +523,10 @@ def origin_dict(origin: provenance.Origin | None) -> dict | None:
 
 
 class _Sessions:
-    """Source sessions read once each, with their segment index."""
+    """Source sessions read with their segment index, the last ``KEPT`` of them kept (a
+    home's sessions are never all held at once)."""
+
+    KEPT = 32
 
     def __init__(self, problems: list[str]) -> None:
         self._read: dict[str, provenance.SegmentIndex | None] = {}
@@ -471,7 +535,11 @@ class _Sessions:
     def index(self, path: str | None) -> provenance.SegmentIndex | None:
         if path is None:
             return None
-        if path not in self._read:
+        if path in self._read:
+            self._read[path] = self._read.pop(path)  # most recent last
+        else:
+            while len(self._read) >= self.KEPT:
+                self._read.pop(next(iter(self._read)))
             try:
                 read = provenance.read_segments(path)
             except scan.SessionFileError as error:
@@ -549,12 +617,12 @@ def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: s
             for found in scan_secrets(line)[:1]]
 
 
-def _memory_secrets(memory: Memory, codex_home: str) -> list[dict]:
+def _memory_secrets(memory: Memory, lines_of_memory, codex_home: str) -> list[dict]:
     """The secrets of a memory's text, scanned at once (a line held in several places once)."""
     from memcite.secrets import scan as scan_secrets
 
     unique: dict[str, str] = {}
-    for where, line in memory.lines:
+    for where, line in lines_of_memory:
         unique.setdefault(line.replace("\n", " "), where)
     lines = list(unique)
     out, seen = [], set()
@@ -576,23 +644,27 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
     ``cache_dir``, its counts are kept there for ``stats`` and ``report``
     (``memcite.retention.audit_counts``)."""
-    home = home or read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
+    if home is None:
+        with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd) as home:
+            return audit_home(codex_home, project=project, threshold=threshold, home=home,
+                              cache_dir=cache_dir, now=now)
     codex_home = home.locations.codex_home
     project = os.path.realpath(project) if project else None
     problems = home.problems
     sessions = _Sessions(problems)
     findings: list[dict] = []
-    seen: set = set()
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         index = sessions.index(memory.session_path)
+        lines = home.lines_of(memory)
         if project and not _in_project(memory.cwd, project):
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
-                                     else thread_id, memory.lines[0][1] if memory.lines else "",
+                                     else thread_id, lines[0][1] if lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
-        findings.extend(_memory_secrets(memory, codex_home))
-        for where, line in memory.lines:
+        findings.extend(_memory_secrets(memory, lines, codex_home))
+        seen: set = set()  # a sentence in several places of one memory is said once
+        for where, line in lines:
             findings.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
                                                threshold=threshold, seen=seen))
     attributed = attribute_folder_lines(home, threshold=threshold)

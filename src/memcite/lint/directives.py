@@ -163,6 +163,9 @@ def _compiled() -> tuple[tuple[DirectiveRule, re.Pattern, re.Pattern | None,
 
 
 _RULES = _compiled()
+# Any rule's verb anywhere in the text (no boundary before it: a superset of the clause
+# matches); a text without one has no clause to look at, only the "anywhere" patterns.
+_ANY_VERB = re.compile("|".join(f"(?:{rule.verbs})" for rule in RULES) + r"\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[.!?;](?=\s|\Z)|\n", re.IGNORECASE)
 
 
@@ -195,7 +198,7 @@ def find_directives(text: str) -> list[DirectiveMatch]:
     """Every directive in ``text``, at most one per rule and clause, in the text's order."""
     text = text[:MAX_TEXT_CHARS]
     found: dict[tuple[str, int], DirectiveMatch] = {}
-    starts = _clause_starts(text)
+    starts = _clause_starts(text) if _ANY_VERB.search(text) else []
     for index, clause_start in enumerate(starts):
         verb_at = _skip_lead(text, clause_start)
         stop = _CLAUSE_END.search(text, verb_at)
