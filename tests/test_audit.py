@@ -52,7 +52,7 @@ def test_a_poisoned_finding_names_its_thread_call_and_fix(home):
     assert poisoned["origin"]["kind"] == "tool" and poisoned["origin"]["tool"] == "exec_command"
     assert poisoned["origin"]["call_id"].startswith("call_") and poisoned["origin"]["line"] == 5
     assert poisoned["project"].startswith("/home/dev/proj") and poisoned["source"] == "cli"
-    assert f"memcite trace {poisoned['memory']}" in poisoned["fix"]
+    assert f"memcite restore {poisoned['memory']}" in poisoned["fix"]
 
 
 def test_a_directive_the_user_typed_is_a_directive_never_poisoned(home):

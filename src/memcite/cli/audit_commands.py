@@ -22,7 +22,7 @@ ORIGIN_WORDS = {"user": "the user's message", "context": "Codex's context (AGENT
 def _origin(origin: dict | None) -> str:
     if origin is None:
         return "not found in the source session"
-    where = ORIGIN_WORDS.get(origin["kind"], origin["kind"])
+    where = "from " + ORIGIN_WORDS.get(origin["kind"], origin["kind"])
     if origin.get("tool"):
         where += f" {origin['tool']}"
         if origin.get("call_id"):
@@ -65,7 +65,7 @@ def trace(ident: str, codex_home: str | None = None, db: str | None = None,
         for sentence in memory["sentences"]:
             flag = "POISONED " if sentence["poisoned"] else (
                 "directive " if sentence["directives"] else "")
-            out(f"  - {flag}{sentence['text']}\n      from {_origin(sentence['origin'])}"
+            out(f"  - {flag}{sentence['text']}\n      {_origin(sentence['origin'])}"
                 + (f"; rules: {', '.join(sentence['directives'])}" if sentence["directives"]
                    else "") + "\n")
         out(f"  cited by {memory['cited_by']} repl{'y' if memory['cited_by'] == 1 else 'ies'}"

@@ -497,11 +497,11 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
 
 
 def fix_for(thread_id: str, codex_home: str) -> str:
-    """What to do about a memory: the command that shows it, and the way to forget it."""
-    return (f"check it with `memcite trace {thread_id}`; forget it with an ad-hoc note asking "
-            f"Codex's consolidation to drop thread {thread_id} (the way `memcite prune --apply` "
-            f"asks; `memcite restore {thread_id}` undoes it), or restore the memory folder "
-            f"from before it (`git -C {os.path.join(codex_home, 'memories')} log`)")
+    """What to do about a memory: the way to forget it, or to restore the folder."""
+    return (f"forget it with an ad-hoc note asking Codex's consolidation to drop thread "
+            f"{thread_id} (the way `memcite prune --apply` asks; `memcite restore {thread_id}` "
+            f"undoes it), or restore the memory folder from before it (its git history: "
+            f"`git -C {os.path.join(codex_home, 'memories')} log`)")
 
 
 def _in_project(cwd: str | None, project: str) -> bool:
@@ -578,6 +578,8 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
                        index: provenance.SegmentIndex | None, *, codex_home: str,
                        threshold: float, seen: set) -> list[dict]:
     out = []
+    if line.lstrip().startswith("#"):  # a heading: no sentence (its secrets are scanned)
+        return out
     for _start, _end, sentence in provenance.split_sentences(line):
         key = (memory.thread_id if memory else where, sentence.strip().lower())
         if key in seen:  # the same sentence in another place of the memory: said once

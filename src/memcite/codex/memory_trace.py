@@ -46,6 +46,8 @@ def parse_trace_id(ident: str) -> tuple[str, str | None, int | None]:
 def _sentences(lines, index, threshold: float) -> list[dict]:
     out, seen = [], set()
     for where, line in lines:
+        if line.lstrip().startswith("#"):  # a heading is no sentence
+            continue
         for _start, _end, sentence in provenance.split_sentences(line):
             key = sentence.strip().lower()
             if key in seen:
