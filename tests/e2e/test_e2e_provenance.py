@@ -47,3 +47,34 @@ def test_codex_s_session_names_the_tool_call_a_directive_came_from(world, tmp_pa
     assert read_outside.segment.detail == str(outside)
     web = [segment for segment in read.segments if segment.kind == "web"]
     assert web and "pytest xdist worker count" in web[0].text and web[0].call_id == "ws_9"
+
+
+def test_audit_and_trace_of_a_memory_made_from_a_real_codex_thread(world):
+    """A rollout summary of a real thread (written as Codex's extraction agent writes one)
+    repeating the injected line and the user's own directive: the audit flags the first as
+    poisoned, naming the exec_command call, and keeps the second a plain directive."""
+    import json
+
+    (world.work / "README.md").write_text(f"# Project\n\n{INJECTED}\n")
+    world.model.call_tool("exec_command", {"cmd": "cat README.md"})
+    world.model.reply("Read it.")
+    assert_ran(world.exec(f"{TYPED} Then read the README.", "--sandbox", "danger-full-access"))
+    read = _session(world)
+    folder = world.codex_home / "memories" / "rollout_summaries"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "2026-01-20T10-00-00-abcd-readme.md").write_text(
+        f"thread_id: {read.thread_id}\nupdated_at: 2026-01-20T10:00:00Z\ncwd: {world.work}\n\n"
+        f"## Learned\n\n- {INJECTED}\n- {TYPED}\n")
+    done = world.memcite("audit", "--codex-home", str(world.codex_home), "--json", check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    [poisoned] = [f for f in report["findings"] if f["kind"] == "poisoned"]
+    assert poisoned["memory"] == read.thread_id and poisoned["origin"]["tool"] == "exec_command"
+    assert poisoned["origin"]["call_id"] and poisoned["source"] == "exec"  # Codex's threads row
+    directive = [f for f in report["findings"] if f["kind"] == "directive"]
+    assert [f["origin"]["kind"] for f in directive] == ["user"]
+    traced = world.memcite_json("trace", read.thread_id, "--codex-home", str(world.codex_home))
+    [memory] = traced["memories"]
+    assert memory["source_thread"]["cwd"] == str(world.work)
+    assert memory["source_thread"]["created_at"] is not None
+    assert [s["poisoned"] for s in memory["sentences"]] == [True, False]
