@@ -278,3 +278,11 @@ def test_a_memory_md_line_traced_to_no_memory_keeps_its_task_group_s_project(tmp
     assert cross[0]["project"] == "/home/dev/billing" and cross[0]["memory"] is None
     directive = next(f for f in report["findings"] if f["kind"] == "directive")
     assert directive["where"] == "MEMORY.md:5" and directive["project"] == "/home/dev/billing"
+
+
+def test_without_codex_s_threads_table_trace_takes_the_source_from_the_session(home):
+    codex, planted = home
+    (codex / "state_5.sqlite").unlink()
+    thread = next(iter(planted))
+    [memory] = trace(str(codex), thread, cwd=str(codex))["memories"]
+    assert memory["source_thread"]["source"] == "cli" and memory["source_thread"]["created_at"] is None

@@ -111,10 +111,14 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
                    db_path: str | None, threshold: float, problems: list[str]) -> dict:
     index = None
     session_note = None
+    source, cwd = memory.source, memory.cwd
     if memory.session_path:
         try:
             read = provenance.read_segments(memory.session_path)
             index = provenance.SegmentIndex(read.segments)
+            # no threads row (an older Codex, another SQLite home): the session's own meta
+            source = source or (read.source if read.source != "unknown" else None)
+            cwd = cwd or read.cwd
             if read.bad_line_count or read.long_lines or read.partial:
                 session_note = (f"{read.bad_line_count} line(s) not JSON, {read.long_lines} too "
                                 f"long, skipped" + ("; read cut at its limit" if read.partial else ""))
@@ -131,7 +135,7 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
         "thread_id": memory.thread_id,
         "places": memory.places,
         "source_thread": {"thread_id": memory.thread_id, "created_at": memory.created_at,
-                          "cwd": memory.cwd, "source": memory.source,
+                          "cwd": cwd, "source": source,
                           "session": memory.session_path, "note": session_note},
         "sentences": sentences,
         "poisoned": sum(1 for s in sentences if s["poisoned"]),
