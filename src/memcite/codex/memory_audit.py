@@ -559,6 +559,9 @@ def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
     """``(directive matches, origin)`` of one sentence of a memory."""
     directives = find_directives(sentence)
     origin = provenance.origin_of(sentence, index, threshold=threshold) if index else None
+    if directives and origin is None and index is not None:
+        # reworded: where its URL or command first appears (a user's own stays the user's)
+        origin = provenance.anchor_origin(sentence, index)
     return directives, origin
 
 

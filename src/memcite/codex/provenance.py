@@ -368,3 +368,32 @@ def origin_of(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOLD) 
         if share >= threshold:
             return Origin(segment, round(share, 3))
     return None
+
+
+_URL = re.compile(r"https?://[^\s`'\"<>)\]]+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|ru|cn|xyz|info|biz)"
+                  r"(?:/[^\s`'\"<>)\]]*)?", re.IGNORECASE)
+_CODE = re.compile(r"`([^`\n]{4,200})`")
+
+
+def anchors_of(sentence: str) -> list[str]:
+    """The parts of a sentence a rewording keeps: its URLs and host names, its `code` spans."""
+    found = [match.group().rstrip(".,;:").lower() for match in _URL.finditer(sentence)]
+    found += [match.group(1).strip().lower() for match in _CODE.finditer(sentence)]
+    return [anchor for anchor in dict.fromkeys(found) if len(anchor) >= 4]
+
+
+def anchor_origin(sentence: str, segments) -> Origin | None:
+    """Where a reworded sentence's anchors (``anchors_of``) first appear: the first segment,
+    in time order, holding any of them, with the share of them it holds; None without
+    anchors or when no segment holds one. For a sentence the text match (``origin_of``)
+    does not place: a memory may reword a line and keep its URL or command."""
+    anchors = anchors_of(sentence)
+    if not anchors:
+        return None
+    for segment in (segments.segments if isinstance(segments, SegmentIndex) else segments):
+        text = segment.text.lower()
+        held = sum(1 for anchor in anchors if anchor in text)
+        if held:
+            return Origin(segment, round(held / len(anchors), 3))
+    return None
+

@@ -55,7 +55,7 @@ _SECRET_WORDS = (r"secrets?|tokens?|api[ _-]?keys?|access[ _-]?keys?|passwords?|
 RULES: tuple[DirectiveRule, ...] = (
     DirectiveRule(
         "run-command", "run a command, or pipe a download into a shell",
-        verbs=r"run|execute|exec|invoke|launch|sudo|rm",
+        verbs=r"run|execute|exec|invoke|launch|sudo|rm|pipe",
         objects="",
         anywhere=(r"\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?"
                   r"(?:ba|z|da|k|fi)?sh\b",
