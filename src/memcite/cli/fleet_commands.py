@@ -44,14 +44,14 @@ def push(to: str | None, db: str | None, codex_home: str | None, machine: str | 
         if not os.path.isfile(path):
             raise InputError(f"no memcite database at {path}: nothing to push",
                              hint="record replies, or run `memcite sync`, first")
-        locations = locate_home(codex_home)
         from memcite.fleet.push import push_ledger
         from memcite.ledger.store import open_store
         from memcite.retention.checks import MemoryFolder
         from memcite.retention.stats import inventory_knew
 
-        local = open_store(path, readonly=True)
+        local = open_store(path, readonly=True)  # a damaged ledger is said before the home
         try:
+            locations = locate_home(codex_home)
             folder = MemoryFolder(locations.memory_folder,
                                   known_once=inventory_knew(local, locations.codex_home))
             server = connect(conninfo, autocommit=True)
