@@ -275,6 +275,11 @@ class Locations:
         return self._once("codex_home", build)
 
     @property
+    def codex_home_named(self) -> bool:
+        """True when an option or ``$CODEX_HOME`` names a Codex home (nothing is resolved)."""
+        return bool(self._codex_home or self._environ.get("CODEX_HOME"))
+
+    @property
     def codex_home_path(self) -> str:
         return self.codex_home.path
 
@@ -292,6 +297,12 @@ class Locations:
     def codex_config(self) -> str:
         """Codex's config.toml in its home (it may not exist)."""
         return os.path.join(self.codex_home.path, "config.toml")
+
+    def variables_set(self, names) -> dict[str, str]:
+        """Those of the location variables ``names`` that are set, each as an absolute path
+        (``memcite setup codex`` writes them into the MCP server's entry)."""
+        return {name: os.path.abspath(_expand(self._environ[name]))
+                for name in names if self._environ.get(name)}
 
     def options_given(self) -> dict[str, str]:
         """The location options given on the command line (``--db``, ``--codex-home``), as a

@@ -40,9 +40,9 @@ def memcite_command() -> list[str]:
 def memcite_folders(environ=os.environ) -> dict[str, str]:
     """memcite's own folders set in the environment, as absolute paths, for the MCP entry."""
     from memcite.codex.setup import MEMCITE_FOLDER_VARIABLES
+    from memcite.paths import Locations
 
-    return {name: os.path.abspath(os.path.expanduser(environ[name]))
-            for name in MEMCITE_FOLDER_VARIABLES if environ.get(name)}
+    return Locations(environ=environ).variables_set(MEMCITE_FOLDER_VARIABLES)
 
 
 def setup_codex(

@@ -345,12 +345,12 @@ def sync(
     """Fill the inventory from a Codex home and print what changed."""
     import sqlite3
 
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV, locate_codex_home
+    from memcite.ledger.codex_home import locate
     from memcite.ledger.sync import check_codex_home, sync_codex_home
+    from memcite.paths import Locations
 
     try:
-        locations = locate_codex_home(resolve_codex_home(codex_home),
-                                      env_sqlite_home=os.environ.get(SQLITE_HOME_ENV))
+        locations = locate(Locations(db=db, codex_home=codex_home))
         check_codex_home(locations)  # before the database: a wrong home creates nothing
         conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         try:

@@ -1161,13 +1161,13 @@ def archived(
 
 def _sqlite_homes(requests: list[dict]) -> dict[str, str | None]:
     """Each Codex home's SQLite home, as Codex finds it (None when the home cannot be read)."""
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV, CodexHomeError, locate_codex_home
+    from memcite.ledger.codex_home import CodexHomeError, locate
+    from memcite.paths import Locations
 
     found: dict[str, str | None] = {}
     for home in {item["codex_home"] for item in requests}:
         try:
-            found[home] = locate_codex_home(
-                home, env_sqlite_home=os.environ.get(SQLITE_HOME_ENV)).sqlite_home
+            found[home] = locate(Locations(codex_home=home)).sqlite_home
         except CodexHomeError:
             found[home] = None
     return found

@@ -12,7 +12,7 @@ import time
 
 from memcite.cli.console import dump_json, report_error
 from memcite.errors import InputError, MemciteError
-from memcite.paths import resolve_codex_home, resolve_db_path
+from memcite.paths import resolve_db_path
 
 OUTCOME_WORDS = {"recorded": "the hash memcite took when it recorded the reply",
                  "history": "the memory folder's git history at the reply's time"}
@@ -51,8 +51,11 @@ def thread(
                                   "project")
         if since is not None and not cost:
             raise InputError("--since goes with --cost")
-        home = resolve_codex_home(codex_home)
-        env_sqlite = os.environ.get("CODEX_SQLITE_HOME")
+        from memcite.paths import Locations
+
+        located = Locations(codex_home=codex_home)
+        home = located.codex_home_path
+        env_sqlite = located.codex_sqlite_home_env
         if cost:
             from memcite.codex.memory_cost import memory_cost
             from memcite.ledger.codex_home import locate_codex_home

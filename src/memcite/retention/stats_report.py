@@ -225,7 +225,7 @@ def fleet_settings(where, *, rule: str, max_unused_days: int | None):
 
     check_rule(rule)
     home = None
-    if where.codex_home.given:
+    if where.codex_home_named:
         from memcite.ledger.codex_home import locate
 
         home = locate(where).codex_home  # a named home that is no folder is an error
