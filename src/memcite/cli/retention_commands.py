@@ -16,9 +16,9 @@ from memcite.cli.console import dump_json
 from memcite.cli.ledger_commands import (
     _database_error,
     report_error,
-    resolve_db_path,
 )
 from memcite.errors import EXIT_BAD_INPUT, EXIT_OK, InputError, MemciteError
+from memcite.paths import Locations
 from memcite.retention.rules import check_rule
 from memcite.retention.stats_report import (
     JUDGE_OVERRIDE,
@@ -739,7 +739,7 @@ def prune(
 
             conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         else:
-            conn = open_store(resolve_db_path(db), readonly=True)
+            conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             require_synced_usage(conn, locations, judge_without_usage)
             limit_time = cutoff(now, settings.max_unused_days)
@@ -850,7 +850,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         memory_entries,
         note_entries,
     )
-    from memcite.retention.rules import default_memcite_config_path, load_memcite_config
+    from memcite.retention.rules import load_memcite_config
     from memcite.retention.tiered import judge_entries, request_entries, to_act_on
     from memcite.retention.tiers import TierWindows
 
@@ -861,17 +861,17 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         locations = locate_home(codex_home)
         now = _time(as_of, "--as-of", int(time.time()))
         settings = resolve_settings_for(locations.codex_home)
-        mine = load_memcite_config(default_memcite_config_path())
+        mine = load_memcite_config(Locations().config.path)
         windows = TierWindows.from_config(mine.get("tiers"), mine.get("decay"))
         last_consolidation = tiered_last_consolidation(locations.state_db)
         if apply:
             from memcite.cli.ledger_commands import open_database
 
             conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
-        elif not _db_given(db) and not os.path.exists(resolve_db_path(db)):
+        elif not _db_given(db) and not os.path.exists(Locations(db=db).db_path):
             conn = None  # no ledger yet: no citation log (refused below unless judged anyway)
         else:
-            conn = open_store(resolve_db_path(db), readonly=True)
+            conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             log_root = None if conn is None else _log_root(conn, locations)
             require_citation_log(conn, locations, log_root, judge_without_usage)
@@ -1038,7 +1038,7 @@ def restore(
                 raise InputError(f"{given!r} is not a thread id (a UUID)",
                                  hint="`memcite archived` lists the ids")
             wanted.append(normalized)
-        path = resolve_db_path(db)
+        path = Locations(db=db).db_path
         open_store(path, readonly=True).close()  # a missing database is an error, not created
         conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         try:
@@ -1121,7 +1121,7 @@ def archived(
     try:
         _check_limit(limit)
         home = None if all_homes else locate_home(codex_home).codex_home
-        conn = open_store(resolve_db_path(db), readonly=True)
+        conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             requests = list_requests(conn, codex_home=home, limit=limit)
             legacy = [e for e in archive_log(conn, limit=limit) if e["action"] == "archive"]
@@ -1218,7 +1218,7 @@ def select(
             from memcite.retention.labels import LABEL_COLUMNS
             from memcite.retention.stats import RULE_SCOPE, memories_of
 
-            source = resolve_db_path(db)
+            source = Locations(db=db).db_path
             if not _db_given(db) and not os.path.exists(source):
                 raise _nothing_to_report(source, locations.codex_home)
             conn = open_store(source, readonly=True)
@@ -1275,7 +1275,7 @@ def show(
     try:
         _check_limit(limit)
         locations = locate_home(codex_home)
-        conn = open_store(resolve_db_path(db), readonly=True)
+        conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             card = memory_card(conn, thread_id, memory_root=locations.memory_folder,
                                limit=limit)

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 from memcite.codex import setup as codex_setup
+from memcite.paths import Locations
 from memcite.untrusted import NotRegularFile, check_regular, open_regular
 
 OK, WARNING, FAILURE = "ok", "warning", "failure"
@@ -490,9 +491,9 @@ def check_tokenizers(inputs: DoctorInputs) -> list[Check]:
 def check_memcite_config(inputs: DoctorInputs) -> Check:
     """memcite's own config file reads: a misspelt key would stop `stats` and `prune`."""
     from memcite.errors import MemciteError
-    from memcite.retention.rules import default_memcite_config_path, load_memcite_config
+    from memcite.retention.rules import load_memcite_config
 
-    path = default_memcite_config_path(inputs.environ)
+    path = Locations(environ=inputs.environ).config.path
     if path is None or not os.path.lexists(path):
         return Check("memcite-config", OK, f"{path}: none (memcite's defaults apply)")
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from memcite.errors import InputError, MemciteError
+from memcite.paths import Locations
 
 JUDGE_OVERRIDE = "--judge-without-usage"
 
@@ -49,7 +50,6 @@ def resolve_settings_for(codex_home: str | None, *, rule: str = "memcite",
     Codex's rules: ``rule`` ``codex``, and ``select``), Codex's ``[memories]`` in
     ``codex_home`` (none when ``codex_home`` is None), defaults."""
     from memcite.retention.rules import (
-        default_memcite_config_path,
         load_codex_memories_config,
         load_memcite_config,
         resolve_settings,
@@ -57,7 +57,7 @@ def resolve_settings_for(codex_home: str | None, *, rule: str = "memcite",
 
     if rule == "memcite":
         mine = load_memcite_config(config_path if config_path is not None
-                                   else default_memcite_config_path())
+                                   else Locations().config.path)
     else:
         mine = None
     codex = load_codex_memories_config(codex_home) if codex_home is not None else None
