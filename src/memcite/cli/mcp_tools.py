@@ -37,6 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memcite.contracts.outputs import LintOutput, SearchOutput, StatsOutput
 from memcite.errors import InputError, MemciteError
+from memcite.times import iso_utc as _iso
+from memcite.times import utc_day as _today
 
 CONFIRM_TTL_SECONDS = 600
 # How the change log names writes that came through this server (``note log`` shows them).
@@ -292,16 +294,6 @@ class ToolContext:
     db: str | None
     tokens: ConfirmTokens
     locations: object = None  # memcite.paths.Locations of the run, when the server has it
-
-
-def _iso(seconds: float | None) -> str | None:
-    if seconds is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(seconds)))
-
-
-def _today(now: float) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(now))
 
 
 def _location(context: ToolContext, cwd: str):

@@ -136,7 +136,9 @@ def instructions(
 def _today() -> str:
     import time
 
-    return time.strftime("%Y-%m-%d", time.gmtime())
+    from memcite.times import utc_day
+
+    return utc_day(time.time())
 
 
 def truncate(
