@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memcite"
 WINGS = ("base", "contracts", "citations", "ledger", "readpath", "retention", "lint", "notes", "codex",
          "fleet", "conformance", "cli")
 BASE_MODULES = ("__init__", "__main__", "durable_files", "errors", "paths", "rust_text", "secrets",
-                "untrusted", "value_classes")
+                "times", "untrusted", "value_classes")
 GRAB_BAGS = ("utils", "helpers", "core")
 
 

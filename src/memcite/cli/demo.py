@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 from memcite.errors import EXIT_BAD_INPUT, MemciteError
+from memcite.paths import Locations
 
 DAY = 86_400
 DEMO_PROJECT = "/home/dev/memcite"  # the cwd of the sample replies (only recorded)
@@ -279,7 +280,6 @@ def _hook_step(db_path: str, payload_path: str, session_id: str) -> str:
 
     from memcite.codex.stop_hook import hook_stop
     from memcite.ledger.hook_log import read_entries
-    from memcite.paths import hook_log_path
 
     with open(payload_path, "rb") as handle:
         data = handle.read()
@@ -293,7 +293,7 @@ def _hook_step(db_path: str, payload_path: str, session_id: str) -> str:
                 signal.signal(signal.SIGALRM, alarm)
             except ValueError:  # not the main thread: the hook set none either
                 pass
-    log = hook_log_path()
+    log = Locations().hook_log
     try:
         entry = read_entries(log, 1)[-1]
     except (OSError, IndexError):

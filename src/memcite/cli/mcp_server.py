@@ -91,11 +91,12 @@ class Connection:
     """One client on a pair of binary streams: ``serve`` reads until the input ends."""
 
     def __init__(self, reader, writer, *, codex_home: str, db: str | None,
-                 confirm_ttl: float, version: str = "0") -> None:
+                 confirm_ttl: float, version: str = "0", locations=None) -> None:
         self._reader = reader
         self._writer = writer
         self._codex_home = codex_home
         self._db = db
+        self._locations = locations  # memcite.paths.Locations: where each came from
         self._confirm_ttl = confirm_ttl
         self._version = version
         self._write_lock = threading.Lock()
@@ -289,7 +290,8 @@ class Connection:
 
                 mcp_tools.preload()
                 self._context = mcp_tools.ToolContext(
-                    self._codex_home, self._db, mcp_tools.ConfirmTokens(ttl=self._confirm_ttl))
+                    self._codex_home, self._db, mcp_tools.ConfirmTokens(ttl=self._confirm_ttl),
+                    self._locations)
                 self._tools = mcp_tools
             return self._tools, self._context
 
@@ -389,16 +391,19 @@ def serve_command(codex_home: str | None = None, db: str | None = None,
                   confirm_ttl: float = 600.0) -> int:
     """``memcite mcp`` as the fast path runs it (without Typer, whose import is most of what
     is left of the start-up): the Codex home resolved as the Typer command does."""
-    from memcite.paths import resolve_codex_home
+    from memcite.paths import Locations
 
-    return run(resolve_codex_home(codex_home), db, confirm_ttl)
+    where = Locations(db=db, codex_home=codex_home)
+    return run(where.codex_home_path, db, confirm_ttl, locations=where)
 
 
-def run(codex_home: str, db: str | None, confirm_ttl: float) -> int:
-    """Serve on stdin and stdout until the client closes its side."""
+def run(codex_home: str, db: str | None, confirm_ttl: float, locations=None) -> int:
+    """Serve on stdin and stdout until the client closes its side; ``locations`` is the run's
+    ``memcite.paths.Locations`` (how the home and the database were named)."""
     from memcite.cli.console import memcite_version
 
     connection = Connection(sys.stdin.buffer, _protocol_output(), codex_home=codex_home, db=db,
-                            confirm_ttl=confirm_ttl, version=memcite_version())
+                            confirm_ttl=confirm_ttl, version=memcite_version(),
+                            locations=locations)
     connection.serve()
     return 0

@@ -41,6 +41,7 @@ from memcite.ledger.codex_home import (
     open_codex_db,
     state_db_path,
 )
+from memcite.paths import Locations
 
 HOUR = 3_600
 DAY = 86_400
@@ -797,10 +798,9 @@ def stale_hours_setting(environ) -> tuple[int, str]:
     from memcite.retention.rules import (
         _load_toml,
         check_memcite_config,
-        default_memcite_config_path,
     )
 
-    path = default_memcite_config_path(environ)
+    path = Locations(environ=environ).config.path
     data = _load_toml(path) if path else None
     if not data:
         return DEFAULT_STALE_HOURS, "default"

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 from memcite.codex import setup as codex_setup
+from memcite.paths import Locations
 from memcite.untrusted import NotRegularFile, check_regular, open_regular
 
 OK, WARNING, FAILURE = "ok", "warning", "failure"
@@ -91,13 +92,21 @@ def check_codex_config(inputs: DoctorInputs, config: dict | None, error: str | N
     return Check("codex-config", OK, path)
 
 
+def _env_sqlite_home(inputs: DoctorInputs) -> str | None:
+    """``$CODEX_SQLITE_HOME`` in the doctor's environment (read as ``memcite.paths`` reads it)."""
+    from memcite.paths import Locations
+
+    return Locations(environ=inputs.environ).codex_sqlite_home_env
+
+
 def sqlite_home(inputs: DoctorInputs, config: dict | None) -> str:
     """Where Codex keeps its databases: ``sqlite_home``, else ``$CODEX_SQLITE_HOME``, else the home."""
     value = (config or {}).get("sqlite_home")
     if isinstance(value, str) and value:
         return os.path.expanduser(value)
-    if inputs.environ.get("CODEX_SQLITE_HOME"):
-        return os.path.expanduser(inputs.environ["CODEX_SQLITE_HOME"])
+    env_value = _env_sqlite_home(inputs)
+    if env_value:
+        return os.path.expanduser(env_value)
     return inputs.codex_home
 
 
@@ -169,7 +178,7 @@ def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
         when,
     )
     from memcite.errors import MemciteError
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV, locate_codex_home
+    from memcite.ledger.codex_home import locate_codex_home
     from memcite.retention.rules import load_codex_memories_config, resolve_settings
 
     if config_error:
@@ -179,7 +188,7 @@ def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
     fix = "`memcite consolidation` shows every run, input and note"
     try:
         locations = locate_codex_home(inputs.codex_home, cwd=inputs.cwd,
-                                      env_sqlite_home=inputs.environ.get(SQLITE_HOME_ENV))
+                                      env_sqlite_home=_env_sqlite_home(inputs))
         try:
             stale_hours, _source = stale_hours_setting(inputs.environ)
         except MemciteError:  # said by the memcite-config check
@@ -482,9 +491,9 @@ def check_tokenizers(inputs: DoctorInputs) -> list[Check]:
 def check_memcite_config(inputs: DoctorInputs) -> Check:
     """memcite's own config file reads: a misspelt key would stop `stats` and `prune`."""
     from memcite.errors import MemciteError
-    from memcite.retention.rules import default_memcite_config_path, load_memcite_config
+    from memcite.retention.rules import load_memcite_config
 
-    path = default_memcite_config_path(inputs.environ)
+    path = Locations(environ=inputs.environ).config.path
     if path is None or not os.path.lexists(path):
         return Check("memcite-config", OK, f"{path}: none (memcite's defaults apply)")
     try:

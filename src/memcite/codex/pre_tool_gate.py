@@ -32,6 +32,8 @@ import os
 import sys
 import time
 
+from memcite.paths import Locations
+
 BLOCKABLE = ("failures", "fragile", "approaches")
 MAX_FILES = 64  # looked up per call
 MAX_CONTEXT_CHARS = 4000
@@ -297,14 +299,13 @@ def hook_pre_tool(db: str | None = None, codex_home: str | None = None, block: s
         sys.stdout = sys.stderr = sink
         _set_deadline(HOOK_DEADLINE_SECONDS)
         from memcite.codex.stop_hook import read_payload
-        from memcite.paths import resolve_codex_home
 
         blocking = parse_block(block)
         payload = read_payload(stdin if stdin is not None else sys.stdin.buffer)
         for key in ("session_id", "turn_id", "tool_name", "tool_use_id"):
             if isinstance(payload.get(key), str):
                 entry[key] = payload[key][:100]
-        found = findings(payload, os.path.abspath(codex_home or resolve_codex_home()))
+        found = findings(payload, os.path.abspath(codex_home or Locations().codex_home_path))
         text, kinds = feedback(found)
         output = hook_output(text, kinds, blocking)
         entry.update(status="ok", looked_up=found["looked_up"], files=len(found["files"]),
@@ -333,10 +334,9 @@ def hook_pre_tool(db: str | None = None, codex_home: str | None = None, block: s
         entry["ms"] = round((time.monotonic() - clock) * 1000, 1)
         try:
             from memcite.ledger.hook_log import append_entry, log_time
-            from memcite.paths import hook_log_path
 
             entry.update(log_time(time.time()))
-            append_entry(hook_log_path(), entry)
+            append_entry(Locations().hook_log, entry)
         except BaseException:  # noqa: BLE001, S110 - nowhere left to report it
             pass
     return 0

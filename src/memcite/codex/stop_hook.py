@@ -24,6 +24,8 @@ import os
 import sys
 import time
 
+from memcite.paths import Locations
+
 HOOK_BUSY_TIMEOUT_MS = 1000
 # Codex runs the Stop hook once the final reply is queued for the session file, which may
 # not have reached the disk yet: when it is not there, wait this long for the file to grow.
@@ -163,16 +165,15 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
 
     from memcite.ledger.session_offsets import ingest_session_file
     from memcite.ledger.store import open_store
-    from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
 
-    home = codex_home or codex_home_of(transcript) or resolve_codex_home()
-    folder = default_db_folder(db)  # as ledger_commands.open_database, without its imports
+    home = codex_home or codex_home_of(transcript) or Locations().codex_home_path
+    folder = Locations(db=db).default_db_folder  # as ledger_commands.open_database, without its imports
     if folder is not None and not os.path.isdir(folder):
         os.makedirs(folder, mode=0o700, exist_ok=True)
     from memcite.ledger.codex_home import codex_memory_folder
 
     root = codex_memory_folder(home)  # the store Codex reads: memories, or memories_v2
-    conn = open_store(resolve_db_path(db), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+    conn = open_store(Locations(db=db).db_path, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
     try:
         read = [ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
                                     memory_root=root, origin="hook")]
@@ -244,7 +245,6 @@ def hook_stop(db: str | None = None, codex_home: str | None = None,
               ignored_args: list[str] | None = None, stdin=None) -> int:
     """Record what the session file gained since the last turn; always 0, never a byte on stdout."""
     from memcite.ledger.hook_log import append_entry, log_time
-    from memcite.paths import hook_log_path
 
     clock = time.monotonic()
     entry: dict = {"event": "stop", **log_time(time.time())}
@@ -271,7 +271,7 @@ def hook_stop(db: str | None = None, codex_home: str | None = None,
             sink.close()
         entry["ms"] = round((time.monotonic() - clock) * 1000, 1)
         try:
-            append_entry(hook_log_path(), entry)
+            append_entry(Locations().hook_log, entry)
         except BaseException:  # noqa: BLE001, S110 - nowhere left to report it
             pass
     return 0

@@ -311,3 +311,23 @@ def fleet_report(conninfo: str, *, as_of: int, max_unused_days: int, machine: st
         raise
     finally:
         server.close()
+
+
+def fleet_stats(where, *, now: int, machine: str | None = None, project: str | None = None,
+                rule: str = "memcite", max_unused_days: int | None = None,
+                since: int | None = None, limit: int = 20):
+    """``memcite stats`` over the fleet server ``where.db`` (a ``memcite.paths.Locations``),
+    judged at ``now``: a ``StatsReport``. No Codex home is looked for, except one a person
+    named (its ``[memories]`` settings apply; one that is no folder is an error)."""
+    import os
+
+    from memcite.errors import InputError
+    from memcite.retention.stats_report import fleet_settings
+
+    if project is not None and not os.path.isabs(project):
+        raise InputError(f"--project: {project!r} is not an absolute path",
+                         hint="give the project's folder as its replies' cwd has it")
+    settings = fleet_settings(where, rule=rule, max_unused_days=max_unused_days)
+    return fleet_report(where.db_path, machine=machine, project=project, as_of=now,
+                        max_unused_days=settings.max_unused_days, rule=rule, since=since,
+                        limit=limit)

@@ -24,7 +24,6 @@ written.
 
 from __future__ import annotations
 
-import datetime as _dt
 import errno
 import json
 import os
@@ -56,6 +55,7 @@ from memcite.readpath.event_log import (  # noqa: F401 - the log's reading, unde
     stale_note_entries,
     superseded_by,
 )
+from memcite.times import iso_utc as _iso
 
 MAX_TEXT_CHARS = 2000
 MAX_FILES = 50
@@ -72,10 +72,6 @@ def events_path(location: NoteLocation) -> str:
 
 def gate_dir_of(project_dir: str) -> str:
     return os.path.join(project_dir, GATE_DIR)
-
-
-def _iso(seconds: float) -> str:
-    return _dt.datetime.fromtimestamp(int(seconds), tz=_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def project_file(location: NoteLocation, path: str, cwd: str | None = None) -> str:

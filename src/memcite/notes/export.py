@@ -27,7 +27,6 @@ an ``imported`` list in an event's provenance.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
 import sqlite3
@@ -38,6 +37,7 @@ from memcite.notes import storage
 from memcite.notes.model import SECTIONS, Entry, is_entry_id, normalized_text
 from memcite.notes.refusals import NoteRefusal
 from memcite.notes.storage import NoteLocation, locate_note
+from memcite.times import iso_utc as _iso
 
 FORMAT = "memcite-notes"
 FORMAT_VERSION = 1
@@ -49,10 +49,6 @@ _KEPT_FIELDS = ("Date", "Via", "Confirmed")  # replaced on import: kept in the I
 _ENTRY_KEYS = {"kind", "scope", "owner", "id", "section", "text", "body", "fields"}
 _EVENT_KEYS = {"kind", "scope", "owner", "id", "event"}
 _FIELD_LINE = re.compile(r"\s+([A-Za-z]+):[ \t]*(.*)\Z")
-
-
-def _iso(seconds: float) -> str:
-    return _dt.datetime.fromtimestamp(int(seconds), tz=_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _dumps(value: dict) -> str:

@@ -417,10 +417,8 @@ def check_memcite_config(data: dict, path: str) -> None:
 
 def default_memcite_config_path(environ: Mapping[str, str] = os.environ) -> str | None:
     """``$MEMCITE_CONFIG``, else ``config.toml`` in ``$MEMCITE_HOME``, else in the user
-    config folder (``$XDG_CONFIG_HOME/memcite`` or ``~/.config/memcite``)."""
-    if environ.get("MEMCITE_CONFIG"):
-        return os.path.expanduser(environ["MEMCITE_CONFIG"])
-    if environ.get("MEMCITE_HOME"):
-        return os.path.join(os.path.expanduser(environ["MEMCITE_HOME"]), "config.toml")
-    base = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "memcite", "config.toml")
+    config folder (``$XDG_CONFIG_HOME/memcite`` or ``~/.config/memcite``): see
+    ``memcite.paths.memcite_config_path``, the one reader of those variables."""
+    from memcite.paths import memcite_config_path
+
+    return memcite_config_path(environ)
