@@ -196,3 +196,20 @@ def replace_file_at(folder_fd: int, name: str, data: bytes, path: str, mode: int
     if read_file_at(folder_fd, name, path, max(len(data), 1)) != data:
         raise MemciteError(f"{path}: the file read back differs from what was written",
                            hint="another program may be editing it; run the command again")
+
+
+# --------------------------------------------------------------------------- appending a line
+
+
+def append_line(fd: int, line: bytes) -> bytes:
+    """Append ``line`` (one record, ending in a newline) to the file open at ``fd``
+    (``O_RDWR | O_APPEND``) on a line of its own: when the file's last byte is not a newline
+    (a hand edit, a crash mid-write), a newline goes first, so the record is never glued to
+    the end of a line that is not one. One ``write``; the bytes written are returned."""
+    if not line.endswith(b"\n"):
+        line += b"\n"
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        line = b"\n" + line
+    _write_all(fd, line)
+    return line
