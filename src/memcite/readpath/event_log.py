@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
-import json
 import os
 import re
 import stat
