@@ -15,8 +15,9 @@ that a file's rows are dropped by one rowid range. ``search_files`` holds each i
 file's stamp (mtime_ns, size, inode, device): a refresh re-reads only the files whose stamp
 changed (or whose rows the index no longer holds in full: a table emptied or dropped by
 hand is rebuilt, never answered from) and drops the rows of files gone. Each row carries
-its ``owner`` (the Codex home and the project, ``global``, a session or Codex's memory); a query names the owners of this
-working directory in SQL, so another project's note and events are never candidates.
+its ``owner`` (the Codex home and the project, ``global``, a session or Codex's memory);
+a query names the owners of this working directory in SQL, so another project's note and
+events are never candidates.
 
 Files are read link-safely and capped (``MemoryRoot``: a link is followed only inside its
 folder). Secrets are masked before a line is stored (as the ledger does) and again in what
