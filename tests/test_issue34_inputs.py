@@ -66,7 +66,7 @@ def test_deep_toml_is_a_value_error(text):
 def test_json_lines_reports_each_bad_line_and_keeps_the_others():
     data = b'{"a": 1}\n\n' + DEEP_JSON.encode() + b'\nnope\n\xff\n[2]'
     assert list(json_lines(data)) == [
-        (1, {"a": 1}, None), (3, None, "nested too deeply"),
+        (1, {"a": 1}, None), (3, None, "not JSON (nested too deeply)"),
         (4, None, "not JSON (Expecting value: line 1 column 1 (char 0))"), (5, None, "not UTF-8"),
         (6, [2], None)]
     assert [n for n, _v, _w in json_lines("x\ny", first=10)] == [10, 11]
@@ -146,3 +146,134 @@ def test_event_add_refuses_a_link_inside_the_project_leading_out(project, tmp_pa
     os.symlink(repo / "src" / "sync.py", repo / "inside.py")
     assert events.project_file(location, "inside.py") == "inside.py"
     assert events.project_file(location, "src/new.py") == "src/new.py"
+
+
+# --------------------------------------------------------------------------- every surface
+
+
+DEEP_TOML = "[memories]\nx = " + "[" * 5000 + "]" * 5000 + "\n"
+DEEP_TOML_SQLITE = 'sqlite_home = "/x"\nx = ' + "[" * 5000 + "]" * 5000 + "\n"
+
+
+def _config_home(tmp_path, text):
+    home = tmp_path / "codex-home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(text)
+    return str(home)
+
+
+def _thread_settings(tmp_path):
+    from memcite.codex.thread import codex_settings
+
+    features, memories, problems = codex_settings(_config_home(tmp_path, DEEP_TOML))
+    assert (features, memories) == ({}, {}) and "nested too deeply" in problems[0]
+
+
+def _codex_home_config(tmp_path):
+    from memcite.ledger.codex_home import CodexHomeError, read_codex_config
+
+    with pytest.raises(CodexHomeError, match="nested too deeply"):
+        read_codex_config(_config_home(tmp_path, DEEP_TOML_SQLITE))
+
+
+def _doctor_config(tmp_path):
+    from memcite.codex.doctor import _load_config
+
+    config, problem = _load_config(_config_home(tmp_path, DEEP_TOML))
+    assert config is None and "nested too deeply" in problem
+
+
+def _setup_feature_warnings(tmp_path):
+    from memcite.codex.setup import _feature_warnings
+
+    assert _feature_warnings(DEEP_TOML) == []
+
+
+def _rules_config(tmp_path):
+    from memcite.retention.rules import ConfigError, _load_toml
+
+    path = tmp_path / "memcite.toml"
+    path.write_text(DEEP_TOML)
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        _load_toml(str(path))
+
+
+def _gate_index(tmp_path):
+    from memcite.codex.pre_tool_gate import GateError, _read_json
+
+    path = tmp_path / "shard.json"
+    path.write_text(DEEP_JSON)
+    with pytest.raises(GateError, match="not JSON"):
+        _read_json(str(path))
+
+
+def _stop_hook_stdin(tmp_path):
+    import io
+
+    from memcite.codex.stop_hook import _BadPayload, read_payload
+
+    with pytest.raises(_BadPayload, match="nested too deeply"):
+        read_payload(io.BytesIO(DEEP_OBJECT.encode()))
+
+
+def _lint_hook_stdin(tmp_path):
+    import io
+
+    from memcite.cli.lint_commands import lint_hook
+
+    assert lint_hook(codex_home=str(tmp_path), stdin=io.BytesIO(DEEP_JSON.encode())) == 0
+
+
+def _import_scope(tmp_path):
+    from memcite.lint.folder_checks import check_import_scope
+
+    found = check_import_scope(str(tmp_path / "scope.json"), DEEP_JSON)
+    assert [f.code for f in found] == ["import-scope-invalid"]
+
+
+def _instructions_cache(tmp_path):
+    from memcite.readpath import instructions_cache
+
+    key = "k" * 64
+    (tmp_path / "instructions").mkdir()
+    (tmp_path / "instructions" / f"{key}.json").write_text(DEEP_JSON)
+    assert instructions_cache.read_cached(str(tmp_path), key) is None
+
+
+def _corpus_line(tmp_path):
+    from memcite.conformance.corpus import CORPUS_FILE, load_cases
+
+    path = tmp_path / "cases.jsonl"
+    with open(CORPUS_FILE) as handle:
+        shipped = handle.readline()
+    path.write_text(shipped + DEEP_JSON + "\n")
+    with pytest.raises(InputError, match=r"cases.jsonl:2: not JSON \(nested too deeply\)"):
+        load_cases(str(path))
+    array = tmp_path / "cases.json"
+    array.write_text("[" + DEEP_JSON + "]")
+    with pytest.raises(InputError, match="nested too deeply"):
+        load_cases(str(array))
+
+
+def _program_output(tmp_path):
+    import sys
+
+    from memcite.conformance.runner import run_json
+
+    program = tmp_path / "deep.py"
+    program.write_text(f"print('[' * {DEEP} + ']' * {DEEP})\n")
+    result = run_json([sys.executable, str(program)], b"reply", timeout=30)
+    assert result.outcome == "not-json" and "nested too deeply" in result.detail
+
+
+SURFACES = {"thread's config.toml": _thread_settings, "Codex home config.toml": _codex_home_config,
+            "doctor's config.toml": _doctor_config, "setup's config.toml": _setup_feature_warnings,
+            "memcite's config": _rules_config, "the gate index": _gate_index,
+            "the stop hook's stdin": _stop_hook_stdin, "the lint hook's stdin": _lint_hook_stdin,
+            "an import's scope.json": _import_scope, "the instructions cache": _instructions_cache,
+            "a --corpus file": _corpus_line, "conformance check's program": _program_output}
+
+
+@pytest.mark.parametrize("surface", sorted(SURFACES))
+def test_deep_nesting_is_a_bad_input_on_every_surface(surface, tmp_path):
+    SURFACES[surface](tmp_path)  # a RecursionError would fail the test

@@ -46,12 +46,13 @@ def storable_or_none(text: str | None) -> str | None:
     return None if text is None else storable(text)
 
 
-def loads_json(data: str | bytes):
-    """``json.loads``, with JSON nested too deeply for the parser a ``ValueError`` too."""
+def loads_json(data: str | bytes, **options):
+    """``json.loads`` (``options`` passed on), with JSON nested too deeply for the parser a
+    ``ValueError`` too."""
     import json  # not on the per-reply path, which stores but parses no JSON
 
     try:
-        return json.loads(data)
+        return json.loads(data, **options)
     except RecursionError:
         raise ValueError("nested too deeply") from None
 
@@ -82,12 +83,7 @@ def json_lines(data: str | bytes, *, first: int = 1):
         except UnicodeDecodeError:
             yield number, None, "not UTF-8"
         except ValueError as exc:
-            yield number, None, _why_not_json(exc)
-
-
-def _why_not_json(exc: ValueError) -> str:
-    message = str(exc)
-    return message if message == "nested too deeply" else f"not JSON ({message})"
+            yield number, None, f"not JSON ({exc})"
 
 
 def bounded_lines(handle, limit: int):

@@ -193,13 +193,13 @@ def add_event(location: NoteLocation, *, kind: str, text: str, files: list[str] 
                       "confirmed": confirmed_by is not None, "confirmation": confirmed_by}
         event = Event(event_id, _iso(now), int(now), kind, text, named, supersedes, fragile,
                       provenance)
-        _append(path, event)
+        append_event(path, event)
         known.append(event)
         write_gate_index(location.project_dir, known)
     return AddResult(location, event, path, redacted, tightened, superseded)
 
 
-def _append(path: str, event: Event) -> None:
+def append_event(path: str, event: Event) -> None:
     """Append the event as one line (O_APPEND, 0600, synced), on a line of its own, then read
     it back as an event; the file is created if needed."""
     from memcite.durable_files import append_line

@@ -25,6 +25,7 @@ from memcite.retention.checks import (
     moved_to,
     rank_worst,
 )
+from memcite.untrusted import loads_json
 from memcite.value_classes import FrozenSlots, Slots
 
 
@@ -291,12 +292,11 @@ def log_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
 def _cache_read(path: str, folder: MemoryFolder, key: str
                 ) -> tuple[LogTally | None, dict[str, list | None]]:
     """The cached tally and its file stamps, or ``(None, {})`` when any cited file changed."""
-    import json
 
     try:
         # A regular file only, opened without blocking (a FIFO planted here must not hang stats).
         with os.fdopen(open_regular(path), encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = loads_json(handle.read())
         if data["key"] != key or any(_path_stamp(folder, name) != stamp
                                      for name, stamp in data["stamps"].items()):
             return None, {}
