@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -277,3 +278,79 @@ SURFACES = {"thread's config.toml": _thread_settings, "Codex home config.toml": 
 @pytest.mark.parametrize("surface", sorted(SURFACES))
 def test_deep_nesting_is_a_bad_input_on_every_surface(surface, tmp_path):
     SURFACES[surface](tmp_path)  # a RecursionError would fail the test
+
+
+# --------------------------------------------------------------------------- stale temporaries
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def _plant(folder, name, *, age=3600, data=b"a full copy of the note"):
+    path = folder / name
+    path.write_bytes(data)
+    then = path.stat().st_mtime - age
+    os.utime(path, (then, then))
+    return path
+
+
+def test_only_memcites_own_stale_temporaries_are_removed(tmp_path):
+    from memcite.durable_files import remove_stale_temporaries
+
+    dead, alive = _dead_pid(), os.getppid()
+    removed = {f".memory.md.{dead}.tmp",  # a killed note write
+               ".memory.md.memcite-0123456789ab.tmp"}  # a killed durable write
+    for name in removed:
+        _plant(tmp_path, name)
+    kept = {
+        f".memory.md.{dead}.tmp.bak": 3600,  # not a name memcite gives
+        f".memory.md.{dead}x.tmp": 3600,
+        f".memory.md.{alive}.tmp": 3600,  # its process still runs
+        "memory.md.memcite-0123456789ab.tmp": 3600,  # not the hidden form
+        f".other.md.{dead}.tmp": 3600,  # another target
+        ".memory.md.memcite-fedcba987654.tmp": 5,  # too fresh: maybe being renamed now
+        "memory.md": 3600, "notes.txt": 3600, "hard": 3600,
+    }
+    for name, age in kept.items():
+        _plant(tmp_path, name, age=age)
+    linked = f".memory.md.{_dead_pid()}.tmp"
+    os.symlink(tmp_path / "notes.txt", tmp_path / linked)  # a link: not memcite's
+    os.link(tmp_path / "hard", tmp_path / f".memory.md.{_dead_pid()}.tmp")  # a second name
+    (tmp_path / ".memory.md.memcite-aaaaaaaaaaaa.tmp").mkdir()  # a folder
+    before = set(os.listdir(tmp_path))
+    assert sorted(remove_stale_temporaries(str(tmp_path), {"memory.md"})) == sorted(removed)
+    assert set(os.listdir(tmp_path)) == before - removed
+    assert (tmp_path / "notes.txt").read_bytes() == b"a full copy of the note"
+
+
+def test_a_day_old_temporary_of_a_live_pid_is_removed_too(tmp_path):
+    from memcite.durable_files import remove_stale_temporaries
+
+    _plant(tmp_path, f".memory.md.{os.getppid()}.tmp", age=2 * 24 * 3600)
+    assert remove_stale_temporaries(str(tmp_path), {"memory.md"}) == [
+        f".memory.md.{os.getppid()}.tmp"]
+
+
+def test_cache_temporaries_are_removed_in_their_own_form(tmp_path):
+    from memcite.durable_files import remove_stale_temporaries
+
+    dead = _dead_pid()
+    _plant(tmp_path, f"abc.json.{dead}.tmp")
+    _plant(tmp_path, f".abc.json.{dead}.tmp")
+    assert remove_stale_temporaries(str(tmp_path), dotted=False) == [f"abc.json.{dead}.tmp"]
+
+
+def test_the_next_note_write_removes_what_a_killed_import_left(project):
+    repo, location = project
+    assert runner.invoke(app, ["note", "save", "Use WAL", "--section", "decisions"]).exit_code \
+        == 0
+    folder = location.project_dir
+    left = _plant(Path(folder), f".memory.md.{_dead_pid()}.tmp")
+    result = runner.invoke(app, ["note", "save", "Prefer small commits", "--section",
+                                 "decisions"])
+    assert result.exit_code == 0, result.output
+    assert not left.exists()
+    assert "Use WAL" in open(location.note_file).read()

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from memcite.durable_files import fsync_folder
+from memcite.durable_files import fsync_folder, remove_stale_temporaries
 from memcite.notes.refusals import NoteRefusal
 from memcite.readpath.projects import (
     canonical_path,
@@ -261,6 +261,8 @@ def decode(path: str, data: bytes) -> str:
 def atomic_write(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data``: temporary file (0600) beside it, synced, renamed, verified."""
     folder = os.path.dirname(path)
+    # What a run killed mid-write left here (a full copy of the note) goes first.
+    remove_stale_temporaries(folder, {os.path.basename(path)})
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),

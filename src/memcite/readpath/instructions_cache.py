@@ -83,6 +83,9 @@ def write_cached(cache_dir: str, key: str, result: Instructions) -> None:
 
 
 def _cache_prune(folder: str) -> None:
+    from memcite.durable_files import remove_stale_temporaries
+
+    remove_stale_temporaries(folder, dotted=False)  # left by a run that was killed
     entries = [entry for entry in os.scandir(folder) if entry.name.endswith(".json")]
     if len(entries) <= CACHE_ENTRIES:
         return

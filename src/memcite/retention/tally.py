@@ -324,6 +324,9 @@ def _cache_write(path: str, data: dict) -> None:
 
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        from memcite.durable_files import remove_stale_temporaries
+
+        remove_stale_temporaries(os.path.dirname(path), {os.path.basename(path)}, dotted=False)
         temporary = f"{path}.{os.getpid()}.tmp"
         # 0600 whatever the umask: the tally names cited paths and notes' places.
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
