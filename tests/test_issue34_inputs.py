@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
@@ -354,3 +356,26 @@ def test_the_next_note_write_removes_what_a_killed_import_left(project):
     assert result.exit_code == 0, result.output
     assert not left.exists()
     assert "Use WAL" in open(location.note_file).read()
+
+
+# --------------------------------------------------------------------------- the Project: line
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="\n\r\x00\u2028\u2029\x85\x0b\x0c"
+                                      "\x1c\x1d\x1e"), max_size=40))
+def test_a_project_path_round_trips_through_its_project_line(name):
+    from memcite.readpath.note_format import (
+        new_note,
+        project_from_line,
+        project_line_value,
+        render_note,
+    )
+    from memcite.readpath.projects import note_project_line
+
+    path = "/home/me/" + name
+    value = project_line_value(path)
+    assert "\t" not in value and value == value.strip()
+    assert project_from_line(value) == path
+    note = new_note(path, "2026-01-01")
+    assert note.project == path and note.owner("project") == path
+    assert note_project_line(render_note(note)) == path

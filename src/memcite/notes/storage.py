@@ -106,8 +106,10 @@ def check_project_path(project: str) -> None:
             raise InputError(f"{project.encode('utf-8', 'backslashreplace').decode()}: the "
                              "project folder's path is not valid UTF-8; memcite keeps no note for it",
                              hint="rename the folder, or run from a folder whose path is UTF-8") from None
-    if any(ord(char) < 32 or ord(char) == 127 or 0x80 <= ord(char) < 0xA0 or char in "\u2028\u2029"
-           for char in project):
+    # A tab is kept (the Project: line then names the path as a JSON string); a newline or
+    # another control character could forge a line of the note or of what is shown: refused.
+    if any((ord(char) < 32 and char != "\t") or ord(char) == 127 or 0x80 <= ord(char) < 0xA0
+           or char in "\u2028\u2029" for char in project):
         raise InputError(f"{project!r}: the project folder's path holds a control character "
                          "(a newline, say); memcite keeps no note for it",
                          hint="rename the folder")
