@@ -379,3 +379,46 @@ def test_a_project_path_round_trips_through_its_project_line(name):
     note = new_note(path, "2026-01-01")
     assert note.project == path and note.owner("project") == path
     assert note_project_line(render_note(note)) == path
+
+
+# --------------------------------------------------------------------------- sensitive subjects
+
+
+POLICY_NOTES = [
+    "The password policy requires 12 characters; the check lives in src/auth/policy.py",
+    "Password requirements: at least 12 characters, checked in auth/validate.py",
+    "password-strength rules are in auth.py",
+    "API key rotation policy: every 90 days (ops/rotate.sh)",
+    "the passphrase length is checked by the CLI",
+]
+STILL_SENSITIVE = [
+    ("the deploy password lives in the vault", ["password"]),
+    ("the password rotation broke the deploy", ["password"]),
+    ("share the credentials file with ops", ["credentials"]),
+    ("password policy: 12 characters; the admin password is on the wiki", ["password"]),
+    ("the api_key is in the env file", ["api key"]),
+    ("salary policy for the team", ["salary"]),
+    ("medical rules of the clinic", ["medical"]),
+]
+
+
+@pytest.mark.parametrize("text", POLICY_NOTES)
+def test_a_note_about_a_policy_is_not_a_sensitive_subject(text):
+    from memcite.notes.checks import sensitive_subjects
+    from memcite.secrets import scan
+
+    assert sensitive_subjects(text) == [] and scan(text) == []
+
+
+@pytest.mark.parametrize(("text", "subjects"), STILL_SENSITIVE)
+def test_a_credential_itself_still_asks_for_confirmation(text, subjects):
+    from memcite.notes.checks import sensitive_subjects
+
+    assert sensitive_subjects(text) == subjects
+
+
+def test_note_save_of_the_password_policy_note_needs_no_confirmation(project):
+    done = runner.invoke(app, ["note", "save", POLICY_NOTES[0], "--section", "decisions"])
+    assert done.exit_code == 0, done.output
+    asked = runner.invoke(app, ["note", "save", STILL_SENSITIVE[0][0], "--section", "state"])
+    assert asked.exit_code == 3 and "confirm" in asked.output
