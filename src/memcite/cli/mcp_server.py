@@ -52,6 +52,7 @@ import sys
 import threading
 
 from memcite.cli import mcp_catalog
+from memcite.untrusted import loads_json
 
 # The versions reached through the initialize handshake, oldest first. The tools use
 # nothing newer than 2025-06-18 (structured content, output schemas); older clients
@@ -146,8 +147,8 @@ class Connection:
 
     def _receive(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep
+            message = loads_json(line)
+        except ValueError:  # not JSON, not UTF-8, nested too deep
             self._error(None, PARSE_ERROR, "Parse error: the line is not a JSON message")
             return
         request_id = message.get("id") if isinstance(message, dict) else None

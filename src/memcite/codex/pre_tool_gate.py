@@ -160,9 +160,7 @@ def _relative(project: str, cwd: str, name: str) -> str | None:
 
 
 def _read_json(path: str):
-    import json
-
-    from memcite.untrusted import open_regular
+    from memcite.untrusted import loads_json, open_regular
 
     try:
         fd = open_regular(path)
@@ -173,7 +171,7 @@ def _read_json(path: str):
     if len(data) > 4 * 1024 * 1024:
         raise GateError(f"{path}: larger than 4 MiB; not memcite's gate index")
     try:
-        return json.loads(data)
+        return loads_json(data)
     except ValueError:
         raise GateError(f"{path}: not JSON (run `memcite event add` to rebuild it)") from None
 

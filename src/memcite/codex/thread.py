@@ -64,11 +64,11 @@ def codex_settings(codex_home: str) -> tuple[dict, dict, list[str]]:
         os.close(fd)
     if read.too_large:
         return {}, {}, [f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read"]
-    import tomllib
+    from memcite.untrusted import loads_toml
 
     try:
-        data = tomllib.loads(read.data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = loads_toml(read.data.decode("utf-8"))
+    except ValueError as exc:  # not UTF-8, not TOML, nested too deeply
         return {}, {}, [f"{path}: not valid TOML ({exc}); Codex cannot read it either"]
     features = data.get("features") if isinstance(data.get("features"), dict) else {}
     memories = data.get("memories") if isinstance(data.get("memories"), dict) else {}

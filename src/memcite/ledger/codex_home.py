@@ -20,7 +20,7 @@ from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
-from memcite.untrusted import NotRegularFile, bounded_lines
+from memcite.untrusted import NotRegularFile, bounded_lines, loads_toml
 from memcite.value_classes import FrozenSlots
 
 TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
@@ -152,7 +152,7 @@ def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
     import tomllib  # it imports typing (start-up)
 
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = loads_toml(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise CodexHomeError(f"{path}: not UTF-8 (byte {exc.start})",
                              hint="Codex cannot read it either; fix the file") from None

@@ -320,6 +320,7 @@ def _load_toml(path: str) -> dict | None:
     import tomllib
 
     from memcite.ledger.memory_files import open_regular, read_capped
+    from memcite.untrusted import loads_toml
 
     try:
         fd = open_regular(path)  # a FIFO or a device: refused, never a hang
@@ -330,7 +331,7 @@ def _load_toml(path: str) -> dict | None:
         if read.too_large:
             raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read as a "
                               "config file", hint="fix the file, or move it aside")
-        return tomllib.loads(read.data.decode("utf-8"))
+        return loads_toml(read.data.decode("utf-8"))
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -340,9 +341,8 @@ def _load_toml(path: str) -> dict | None:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML (invalid UTF-8 at byte offset {exc.start})",
                           hint="fix the file, or move it aside") from None
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise ConfigError(f"{path}: not valid TOML ({reason})",
+    except tomllib.TOMLDecodeError as exc:  # nested too deeply too (loads_toml)
+        raise ConfigError(f"{path}: not valid TOML ({exc})",
                           hint="fix the file, or move it aside") from None
 
 
