@@ -301,9 +301,9 @@ def _escaped(value: object) -> str:
 
 
 def _mask(text: str) -> str:
-    from memcite.secrets import mask_secrets
+    from memcite.display import shown
 
-    return mask_secrets(text)
+    return shown(text)
 
 
 def _day(seconds: int | None) -> str | None:
