@@ -439,13 +439,15 @@ def conninfo_password_spans(text: str) -> list[tuple[str, int, int]]:
             userinfo = authority.rsplit("@", 1)[0]
             if ":" in userinfo:
                 begin = offset + userinfo.index(":") + 1
-                if offset + len(userinfo) > begin:
+                secret = text[begin:offset + len(userinfo)]
+                if secret and not _is_placeholder(_percent_decoded(secret)):
                     found.append(("url-password", begin, offset + len(userinfo)))
         if "?" in rest:
             position = offset + rest.index("?") + 1
             for pair in rest[rest.index("?") + 1:].split("&"):
                 key, equals, value = pair.partition("=")
-                if equals and value and _percent_decoded(key).strip().lower() == "password":
+                if equals and value and _percent_decoded(key).strip().lower() == "password" \
+                        and not _is_placeholder(_percent_decoded(value)):
                     begin = position + len(key) + 1
                     found.append(("url-password", begin, begin + len(value)))
                 position += len(pair) + 1
