@@ -512,8 +512,10 @@ class IngestProgress:
         line = (f"memcite: ingest {scan.path}: {read}, {scan.lines} lines, "
                 f"{scan.replies} repl{'y' if scan.replies == 1 else 'ies'}, "
                 f"{now - self._started:.0f} s")
-        if self._stream.isatty():
-            self._stream.write("\r\x1b[K" + line)
+        if self._stream.isatty():  # the line's path escaped, memcite's own sequence raw
+            from memcite.display import escape_controls, styled
+
+            styled(self._stream).write("\r\x1b[K" + escape_controls(line))
             self._drawn = True
         else:
             self._stream.write(line + "\n")
@@ -522,7 +524,9 @@ class IngestProgress:
     def done(self) -> None:
         """Clear the line drawn on a terminal (the file's report follows on stdout)."""
         if self._drawn:
-            self._stream.write("\r\x1b[K")
+            from memcite.display import styled
+
+            styled(self._stream).write("\r\x1b[K")
             self._stream.flush()
             self._drawn = False
         self._path = None

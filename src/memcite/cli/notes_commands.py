@@ -58,7 +58,10 @@ _SCOPE_WORDS = {"project": "this project's note", "global": "the global note",
 
 
 def _out(line: str = "") -> None:
-    sys.stdout.write(line + "\n")
+    """Print one line as memcite shows text: secrets masked, controls escaped (memcite.display)."""
+    from memcite.display import shown
+
+    sys.stdout.write(shown(line) + "\n")
 
 
 def _refused(refusal, json: bool) -> int:  # noqa: A002
@@ -354,7 +357,9 @@ def _print_projection(recalled) -> None:
     if text:
         _out()
         _out(f"Events: {events_path(recalled.location)} (evidence, as the note)")
-        sys.stdout.write(text)
+        from memcite.display import shown
+
+        sys.stdout.write(shown(text))
 
 
 # --------------------------------------------------------------------------- list

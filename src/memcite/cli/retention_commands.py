@@ -673,7 +673,9 @@ def _print_weeks(weeks: list[dict], file, *, cut: int | None = CHART_WEEKS,
         bar = block * max(1 if week["citations"] else 0,
                           round(longest * week["citations"] / peak))
         table.add_row(week["week_start"], str(week["citations"]), f"[cyan]{bar}[/cyan]")
-    _Console(file=file, highlight=False, safe_box=True, width=width).print(table)
+    from memcite.display import styled  # dates and counts only: rich's colours go raw
+
+    _Console(file=styled(file), highlight=False, safe_box=True, width=width).print(table)
 
 
 def _can_encode(file, text: str) -> bool:

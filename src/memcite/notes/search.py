@@ -355,8 +355,9 @@ class Hit:
 
 def query(conn: sqlite3.Connection, text: str, sources: list[Source], *,
           kinds: tuple[str, ...] = KINDS, limit: int = DEFAULT_LIMIT) -> list[Hit]:
-    """The best ``limit`` rows matching ``text`` among the rows of ``sources`` only."""
-    from memcite.secrets import mask_secrets
+    """The best ``limit`` rows matching ``text`` among the rows of ``sources`` only (as
+    memcite shows text: ``memcite.display.shown``)."""
+    from memcite.display import shown
 
     if not text or not text.strip():
         raise InputError("nothing to search for", hint="give the words to look for")
@@ -385,7 +386,7 @@ def query(conn: sqlite3.Connection, text: str, sources: list[Source], *,
         raise InputError(f"the search words could not be used ({exc})",
                          hint="search for plain words") from None
     return [Hit(path, line, kind, scope_of.get(owner, "?"), round(-score, 6),
-                mask_secrets(snippet), mask_secrets(full[:500]))
+                shown(snippet), shown(full[:500]))
             for path, line, kind, owner, score, snippet, full in rows]
 
 
