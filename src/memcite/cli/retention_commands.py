@@ -301,7 +301,8 @@ class _Text:
         return "".join(kept).rstrip() + self.dots
 
     def cut_path(self, path: str, room: int) -> str:
-        """``path`` cut at its start to ``room`` columns, at a ``/`` when one is near."""
+        """``path`` cut at its start to ``room`` columns, always at a ``/``: its last folders
+        whole (never a name cut in the middle; the last name whole even when it is longer)."""
         if _columns(path) <= room:
             return path
         room -= len(self.dots)
@@ -313,9 +314,10 @@ class _Text:
             kept.append(char)
         tail = "".join(reversed(kept))
         slash = tail.find("/")
-        if 0 <= slash < len(tail) // 2:
-            tail = tail[slash:]
-        return self.dots + tail
+        if slash >= 0:
+            return self.dots + tail[slash:]
+        cut = path.rstrip("/").rfind("/")
+        return self.dots + path[cut:] if cut > 0 else path
 
     def prose(self, text: str, indent: str = "  ", more: str | None = None) -> None:
         """``text`` wrapped to the width between words (a date or a path is never split), its
@@ -507,6 +509,16 @@ def _print_totals(text: _Text, report) -> None:
                   f"counters {t['never_cited_codex']:>5}",
                   f"  never cited: {t['never_cited_memcite']} by memcite's log, "
                   f"{t['never_cited_codex']} by Codex's")
+        if (t["cited_memcite"], t["never_cited_memcite"]) != (t["cited_codex"],
+                                                              t["never_cited_codex"]) \
+                or t.get("citations") != t.get("codex_citations"):
+            text.prose("which is which: memcite's log counts the replies memcite read and "
+                       "checked; Codex's counters also count replies memcite never saw (before "
+                       "setup, or while its hook was off or untrusted) and count an id cited in "
+                       "two spellings twice, so they are usually higher; "
+                       + ("the dead are judged by both (rule memcite)" if report.rule == "memcite"
+                          else "the dead are judged by Codex's counters (rule codex)"),
+                       indent="  ", more="    ")
     else:
         text.line(f"  cited:       by Codex's counters {t['cited_codex']:>5} (no memcite log)")
         text.line(f"  never cited: by Codex's counters {t['never_cited_codex']:>5}")
