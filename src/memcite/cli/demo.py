@@ -219,9 +219,10 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
                                  cwd=DEMO_PROJECT), memory_root=root, now=now)
             extra = []
             if result.unknown:
-                extra.append(f"{len(result.unknown)} unknown id(s)")
+                extra.append(f"{len(result.unknown)} unknown id{'' if len(result.unknown) == 1 else 's'}")
             if result.not_uuid:
-                extra.append(f"{len(result.not_uuid)} id(s) not UUIDs")
+                extra.append(f"{len(result.not_uuid)} id{' is' if len(result.not_uuid) == 1 else 's are'}"
+                             " not a UUID")
             write(f"   {reply.shows}: {result.status}, {len(result.counted)} counted, "
                   f"{result.entries_hashed}/{result.entries} entries hashed"
                   + (f", {', '.join(extra)}" if extra else "") + "\n")

@@ -643,7 +643,7 @@ def _print_checks(text: _Text, report) -> None:
         return
     text.title(f"Citation checks: {_plural(checks.citations, 'cited line range')} "
                f"({checks.entries} distinct), in the memory folder now")
-    files = f" ({checks.files_read} file(s) read)"
+    files = f" ({_plural(checks.files_read, 'file')} read)"
     text.line("  " + text.cut_path(checks.memory_root or "no memory folder",
                                    text.width - 2 - len(files)) + files)
     late = report.totals.get("replies_hashed_late")
@@ -907,7 +907,7 @@ def prune(
     count = len(candidates)
     plural = "y" if count == 1 else "ies"
     out(f"prune for the Codex home {locations.codex_home} ({rule} rule, unused for more than "
-        f"{settings.max_unused_days} day(s) before {_day(now)}): {count} memor{plural}\n")
+        f"{_plural(settings.max_unused_days, 'day')} before {_day(now)}): {count} memor{plural}\n")
     for candidate in candidates:
         out(f"  {candidate.thread_id}  {candidate.label}\n"
             f"      last used {_day(candidate.last_used)}  {candidate.reason}\n")
@@ -1038,7 +1038,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         return 0
     out = sys.stdout.write
     acted = len(codex_items) + len(note_items)
-    shown = ", ".join(f"{tier} {'never' if days is None else f'{days} day(s)'}"
+    shown = ", ".join(f"{tier} {'never' if days is None else _plural(days, 'day')}"
                       for tier, days in windows.to_dict().items())
     out(f"prune for the Codex home {locations.codex_home} (tiered rule as of {_day(now)}; "
         f"unused before acting: {shown}; Codex's last consolidation: "
@@ -1049,8 +1049,8 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         row = item.to_dict()
         where = f"{row['path']}:{row['line_start']}"
         out(f"  {item.verdict.action:<6} [{row['tier']}] {row['title'][:70]}\n"
-            f"         {where}\n         {item.verdict.reason}; cited {row['citations']} "
-            f"time(s)\n")
+            f"         {where}\n         {item.verdict.reason}; cited "
+            f"{_plural(row['citations'], 'time')}\n")
     if not apply:
         if acted:
             out("nothing changed: this is a preview. --apply moves the notes' entries into the "
@@ -1375,7 +1375,7 @@ def select(
         f"Codex's next consolidation for the Codex home {locations.codex_home} would take "
         f"{len(chosen)} of {len(memories)} memories "
         f"(n = {settings.max_raw_memories_for_consolidation}, used within "
-        f"{settings.max_unused_days} day(s) of {_day(now)}; from {source}):\n")
+        f"{_plural(settings.max_unused_days, 'day')} of {_day(now)}; from {source}):\n")
     for m in chosen:
         sys.stdout.write(f"  {m.thread_id}  Codex uses {m.codex_usage_count or 0:>4}  "
                          f"updated {_day(m.source_updated_at)}  {labels.get(m.thread_id, '-')}\n")
