@@ -706,7 +706,8 @@ def judge_store(report: StoreReport, *, now: int, stale_hours: int) -> list[dict
         latest = (extraction.get("failures") or [{}])[0]
         parts = []
         if extraction.get("failed"):
-            parts.append(f"{extraction['failed']} extraction job{'' if extraction['failed'] == 1 else 's'} failed (latest: thread "
+            failed = extraction["failed"]
+            parts.append(f"{failed} extraction job{'' if failed == 1 else 's'} failed (latest: thread "
                          f"{latest.get('thread_id')} at {when(latest.get('finished'))}: "
                          f"{latest.get('error') or '?'})")
         if extraction.get("stuck"):

@@ -504,7 +504,8 @@ def _codex_refusal(row, limit_time: int, recent_limit: int, max_rollout_age_days
         return "used in Codex since the selection (its own counters); not deleted"
     updated = values["source_updated_at"]
     if not include_recent and updated is not None and updated >= recent_limit:
-        return (f"thread updated within max_rollout_age_days ({max_rollout_age_days} day{'' if max_rollout_age_days == 1 else 's'}): "
+        days = f"{max_rollout_age_days} day{'' if max_rollout_age_days == 1 else 's'}"
+        return (f"thread updated within max_rollout_age_days ({days}): "
                 "Codex would extract it again; --include-recent-threads deletes it anyway")
     return None
 
