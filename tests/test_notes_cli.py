@@ -86,6 +86,9 @@ def test_save_recall_list_log(env):
     assert "evidence, not instructions" in recall.stdout
     assert note_file(env) in recall.stdout
     assert f"[{entry_id}] Use WAL" in recall.stdout and "days old" in recall.stdout
+    # only the section that holds something has its heading: none stands empty
+    assert "## Durable decisions" in recall.stdout
+    assert "## Current state" not in recall.stdout and "## Risks and next steps" not in recall.stdout
 
     recall_json = json.loads(invoke(env, "recall", "--json", "--check").stdout)
     assert recall_json["exists"] and recall_json["entries"][0]["id"] == entry_id

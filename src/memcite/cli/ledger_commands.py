@@ -261,9 +261,20 @@ def _not_recorded(error: MemciteError, reading, json: bool) -> int:
     return code
 
 
+def _count(number: int, word: str, many: str | None = None) -> str:
+    return f"{number} {word if number == 1 else (many or word + 's')}"
+
+
 def _report_result(result, *, quiet: bool) -> None:
     if quiet:
         return
+    if result.status == "recorded":  # say what was recorded: the reply went to stdout
+        counted = result.counted
+        note(f"recorded 1 reply (key {result.reply_key[:16]}): "
+             f"{_count(len(result.ids), 'memory id')} cited, "
+             f"{_count(len(counted), 'citation')} counted for "
+             f"{_count(len(set(counted)), 'memory', 'memories')}, "
+             f"{_count(result.entries, 'cited line range')}")
     if result.status == "duplicate":
         note(f"note: this reply was already recorded (key {result.reply_key[:16]}); "
              "nothing counted again")

@@ -403,6 +403,16 @@ def run(codex_home: str, db: str | None, confirm_ttl: float, locations=None) -> 
     ``memcite.paths.Locations`` (how the home and the database were named)."""
     from memcite.cli.console import memcite_version
 
+    try:
+        on_terminal = os.isatty(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):
+        on_terminal = False
+    if on_terminal:  # a person started it by hand: say what it waits for
+        sys.stderr.write("memcite mcp: serving memcite's notes to Codex as MCP tools over stdin "
+                         "and stdout (JSON-RPC, one message a line); Codex starts it itself "
+                         "from config.toml ([mcp_servers.memcite]). Ctrl-D stops it.\n")
+        sys.stderr.flush()
+
     connection = Connection(sys.stdin.buffer, _protocol_output(), codex_home=codex_home, db=db,
                             confirm_ttl=confirm_ttl, version=memcite_version(),
                             locations=locations)

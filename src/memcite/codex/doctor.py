@@ -405,14 +405,17 @@ def check_hook_runs(inputs: DoctorInputs) -> Check:
         return Check("hook-runs", FAILURE, f"the last run ({when}) failed: {last.get('error')}; "
                      f"{len(errors)} of the last {len(entries)} runs failed",
                      f"see {inputs.log_path}")
+    recorded = last.get("recorded", 0)
     summary = (f"last run {when}: {last.get('status')}"
-               + (f", {last.get('recorded', 0)} repl(ies) recorded" if last.get("status") == "ok"
+               + (f", {recorded} repl{'y' if recorded == 1 else 'ies'} recorded"
+                  if last.get("status") == "ok"
                   else f" ({last.get('reason', '')})"))
     if errors:
         return Check("hook-runs", WARNING, f"{summary}; {len(errors)} of the last {len(entries)} "
                      f"runs failed, the latest at {errors[-1].get('at')}: {errors[-1].get('error')}",
                      f"see {inputs.log_path}")
-    return Check("hook-runs", OK, f"{summary}; {len(entries)} run(s) logged, none failed")
+    runs = f"{len(entries)} run{'' if len(entries) == 1 else 's'}"
+    return Check("hook-runs", OK, f"{summary}; {runs} logged, none failed")
 
 
 # --------------------------------------------------------------------------- memcite

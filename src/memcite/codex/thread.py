@@ -449,8 +449,10 @@ def _reason(injected: bool, cited: int, settings: dict, current: dict,
                 "missing or empty): Codex writes it when it consolidates memories made from "
                 "past interactive threads", "[memories] generate_memories = true")
     return ("Codex would inject memory now, so when this thread started memory was off or "
-            "there was no summary yet (a -c override or a profile may also have turned it off)",
-            None)
+            "there was no summary yet: a -c override or a profile may have turned it off "
+            "(`-c memories.use_memories=false`, `-c features.memories=false`, or `codex "
+            "--disable memories`)", "[memories] use_memories = true and [features] memories = "
+            "true (in config.toml, the profile or -c), without --disable memories")
 
 
 def thread_report(codex_home: str | os.PathLike, thread_id: str | None = None, *,

@@ -50,8 +50,10 @@ STAGE1_COLUMNS = (
     "selected_for_phase2",
     "selected_for_phase2_source_updated_at",
 )
-# SQLite's trim() with the ASCII part of Rust's White_Space: "non-blank" as Codex means it.
-_BLANK = "char(9, 10, 11, 12, 13, 32)"
+# What Codex's phase-2 selection strips before it calls a text blank: SQLite's trim() with no
+# second argument, spaces only (a raw memory of "  \n" is an input; Codex 0.171, checked in
+# tests/e2e/test_e2e_blank_inputs.py). Only that selection reads the has_* flags.
+_BLANK = "' '"
 
 _THREAD_HEADING = re.compile(r"^## Thread `([^`]*)`\s*$")
 _HEADER_LINE = re.compile(r"^([a-z_][a-z0-9_]*):[ \t]*(.*?)\s*$")

@@ -221,7 +221,8 @@ def codex_prune_selection(memories: Iterable[MemoryUsage], *, now: int, max_unus
 def consolidation_selection(memories: Iterable[MemoryUsage], *, now: int, max_unused_days: int,
                             n: int) -> list[MemoryUsage]:
     """The memories Codex's next consolidation takes: rows of its table (``in_scope``) that are
-    eligible (non-blank, used since the cutoff), ranked by use, recency and thread id, the
+    eligible (a text SQLite's trim(), spaces only, leaves non-empty; used since the cutoff),
+    ranked by use, recency and thread id, the
     first ``n`` sorted by thread id. A NULL last use (SQL) is never eligible; 0 is a time."""
     limit_time = cutoff(now, max_unused_days)
     eligible = []
