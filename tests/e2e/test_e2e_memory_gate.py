@@ -74,9 +74,9 @@ def extraction_keys(body: dict) -> list[str]:
 class Consolidator:
     """The mock memory agents. As the extraction agent it answers ``extracted`` (a raw memory
     and a rollout summary). As the consolidation agent it carries every line of its inputs
-    that names evil.example into the memory, with one ``apply_patch`` through code mode; told
-    it was blocked, a ``comply`` agent patches again without those lines, a ``stubborn`` one
-    stops."""
+    that holds one of ``carry`` into the memory, with one ``apply_patch`` through code mode;
+    told it was blocked, a ``comply`` agent patches again without the lines the reason names
+    (all it carried when the reason names none), a ``stubborn`` one stops."""
 
     def __init__(self):
         self.mode = "comply"
@@ -87,6 +87,7 @@ class Consolidator:
         self.extracted = {"raw_memory": f"- {POISON}\n- The build uses make.\n",
                           "rollout_summary": f"# Setup\n- {POISON}\n", "rollout_slug": "setup"}
         self.extractions = 0
+        self.carry = ("evil.example",)  # what the agent carries from its inputs
 
     def _inputs(self) -> list[str]:
         texts = []
@@ -97,7 +98,7 @@ class Consolidator:
         carried = []
         for line in texts:
             line = line.lstrip("- ")
-            if "evil.example" in line and line not in carried:
+            if any(word in line for word in self.carry) and line not in carried:
                 carried.append(line)
         return carried
 
@@ -105,7 +106,7 @@ class Consolidator:
         tips = "\n".join(["- Tests run with pytest.", *(f"- {line}" for line in carried)])
         if self.store == "v1":
             files = {"MEMORY.md": f"# Memory\n\n{tips}\n",
-                     "memory_summary.md": "v1\nTests run with pytest.\n"}
+                     "memory_summary.md": f"v1\n{tips}\n"}
         else:
             files = {"memory_summary.md": V2_SUMMARY.format(tips=tips)}
         patch = "*** Begin Patch\n"
@@ -130,7 +131,12 @@ class Consolidator:
             return self._patch(self._inputs())
         self.outputs = outputs
         if "blocked by PreToolUse hook" in outputs[-1] and self.mode == "comply":
-            return self._patch([])
+            # the hook's reason, without the patch Codex quotes after it
+            reason = json.loads(outputs[-1])["output"][-1]["text"]
+            reason = reason.split("blocked by PreToolUse hook: ", 1)[1].split(". Command: ")[0]
+            carried = self._inputs()
+            kept = [line for line in carried if line not in reason]
+            return self._patch(kept if len(kept) < len(carried) else [])
         self.done.set()
         return message_turn("Consolidated.")
 
