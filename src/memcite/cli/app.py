@@ -192,6 +192,7 @@ def strip(
 
 def _register_command_groups() -> None:
     from memcite.cli import (
+        audit_app,
         codex_app,
         conformance_app,
         consolidation_app,
@@ -211,7 +212,7 @@ def _register_command_groups() -> None:
 
     for module in (ledger_app, readpath_app, retention_app, report_app, notes_app, event_app,
                    search_app, lint_app, codex_app, consolidation_app, thread_app, fleet_app,
-                   mcp_app, contracts_app, conformance_app):
+                   mcp_app, contracts_app, conformance_app, audit_app):
         module.register(app)
 
 

@@ -390,6 +390,18 @@ def load_fleet_config(path: str | os.PathLike | None) -> dict:
     return dict(data.get("fleet", {}))
 
 
+def load_gate_config(path: str | os.PathLike | None) -> dict:
+    """The ``[gate]`` table of memcite's config file ({} when there is none), checked."""
+    if path is None:
+        return {}
+    path = os.fspath(path)
+    data = _load_toml(path)
+    if data is None:
+        return {}
+    check_memcite_config(data, path)
+    return dict(data.get("gate", {}))
+
+
 def _plainly_valid(data: dict) -> bool:
     """True for a file holding only known retention settings with usable values: what the
     model accepts too, decided without importing pydantic (the common case stays fast)."""
