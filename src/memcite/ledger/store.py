@@ -459,6 +459,23 @@ def m013_search_index(conn: sqlite3.Connection) -> None:
         conn.execute(SEARCH_SCHEMA[2])
 
 
+def m014_ingest_checks(conn: sqlite3.Connection) -> None:
+    """What the last whole read of each session file ``memcite ingest FILE`` was given found,
+    so that reading it again when neither the file nor its recorded replies changed is one
+    look-up (see ``memcite.ledger.ingest_checks``)."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS ingest_checks (
+            path TEXT PRIMARY KEY,                 -- the session file's real path
+            file_stamp TEXT NOT NULL,              -- device, inode, size, times; read options
+            rows_digest TEXT NOT NULL,             -- SHA-256 of its recorded keys and texts' SHA-256
+            report TEXT NOT NULL,                  -- what the read reported (JSON)
+            checked_at INTEGER NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
@@ -473,6 +490,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m011_sync_store,
     m012_summary_file_index,
     m013_search_index,
+    m014_ingest_checks,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
