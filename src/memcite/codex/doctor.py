@@ -564,11 +564,10 @@ def check_memory_audit(inputs: DoctorInputs) -> Check:
     """``memcite audit``'s counts: a warning when a memory is poisoned or holds a secret."""
     from memcite.codex.memory_audit import audit_counts
     from memcite.errors import MemciteError
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV
 
     try:
         counts = audit_counts(inputs.codex_home, cwd=inputs.cwd,
-                              env_sqlite_home=inputs.environ.get(SQLITE_HOME_ENV))
+                              env_sqlite_home=_env_sqlite_home(inputs))
     except (MemciteError, OSError) as exc:
         return Check("memory-audit", OK, f"not checked: {getattr(exc, 'message', exc)}")
     message = (f"{counts['memories']} memories: {counts['poisoned']} poisoned, "
