@@ -88,6 +88,11 @@ def audit(codex_home: str | None = None, project: str | None = None, json: bool 
     from memcite.codex.memory_audit import audit_home
 
     try:
+        if project is not None and not os.path.isdir(project):
+            from memcite.errors import InputError
+
+            raise InputError(f"--project {project}: no such folder",
+                             hint="give the project's folder, e.g. --project .")
         located = Locations(codex_home=codex_home)
         report = audit_home(located.codex_home_path, project=project,
                             env_sqlite_home=located.codex_sqlite_home_env,
