@@ -82,7 +82,6 @@ def test_the_cli_exits_1_on_a_poisoned_memory_and_0_on_a_clean_home(home, tmp_pa
 
 def test_with_a_project_other_projects_memories_and_summary_lines_are_flagged(home):
     codex, _planted = home
-
     report = audit_home(str(codex), project="/home/dev/proj1", cwd=str(codex))
     cross = [f for f in report["findings"] if f["kind"] == "cross-project"]
     assert cross and all(f["project"] != "/home/dev/proj1" for f in cross)
