@@ -61,15 +61,14 @@ _UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 _SUMMARY_FILE = re.compile(r"rollout_summaries/([^\s`'\"()\[\];,]+\.md)")
 _HEADER = re.compile(r"^([a-z_][a-z0-9_]*):[ \t]*(.*?)\s*$")
 _THREAD_HEADING = re.compile(r"^## Thread `([^`]*)`\s*$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
 
 
 def shown(text: str, limit: int = MAX_EXCERPT) -> str:
-    """Text safe to print: secrets masked, control characters escaped, cut to ``limit``."""
-    from memcite.secrets import mask_secrets
+    """Text safe to print (``memcite.display.shown``: secrets masked, control characters
+    escaped), cut to ``limit``."""
+    from memcite.display import shown as display
 
-    text = mask_secrets(storable(text.strip()))
-    text = _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    text = display(storable(text.strip()))
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
