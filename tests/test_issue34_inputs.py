@@ -422,3 +422,11 @@ def test_note_save_of_the_password_policy_note_needs_no_confirmation(project):
     assert done.exit_code == 0, done.output
     asked = runner.invoke(app, ["note", "save", STILL_SENSITIVE[0][0], "--section", "state"])
     assert asked.exit_code == 3 and "confirm" in asked.output
+
+
+def test_forget_s_temporary_left_by_a_killed_run_is_removed(tmp_path):
+    from memcite.retention.forget import write_new_file
+
+    left = _plant(tmp_path, ".note.md.memcite-tmp")
+    write_new_file(str(tmp_path / "note.md"), b"retired\n")
+    assert (tmp_path / "note.md").read_bytes() == b"retired\n" and not left.exists()
