@@ -430,3 +430,32 @@ def test_forget_s_temporary_left_by_a_killed_run_is_removed(tmp_path):
     left = _plant(tmp_path, ".note.md.memcite-tmp")
     write_new_file(str(tmp_path / "note.md"), b"retired\n")
     assert (tmp_path / "note.md").read_bytes() == b"retired\n" and not left.exists()
+
+
+# --------------------------------------------------------------------------- one parser
+
+
+# json.loads on what memcite itself wrote (its database, the files it ships), and nowhere else.
+OWN_DATA_PARSES = {
+    "codex/setup.py": 1,  # a copy of a value already parsed: json.loads(json.dumps(value))
+    "retention/forget.py": 2,  # stage1 rows memcite stored in its own database
+    "cli/mcp_catalog.py": 1,  # the catalog shipped in the package
+    "fleet/push.py": 1,  # a row memcite wrote in its own database
+    "conformance/corpus.py": 1,  # the corpus shipped in the package
+}
+
+
+def test_every_untrusted_json_or_toml_goes_through_the_bounded_parser():
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "src" / "memcite"
+    found = {}
+    for path in root.rglob("*.py"):
+        relative = path.relative_to(root).as_posix()
+        if relative == "untrusted.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        calls = re.findall(r"\b(?:json|_json)\.loads?\(|\btomllib\.loads?\(", text)
+        if calls:
+            found[relative] = len(calls)
+    assert found == OWN_DATA_PARSES, "parse untrusted JSON/TOML with memcite.untrusted"
