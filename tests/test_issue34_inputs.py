@@ -269,7 +269,14 @@ def _program_output(tmp_path):
     assert result.outcome == "not-json" and "nested too deeply" in result.detail
 
 
-SURFACES = {"thread's config.toml": _thread_settings, "Codex home config.toml": _codex_home_config,
+def _search_events(tmp_path):
+    from memcite.notes.search import _event_rows
+
+    line = json.dumps({"id": "ev-00000001", "kind": "issue", "text": "flaky sync"})
+    assert [number for number, _row in _event_rows(DEEP_JSON + "\n" + line + "\n")] == [2]
+
+
+SURFACES = {"search's event rows": _search_events, "thread's config.toml": _thread_settings, "Codex home config.toml": _codex_home_config,
             "doctor's config.toml": _doctor_config, "setup's config.toml": _setup_feature_warnings,
             "memcite's config": _rules_config, "the gate index": _gate_index,
             "the stop hook's stdin": _stop_hook_stdin, "the lint hook's stdin": _lint_hook_stdin,
