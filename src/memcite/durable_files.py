@@ -220,10 +220,10 @@ def append_line(fd: int, line: bytes) -> bytes:
 #
 # A run killed between creating its temporary file and renaming it leaves the temporary
 # behind: a full copy of what it was writing (a note, a cache). memcite removes its own:
-# a name it gives (``.<name>.memcite-<12 hex>.tmp``, or ``.<name>.<pid>.tmp`` and
-# ``<name>.<pid>.tmp`` from older writers), a regular file of the user's with one link,
-# left for more than a minute, whose process is gone (or which is a day old). Nothing else
-# is touched: not a link, not another user's file, not a name memcite does not give.
+# a name it gives (``.<name>.memcite-<12 hex>.tmp``, or ``.<name>.<pid>.tmp``,
+# ``<name>.<pid>.tmp`` and ``.<name>.memcite-tmp`` from older writers), a regular file of
+# the user's with one link, left for more than a minute, whose process is gone (or which
+# is a day old). Nothing else is touched: not a link, not another user's file, not a name memcite does not give.
 
 STALE_AFTER_SECONDS = 60
 ABANDONED_AFTER_SECONDS = 24 * 3600
@@ -233,6 +233,8 @@ _TEMPORARY_RE = None
 def _temporary_parts(entry: str) -> tuple[str, int | None] | None:
     """``(target name, pid or None)`` of a temporary file name memcite gives; else None."""
     global _TEMPORARY_RE
+    if entry.startswith(".") and entry.endswith(".memcite-tmp") and len(entry) > 13:
+        return entry[1:-len(".memcite-tmp")], None  # forget's notes
     if not entry.endswith(".tmp"):
         return None
     if _TEMPORARY_RE is None:

@@ -195,7 +195,12 @@ def write_new_file(path: str, data: bytes, checkpoint: Checkpoint = _no_checkpoi
     since agents write in the memory folder: a link planted there is refused
     (``LinkRefused``, exit 3), never written through.
     """
-    from memcite.durable_files import create_file_at, open_folder, read_file_at
+    from memcite.durable_files import (
+        create_file_at,
+        open_folder,
+        read_file_at,
+        remove_stale_temporaries,
+    )
 
     folder_path, name = os.path.split(path)
     root = folder_path if root is None else root
@@ -204,6 +209,7 @@ def write_new_file(path: str, data: bytes, checkpoint: Checkpoint = _no_checkpoi
     folder = open_folder(root, parts, create=True, mode=0o700)
     temp = os.path.basename(_temp_path(path))
     try:
+        remove_stale_temporaries(folder, {name})  # a killed run's, else O_EXCL refuses forever
         create_file_at(folder, temp, data, 0o600)
         try:
             checkpoint("note_temp_written")
