@@ -700,8 +700,10 @@ def _print_entries(text: _Text, entries: dict,
         if item["problem"]:
             text.line(f"  not read: {item['path']}: {item['problem']}")
         elif item["kind"] == "codex" and (item["moved"] or item["unattributed"]):
-            text.prose(f"{os.path.basename(item['path'])}: {item['unattributed']} cited "
-                       f"range(s) cover no entry now, {item['moved']} followed to moved lines")
+            none = item["unattributed"]
+            text.prose(f"{os.path.basename(item['path'])}: {_plural(none, 'cited range')} "
+                       f"cover{'s' if none == 1 else ''} no entry now, {item['moved']} followed "
+                       "to moved lines")
     most, least = relevance
     _print_list(text, "Most relevant cited entries (importance x 0.95^days unused"
                 + ("" if least else f", all {len(most)}") + ")", _entry_lines(text, most))
