@@ -514,8 +514,7 @@ def _print_totals(text: _Text, report) -> None:
                 or t.get("citations") != t.get("codex_citations"):
             text.prose("which is which: memcite's log counts the replies memcite read and "
                        "checked; Codex's counters also count replies memcite never saw (before "
-                       "setup, or while its hook was off or untrusted) and count an id cited in "
-                       "two spellings twice, so they are usually higher; "
+                       "setup, or with its hook off) and an id cited in two spellings twice; "
                        + ("the dead are judged by both (rule memcite)" if report.rule == "memcite"
                           else "the dead are judged by Codex's counters (rule codex)"),
                        indent="  ", more="    ")
