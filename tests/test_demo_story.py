@@ -127,3 +127,36 @@ def test_the_demo_says_where_to_go_for_thread_last(tmp_path, monkeypatch, capsys
     assert f"cd {project}\n  memcite thread --last\n  memcite consolidation\n" in out
     assert os.path.isdir(project)
     _clean(out, "demo")
+
+
+def test_select_and_consolidation_pass_over_the_same_threads(tmp_path):
+    # A thread Codex makes no memory from (memory_mode disabled in state_5.sqlite) is never
+    # an input: select predicts it as consolidation does, and both take the raw memory of
+    # two spaces and a newline (SQLite's trim() keeps the newline).
+    import sqlite3
+
+    from memcite.cli.demo import load_sample_builder
+
+    builder = load_sample_builder()
+    home = builder.build_codex_home(str(tmp_path / "codex_home"), sessions=True)
+    env = {**os.environ, "HOME": str(tmp_path), "CODEX_HOME": home,
+           "MEMCITE_DB": str(tmp_path / "memcite.sqlite")}
+
+    def taken() -> tuple[set[str], int]:
+        def run(*args):
+            done = subprocess.run([sys.executable, "-m", "memcite", *args, "--json"],
+                                  capture_output=True, text=True, env=env, timeout=120)
+            assert done.returncode in (0, 1), done.stderr
+            return json.loads(done.stdout)
+        selected = {row["thread_id"] for row in run("select")["selected"]}
+        return selected, run("consolidation")["stores"][0]["inputs"]["next"]
+
+    blank = builder.thread_id(32)  # blank_texts: raw "  \n"
+    selected, next_count = taken()
+    assert blank in selected and len(selected) == next_count
+    off = sorted(selected)[0]
+    with sqlite3.connect(os.path.join(home, "state_5.sqlite")) as db:
+        db.execute("UPDATE threads SET memory_mode = 'disabled' WHERE id = ?", (off,))
+    db.close()
+    selected, next_count = taken()
+    assert off not in selected and len(selected) == next_count

@@ -1359,8 +1359,13 @@ def select(
                                                 bool(row[4]), bool(row[5])))
             finally:
                 conn.close()
+        # As Codex: only the threads its state database lets memories be made from.
+        from memcite.codex.consolidation import enabled_threads
+
+        enabled = enabled_threads(locations.sqlite_home)
         chosen = consolidation_selection(
-            memories, now=now, max_unused_days=settings.max_unused_days,
+            [m for m in memories if enabled is None or m.thread_id in enabled], now=now,
+            max_unused_days=settings.max_unused_days,
             n=settings.max_raw_memories_for_consolidation)
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
