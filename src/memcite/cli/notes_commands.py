@@ -280,7 +280,7 @@ def recall(check: bool = False, cwd: str | None = None, codex_home: str | None =
                 "exists": recalled.note is not None,
                 "updated": recalled.note.updated if recalled.note else None,
                 "notice": RECALL_FRAME if recalled.note else None,
-                "entries": recalled.entries,
+                "entries": shown_entries(recalled.entries),
                 "events": recalled.events,
             })
             return 0
@@ -296,6 +296,14 @@ def recall(check: bool = False, cwd: str | None = None, codex_home: str | None =
         return 0
 
     return _run(body, None, json)
+
+
+def shown_entries(entries: list[dict]) -> list[dict]:
+    """Recalled entries as memcite shows them: each text through ``memcite.display.shown``
+    (a hand-edited note may hold a secret or a terminal escape; the file keeps its bytes)."""
+    from memcite.display import shown
+
+    return [{**entry, "text": shown(entry["text"])} for entry in entries]
 
 
 def _print_recalled(recalled, location, check: bool) -> None:
