@@ -127,9 +127,17 @@ def _subreaper(on: bool) -> bool:
 
 
 def _children() -> set[int]:
-    """The processes whose parent is this one (from /proc; empty where there is none)."""
-    me = os.getpid()
+    """The processes whose parent is this one (from /proc; empty where there is none):
+    each thread's ``children`` file, else a scan of every process's parent."""
     found = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", "rb") as handle:
+                found.update(int(pid) for pid in handle.read().split())
+        return found
+    except (OSError, ValueError):
+        found = set()
+    me = os.getpid()
     try:
         names = os.listdir("/proc")
     except OSError:
