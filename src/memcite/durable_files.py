@@ -300,3 +300,45 @@ def remove_stale_temporaries(folder: str | int, targets=None, *, dotted: bool = 
             continue
         removed.append(entry)
     return removed
+
+
+def kept_mode(folder_fd: int, name: str, default: int) -> int:
+    """The mode a new version of ``name`` gets: the file's own when it is a regular file of
+    this user's (their choice), else ``default``: a page or file another user owns (root's
+    0666 report) is never given its loose mode by memcite."""
+    import stat
+
+    try:
+        found = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return default
+    if stat.S_ISREG(found.st_mode) and found.st_uid == os.geteuid():
+        return stat.S_IMODE(found.st_mode)
+    return default
+
+
+def write_file(path: str, data: bytes, *, mode: int = 0o600, keep_mode: bool = True) -> None:
+    """Create or replace ``path`` with ``data`` as every memcite writer must: its folder
+    opened (the user's choice, which may be a link), a link at the name refused, the data in
+    an unpredictable ``O_EXCL`` temporary file beside it, synced, renamed, read back. A new
+    file gets ``mode``; a file being replaced keeps its own (``kept_mode``) unless not
+    ``keep_mode``. ``LinkRefused`` (exit 3) or ``OSError`` when it cannot be written."""
+    folder, name = os.path.split(os.path.abspath(path))
+    if os.open not in os.supports_dir_fd:  # Windows: no folder descriptors, no links to plant
+        temporary = os.path.join(folder, unique_name(f".{name}.memcite-", ".tmp"))
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                     mode)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+        return
+    folder_fd = open_folder(folder)
+    try:
+        if keep_mode:
+            mode = kept_mode(folder_fd, name, mode)
+        replace_file_at(folder_fd, name, data, path, mode)
+    finally:
+        os.close(folder_fd)

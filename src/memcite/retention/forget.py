@@ -534,7 +534,9 @@ def journal_lock(conn: sqlite3.Connection) -> Iterator[None]:
     if not path:
         yield
         return
-    fd = os.open(path + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT, 0o600)
+    from memcite.durable_files import NOFOLLOW  # a link planted under the lock's name: refused
+
+    fd = os.open(path + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -694,16 +696,11 @@ def _retire_originals(conn, rows: list[tuple], results: list[Undone]) -> None:
         if still or _sha(note_path) != withdrawn[0][6]:
             continue  # other requests stand, or Codex changed the note: the withdrawal speaks
         data = RETIRED_NOTE.encode()
-        temp = _temp_path(note_path)
-        try:
-            with open(temp, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, note_path)
-        except OSError:
-            if os.path.lexists(temp):
-                os.unlink(temp)
+        from memcite.durable_files import write_file
+
+        try:  # the memory folder is agent-writable: no link followed, no predictable name
+            write_file(note_path, data)
+        except (OSError, MemciteError):
             continue
         with transaction(conn):
             conn.execute("UPDATE forget_requests SET note_sha256 = ? WHERE note_path = ?",
