@@ -14,6 +14,10 @@ Codex's /hooks screen trusts them. Then:
   poisoned (the raw memory still holds the line) and the user's directive as a plain
   directive;
 - the next thread's memory message holds the user's directive and not the injected one.
+
+Without the gate (a write no hook sees), the Stop hook of the turn after the consolidation
+finds the memory folder changed, audits it, and quarantines the poisoned memory: an ad-hoc
+note Codex's next consolidation lists in its workspace diff; ``memcite restore`` withdraws it.
 """
 
 from __future__ import annotations
@@ -69,8 +73,10 @@ def _job(world: CodexWorld, kind: str) -> tuple:
     return row
 
 
-def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agents):
-    world.memcite("setup", "codex", "--codex-home", str(world.codex_home), "--gate", "--apply")
+def _poisoned_thread(world: CodexWorld, agents: Consolidator, *setup: str) -> tuple[str, str]:
+    """memcite's hooks installed and trusted; a thread that read the injected README, then a
+    start of Codex that extracts its memory and consolidates. The thread and the call ids."""
+    world.memcite("setup", "codex", "--codex-home", str(world.codex_home), *setup, "--apply")
     trust_every_hook(world)
     generate_memories(world)
     (world.work / "README.md").write_text(f"# Project\n\n{INJECTED}\n")
@@ -84,11 +90,15 @@ def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agent
     with open(next((world.codex_home / "sessions").rglob(f"*{thread}.jsonl"))) as handle:
         call_id = next(item["payload"]["call_id"] for item in map(json.loads, handle)
                        if item["payload"].get("type") == "function_call")
-
     agents.done.clear()
     world.model.queue(AfterTheAgent(agents.done))
     assert_ran(world.exec("hello"))  # Codex extracts the thread's memory, then consolidates
     assert agents.extractions == 1
+    return thread, call_id
+
+
+def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agents):
+    thread, call_id = _poisoned_thread(world, agents, "--gate")
     assert _job(world, "memory_stage1") == ("done", None)
     with sqlite3.connect(world.memories_db()) as db:
         (raw,) = db.execute("SELECT raw_memory FROM stage1_outputs WHERE thread_id = ?",
@@ -135,3 +145,33 @@ def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agent
     assert_ran(world.exec("what do you remember?"))
     message = _span_message(world.turn_requests()[before])
     assert message is not None and USER in message and "evil.example" not in message
+
+
+def test_without_the_gate_the_stop_hook_quarantines_the_poisoned_memory(world, agents):
+    thread, _call_id = _poisoned_thread(world, agents)  # Stop, SubagentStop, PostToolUse only
+    assert _job(world, "memory_consolidate_global") == ("done", None)
+    assert "evil.example" in (world.memories / "MEMORY.md").read_text()  # nothing stopped it
+    stops = [entry for entry in _hook_log(world) if entry.get("event") == "stop"]
+    quarantined = [entry["quarantine"] for entry in stops if entry.get("quarantine")]
+    assert [q["asked"] for q in quarantined if q["asked"]] == [[thread]], stops
+    (note,) = (world.memories / "extensions" / "ad_hoc" / "notes").iterdir()
+    text = note.read_text()
+    assert text.startswith("# Quarantine 1 poisoned memory") and thread in text
+    assert "evil.example" not in text
+
+    with sqlite3.connect(world.memories_db()) as db:  # skip Codex's six hours' wait
+        db.execute("DELETE FROM jobs WHERE kind = 'memory_consolidate_global'")
+    db.close()
+    agents.done.clear()
+    world.model.queue(AfterTheAgent(agents.done))
+    assert_ran(world.exec("and again"))
+    assert f"extensions/ad_hoc/notes/{note.name}" in agents.diffs[-1]  # the agent is told
+
+    restored = world.memcite("restore", thread, "--json")
+    assert thread in restored.stdout
+    listed = world.memcite_json("archived", "--codex-home", str(world.codex_home))
+    from memcite.contracts.outputs import ArchivedOutput
+
+    ArchivedOutput.model_validate(listed)
+    (request,) = [r for r in listed["requests"] if r["thread_id"] == thread]
+    assert (request["rule"], request["state"]) == ("poisoned", "withdrawn")

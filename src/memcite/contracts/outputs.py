@@ -676,7 +676,8 @@ class ForgetRequest(Contract):
     requested_at_iso: Iso
     completed_at: int | None
     completed_at_iso: Iso
-    rule: Rule | None
+    rule: Rule | Literal["poisoned"] | None = Field(
+        description="The rule that chose it; poisoned: memcite's quarantine (after an audit).")
     reason: str | None
     label: str | None
     summary_file: str | None
