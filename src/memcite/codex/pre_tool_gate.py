@@ -19,6 +19,10 @@ Output, as Codex's hook engine reads it (``codex-rs/hooks``: ``PreToolUseCommand
   model the reason;
 - nothing at all when the log has nothing to say.
 
+A patch into Codex's memory folder is judged by the gate on memory writes instead
+(``memcite.codex.memory_gate``): denied when it would add a poisoned line, whatever
+``--block`` says, unless ``[gate] memory_writes = false``.
+
 The gate reads only the gate index (``memcite.notes.events``: a few small files chosen by
 the files' names), never the log itself, so its cost does not grow with the log. Its own
 errors never block: whatever happens it exits 0, printing nothing but its output, and
