@@ -11,10 +11,11 @@ reads such a patch:
    any other tool, is not a memory write and gets no verdict;
 2. of those, the sentences the directive rules match (``memcite.lint.directives``); a write
    without one costs nothing more;
-3. for each such sentence, where its words first appear in the source sessions of the home's
-   memories (``memcite.codex.provenance``, the audit's match and threshold): a directive
-   whose words came from a tool, web or MCP output, and from no message of the user's, is
-   *poisoned*.
+3. for each such sentence, where its words first appear in the source sessions of the
+   home's memories whose own text (raw memory, rollout summary) holds it (every memory's,
+   when none does) (``memcite.codex.provenance``, the audit's match and threshold): a
+   directive whose words came from a tool, web or MCP output, and from no message of the
+   user's, is *poisoned*.
 
 A patch with a poisoned line is denied with a reason the agent can act on: drop that line and
 apply the rest. A directive the user typed is let through, however imperative. Nothing here
@@ -110,15 +111,37 @@ def memory_patch(payload: dict) -> str | None:
     return patch if isinstance(patch, str) and "*** Begin Patch" in patch else None
 
 
-def _source_indexes(codex_home: str, problems: list[str]) -> list[tuple[str, object]]:
-    """``[(thread id, SegmentIndex)]`` of every memory of the home that has a session file."""
+def _pairs(text: str) -> set:
+    from memcite.codex.provenance import words_of
+
+    words = words_of(text)
+    return {words[0]} if len(words) == 1 else set(zip(words, words[1:], strict=False))
+
+
+def _source_indexes(codex_home: str, sentences: list[str], threshold: float,
+                    problems: list[str]) -> list[tuple[str, object]]:
+    """``[(thread id, SegmentIndex)]`` of the memories a sentence can have come from: those
+    whose own text (raw memory, rollout summary) holds ``threshold`` of its word pairs, else,
+    when none does (a reworded line), every memory with a session file."""
     from memcite.codex.memory_audit import _Sessions, read_memory_home
 
     home = read_memory_home(codex_home)
     problems.extend(home.problems[:20])
+    wanted = [pairs for pairs in map(_pairs, sentences) if pairs]
+    chosen = []
+    for thread_id in sorted(home.memories):
+        memory = home.memories[thread_id]
+        if memory.session_path is None:
+            continue
+        held = _pairs(" ".join(text for _where, text in memory.lines))
+        if any(sum(1 for pair in pairs if pair in held) >= threshold * len(pairs)
+               for pairs in wanted):
+            chosen.append(thread_id)
+    if not chosen:
+        chosen = [t for t in sorted(home.memories) if home.memories[t].session_path]
     sessions = _Sessions(problems)
     out = []
-    for thread_id in sorted(home.memories):
+    for thread_id in chosen:
         index = sessions.index(home.memories[thread_id].session_path)
         if index is not None:
             out.append((thread_id, index))
@@ -168,9 +191,11 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
     verdict.directives = len(candidates)
     if not candidates:
         return verdict
-    sources = _source_indexes(codex_home, verdict.problems)
+    threshold = threshold or DEFAULT_THRESHOLD
+    sources = _source_indexes(codex_home, [c[2] for c in candidates], threshold,
+                              verdict.problems)
     for name, line, sentence, rule in candidates:
-        judged, found = judge_sentence(sentence, sources, threshold or DEFAULT_THRESHOLD)
+        judged, found = judge_sentence(sentence, sources, threshold)
         if judged == "user":
             verdict.user_directives += 1
         elif judged == "poisoned":
