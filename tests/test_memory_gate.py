@@ -136,3 +136,10 @@ def test_added_lines_of_each_section():
     folder, added = memory_gate.added_memory_lines(patch, "/c/memories", "/c")
     assert folder == "/c/memories"
     assert added == [("MEMORY.md", "a"), ("MEMORY.md", "b"), ("memory_summary.md", "c")]
+
+
+def test_a_quoted_setting_is_named_plainly(tmp_path):
+    from memcite.contracts.config import config_problems
+
+    assert config_problems({"gate": {"memory_writes": "no"}}) == [
+        "gate.memory_writes: expected true or false (a TOML boolean, unquoted), got 'no'"]
