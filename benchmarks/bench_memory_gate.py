@@ -53,11 +53,35 @@ def _payload(codex: Path, line: str) -> bytes:
                        "hook_event_name": "PreToolUse", "tool_input": {"command": patch}}).encode()
 
 
+def accuracy(count: int) -> dict:
+    """Each planted memory's line as one consolidation patch: how many the gate denies, by
+    planted kind (poisoned: caught; the others: false positives)."""
+    from memcite.codex.memory_gate import memory_write_verdict
+
+    with tempfile.TemporaryDirectory() as work:
+        codex = Path(work) / "home"
+        planted = build_home(codex, count)
+        with sqlite3.connect(codex / "memories_1.sqlite") as db:
+            raws = dict(db.execute("SELECT thread_id, raw_memory FROM stage1_outputs"))
+        denied = {kind: 0 for kind in set(planted.values())}
+        total = {kind: 0 for kind in set(planted.values())}
+        for thread_id, kind in planted.items():
+            payload = json.loads(_payload(codex, raws[thread_id].lstrip("- ")))
+            verdict = memory_write_verdict(payload, str(codex))
+            total[kind] += 1
+            denied[kind] += bool(verdict and verdict.deny)
+    return {"accuracy_of": count, "planted": total, "denied": denied}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--memories", default="1000,5000")
+    parser.add_argument("--accuracy", type=int, default=200,
+                        help="memories of the home the gate judges one by one (0: skip)")
     args = parser.parse_args()
+    if args.accuracy:
+        print(json.dumps(accuracy(args.accuracy)), flush=True)
     results = []
     with tempfile.TemporaryDirectory() as work:
         for count in [int(n) for n in args.memories.split(",")]:
