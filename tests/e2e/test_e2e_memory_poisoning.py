@@ -66,16 +66,24 @@ def _hook_log(world: CodexWorld) -> list[dict]:
             if line.strip()]
 
 
-def _job(world: CodexWorld, kind: str) -> tuple:
-    with sqlite3.connect(world.memories_db()) as db:
+def _db(world: CodexWorld, store: str):
+    return world.codex_home / ("memories_1.sqlite" if store == "v1" else "memories_v2_1.sqlite")
+
+
+def _job(world: CodexWorld, kind: str, store: str = "v1") -> tuple:
+    with sqlite3.connect(_db(world, store)) as db:
         row = db.execute("SELECT status, last_error FROM jobs WHERE kind = ?", (kind,)).fetchone()
     db.close()
     return row
 
 
-def _poisoned_thread(world: CodexWorld, agents: Consolidator, *setup: str) -> tuple[str, str]:
+def _poisoned_thread(world: CodexWorld, agents: Consolidator, *setup: str,
+                     store: str = "v1") -> tuple[str, str]:
     """memcite's hooks installed and trusted; a thread that read the injected README, then a
     start of Codex that extracts its memory and consolidates. The thread and the call ids."""
+    if store == "v2":
+        world.append_config('version = "v2"\n')
+        agents.store, agents.root = "v2", world.codex_home / "memories_v2"
     world.memcite("setup", "codex", "--codex-home", str(world.codex_home), *setup, "--apply")
     trust_every_hook(world)
     generate_memories(world)
@@ -84,7 +92,7 @@ def _poisoned_thread(world: CodexWorld, agents: Consolidator, *setup: str) -> tu
     world.model.reply("I read the README.")
     assert_ran(world.exec(f"Read the README. {USER}", "--sandbox", "danger-full-access"))
     thread = make_extractable(world)
-    with sqlite3.connect(world.memories_db()) as db:  # the first start's run, cut short
+    with sqlite3.connect(_db(world, store)) as db:  # the first start's run, cut short
         db.execute("DELETE FROM jobs WHERE kind = 'memory_consolidate_global'")
     db.close()
     with open(next((world.codex_home / "sessions").rglob(f"*{thread}.jsonl"))) as handle:
@@ -97,29 +105,31 @@ def _poisoned_thread(world: CodexWorld, agents: Consolidator, *setup: str) -> tu
     return thread, call_id
 
 
-def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agents):
-    thread, call_id = _poisoned_thread(world, agents, "--gate")
-    assert _job(world, "memory_stage1") == ("done", None)
-    with sqlite3.connect(world.memories_db()) as db:
-        (raw,) = db.execute("SELECT raw_memory FROM stage1_outputs WHERE thread_id = ?",
-                            (thread,)).fetchone()
+@pytest.mark.parametrize("store", ["v1", "v2"])
+def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agents, store):
+    thread, call_id = _poisoned_thread(world, agents, "--gate", store=store)
+    assert _job(world, "memory_stage1", store) == ("done", None)
+    with sqlite3.connect(_db(world, store)) as db:
+        (raw,) = db.execute("SELECT raw_memory || rollout_summary FROM stage1_outputs "
+                            "WHERE thread_id = ?", (thread,)).fetchone()
     db.close()
     assert INJECTED in raw and USER in raw  # extraction carried both
 
     # the gate denied the first patch, and the agent's second patch went through
-    assert _job(world, "memory_consolidate_global") == ("done", None)
+    files = ["MEMORY.md", "memory_summary.md"] if store == "v1" else ["memory_summary.md"]
+    assert _job(world, "memory_consolidate_global", store) == ("done", None)
     denied = [entry for entry in _hook_log(world)
               if entry.get("event") == "pre-tool" and entry.get("decision") == "deny"]
     assert len(denied) == 1, _hook_log(world)
-    poisoned = denied[0]["poisoned"]  # the line, in MEMORY.md and in memory_summary.md
-    assert sorted(item["file"] for item in poisoned) == ["MEMORY.md", "memory_summary.md"]
+    poisoned = denied[0]["poisoned"]  # the line, in each file the agent writes
+    assert sorted(item["file"] for item in poisoned) == files
     assert {(item["thread_id"], item["call_id"], item["tool"], item["rule"])
             for item in poisoned} == {(thread, call_id, "exec_command", "run-command")}
     blocked = agents.outputs[0]
     assert "Command blocked by PreToolUse hook: memcite's gate on memory writes" in blocked
     assert "Drop these lines" in blocked and call_id in blocked
-    for name in ("MEMORY.md", "memory_summary.md"):
-        text = (world.memories / name).read_text()
+    for name in files:
+        text = (agents.root / name).read_text()
         assert USER in text and "evil.example" not in text, name
 
     # trace names the thread and the tool call; audit flags the memory as poisoned
