@@ -98,3 +98,26 @@ def test_the_stamp_changes_with_what_a_consolidation_writes(tmp_path):
     (folder / "MEMORY.md").write_text("# Memory\n")
     assert quarantine.folder_stamp(str(folder)) != first
     assert quarantine.folder_stamp(str(folder)) == quarantine.folder_stamp(str(folder))
+
+
+def test_the_stop_hook_quarantines_and_logs_it_once(home, tmp_path, monkeypatch):
+    import io
+    import json
+
+    from memcite.codex.stop_hook import hook_stop
+    from memcite.ledger.hook_log import read_entries
+
+    codex, planted, conn, db = home
+    monkeypatch.setenv("MEMCITE_HOME", os.path.dirname(db))
+    session = next((codex / "sessions").rglob("*.jsonl"))
+    payload = json.dumps({"hook_event_name": "Stop", "session_id": "s", "turn_id": "t",
+                          "transcript_path": str(session), "last_assistant_message": None})
+    for _ in range(2):
+        assert hook_stop(db=db, codex_home=str(codex), stdin=io.BytesIO(payload.encode())) == 0
+    entries = read_entries(os.path.join(os.path.dirname(db), "logs", "hooks.log"), 100)
+    assert [e["status"] for e in entries] == ["ok", "ok"], entries
+    first, second = entries
+    assert sorted(first["quarantine"]["asked"]) == sorted(
+        t for t, k in planted.items() if k == "poisoned")
+    assert "quarantine" not in second  # the folder did not change in between
+    assert len(_notes(codex)) == 1
