@@ -22,7 +22,7 @@ ORIGIN_WORDS = {"user": "the user's message", "context": "Codex's context (AGENT
 def _origin(origin: dict | None) -> str:
     if origin is None:
         return "not found in the source session"
-    where = ORIGIN_WORDS.get(origin["kind"], origin["kind"])
+    where = "from " + ORIGIN_WORDS.get(origin["kind"], origin["kind"])
     if origin.get("tool"):
         where += f" {origin['tool']}"
         if origin.get("call_id"):
@@ -65,7 +65,7 @@ def trace(ident: str, codex_home: str | None = None, db: str | None = None,
         for sentence in memory["sentences"]:
             flag = "POISONED " if sentence["poisoned"] else (
                 "directive " if sentence["directives"] else "")
-            out(f"  - {flag}{sentence['text']}\n      from {_origin(sentence['origin'])}"
+            out(f"  - {flag}{sentence['text']}\n      {_origin(sentence['origin'])}"
                 + (f"; rules: {', '.join(sentence['directives'])}" if sentence["directives"]
                    else "") + "\n")
         out(f"  cited by {memory['cited_by']} repl{'y' if memory['cited_by'] == 1 else 'ies'}"
@@ -87,9 +87,11 @@ def audit(codex_home: str | None = None, project: str | None = None, json: bool 
     from memcite.codex.memory_audit import audit_home
 
     try:
+        from memcite.paths import user_cache_dir
+
         report = audit_home(resolve_codex_home(codex_home), project=project,
                             env_sqlite_home=os.environ.get("CODEX_SQLITE_HOME"),
-                            cwd=cwd or os.getcwd())
+                            cwd=cwd or os.getcwd(), cache_dir=user_cache_dir())
     except MemciteError as error:
         return report_error(error)
     except OSError as exc:

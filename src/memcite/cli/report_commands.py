@@ -78,6 +78,13 @@ def write_page(path: str, data: bytes) -> str:
     return full
 
 
+def _audit_of(locations) -> dict:
+    from memcite.paths import user_cache_dir
+    from memcite.retention.audit_counts import audit_of
+
+    return audit_of(user_cache_dir(), locations)
+
+
 def _collect(db: str | None, codex_home: str | None, as_of: str | None, since: str | None,
              judge_without_usage: bool):
     """``(stats dict, extras)`` as ``memcite stats --json --limit ROWS`` reads them, and the
@@ -116,6 +123,7 @@ def _collect(db: str | None, codex_home: str | None, as_of: str | None, since: s
         report.codex_home = locations.codex_home
         report.state_db = codex_db if locations.has_usage_data else None
         report.store = store_of(locations)
+        report.audit = _audit_of(locations)
         stats = report.to_dict()
         extras = report_extras(None, stats, codex_home=locations.codex_home, memory_folder=root,
                                codex_db=codex_db)
@@ -133,6 +141,7 @@ def _collect(db: str | None, codex_home: str | None, as_of: str | None, since: s
                                codex_home=locations.codex_home, **common)
         report.state_db = codex_db if locations.has_usage_data else None
         report.store = store_of(locations)
+        report.audit = _audit_of(locations)
         stats = report.to_dict()
         extras = report_extras(conn, stats, codex_home=locations.codex_home, memory_folder=root)
     finally:
@@ -175,6 +184,10 @@ def report(html: str | None = None, open: bool = False,  # noqa: A002 - mirrors 
     totals = stats["totals"]
     sys.stdout.write(f"wrote {full} ({len(data):,} bytes in {took:.2f} s): "
                      f"{totals['memories']:,} memories, {totals['dead']:,} dead\n")
+    if stats.get("audit") is not None:
+        from memcite.retention.audit_counts import audit_line
+
+        sys.stdout.write(audit_line(stats["audit"]) + "\n")
     if open:
         import webbrowser
 

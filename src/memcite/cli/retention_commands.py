@@ -230,6 +230,10 @@ def stats(
                 conn.close()
         report.state_db = codex_db if locations.has_usage_data else None
         report.store = store_of(locations)
+        from memcite.paths import user_cache_dir
+        from memcite.retention.audit_counts import audit_of
+
+        report.audit = audit_of(user_cache_dir(), locations)
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)
     if json:
@@ -619,6 +623,11 @@ def print_stats(report, file=None, *, width: int | None = None,
         file.flush()
         _print_weeks(report.weeks, file, cut=CHART_WEEKS if report.since is None else None,
                      width=text.width)
+    if report.audit is not None:
+        from memcite.retention.audit_counts import audit_line
+
+        text.line()
+        text.prose(audit_line(report.audit), indent="")
 
 
 def _print_checks(text: _Text, report) -> None:
