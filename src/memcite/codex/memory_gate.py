@@ -25,6 +25,7 @@ writes; the hook (``memcite.codex.pre_tool_gate``) turns the verdict into Codex'
 from __future__ import annotations
 
 import os
+import sqlite3
 from dataclasses import dataclass, field
 
 STORE_FOLDERS = ("memories", "memories_v2")
@@ -118,46 +119,57 @@ def _pairs(text: str) -> set:
     return {words[0]} if len(words) == 1 else set(zip(words, words[1:], strict=False))
 
 
-def _source_indexes(codex_home: str, sentences: list[str], threshold: float,
-                    problems: list[str]) -> list[tuple[str, object]]:
-    """``[(thread id, SegmentIndex)]`` of the memories a sentence can have come from: those
-    whose own text (raw memory, rollout summary) holds ``threshold`` of its word pairs, else,
-    when none does (a reworded line), every memory with a session file."""
-    from memcite.codex.memory_audit import _Sessions, read_memory_home
+def _stage1_texts(home) -> dict[str, str]:
+    """``stage1_outputs`` key -> its text columns joined, in one query ({} when unreadable)."""
+    if not home.stage1_texts:
+        return {}
+    from memcite.codex.memory_audit import MAX_MEMORY_FILE_BYTES
+    from memcite.ledger.codex_home import CodexHomeError, open_codex_db
 
-    home = read_memory_home(codex_home)
-    problems.extend(home.problems[:20])
+    picked = " || char(10) || ".join(f"coalesce(substr({name}, 1, {MAX_MEMORY_FILE_BYTES}), '')"
+                                     for name in home.stage1_texts)
+    try:
+        conn = open_codex_db(home.locations.state_db)
+        try:
+            return dict(conn.execute(f"SELECT thread_id, {picked} FROM stage1_outputs"))
+        finally:
+            conn.close()
+    except (CodexHomeError, sqlite3.Error) as exc:
+        home.problems.append(f"{home.locations.state_db}: {getattr(exc, 'message', exc)}")
+        return {}
+
+
+def _sources(home, sentences: list[str], threshold: float) -> list[tuple[str, str]]:
+    """``[(thread id, session file)]`` of the memories a sentence can have come from: those
+    whose own text (stage-1 row, else rollout summaries) holds ``threshold`` of its word
+    pairs, else, when none does (a reworded line), every memory with a session file."""
     wanted = [pairs for pairs in map(_pairs, sentences) if pairs]
+    texts = _stage1_texts(home)
+    with_session = [(t, m) for t, m in sorted(home.memories.items()) if m.session_path]
     chosen = []
-    for thread_id in sorted(home.memories):
-        memory = home.memories[thread_id]
-        if memory.session_path is None:
-            continue
-        held = _pairs(" ".join(text for _where, text in memory.lines))
+    for thread_id, memory in with_session:
+        text = texts.get(memory.stage1_key or thread_id)
+        if text is None:
+            text = " ".join(line for _where, line in home.lines_of(memory))
+        held = _pairs(text)
         if any(sum(1 for pair in pairs if pair in held) >= threshold * len(pairs)
                for pairs in wanted):
-            chosen.append(thread_id)
-    if not chosen:
-        chosen = [t for t in sorted(home.memories) if home.memories[t].session_path]
-    sessions = _Sessions(problems)
-    out = []
-    for thread_id in chosen:
-        index = sessions.index(home.memories[thread_id].session_path)
-        if index is not None:
-            out.append((thread_id, index))
-    return out
+            chosen.append((thread_id, memory.session_path))
+    return chosen or [(t, m.session_path) for t, m in with_session]
 
 
-def judge_sentence(sentence: str, sources: list[tuple[str, object]], threshold: float
+def judge_sentence(sentence: str, sources: list[tuple[str, str]], index_of, threshold: float
                    ) -> tuple[str, tuple[str | None, object] | None]:
     """``("user" | "poisoned" | "unknown", (thread id, origin))`` of one directive sentence: the
     user's when any source session has the words first in a user message, poisoned when one
-    has them first in a tainted output, else unknown (let through)."""
+    has them first in a tainted output, else unknown (let through). ``index_of(path)`` gives
+    a session's segment index (None: unreadable)."""
     from memcite.codex.provenance import origin_of
 
     tainted = None
-    for thread_id, index in sources:
-        origin = origin_of(sentence, index, threshold=threshold)
+    for thread_id, path in sources:
+        index = index_of(path)
+        origin = origin_of(sentence, index, threshold=threshold) if index is not None else None
         if origin is None:
             continue
         if origin.segment.kind == "user":
@@ -191,11 +203,15 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
     verdict.directives = len(candidates)
     if not candidates:
         return verdict
+    from memcite.codex.memory_audit import _Sessions, read_memory_home
+
     threshold = threshold or DEFAULT_THRESHOLD
-    sources = _source_indexes(codex_home, [c[2] for c in candidates], threshold,
-                              verdict.problems)
+    with read_memory_home(codex_home) as home:
+        verdict.problems.extend(home.problems[:20])
+        sources = _sources(home, [c[2] for c in candidates], threshold)
+    sessions = _Sessions(verdict.problems)
     for name, line, sentence, rule in candidates:
-        judged, found = judge_sentence(sentence, sources, threshold)
+        judged, found = judge_sentence(sentence, sources, sessions.index, threshold)
         if judged == "user":
             verdict.user_directives += 1
         elif judged == "poisoned":
