@@ -5,6 +5,7 @@ ad-hoc note, journaled like ``prune --apply``) to forget each memory the audit f
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -114,10 +115,18 @@ def test_the_stop_hook_quarantines_and_logs_it_once(home, tmp_path, monkeypatch)
                           "transcript_path": str(session), "last_assistant_message": None})
     for _ in range(2):
         assert hook_stop(db=db, codex_home=str(codex), stdin=io.BytesIO(payload.encode())) == 0
-    entries = read_entries(os.path.join(os.path.dirname(db), "logs", "hooks.log"), 100)
-    assert [e["status"] for e in entries] == ["ok", "ok"], entries
-    first, second = entries
-    assert sorted(first["quarantine"]["asked"]) == sorted(
-        t for t, k in planted.items() if k == "poisoned")
-    assert "quarantine" not in second  # the folder did not change in between
+    log = os.path.join(os.path.dirname(db), "logs", "hooks.log")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # the audit runs in a process of its own
+        entries = read_entries(log, 100)
+        if any(e["event"] == "quarantine" for e in entries):
+            break
+        time.sleep(0.2)
+    stops = [e for e in entries if e["event"] == "stop"]
+    assert [e["status"] for e in stops] == ["ok", "ok"], entries
+    assert isinstance(stops[0]["quarantine"]["detached"], int)
+    assert "quarantine" not in stops[1]  # the folder did not change in between
+    (done,) = [e for e in entries if e["event"] == "quarantine"]
+    assert done["status"] == "ok", done
+    assert sorted(done["asked"]) == sorted(t for t, k in planted.items() if k == "poisoned")
     assert len(_notes(codex)) == 1

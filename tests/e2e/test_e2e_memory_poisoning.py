@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
 import pytest
 from mock_model import MockModel
@@ -161,9 +162,13 @@ def test_without_the_gate_the_stop_hook_quarantines_the_poisoned_memory(world, a
     thread, _call_id = _poisoned_thread(world, agents)  # Stop, SubagentStop, PostToolUse only
     assert _job(world, "memory_consolidate_global") == ("done", None)
     assert "evil.example" in (world.memories / "MEMORY.md").read_text()  # nothing stopped it
-    stops = [entry for entry in _hook_log(world) if entry.get("event") == "stop"]
-    quarantined = [entry["quarantine"] for entry in stops if entry.get("quarantine")]
-    assert [q["asked"] for q in quarantined if q["asked"]] == [[thread]], stops
+    deadline = time.monotonic() + 120  # the Stop hook starts the audit in a process of its own
+    while time.monotonic() < deadline:
+        done = [e for e in _hook_log(world) if e.get("event") == "quarantine" and e["asked"]]
+        if done:
+            break
+        time.sleep(0.2)
+    assert [entry["asked"] for entry in done] == [[thread]], _hook_log(world)
     (note,) = (world.memories / "extensions" / "ad_hoc" / "notes").iterdir()
     text = note.read_text()
     assert text.startswith("# Quarantine 1 poisoned memory") and thread in text

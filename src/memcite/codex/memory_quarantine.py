@@ -16,10 +16,11 @@ That note is also the way out when a poisoned line keeps coming back: a consolid
 that will not drop a denied line fails its run (``failed_invalid_artifacts``), and the retry
 reads the same raw memories; the note in the workspace diff tells it to drop that memory.
 
-The stamps are kept in ``memory-folder-stamps.json`` beside memcite's database. The stamp is
-saved before the audit runs, so a slow audit (a very large home, past the hook's deadline) is
-not retried on every reply: ``memcite audit`` still finds what it missed. ``[gate]
-memory_writes = false`` in memcite's config turns the quarantine off with the gate.
+The stamps are kept in ``memory-folder-stamps.json`` beside memcite's database, saved before
+the audit starts. The Stop hook does not wait for the audit (5,000 memories took 25 s on a
+loaded machine): it starts it as a process of its own, in a new session, which writes the note
+and one ``quarantine`` line in the hook log. ``[gate] memory_writes = false`` in memcite's
+config turns the quarantine off with the gate.
 """
 
 from __future__ import annotations
@@ -124,9 +125,11 @@ def quarantine_poisoned(conn, codex_home: str, *, now: int, audit: dict | None =
 
 
 def check_after_reply(conn, db_path: str, codex_home: str, memory_folder: str, *, now: int,
-                      config_path: str | None = None) -> dict | None:
+                      config_path: str | None = None, detach: bool = False) -> dict | None:
     """The Stop hook's look at the memory folder: None when unchanged (or the quarantine is
-    off), else what the quarantine did."""
+    off). Changed: what the quarantine did, or, with ``detach``, ``{"detached": PID}``: the
+    audit runs in a process of its own (``run_detached``), so the turn does not wait for it
+    (an audit of a large home takes seconds to minutes)."""
     stamp = changed_folder(db_path, memory_folder)
     if stamp is None:
         return None
@@ -136,4 +139,61 @@ def check_after_reply(conn, db_path: str, codex_home: str, memory_folder: str, *
     save_stamp(db_path, memory_folder, stamp)
     if not gate_setting(config_path or default_memcite_config_path()):
         return None
+    if detach:
+        return {"detached": spawn_quarantine(db_path, codex_home)}
     return quarantine_poisoned(conn, codex_home, now=now)
+
+
+DETACHED_DEADLINE_SECONDS = 900
+
+
+def spawn_quarantine(db_path: str, codex_home: str) -> int:
+    """Start ``run_detached`` in a new session, its output nowhere; its process id."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
+        [sys.executable, "-m", "memcite.codex.memory_quarantine", db_path, codex_home],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True)
+    return child.pid
+
+
+def run_detached(db_path: str, codex_home: str) -> int:
+    """The quarantine as its own process: audit, note, and one line in the hook log
+    (``event`` ``quarantine``); always 0."""
+    import signal
+    import time
+
+    from memcite.ledger.hook_log import append_entry, log_time
+    from memcite.paths import hook_log_path
+
+    clock = time.monotonic()
+    entry: dict = {"event": "quarantine", "codex_home": codex_home}
+    if hasattr(signal, "alarm"):
+        signal.alarm(DETACHED_DEADLINE_SECONDS)
+    try:
+        from memcite.ledger.store import open_store
+
+        conn = open_store(db_path)
+        try:
+            done = quarantine_poisoned(conn, codex_home, now=int(time.time()))
+        finally:
+            conn.close()
+        entry.update(status="ok", poisoned=done["poisoned"], asked=done["asked"][:50],
+                     note=done["note_path"], dropped=len(done["dropped"]))
+    except BaseException as exc:  # noqa: BLE001 - logged; nothing is waiting for it
+        entry.update(status="error", error=f"{type(exc).__name__}: {exc}"[:500])
+    entry["ms"] = round((time.monotonic() - clock) * 1000, 1)
+    try:
+        entry.update(log_time(time.time()))
+        append_entry(hook_log_path(), entry)
+    except BaseException:  # noqa: BLE001, S110 - nowhere left to report it
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(run_detached(sys.argv[1], sys.argv[2]) if len(sys.argv) == 3 else 2)

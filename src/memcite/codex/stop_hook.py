@@ -207,13 +207,12 @@ def _quarantine(entry: dict, conn, db_path: str, home: str, root: str) -> None:
     from memcite.codex.memory_quarantine import check_after_reply
 
     try:
-        done = check_after_reply(conn, db_path, home, root, now=int(time.time()))
+        done = check_after_reply(conn, db_path, home, root, now=int(time.time()), detach=True)
     except Exception as exc:  # noqa: BLE001 - logged; the reply is recorded all the same
         entry["quarantine_error"] = _describe(exc)
         return
     if done is not None:
-        entry["quarantine"] = {"poisoned": done["poisoned"], "asked": done["asked"][:20],
-                               "note": done["note_path"]}
+        entry["quarantine"] = done  # {"detached": pid}: its own line follows in the log
 
 
 def reply_on_disk(path: str, end: int, message: str) -> bool:
