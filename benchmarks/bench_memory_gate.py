@@ -53,6 +53,16 @@ def _payload(codex: Path, line: str) -> bytes:
                        "hook_event_name": "PreToolUse", "tool_input": {"command": patch}}).encode()
 
 
+def _rollout_paths(codex: Path) -> None:
+    """Codex's threads table names each session file, as Codex's does (the gate's quick look)."""
+    with sqlite3.connect(codex / "state_5.sqlite") as db:
+        db.execute("ALTER TABLE threads ADD COLUMN rollout_path TEXT")
+        db.executemany("UPDATE threads SET rollout_path = ? WHERE id = ?",
+                       [(str(path), path.name[-42:-6])
+                        for path in (codex / "sessions").rglob("*.jsonl")])
+    db.close()
+
+
 def accuracy(count: int) -> dict:
     """Each planted memory's line as one consolidation patch: how many the gate denies, by
     planted kind (poisoned: caught; the others: false positives)."""
@@ -87,6 +97,7 @@ def main() -> int:
         for count in [int(n) for n in args.memories.split(",")]:
             codex = Path(work) / f"home{count}"
             planted = build_home(codex, count)
+            _rollout_paths(codex)
             poisoned = next(t for t, k in planted.items() if k == "poisoned")
             with sqlite3.connect(codex / "memories_1.sqlite") as db:
                 (raw,) = db.execute("SELECT raw_memory FROM stage1_outputs WHERE thread_id = ?",

@@ -119,6 +119,12 @@ def _pairs(text: str) -> set:
     return {words[0]} if len(words) == 1 else set(zip(words, words[1:], strict=False))
 
 
+def _holds(held: set, wanted: list[set], threshold: float) -> bool:
+    """Whether ``held`` has ``threshold`` of the word pairs of any sentence in ``wanted``."""
+    return any(sum(1 for pair in pairs if pair in held) >= threshold * len(pairs)
+               for pairs in wanted)
+
+
 def _stage1_texts(home) -> dict[str, str]:
     """``stage1_outputs`` key -> its text columns joined, in one query ({} when unreadable)."""
     if not home.stage1_texts:
@@ -151,11 +157,60 @@ def _sources(home, sentences: list[str], threshold: float) -> list[tuple[str, st
         text = texts.get(memory.stage1_key or thread_id)
         if text is None:
             text = " ".join(line for _where, line in home.lines_of(memory))
-        held = _pairs(text)
-        if any(sum(1 for pair in pairs if pair in held) >= threshold * len(pairs)
-               for pairs in wanted):
+        if _holds(_pairs(text), wanted, threshold):
             chosen.append((thread_id, memory.session_path))
     return chosen or [(t, m.session_path) for t, m in with_session]
+
+
+def _session_root_of(path: object, codex_home: str) -> str | None:
+    """``path`` when it is a session file inside the home's ``sessions/`` or
+    ``archived_sessions/`` (resolved), else None: Codex's table is not trusted to point out."""
+    if not isinstance(path, str) or not path:
+        return None
+    real = os.path.realpath(path)
+    for folder in ("sessions", "archived_sessions"):
+        root = os.path.realpath(os.path.join(codex_home, folder))
+        if real.startswith(root + os.sep) and os.path.isfile(real):
+            return real
+    return None
+
+
+def quick_sources(codex_home: str, sentences: list[str], threshold: float,
+                  problems: list[str]) -> list[tuple[str, str]] | None:
+    """The sources without reading the whole home: the ``stage1_outputs`` rows whose text holds
+    a sentence (one query), their session files from Codex's ``threads`` table. None when
+    that does not find them all (no row holds it, a session not listed): read the home."""
+    from memcite.codex.thread import state_database
+    from memcite.ledger.codex_home import CodexHomeError, locate_codex_home, open_codex_db
+
+    wanted = [pairs for pairs in map(_pairs, sentences) if pairs]
+    try:
+        locations = locate_codex_home(codex_home)
+        conn = open_codex_db(locations.state_db)
+        try:
+            rows = conn.execute("SELECT thread_id, coalesce(raw_memory, '') || char(10) || "
+                                "coalesce(rollout_summary, '') FROM stage1_outputs").fetchall()
+        finally:
+            conn.close()
+        chosen = [str(thread_id) for thread_id, text in rows
+                  if isinstance(text, str) and _holds(_pairs(text), wanted, threshold)]
+        state = state_database(locations.sqlite_home)
+        if not chosen or state is None:
+            return None
+        conn = open_codex_db(state)
+        try:
+            marks = ", ".join("?" * len(chosen))
+            paths = dict(conn.execute(f"SELECT id, rollout_path FROM threads WHERE id IN "
+                                      f"({marks})", chosen).fetchall())
+        finally:
+            conn.close()
+    except (CodexHomeError, sqlite3.Error) as exc:
+        problems.append(f"the quick look failed ({getattr(exc, 'message', exc)}); the home "
+                        "is read instead")
+        return None
+    found = [(thread_id, _session_root_of(paths.get(thread_id), codex_home))
+             for thread_id in chosen]
+    return found if all(path for _thread, path in found) else None
 
 
 def judge_sentence(sentence: str, sources: list[tuple[str, str]], index_of, threshold: float
@@ -206,9 +261,12 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
     from memcite.codex.memory_audit import _Sessions, read_memory_home
 
     threshold = threshold or DEFAULT_THRESHOLD
-    with read_memory_home(codex_home) as home:
-        verdict.problems.extend(home.problems[:20])
-        sources = _sources(home, [c[2] for c in candidates], threshold)
+    sentences = [c[2] for c in candidates]
+    sources = quick_sources(codex_home, sentences, threshold, verdict.problems)
+    if sources is None:
+        with read_memory_home(codex_home) as home:
+            verdict.problems.extend(home.problems[:20])
+            sources = _sources(home, sentences, threshold)
     sessions = _Sessions(verdict.problems)
     for name, line, sentence, rule in candidates:
         judged, found = judge_sentence(sentence, sources, sessions.index, threshold)
