@@ -71,6 +71,7 @@ def accuracy(count: int) -> dict:
     with tempfile.TemporaryDirectory() as work:
         codex = Path(work) / "home"
         planted = build_home(codex, count)
+        _rollout_paths(codex)
         with sqlite3.connect(codex / "memories_1.sqlite") as db:
             raws = dict(db.execute("SELECT thread_id, raw_memory FROM stage1_outputs"))
         denied = {kind: 0 for kind in set(planted.values())}

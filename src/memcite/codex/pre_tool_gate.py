@@ -288,10 +288,13 @@ def memory_write_output(payload: dict, codex_home: str, entry: dict,
     """A deny for a write into Codex's memory folder that would add a poisoned line (see
     ``memcite.codex.memory_gate``); None for any other action, a clean write, or with
     ``[gate] memory_writes = false``. ``entry`` (the hook log's line) says what was found."""
-    from memcite.codex.memory_gate import memory_patch
+    from memcite.codex.memory_gate import added_memory_lines, memory_patch
 
-    if memory_patch(payload) is None:
-        return None
+    patch = memory_patch(payload)
+    cwd = payload.get("cwd")
+    if patch is None or not isinstance(cwd, str) or \
+            added_memory_lines(patch, cwd, codex_home)[0] is None:
+        return None  # not a memory write: the event log's gate goes on
     from memcite.codex.memory_gate import deny_reason, gate_setting, memory_write_verdict
     from memcite.retention.rules import default_memcite_config_path
 
