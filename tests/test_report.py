@@ -53,10 +53,15 @@ def _write(tmp_path, *args: str) -> tuple[str, str]:
         return handle.read(), result.stdout
 
 
-def _collected(*args: str):
-    from memcite.cli.report_commands import _collect
+def _collected(since: str | None, judge_without_usage: bool):
+    """The page's data as the library builds it (``memcite.retention.stats_report.build_page``)."""
+    from memcite.paths import Locations
+    from memcite.retention.report_html import ROWS
+    from memcite.retention.stats_report import as_time, build_page
 
-    return _collect(None, None, AS_OF, *args)
+    return build_page(Locations(), now=as_time(AS_OF, "--as-of", None), limit=ROWS,
+                      since=as_time(since, "--since", None),
+                      judge_without_usage=judge_without_usage)
 
 
 def _same_data(stats: dict, json_out: dict) -> bool:

@@ -22,6 +22,8 @@ import sys
 from importlib import import_module
 from types import ModuleType
 
+from memcite.paths import Locations
+
 # Imported by lark with ``import X`` or ``from package import X``, used only by what memcite
 # does not use: a placeholder stands in while lark is imported (about 5 ms less per start).
 _DEFERRED = ("tempfile", "getpass", "pkgutil", "lark.parsers.xearley", "lark.parsers.cyk")
@@ -62,7 +64,6 @@ from lark.exceptions import LarkError, UnexpectedInput  # noqa: E402
 
 from memcite.citations._section_tables import FORMAT, SectionLines, lark_stamp  # noqa: E402
 from memcite.errors import MemciteError  # noqa: E402
-from memcite.paths import user_cache_dir  # noqa: E402
 
 CACHE_FILE = "citation-grammar.lark-cache"
 _MAX_LARK_CACHE_BYTES = 4 * 1024 * 1024  # ours is ~6 KB
@@ -101,7 +102,7 @@ class SectionParser:
 
 
 def _cache_path() -> str | bool:
-    folder = user_cache_dir()
+    folder = Locations().cache_dir
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from memcite.citations._section_tables import TABLES_FILE, SectionLines, TableParser, load_tables, save_tables
-from memcite.paths import user_cache_dir
+from memcite.paths import Locations
 
 
 def build_section_parser(grammar: str, *, use_cache: bool = True):
@@ -19,7 +19,7 @@ def build_section_parser(grammar: str, *, use_cache: bool = True):
     On a miss lark builds the parser, exports its tables and they are saved for the next
     run; this run replays them too, so every run reads the same way.
     """
-    path = os.path.join(user_cache_dir(), TABLES_FILE) if use_cache else None
+    path = os.path.join(Locations().cache_dir, TABLES_FILE) if use_cache else None
     if path is not None:
         tables = load_tables(path, grammar)
         if tables is not None:

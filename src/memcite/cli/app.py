@@ -113,6 +113,10 @@ def run_typer(args: list[str]) -> int:
         return EXIT_INTERRUPTED
     except typer.TyperException as error:  # click's usage errors: printed as click prints them
         _show_masked(error)
+        if args[:1] == ["-v"] and getattr(error, "option_name", None) == "-v":
+            import sys
+
+            sys.stderr.write("hint: memcite -V (or --version) prints memcite's version\n")
         return error.exit_code
     return result if isinstance(result, int) else EXIT_OK
 

@@ -12,7 +12,7 @@ import sys
 
 from memcite.cli.console import dump_json, report_error
 from memcite.errors import InputError, MemciteError
-from memcite.paths import hook_log_path, resolve_codex_home, resolve_db_path, user_cache_dir
+from memcite.paths import Locations
 
 TRUST_STEP = (
     "One step only you can take: Codex runs a new or changed hook only once you trust it, and "
@@ -40,9 +40,9 @@ def memcite_command() -> list[str]:
 def memcite_folders(environ=os.environ) -> dict[str, str]:
     """memcite's own folders set in the environment, as absolute paths, for the MCP entry."""
     from memcite.codex.setup import MEMCITE_FOLDER_VARIABLES
+    from memcite.paths import Locations
 
-    return {name: os.path.abspath(os.path.expanduser(environ[name]))
-            for name in MEMCITE_FOLDER_VARIABLES if environ.get(name)}
+    return Locations(environ=environ).variables_set(MEMCITE_FOLDER_VARIABLES)
 
 
 def setup_codex(
@@ -73,7 +73,7 @@ def setup_codex(
                              "so there is no pre-tool gate to install; nothing written",
                              hint="update memcite to a version with `memcite hook pre-tool`, "
                              "or run setup without --gate")
-        home = os.path.abspath(resolve_codex_home(codex_home))
+        home = os.path.abspath(Locations(codex_home=codex_home).codex_home_path)
         here = cwd or os.getcwd()
         if project:
             folder = os.path.join(project_root(here), ".codex")
@@ -163,10 +163,10 @@ def doctor(
     from memcite.codex.doctor import FAILURE, DoctorInputs, report_dict, run_checks
 
     inputs = DoctorInputs(
-        codex_home=resolve_codex_home(codex_home),
-        db_path=resolve_db_path(db),
-        log_path=hook_log_path(),
-        cache_dir=user_cache_dir(),
+        codex_home=Locations(codex_home=codex_home).codex_home_path,
+        db_path=Locations(db=db).db_path,
+        log_path=Locations().hook_log,
+        cache_dir=Locations().cache_dir,
         cwd=cwd or os.getcwd(),
         environ=dict(os.environ),
     )

@@ -2,24 +2,26 @@
 
 Shared by the command bodies (``*_commands``) so that the fast path and Typer
 print the same words; imports nothing beyond the standard library and
-``memcite.errors`` (and ``memcite.secrets`` when a message is printed: secrets masked).
+``memcite.errors`` (and ``memcite.display`` when a message is printed: secrets masked,
+control characters escaped).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 
 from memcite.errors import InputError, MemciteError
+from memcite.times import iso_utc
 
 
 def masked(message: object) -> str:
-    """A message for stderr with secrets masked: errors and diagnostics quote replies' paths,
-    notes and ids (``memcite.secrets.mask_secrets``; ordinary text costs microseconds)."""
-    from memcite.secrets import mask_secrets
+    """A message as memcite shows it, secrets masked and control characters escaped: errors and
+    diagnostics quote replies' paths, notes and ids (``memcite.display.shown``; ordinary text
+    costs microseconds)."""
+    from memcite.display import shown
 
-    return mask_secrets(str(message))
+    return shown(message)
 
 
 def report_error(error: MemciteError) -> int:
@@ -45,20 +47,6 @@ TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_
                        "requested_at", "completed_at", "seen_gone_at", "undone_at",
                        "first_synced_at", "archived_at", "missing_since", "generated_at",
                        "at", "recorded_at", "last_cited", "created_at"})
-
-
-def iso_utc(seconds: int | None) -> str | None:
-    """``seconds`` as ``YYYY-MM-DDTHH:MM:SSZ``; None when it is None or beyond years 1-9999."""
-    if seconds is None:
-        return None
-    try:
-        t = time.gmtime(seconds)
-    except (OverflowError, OSError, ValueError):
-        return None
-    if not 1 <= t.tm_year <= 9999:
-        return None
-    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
-            f"T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z")
 
 
 def with_iso_times(obj):

@@ -6,7 +6,6 @@ exit code). The library is ``memcite.codex.consolidation``.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -30,14 +29,14 @@ def consolidation(codex_home: str | None = None, json: bool = False,  # noqa: A0
     stuck, or none succeeded for too long while something waits."""
     from memcite.cli.console import dump_json, report_error
     from memcite.codex.consolidation import consolidation_report, stale_hours_setting
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV, locate_codex_home
-    from memcite.paths import resolve_codex_home
+    from memcite.ledger.codex_home import locate
+    from memcite.paths import Locations
     from memcite.retention.rules import load_codex_memories_config, resolve_settings
 
     try:
-        home = resolve_codex_home(codex_home)
-        locations = locate_codex_home(home, env_sqlite_home=os.environ.get(SQLITE_HOME_ENV))
-        stale_hours, stale_from = stale_hours_setting(os.environ)
+        where = Locations(codex_home=codex_home)
+        locations = locate(where)
+        stale_hours, stale_from = stale_hours_setting(where.environ)
         settings = resolve_settings(None, None, load_codex_memories_config(locations.codex_home),
                                     rule="codex")
         report = consolidation_report(
@@ -117,7 +116,8 @@ def print_report(report, file=None) -> None:
         extraction = store.extraction or {}
         if extraction.get("jobs"):
             counts = ", ".join(f"{n} {s}" for s, n in extraction["by_status"].items())
-            out(f"  extraction (phase 1): {extraction['jobs']} thread job(s): {counts}; last "
+            jobs = extraction["jobs"]
+            out(f"  extraction (phase 1): {jobs} thread job{'' if jobs == 1 else 's'}: {counts}; last "
                 f"success {when(extraction['succeeded'])}\n")
             for item in extraction["failures"][:5]:
                 out(f"    failed: thread {item['thread_id']} at {when(item['finished'])}: "

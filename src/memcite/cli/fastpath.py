@@ -113,7 +113,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--scopes": str,
         },
         flags=("--json", "--explain", "--no-cache"),
-        envvars={"codex_home": "CODEX_HOME", "bpe_file": "MEMCITE_BPE_FILE",
+        envvars={"bpe_file": "MEMCITE_BPE_FILE",
                  "session": "MEMCITE_SESSION"},
     ),
     "stats": FastCommand(
@@ -130,13 +130,11 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--project": str,
         },
         flags=("--json", "--no-cache", "--judge-without-usage"),
-        envvars={"codex_home": "CODEX_HOME"},
     ),
     "report": FastCommand(
         target="memcite.cli.report_commands:report",
         options={"--html": str, "--codex-home": str, "--db": str, "--as-of": str, "--since": str},
         flags=("--open", "--judge-without-usage"),
-        envvars={"codex_home": "CODEX_HOME"},
     ),
     "truncate": FastCommand(
         target="memcite.cli.readpath_commands:truncate",
@@ -156,7 +154,6 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         variadic=True,
         options={"--format": choice("text", "github"), "--codex-home": str},
         flags=("--json", "--strict", "--hook"),
-        envvars={"codex_home": "CODEX_HOME"},
     ),
     "record": FastCommand(
         target="memcite.cli.ledger_commands:record",
@@ -175,13 +172,11 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--cwd": str,
         },
         flags=("--json",),
-        envvars={"db": "MEMCITE_DB", "codex_home": "CODEX_HOME"},
     ),
     # Two words: a subcommand. No CODEX_HOME default: the session file says which home.
     "hook stop": FastCommand(
         target="memcite.codex.stop_hook:hook_stop",
         options={"--db": str, "--codex-home": str},
-        envvars={"db": "MEMCITE_DB"},
         tolerant=True,
     ),
     # Codex's PreToolUse hook: before every tool call, so it must start fast; never blocks on
@@ -189,14 +184,12 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     "hook pre-tool": FastCommand(
         target="memcite.cli.gate_commands:pre_tool",
         options={"--db": str, "--codex-home": str, "--block": str},
-        envvars={"db": "MEMCITE_DB"},
         tolerant=True,
     ),
     # Codex starts it at every session and does not wait long for its `initialize`.
     "mcp": FastCommand(
         target="memcite.cli.mcp_server:serve_command",
         options={"--codex-home": str, "--db": str, "--confirm-ttl": at_least_one},
-        envvars={"codex_home": "CODEX_HOME"},
     ),
     # The note commands a session runs often.
     "note path": FastCommand(
@@ -221,7 +214,6 @@ FAST_COMMANDS: dict[str, FastCommand] = {
                  "--source": str, "--evidence": str, "--confidence": str, "--tier": str,
                  "--expires": str},
         flags=("--redact", "--dry-run", "--yes", "--json"),
-        envvars={"db": "MEMCITE_DB"},
     ),
 }
 

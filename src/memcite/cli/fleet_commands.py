@@ -12,12 +12,13 @@ import time
 
 from memcite.cli.console import dump_json, note, report_error
 from memcite.errors import EXIT_OK, InputError, MemciteError
+from memcite.paths import Locations
 
 
 def _fleet_config() -> dict:
-    from memcite.retention.rules import default_memcite_config_path, load_fleet_config
+    from memcite.retention.rules import load_fleet_config
 
-    return load_fleet_config(default_memcite_config_path())
+    return load_fleet_config(Locations().config.path)
 
 
 def _machine_name(given: str | None, config: dict) -> str:
@@ -33,25 +34,24 @@ def push(to: str | None, db: str | None, codex_home: str | None, machine: str | 
     """Push this ledger to the fleet server (see ``memcite.fleet.push``)."""
     from memcite.cli.retention_commands import _time, locate_home
     from memcite.fleet.connection import FleetError, connect, describe, server_error, server_from
-    from memcite.paths import resolve_db_path
 
     try:
         config = _fleet_config()
         conninfo, _source = server_from(to, config)
         name = _machine_name(machine, config)
         since_time = _time(since, "--since", None)
-        path = resolve_db_path(db)
+        path = Locations(db=db).db_path
         if not os.path.isfile(path):
             raise InputError(f"no memcite database at {path}: nothing to push",
                              hint="record replies, or run `memcite sync`, first")
-        locations = locate_home(codex_home)
         from memcite.fleet.push import push_ledger
         from memcite.ledger.store import open_store
         from memcite.retention.checks import MemoryFolder
         from memcite.retention.stats import inventory_knew
 
-        local = open_store(path, readonly=True)
+        local = open_store(path, readonly=True)  # a damaged ledger is said before the home
         try:
+            locations = locate_home(codex_home)
             folder = MemoryFolder(locations.memory_folder,
                                   known_once=inventory_knew(local, locations.codex_home))
             server = connect(conninfo, autocommit=True)

@@ -25,7 +25,7 @@ from memcite.errors import (
     InputError,
     MemciteError,
 )
-from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
+from memcite.paths import Locations, resolve_codex_home, resolve_db_path
 from memcite.untrusted import bounded_lines
 
 # resolve_* and report_error are also used by memcite.cli.retention_commands.
@@ -51,7 +51,7 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
     """
     from memcite.ledger.store import StoreError, open_store
 
-    folder = None if readonly else default_db_folder(db)
+    folder = None if readonly else Locations(db=db).default_db_folder
     if folder is not None and not os.path.isdir(folder):
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -60,7 +60,7 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
                              f"({exc.strerror or exc})",
                              hint="set MEMCITE_HOME or MEMCITE_DB to a writable place, "
                                   "or pass --db") from None
-    return open_store(resolve_db_path(db), readonly=readonly, migrate_schema=migrate_schema,
+    return open_store(Locations(db=db).db_path, readonly=readonly, migrate_schema=migrate_schema,
                       quick_check=quick_check)
 
 
@@ -181,7 +181,7 @@ def record(
         from memcite.ledger.codex_home import codex_memory_folder
 
         # The folder of the store Codex reads ($CODEX_HOME/memories, or memories_v2).
-        root = codex_memory_folder(resolve_codex_home(codex_home))
+        root = codex_memory_folder(Locations(codex_home=codex_home).codex_home_path)
         if jsonl is not None:
             return _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json)
         return _record_one(source, db, root, policy, profile, errors, max_bytes, json,
@@ -261,9 +261,20 @@ def _not_recorded(error: MemciteError, reading, json: bool) -> int:
     return code
 
 
+def _count(number: int, word: str, many: str | None = None) -> str:
+    return f"{number} {word if number == 1 else (many or word + 's')}"
+
+
 def _report_result(result, *, quiet: bool) -> None:
     if quiet:
         return
+    if result.status == "recorded":  # say what was recorded: the reply went to stdout
+        counted = result.counted
+        note(f"recorded 1 reply (key {result.reply_key[:16]}): "
+             f"{_count(len(result.ids), 'memory id')} cited, "
+             f"{_count(len(counted), 'citation')} counted for "
+             f"{_count(len(set(counted)), 'memory', 'memories')}, "
+             f"{_count(result.entries, 'cited line range')}")
     if result.status == "duplicate":
         note(f"note: this reply was already recorded (key {result.reply_key[:16]}); "
              "nothing counted again")
@@ -345,12 +356,12 @@ def sync(
     """Fill the inventory from a Codex home and print what changed."""
     import sqlite3
 
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV, locate_codex_home
+    from memcite.ledger.codex_home import locate
     from memcite.ledger.sync import check_codex_home, sync_codex_home
+    from memcite.paths import Locations
 
     try:
-        locations = locate_codex_home(resolve_codex_home(codex_home),
-                                      env_sqlite_home=os.environ.get(SQLITE_HOME_ENV))
+        locations = locate(Locations(db=db, codex_home=codex_home))
         check_codex_home(locations)  # before the database: a wrong home creates nothing
         conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         try:
@@ -443,7 +454,7 @@ def ingest(
                              "with files named, leave it out")
         if max_bytes < 1:
             raise InputError(f"--max-bytes: {max_bytes} is not a positive number of bytes")
-        root = codex_memory_folder(resolve_codex_home(codex_home))
+        root = codex_memory_folder(Locations(codex_home=codex_home).codex_home_path)
         readable = []
         for path in rollouts:  # before the database: bad inputs alone create nothing
             try:
@@ -512,8 +523,10 @@ class IngestProgress:
         line = (f"memcite: ingest {scan.path}: {read}, {scan.lines} lines, "
                 f"{scan.replies} repl{'y' if scan.replies == 1 else 'ies'}, "
                 f"{now - self._started:.0f} s")
-        if self._stream.isatty():
-            self._stream.write("\r\x1b[K" + line)
+        if self._stream.isatty():  # the line's path escaped, memcite's own sequence raw
+            from memcite.display import escape_controls, styled
+
+            styled(self._stream).write("\r\x1b[K" + escape_controls(line))
             self._drawn = True
         else:
             self._stream.write(line + "\n")
@@ -522,7 +535,9 @@ class IngestProgress:
     def done(self) -> None:
         """Clear the line drawn on a terminal (the file's report follows on stdout)."""
         if self._drawn:
-            self._stream.write("\r\x1b[K")
+            from memcite.display import styled
+
+            styled(self._stream).write("\r\x1b[K")
             self._stream.flush()
             self._drawn = False
         self._path = None
@@ -555,7 +570,7 @@ def ingest_home(
         check_choice(policy, POLICIES, "--policy")
         check_choice(profile, PROFILE_CHOICES, "--profile")
         after = None if since is None else parse_time(since, what="--since")
-        home = resolve_codex_home(codex_home)
+        home = Locations(codex_home=codex_home).codex_home_path
         if not any(os.path.isdir(os.path.join(home, f)) for f in SESSION_FOLDERS):
             raise InputError(f"{home}: no sessions/ or archived_sessions/ folder, no session "
                              "to ingest", hint="pass Codex's home with --codex-home DIR, or "

@@ -12,7 +12,7 @@ import time
 
 from memcite.cli.console import check_choice, dump_json, note, report_error
 from memcite.errors import InputError, MemciteError
-from memcite.paths import resolve_codex_home
+from memcite.paths import Locations
 
 FORMATS = ("text", "github")
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
@@ -23,7 +23,7 @@ def default_paths(codex_home: str | None) -> list[str]:
     Codex home."""
     from memcite.ledger.codex_home import codex_memory_folder
 
-    home = resolve_codex_home(codex_home)
+    home = Locations(codex_home=codex_home).codex_home_path
     return [codex_memory_folder(home), os.path.join(home, "memory")]
 
 
@@ -127,9 +127,9 @@ def lint_hook(paths: list[str] | None = None, *, strict: bool = False, codex_hom
         data = stream.read(MAX_PAYLOAD_BYTES + 1)
         if not data or len(data) > MAX_PAYLOAD_BYTES:
             return 0
-        import json as _json
+        from memcite.untrusted import loads_json
 
-        payload = _json.loads(data)
+        payload = loads_json(data)
         roots = list(paths) if paths else default_paths(codex_home)
         from memcite.lint.hook_paths import touched_memory_files
 

@@ -45,9 +45,8 @@ def mcp(
         echo '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}' | memcite mcp
     """
     from memcite.cli import mcp_server
-    from memcite.paths import resolve_codex_home
 
-    exit_with(mcp_server.run(resolve_codex_home(codex_home), db, confirm_ttl))
+    exit_with(mcp_server.serve_command(codex_home, db, confirm_ttl))
 
 
 def register(app: typer.Typer) -> None:

@@ -52,6 +52,7 @@ import sys
 import threading
 
 from memcite.cli import mcp_catalog
+from memcite.untrusted import loads_json
 
 # The versions reached through the initialize handshake, oldest first. The tools use
 # nothing newer than 2025-06-18 (structured content, output schemas); older clients
@@ -91,11 +92,12 @@ class Connection:
     """One client on a pair of binary streams: ``serve`` reads until the input ends."""
 
     def __init__(self, reader, writer, *, codex_home: str, db: str | None,
-                 confirm_ttl: float, version: str = "0") -> None:
+                 confirm_ttl: float, version: str = "0", locations=None) -> None:
         self._reader = reader
         self._writer = writer
         self._codex_home = codex_home
         self._db = db
+        self._locations = locations  # memcite.paths.Locations: where each came from
         self._confirm_ttl = confirm_ttl
         self._version = version
         self._write_lock = threading.Lock()
@@ -145,8 +147,8 @@ class Connection:
 
     def _receive(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep
+            message = loads_json(line)
+        except ValueError:  # not JSON, not UTF-8, nested too deep
             self._error(None, PARSE_ERROR, "Parse error: the line is not a JSON message")
             return
         request_id = message.get("id") if isinstance(message, dict) else None
@@ -289,7 +291,8 @@ class Connection:
 
                 mcp_tools.preload()
                 self._context = mcp_tools.ToolContext(
-                    self._codex_home, self._db, mcp_tools.ConfirmTokens(ttl=self._confirm_ttl))
+                    self._codex_home, self._db, mcp_tools.ConfirmTokens(ttl=self._confirm_ttl),
+                    self._locations)
                 self._tools = mcp_tools
             return self._tools, self._context
 
@@ -389,16 +392,29 @@ def serve_command(codex_home: str | None = None, db: str | None = None,
                   confirm_ttl: float = 600.0) -> int:
     """``memcite mcp`` as the fast path runs it (without Typer, whose import is most of what
     is left of the start-up): the Codex home resolved as the Typer command does."""
-    from memcite.paths import resolve_codex_home
+    from memcite.paths import Locations
 
-    return run(resolve_codex_home(codex_home), db, confirm_ttl)
+    where = Locations(db=db, codex_home=codex_home)
+    return run(where.codex_home_path, db, confirm_ttl, locations=where)
 
 
-def run(codex_home: str, db: str | None, confirm_ttl: float) -> int:
-    """Serve on stdin and stdout until the client closes its side."""
+def run(codex_home: str, db: str | None, confirm_ttl: float, locations=None) -> int:
+    """Serve on stdin and stdout until the client closes its side; ``locations`` is the run's
+    ``memcite.paths.Locations`` (how the home and the database were named)."""
     from memcite.cli.console import memcite_version
 
+    try:
+        on_terminal = os.isatty(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):
+        on_terminal = False
+    if on_terminal:  # a person started it by hand: say what it waits for
+        sys.stderr.write("memcite mcp: serving memcite's notes to Codex as MCP tools over stdin "
+                         "and stdout (JSON-RPC, one message a line); Codex starts it itself "
+                         "from config.toml ([mcp_servers.memcite]). Ctrl-D stops it.\n")
+        sys.stderr.flush()
+
     connection = Connection(sys.stdin.buffer, _protocol_output(), codex_home=codex_home, db=db,
-                            confirm_ttl=confirm_ttl, version=memcite_version())
+                            confirm_ttl=confirm_ttl, version=memcite_version(),
+                            locations=locations)
     connection.serve()
     return 0

@@ -37,6 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memcite.contracts.outputs import LintOutput, SearchOutput, StatsOutput
 from memcite.errors import InputError, MemciteError
+from memcite.times import iso_utc as _iso
+from memcite.times import utc_day as _today
 
 CONFIRM_TTL_SECONDS = 600
 # How the change log names writes that came through this server (``note log`` shows them).
@@ -291,16 +293,7 @@ class ToolContext:
     codex_home: str
     db: str | None
     tokens: ConfirmTokens
-
-
-def _iso(seconds: float | None) -> str | None:
-    if seconds is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(seconds)))
-
-
-def _today(now: float) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(now))
+    locations: object = None  # memcite.paths.Locations of the run, when the server has it
 
 
 def _location(context: ToolContext, cwd: str):
@@ -445,22 +438,38 @@ _CAPTURE = threading.Lock()
 
 
 def stats(context: ToolContext, arguments: StatsInput) -> StatsOutput:
-    """``memcite stats --json`` as the command runs it, refusals included (nothing judged
-    without usage data), read from its output."""
-    from memcite.cli import retention_commands
+    """``memcite stats --json``'s report from the library function the command calls
+    (``memcite.retention.stats_report.build``, or the fleet's), refusals included (nothing
+    judged without usage data)."""
+    import sqlite3
 
-    out, err = io.StringIO(), io.StringIO()
-    with _CAPTURE, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = retention_commands.stats(
-            db=context.db, codex_home=context.codex_home,
-            max_unused_days=arguments.max_unused_days, rule=arguments.rule,
-            as_of=arguments.as_of, since=arguments.since, limit=arguments.limit, json=True)
-    if code:
-        message = err.getvalue().strip().removeprefix("memcite: error: ")
-        reason = "usage-unknown" if message.startswith("usage unknown") else None
-        raise ToolFailure(message or f"memcite stats failed (exit {code})", reason=reason,
-                          exit_code=code)
-    return StatsOutput.model_validate_json(out.getvalue())
+    from memcite.cli.console import masked, with_iso_times
+    from memcite.paths import Locations
+    from memcite.retention.stats_report import UsageUnknown, as_time, build
+
+    where = context.locations or Locations(db=context.db, codex_home=context.codex_home)
+    try:
+        now = as_time(arguments.as_of, "--as-of", int(time.time()))
+        since = as_time(arguments.since, "--since", None)
+        if where.db_is_server:
+            from memcite.fleet.report import fleet_stats
+
+            report = fleet_stats(where, now=now, rule=arguments.rule,
+                                 max_unused_days=arguments.max_unused_days, since=since,
+                                 limit=arguments.limit)
+        else:
+            report = build(where, now=now, rule=arguments.rule,
+                           max_unused_days=arguments.max_unused_days, since=since,
+                           limit=arguments.limit)
+    except UsageUnknown as error:
+        raise ToolFailure(masked(error), reason="usage-unknown",
+                          exit_code=error.exit_code) from None
+    except MemciteError as error:
+        raise ToolFailure(masked(error), exit_code=error.exit_code) from None
+    except sqlite3.Error as error:
+        raise ToolFailure(f"{where.db_given or 'the memcite database'}: {error}; not read; "
+                          "nothing was written", exit_code=2) from None
+    return StatsOutput.model_validate(with_iso_times(report.to_dict()))
 
 
 def lint(context: ToolContext, arguments: LintInput) -> LintOutput:

@@ -135,9 +135,7 @@ DbOpt = Annotated[
         "--db",
         metavar="PATH",
         help=DB_HELP,
-        envvar="MEMCITE_DB",
         show_default=False,
-        show_envvar=False,
     ),
 ]
 _CODEX_HOME_HELP = "Codex's home folder (default: $CODEX_HOME, else ~/.codex)."
@@ -150,7 +148,6 @@ CodexSqliteHomeOpt = Annotated[
         help="Codex's home folder, holding memories/ and config.toml (default: $CODEX_HOME, "
         "else ~/.codex); memories_1.sqlite is read from its SQLite home, as Codex finds it: "
         "config sqlite_home, else $CODEX_SQLITE_HOME, else the home itself.",
-        envvar="CODEX_HOME",
         show_default=False,
         show_envvar=False,
     ),
@@ -162,7 +159,6 @@ CodexHomeOpt = Annotated[
         "--codex-home",
         metavar="DIR",
         help=_CODEX_HOME_HELP,
-        envvar="CODEX_HOME",
         show_default=False,
         show_envvar=False,
     ),

@@ -23,7 +23,7 @@ import sys
 from memcite.cli.console import check_choice, dump_json, report_error, warn
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
 from memcite.errors import InputError, MemciteError
-from memcite.paths import resolve_codex_home, user_cache_dir
+from memcite.paths import Locations
 
 TOKENIZER_CHOICES = ("o200k_base", "cl100k_base", "approx")
 PROFILE_CHOICES = ("memcite", "codex")
@@ -72,7 +72,7 @@ def instructions(
         check_choice(name, TOKENIZER_CHOICES, "--tokenizer")
         if budget < 0:
             raise InputError(f"--budget: {budget} is below 0")
-        home = resolve_codex_home(codex_home)
+        home = Locations(codex_home=codex_home).codex_home_path
         store = "v1"
         if memory_root:
             root = os.path.expanduser(memory_root)
@@ -104,7 +104,7 @@ def instructions(
             codex_home=home,
             cwd=cwd if cwd is not None else os.getcwd(),
             errors=errors,
-            cache_dir=None if no_cache else user_cache_dir(),
+            cache_dir=None if no_cache else Locations().cache_dir,
             scopes=chosen,
             session=session or None,
             today=_today(),
@@ -136,7 +136,9 @@ def instructions(
 def _today() -> str:
     import time
 
-    return time.strftime("%Y-%m-%d", time.gmtime())
+    from memcite.times import utc_day
+
+    return utc_day(time.time())
 
 
 def truncate(

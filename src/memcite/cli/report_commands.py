@@ -78,86 +78,30 @@ def write_page(path: str, data: bytes) -> str:
     return full
 
 
-def _audit_of(locations) -> dict:
-    from memcite.paths import user_cache_dir
-    from memcite.retention.audit_counts import audit_of
-
-    return audit_of(user_cache_dir(), locations)
-
-
-def _collect(db: str | None, codex_home: str | None, as_of: str | None, since: str | None,
-             judge_without_usage: bool):
+def _collect(where, as_of: str | None, since: str | None, judge_without_usage: bool):
     """``(stats dict, extras)`` as ``memcite stats --json --limit ROWS`` reads them, and the
     report's extras."""
-    from memcite.cli.ledger_commands import resolve_db_path
-    from memcite.cli.retention_commands import (
-        _inputs,
-        _nothing_to_report,
-        _time,
-        require_synced_usage,
-        require_usage,
-        store_of,
-    )
-    from memcite.retention.report_data import report_extras
     from memcite.retention.report_html import ROWS
+    from memcite.retention.stats_report import as_time
 
-    locations, settings, now = _inputs(codex_home, rule="memcite", max_unused_days=None,
-                                       as_of=as_of, limit=ROWS)
-    since_time = _time(since, "--since", None)
-    if db and db.lower().startswith(("postgresql://", "postgres://")):
-        return _fleet_collect(db, now, settings.max_unused_days, since_time)
-    require_usage(locations, judge_without_usage)
-    root = locations.memory_folder
-    codex_db = locations.state_db
-    path = resolve_db_path(db)
-    common = dict(memory_root=root, as_of=now, max_unused_days=settings.max_unused_days,
-                  rule="memcite", limit=ROWS)
-    if db is None and not os.path.exists(path) and os.path.isfile(codex_db):
-        from memcite.retention.stats import collect_codex_stats
+    now = as_time(as_of, "--as-of", int(time.time()))
+    since_time = as_time(since, "--since", None)
+    if where.db_is_server:
+        return _fleet_collect(where, now, since_time)
+    from memcite.retention.stats_report import build_page
 
-        if since_time is not None:
-            raise InputError("--since needs memcite's citation log; "
-                             "there is no memcite database yet",
-                             hint="record replies or run `memcite sync` first")
-        report = collect_codex_stats(codex_db, codex_home=locations.codex_home, **common)
-        report.codex_home = locations.codex_home
-        report.state_db = codex_db if locations.has_usage_data else None
-        report.store = store_of(locations)
-        report.audit = _audit_of(locations)
-        stats = report.to_dict()
-        extras = report_extras(None, stats, codex_home=locations.codex_home, memory_folder=root,
-                               codex_db=codex_db)
-        return stats, extras
-    if db is None and not os.path.exists(path):
-        raise _nothing_to_report(path, locations.codex_home)
-    from memcite.ledger.store import open_store
-    from memcite.paths import user_cache_dir
-    from memcite.retention.stats import collect_stats
-
-    conn = open_store(path, readonly=True)
-    try:
-        require_synced_usage(conn, locations, judge_without_usage)
-        report = collect_stats(conn, since=since_time, weeks=True, cache_dir=user_cache_dir(),
-                               codex_home=locations.codex_home, **common)
-        report.state_db = codex_db if locations.has_usage_data else None
-        report.store = store_of(locations)
-        report.audit = _audit_of(locations)
-        stats = report.to_dict()
-        extras = report_extras(conn, stats, codex_home=locations.codex_home, memory_folder=root)
-    finally:
-        conn.close()
-    return stats, extras
+    return build_page(where, now=now, limit=ROWS, since=since_time,
+                      judge_without_usage=judge_without_usage)
 
 
-def _fleet_collect(db: str, now: int, max_unused_days: int, since: int | None):
+def _fleet_collect(where, now: int, since: int | None):
     """The page's data from a fleet server (``memcite stats --db postgresql://…``): the
     report's parts that need one machine's ledger or files (ages, links, notes) are left out."""
-    from memcite.fleet.report import fleet_report
+    from memcite.fleet.report import fleet_stats
     from memcite.retention.report_data import report_extras
     from memcite.retention.report_html import ROWS
 
-    stats = fleet_report(db, as_of=now, max_unused_days=max_unused_days, since=since,
-                         limit=ROWS).to_dict()
+    stats = fleet_stats(where, now=now, since=since, limit=ROWS).to_dict()
     return stats, report_extras(None, stats, codex_home=None, memory_folder=None)
 
 
@@ -167,19 +111,21 @@ def report(html: str | None = None, open: bool = False,  # noqa: A002 - mirrors 
     """Write the page; print where, and how large; open it when asked. Returns the exit code."""
     from memcite import __version__
     from memcite.cli.retention_commands import _failed
+    from memcite.paths import Locations
 
     started = time.perf_counter()
     target = html or DEFAULT_FILE
+    where = Locations(db=db, codex_home=codex_home)
     try:
         _target(target)  # a bad name is refused before anything is read
-        stats, extras = _collect(db, codex_home, as_of, since, judge_without_usage)
+        stats, extras = _collect(where, as_of, since, judge_without_usage)
         from memcite.retention.report_html import render_report
 
         extras["generated_at"] = int(time.time())
         data = render_report(stats, extras, version=__version__).encode("utf-8")
         full = write_page(target, data)
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return _failed(where.db_given, error)
     took = time.perf_counter() - started
     totals = stats["totals"]
     sys.stdout.write(f"wrote {full} ({len(data):,} bytes in {took:.2f} s): "

@@ -16,119 +16,33 @@ from memcite.cli.console import dump_json
 from memcite.cli.ledger_commands import (
     _database_error,
     report_error,
-    resolve_codex_home,
-    resolve_db_path,
 )
 from memcite.errors import EXIT_BAD_INPUT, EXIT_OK, InputError, MemciteError
+from memcite.paths import Locations
 from memcite.retention.rules import check_rule
+from memcite.retention.stats_report import (
+    JUDGE_OVERRIDE,
+    UsageUnknown,
+    require_synced_usage,
+    require_usage,
+    resolve_settings_for,
+    store_of,
+)
+from memcite.retention.stats_report import as_time as _time
+from memcite.retention.stats_report import check_limit as _check_limit
 
-
-def _time(value: str | None, what: str, default: int | None) -> int | None:
-    if value is None:
-        return default
-    if value.strip().isdigit():
-        return int(value)  # epoch seconds, without importing the ledger
-    from memcite.ledger.recording import parse_time
-
-    return parse_time(value, what=what)
-
-
-def _check_limit(limit: int, option: str = "--limit") -> int:
-    if limit < 0:
-        raise InputError(f"{option}: must be 0 (everything) or more, not {limit}")
-    return limit
-
-
-def resolve_settings_for(codex_home: str, *, rule: str = "memcite",
-                         max_unused_days: int | None = None, n: int | None = None):
-    """The retention settings: command line, memcite's config (not read for Codex's rules:
-    ``rule`` ``codex``, and ``select``), Codex's ``[memories]``, defaults."""
-    from memcite.retention.rules import (
-        default_memcite_config_path,
-        load_codex_memories_config,
-        load_memcite_config,
-        resolve_settings,
-    )
-
-    mine = load_memcite_config(default_memcite_config_path()) if rule == "memcite" else None
-    return resolve_settings(
-        {"max_unused_days": max_unused_days, "max_raw_memories_for_consolidation": n},
-        mine, load_codex_memories_config(codex_home), rule=rule)
-
-
-class UsageUnknown(MemciteError):
-    """No usage data for the home: judging would call every memory dead (exit 3)."""
-
-    exit_code = 3
-
-
-JUDGE_OVERRIDE = "--judge-without-usage"
+__all__ = ["JUDGE_OVERRIDE", "UsageUnknown", "locate_home", "require_synced_usage",
+           "require_usage", "resolve_settings_for", "store_of"]
 
 
 def locate_home(codex_home: str | None):
     """The Codex home a command is about (``--codex-home``, ``CODEX_HOME``, ``~/.codex``) and
     where Codex keeps its databases (config ``sqlite_home``, ``CODEX_SQLITE_HOME``); a home
     that is not a folder is an error (exit 2)."""
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV, locate_codex_home
+    from memcite.ledger.codex_home import locate
+    from memcite.paths import Locations
 
-    home = resolve_codex_home(codex_home)
-    return locate_codex_home(home, env_sqlite_home=os.environ.get(SQLITE_HOME_ENV))
-
-
-def require_usage(locations, judge_without_usage: bool) -> None:
-    """Refuse to judge a home whose usage data (Codex's table) is not where Codex keeps it."""
-    if locations.has_usage_data or judge_without_usage:
-        return
-    raise UsageUnknown(
-        f"usage unknown: nothing judged. {locations.state_db} does not exist (Codex's SQLite "
-        f"home, from {locations.sqlite_home_from}), so how often each memory of "
-        f"{locations.codex_home} was used is unknown, and every one would look dead",
-        hint="if Codex keeps its databases elsewhere, set sqlite_home in config.toml or "
-             f"CODEX_SQLITE_HOME as Codex does and run `memcite sync`; {JUDGE_OVERRIDE} "
-             "judges anyway, on memcite's own log and the memories' dates")
-
-
-def store_of(locations) -> dict:
-    """The Codex memory store read, as reports name it."""
-    return {"store": locations.store, "store_from": locations.store_from,
-            "memory_folder": locations.memory_folder, "dual_write": locations.dual_write}
-
-
-def require_synced_usage(conn, locations, judge_without_usage: bool) -> None:
-    """Refuse to judge from an inventory whose last sync of the home found no usage data, or
-    read the other memory store than the one Codex reads now."""
-    from memcite.retention.stats import last_synced_store, never_synced, synced_usage
-
-    synced_store = last_synced_store(conn, locations.codex_home)
-    if synced_store is not None and synced_store != locations.store:
-        raise UsageUnknown(
-            f"memcite's last sync of {locations.codex_home} read memory store {synced_store}, "
-            f"but Codex reads {locations.store} now ({locations.store_from}): the inventory "
-            "holds the other store's memories, so nothing was judged",
-            hint="run `memcite sync`: it reads the store Codex reads (the other store's "
-                 "memories are marked missing, never deleted)")
-
-    if never_synced(conn, locations.codex_home) and locations.has_usage_data:
-        from memcite.ledger.codex_home import CodexHomeError, count_stage1_outputs
-
-        try:
-            rows = count_stage1_outputs(locations.state_db)
-        except CodexHomeError:
-            rows = 0
-        if rows:  # a silent "memories 0" would say the opposite of what Codex holds
-            raise UsageUnknown(
-                f"{locations.codex_home} was never synced: memcite's inventory holds none of "
-                f"the {rows} memor{'y' if rows == 1 else 'ies'} in Codex's table "
-                f"({locations.state_db}), so nothing was judged",
-                hint="run `memcite sync` first (and again whenever Codex has consolidated)")
-    if judge_without_usage or synced_usage(conn, locations.codex_home):
-        return
-    raise UsageUnknown(
-        f"usage unknown: nothing judged. memcite's last sync of {locations.codex_home} read no "
-        "rows of Codex's table (its memories database was not found or empty then), so how "
-        "often each memory was used is unknown",
-        hint=f"run `memcite sync` now that {locations.state_db} is there; "
-             f"{JUDGE_OVERRIDE} judges anyway")
+    return locate(Locations(codex_home=codex_home))
 
 
 def _inputs(codex_home: str | None, *, rule: str, max_unused_days: int | None,
@@ -141,6 +55,13 @@ def _inputs(codex_home: str | None, *, rule: str, max_unused_days: int | None,
     settings = resolve_settings_for(locations.codex_home, rule=rule,
                                     max_unused_days=max_unused_days, n=n)
     return locations, settings, _time(as_of, "--as-of", int(time.time()))
+
+
+def _db_given(db: str | None) -> bool:
+    """True when the database was named (``--db`` or ``$MEMCITE_DB``), not the default."""
+    from memcite.paths import Locations
+
+    return Locations(db=db).db.given
 
 
 def _failed(db: str | None, error: Exception) -> int:
@@ -160,11 +81,10 @@ def _day(seconds: int | None) -> str:
 
 
 def _nothing_to_report(db_path: str, home: str) -> MemciteError:
-    return InputError(
-        f"no memcite database ({db_path}) and no Codex memories database "
-        f"({os.path.join(home, 'memories_1.sqlite')}): nothing to report",
-        hint="pass the Codex home with --codex-home (or CODEX_HOME), or run `memcite sync`; "
-             "`memcite demo` shows the whole loop on sample data")
+    from memcite.paths import Locations
+    from memcite.retention.stats_report import nothing_to_report
+
+    return nothing_to_report(Locations(db=db_path), home)
 
 
 def stats(
@@ -182,64 +102,32 @@ def stats(
     project: str | None = None,
 ) -> int:
     """Print the usage report of one Codex home (dead memories, top, unknown ids, checks), or
-    with ``db`` a PostgreSQL URL of the fleet server (``memcite.cli.fleet_commands``)."""
-    if db is None and os.environ.get("MEMCITE_DB", "").lower().startswith(
-            ("postgresql://", "postgres://")):
-        db = os.environ["MEMCITE_DB"]  # MEMCITE_DB may name the fleet server too
-    if db and db.lower().startswith(("postgresql://", "postgres://")):
-        return fleet_stats(db, machine=machine, project=project, max_unused_days=max_unused_days,
-                           rule=rule, as_of=as_of, since=since, limit=limit, json=json)
+    with ``db`` (or ``$MEMCITE_DB``) a PostgreSQL URL, of the fleet server."""
+    from memcite.paths import Locations
+
+    where = Locations(db=db, codex_home=codex_home)
+    if where.db_is_server:
+        return fleet_stats(where, machine=machine, project=project,
+                           max_unused_days=max_unused_days, rule=rule, as_of=as_of,
+                           since=since, limit=limit, json=json)
     if machine is not None or project is not None:
         return report_error(InputError("--machine and --project report on a fleet server",
                                        hint="give --db postgresql://... (the server "
                                             "`memcite push` sends to)"))
     try:
-        locations, settings, now = _inputs(codex_home, rule=rule,
-                                           max_unused_days=max_unused_days, as_of=as_of,
-                                           limit=limit)
-        require_usage(locations, judge_without_usage)
-        since_time = _time(since, "--since", None)
-        root = locations.memory_folder
-        codex_db = locations.state_db
-        path = resolve_db_path(db)
-        common = dict(memory_root=root, as_of=now, max_unused_days=settings.max_unused_days,
-                      rule=rule, limit=limit)
-        if db is None and not os.path.exists(path) and os.path.isfile(codex_db):
-            from memcite.retention.stats import collect_codex_stats
+        from memcite.retention.stats_report import build
 
-            if since_time is not None:
-                raise InputError("--since needs memcite's citation log; "
-                                 "there is no memcite database yet",
-                                 hint="record replies or run `memcite sync` first")
-            report = collect_codex_stats(codex_db, codex_home=locations.codex_home, **common)
-            report.codex_home = locations.codex_home
-        elif db is None and not os.path.exists(path):
-            raise _nothing_to_report(path, locations.codex_home)
-        else:
-            from memcite.ledger.store import open_store
-            from memcite.paths import user_cache_dir
-            from memcite.retention.stats import collect_stats
-
-            conn = open_store(path, readonly=True)
-            try:
-                require_synced_usage(conn, locations, judge_without_usage)
-                report = collect_stats(conn, since=since_time, weeks=True,
-                                       cache_dir=None if no_cache else user_cache_dir(),
-                                       codex_home=locations.codex_home, **common)
-            finally:
-                conn.close()
-        report.state_db = codex_db if locations.has_usage_data else None
-        report.store = store_of(locations)
-        from memcite.paths import user_cache_dir
-        from memcite.retention.audit_counts import audit_of
-
-        report.audit = audit_of(user_cache_dir(), locations)
+        check_rule(rule)
+        _check_limit(limit)
+        report = build(where, now=_time(as_of, "--as-of", int(time.time())), rule=rule,
+                       max_unused_days=max_unused_days, since=_time(since, "--since", None),
+                       limit=limit, cache=not no_cache, judge_without_usage=judge_without_usage)
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return _failed(where.db_given, error)
     if json:
         dump_json(report.to_dict())
     else:
-        given = {"--db": db, "--codex-home": codex_home, "--as-of": as_of}
+        given = {**where.options_given(), "--as-of": as_of}
         print_stats(report, where={name: value for name, value in given.items() if value})
     return 0
 
@@ -305,7 +193,8 @@ class _Text:
         return "".join(kept).rstrip() + self.dots
 
     def cut_path(self, path: str, room: int) -> str:
-        """``path`` cut at its start to ``room`` columns, at a ``/`` when one is near."""
+        """``path`` cut at its start to ``room`` columns, always at a ``/``: its last folders
+        whole (never a name cut in the middle; the last name whole even when it is longer)."""
         if _columns(path) <= room:
             return path
         room -= len(self.dots)
@@ -317,9 +206,10 @@ class _Text:
             kept.append(char)
         tail = "".join(reversed(kept))
         slash = tail.find("/")
-        if 0 <= slash < len(tail) // 2:
-            tail = tail[slash:]
-        return self.dots + tail
+        if slash >= 0:
+            return self.dots + tail[slash:]
+        cut = path.rstrip("/").rfind("/")
+        return self.dots + path[cut:] if cut > 0 else path
 
     def prose(self, text: str, indent: str = "  ", more: str | None = None) -> None:
         """``text`` wrapped to the width between words (a date or a path is never split), its
@@ -511,6 +401,16 @@ def _print_totals(text: _Text, report) -> None:
                   f"counters {t['never_cited_codex']:>5}",
                   f"  never cited: {t['never_cited_memcite']} by memcite's log, "
                   f"{t['never_cited_codex']} by Codex's")
+        if (t["cited_memcite"], t["never_cited_memcite"]) != (t["cited_codex"],
+                                                              t["never_cited_codex"]) \
+                or t.get("citations") != t.get("codex_citations"):
+            text.prose("which is which: memcite's log counts the replies memcite read and "
+                       "checked; Codex's counters also count replies memcite never saw (before "
+                       "setup, or while its hook was off or untrusted) and count an id cited in "
+                       "two spellings twice, so they are usually higher; "
+                       + ("the dead are judged by both (rule memcite)" if report.rule == "memcite"
+                          else "the dead are judged by Codex's counters (rule codex)"),
+                       indent="  ", more="    ")
     else:
         text.line(f"  cited:       by Codex's counters {t['cited_codex']:>5} (no memcite log)")
         text.line(f"  never cited: by Codex's counters {t['never_cited_codex']:>5}")
@@ -640,7 +540,7 @@ def _print_checks(text: _Text, report) -> None:
         return
     text.title(f"Citation checks: {_plural(checks.citations, 'cited line range')} "
                f"({checks.entries} distinct), in the memory folder now")
-    files = f" ({checks.files_read} file(s) read)"
+    files = f" ({_plural(checks.files_read, 'file')} read)"
     text.line("  " + text.cut_path(checks.memory_root or "no memory folder",
                                    text.width - 2 - len(files)) + files)
     late = report.totals.get("replies_hashed_late")
@@ -721,21 +621,17 @@ def _print_list(text: _Text, title: str, lines: list[str]) -> None:
             text.line(f"  {line}")
 
 
-def fleet_stats(db: str, *, machine: str | None, project: str | None, max_unused_days,
+def fleet_stats(where, *, machine: str | None, project: str | None, max_unused_days,
                 rule: str, as_of: str | None, since: str | None, limit: int, json: bool) -> int:  # noqa: A002
-    """``memcite stats`` over a fleet server."""
-    from memcite.fleet.report import fleet_report
+    """``memcite stats`` over a fleet server (``where.db``); no Codex home is looked for."""
+    from memcite.fleet.report import fleet_stats as build_fleet_stats
 
     try:
-        _locations, settings, now = _inputs(None, rule=rule, max_unused_days=max_unused_days,
-                                            as_of=as_of, limit=limit)
-        since_time = _time(since, "--since", None)
-        if project is not None and not os.path.isabs(project):
-            raise InputError(f"--project: {project!r} is not an absolute path",
-                             hint="give the project's folder as its replies' cwd has it")
-        report = fleet_report(db, machine=machine, project=project, as_of=now,
-                              max_unused_days=settings.max_unused_days, rule=rule,
-                              since=since_time, limit=limit)
+        _check_limit(limit)
+        report = build_fleet_stats(where, now=_time(as_of, "--as-of", int(time.time())),
+                                   machine=machine, project=project, rule=rule,
+                                   max_unused_days=max_unused_days,
+                                   since=_time(since, "--since", None), limit=limit)
     except MemciteError as error:
         return report_error(error)
     if json:
@@ -743,7 +639,7 @@ def fleet_stats(db: str, *, machine: str | None, project: str | None, max_unused
     else:
         from memcite.fleet.connection import describe
 
-        print_stats(report, where={"--db": describe(db)})
+        print_stats(report, where={"--db": describe(where.db_path)})
     return EXIT_OK
 
 
@@ -794,7 +690,9 @@ def _print_weeks(weeks: list[dict], file, *, cut: int | None = CHART_WEEKS,
         bar = block * max(1 if week["citations"] else 0,
                           round(longest * week["citations"] / peak))
         table.add_row(week["week_start"], str(week["citations"]), f"[cyan]{bar}[/cyan]")
-    _Console(file=file, highlight=False, safe_box=True, width=width).print(table)
+    from memcite.display import styled  # dates and counts only: rich's colours go raw
+
+    _Console(file=styled(file), highlight=False, safe_box=True, width=width).print(table)
 
 
 def _can_encode(file, text: str) -> bool:
@@ -860,7 +758,7 @@ def prune(
 
             conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         else:
-            conn = open_store(resolve_db_path(db), readonly=True)
+            conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             require_synced_usage(conn, locations, judge_without_usage)
             limit_time = cutoff(now, settings.max_unused_days)
@@ -904,7 +802,7 @@ def prune(
     count = len(candidates)
     plural = "y" if count == 1 else "ies"
     out(f"prune for the Codex home {locations.codex_home} ({rule} rule, unused for more than "
-        f"{settings.max_unused_days} day(s) before {_day(now)}): {count} memor{plural}\n")
+        f"{_plural(settings.max_unused_days, 'day')} before {_day(now)}): {count} memor{plural}\n")
     for candidate in candidates:
         out(f"  {candidate.thread_id}  {candidate.label}\n"
             f"      last used {_day(candidate.last_used)}  {candidate.reason}\n")
@@ -971,7 +869,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         memory_entries,
         note_entries,
     )
-    from memcite.retention.rules import default_memcite_config_path, load_memcite_config
+    from memcite.retention.rules import load_memcite_config
     from memcite.retention.tiered import judge_entries, request_entries, to_act_on
     from memcite.retention.tiers import TierWindows
 
@@ -982,17 +880,17 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         locations = locate_home(codex_home)
         now = _time(as_of, "--as-of", int(time.time()))
         settings = resolve_settings_for(locations.codex_home)
-        mine = load_memcite_config(default_memcite_config_path())
+        mine = load_memcite_config(Locations().config.path)
         windows = TierWindows.from_config(mine.get("tiers"), mine.get("decay"))
         last_consolidation = tiered_last_consolidation(locations.state_db)
         if apply:
             from memcite.cli.ledger_commands import open_database
 
             conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
-        elif db is None and not os.path.exists(resolve_db_path(db)):
+        elif not _db_given(db) and not os.path.exists(Locations(db=db).db_path):
             conn = None  # no ledger yet: no citation log (refused below unless judged anyway)
         else:
-            conn = open_store(resolve_db_path(db), readonly=True)
+            conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             log_root = None if conn is None else _log_root(conn, locations)
             require_citation_log(conn, locations, log_root, judge_without_usage)
@@ -1035,7 +933,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         return 0
     out = sys.stdout.write
     acted = len(codex_items) + len(note_items)
-    shown = ", ".join(f"{tier} {'never' if days is None else f'{days} day(s)'}"
+    shown = ", ".join(f"{tier} {'never' if days is None else _plural(days, 'day')}"
                       for tier, days in windows.to_dict().items())
     out(f"prune for the Codex home {locations.codex_home} (tiered rule as of {_day(now)}; "
         f"unused before acting: {shown}; Codex's last consolidation: "
@@ -1046,8 +944,8 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         row = item.to_dict()
         where = f"{row['path']}:{row['line_start']}"
         out(f"  {item.verdict.action:<6} [{row['tier']}] {row['title'][:70]}\n"
-            f"         {where}\n         {item.verdict.reason}; cited {row['citations']} "
-            f"time(s)\n")
+            f"         {where}\n         {item.verdict.reason}; cited "
+            f"{_plural(row['citations'], 'time')}\n")
     if not apply:
         if acted:
             out("nothing changed: this is a preview. --apply moves the notes' entries into the "
@@ -1159,7 +1057,7 @@ def restore(
                 raise InputError(f"{given!r} is not a thread id (a UUID)",
                                  hint="`memcite archived` lists the ids")
             wanted.append(normalized)
-        path = resolve_db_path(db)
+        path = Locations(db=db).db_path
         open_store(path, readonly=True).close()  # a missing database is an error, not created
         conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         try:
@@ -1242,7 +1140,7 @@ def archived(
     try:
         _check_limit(limit)
         home = None if all_homes else locate_home(codex_home).codex_home
-        conn = open_store(resolve_db_path(db), readonly=True)
+        conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             requests = list_requests(conn, codex_home=home, limit=limit)
             legacy = [e for e in archive_log(conn, limit=limit) if e["action"] == "archive"]
@@ -1282,13 +1180,13 @@ def archived(
 
 def _sqlite_homes(requests: list[dict]) -> dict[str, str | None]:
     """Each Codex home's SQLite home, as Codex finds it (None when the home cannot be read)."""
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV, CodexHomeError, locate_codex_home
+    from memcite.ledger.codex_home import CodexHomeError, locate
+    from memcite.paths import Locations
 
     found: dict[str, str | None] = {}
     for home in {item["codex_home"] for item in requests}:
         try:
-            found[home] = locate_codex_home(
-                home, env_sqlite_home=os.environ.get(SQLITE_HOME_ENV)).sqlite_home
+            found[home] = locate(Locations(codex_home=home)).sqlite_home
         except CodexHomeError:
             found[home] = None
     return found
@@ -1339,8 +1237,8 @@ def select(
             from memcite.retention.labels import LABEL_COLUMNS
             from memcite.retention.stats import RULE_SCOPE, memories_of
 
-            source = resolve_db_path(db)
-            if db is None and not os.path.exists(source):
+            source = Locations(db=db).db_path
+            if not _db_given(db) and not os.path.exists(source):
                 raise _nothing_to_report(source, locations.codex_home)
             conn = open_store(source, readonly=True)
             try:
@@ -1372,7 +1270,7 @@ def select(
         f"Codex's next consolidation for the Codex home {locations.codex_home} would take "
         f"{len(chosen)} of {len(memories)} memories "
         f"(n = {settings.max_raw_memories_for_consolidation}, used within "
-        f"{settings.max_unused_days} day(s) of {_day(now)}; from {source}):\n")
+        f"{_plural(settings.max_unused_days, 'day')} of {_day(now)}; from {source}):\n")
     for m in chosen:
         sys.stdout.write(f"  {m.thread_id}  Codex uses {m.codex_usage_count or 0:>4}  "
                          f"updated {_day(m.source_updated_at)}  {labels.get(m.thread_id, '-')}\n")
@@ -1396,7 +1294,7 @@ def show(
     try:
         _check_limit(limit)
         locations = locate_home(codex_home)
-        conn = open_store(resolve_db_path(db), readonly=True)
+        conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             card = memory_card(conn, thread_id, memory_root=locations.memory_folder,
                                limit=limit)

@@ -10,6 +10,7 @@ import sys
 
 from memcite.cli.console import check_choice, dump_json, note
 from memcite.errors import InputError
+from memcite.paths import Locations
 
 KIND_CHOICES = ("notes", "events", "memory", "all")
 
@@ -57,7 +58,6 @@ def run_search(query_text: str, *, cwd: str | None, codex_home: str | None, db: 
     from memcite.ledger.codex_home import codex_memory_folder
     from memcite.notes import search
     from memcite.notes.storage import locate_note
-    from memcite.paths import resolve_codex_home
 
     kinds = kinds_of(kind)
     session = session or os.environ.get("MEMCITE_SESSION") or None
@@ -69,7 +69,7 @@ def run_search(query_text: str, *, cwd: str | None, codex_home: str | None, db: 
     folder = cwd or os.getcwd()
     if not os.path.isdir(folder):
         raise InputError(f"--cwd: {folder} is not a folder")
-    home = resolve_codex_home(codex_home)
+    home = Locations(codex_home=codex_home).codex_home_path
     location = locate_note(folder, home)
     try:
         memory = codex_memory_folder(home)
@@ -85,9 +85,9 @@ def run_search(query_text: str, *, cwd: str | None, codex_home: str | None, db: 
         hits = search.query(conn, query_text, sources, kinds=kinds, limit=limit)
     finally:
         conn.close()
-    from memcite.secrets import mask_secrets
+    from memcite.display import shown
 
-    return {"query": mask_secrets(query_text), "project": location.project,
+    return {"query": shown(query_text), "project": location.project,
             "codex_home": location.home, "memory_folder": os.path.abspath(memory),
             "scopes": list(scopes), "kinds": list(kinds), "limit": limit,
             "in_memory": in_memory, "refresh": stats.to_json(), "count": len(hits),

@@ -21,7 +21,6 @@ ThreadCodexHomeOpt = Annotated[
         help="Codex's home folder, holding sessions/ and config.toml (default: $CODEX_HOME, "
         "else ~/.codex); Codex's databases are read where Codex keeps them (config "
         "sqlite_home, else $CODEX_SQLITE_HOME, else the home).",
-        envvar="CODEX_HOME",
         show_default=False,
         show_envvar=False,
     ),

@@ -12,7 +12,6 @@ import time
 
 from memcite.cli.console import dump_json, report_error
 from memcite.errors import InputError, MemciteError
-from memcite.paths import resolve_codex_home, resolve_db_path
 
 OUTCOME_WORDS = {"recorded": "the hash memcite took when it recorded the reply",
                  "history": "the memory folder's git history at the reply's time"}
@@ -51,8 +50,11 @@ def thread(
                                   "project")
         if since is not None and not cost:
             raise InputError("--since goes with --cost")
-        home = resolve_codex_home(codex_home)
-        env_sqlite = os.environ.get("CODEX_SQLITE_HOME")
+        from memcite.paths import Locations
+
+        located = Locations(codex_home=codex_home)
+        home = located.codex_home_path
+        env_sqlite = located.codex_sqlite_home_env
         if cost:
             from memcite.codex.memory_cost import memory_cost
             from memcite.ledger.codex_home import locate_codex_home
@@ -69,7 +71,7 @@ def thread(
         from memcite.readpath.projects import find_project_root
 
         report = thread_report(home, thread_id, last_in=find_project_root(cwd) if last else None,
-                               db_path=resolve_db_path(db), env_sqlite_home=env_sqlite,
+                               db_path=Locations(db=db).db_path, env_sqlite_home=env_sqlite,
                                cwd=cwd, now=now)
     except MemciteError as error:
         return report_error(error)

@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass
 
 from memcite.codex import setup as codex_setup
-from memcite.untrusted import NotRegularFile, check_regular, open_regular
+from memcite.paths import Locations
+from memcite.untrusted import NotRegularFile, check_regular, loads_json, loads_toml, open_regular
 
 OK, WARNING, FAILURE = "ok", "warning", "failure"
 STATUSES = (OK, WARNING, FAILURE)
@@ -59,17 +60,15 @@ class DoctorInputs:
 
 def _load_config(home: str) -> tuple[dict | None, str | None]:
     """Codex's ``config.toml`` parsed (None when absent), or the reason it cannot be read."""
-    import tomllib
-
     path = os.path.join(home, codex_setup.CONFIG_FILE)
     try:
         with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO: refused, never a hang
-            return tomllib.load(handle), None
+            return loads_toml(handle.read().decode("utf-8")), None
     except FileNotFoundError:
         return None, None
     except NotRegularFile as exc:
         return None, f"{path}: cannot be read ({exc.strerror})"
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # not TOML, nested too deeply, not UTF-8
         return None, f"{path}: cannot be read ({exc})"
 
 
@@ -91,13 +90,21 @@ def check_codex_config(inputs: DoctorInputs, config: dict | None, error: str | N
     return Check("codex-config", OK, path)
 
 
+def _env_sqlite_home(inputs: DoctorInputs) -> str | None:
+    """``$CODEX_SQLITE_HOME`` in the doctor's environment (read as ``memcite.paths`` reads it)."""
+    from memcite.paths import Locations
+
+    return Locations(environ=inputs.environ).codex_sqlite_home_env
+
+
 def sqlite_home(inputs: DoctorInputs, config: dict | None) -> str:
     """Where Codex keeps its databases: ``sqlite_home``, else ``$CODEX_SQLITE_HOME``, else the home."""
     value = (config or {}).get("sqlite_home")
     if isinstance(value, str) and value:
         return os.path.expanduser(value)
-    if inputs.environ.get("CODEX_SQLITE_HOME"):
-        return os.path.expanduser(inputs.environ["CODEX_SQLITE_HOME"])
+    env_value = _env_sqlite_home(inputs)
+    if env_value:
+        return os.path.expanduser(env_value)
     return inputs.codex_home
 
 
@@ -169,7 +176,7 @@ def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
         when,
     )
     from memcite.errors import MemciteError
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV, locate_codex_home
+    from memcite.ledger.codex_home import locate_codex_home
     from memcite.retention.rules import load_codex_memories_config, resolve_settings
 
     if config_error:
@@ -179,7 +186,7 @@ def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
     fix = "`memcite consolidation` shows every run, input and note"
     try:
         locations = locate_codex_home(inputs.codex_home, cwd=inputs.cwd,
-                                      env_sqlite_home=inputs.environ.get(SQLITE_HOME_ENV))
+                                      env_sqlite_home=_env_sqlite_home(inputs))
         try:
             stale_hours, _source = stale_hours_setting(inputs.environ)
         except MemciteError:  # said by the memcite-config check
@@ -257,19 +264,18 @@ def find_memcite_hooks(inputs: DoctorInputs, config: dict | None = None
                        ) -> list[codex_setup.InstalledHook] | str:
     """memcite's hooks (with Codex's trust in each) in ``hooks.json`` of the home and of the
     project, and in the home's ``config.toml`` ``[hooks]`` table; or the problem of a file."""
-    import json
 
     found: list[codex_setup.InstalledHook] = []
     for folder in _hook_folders(inputs):
         path = os.path.join(folder, codex_setup.HOOKS_FILE)
         try:
             with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO: refused, never a hang
-                document = json.loads(handle.read(codex_setup.MAX_CONFIG_BYTES))
+                document = loads_json(handle.read(codex_setup.MAX_CONFIG_BYTES))
         except FileNotFoundError:
             continue
         except NotRegularFile as exc:
             return f"{path}: cannot be read ({exc.strerror})"
-        except (OSError, ValueError, RecursionError) as exc:
+        except (OSError, ValueError) as exc:
             return f"{path}: cannot be read ({exc})"
         if not isinstance(document, dict) or not isinstance(document.get("hooks"), dict):
             return f"{path}: not a hooks file ({{\"hooks\": {{...}}}})"
@@ -399,14 +405,17 @@ def check_hook_runs(inputs: DoctorInputs) -> Check:
         return Check("hook-runs", FAILURE, f"the last run ({when}) failed: {last.get('error')}; "
                      f"{len(errors)} of the last {len(entries)} runs failed",
                      f"see {inputs.log_path}")
+    recorded = last.get("recorded", 0)
     summary = (f"last run {when}: {last.get('status')}"
-               + (f", {last.get('recorded', 0)} repl(ies) recorded" if last.get("status") == "ok"
+               + (f", {recorded} repl{'y' if recorded == 1 else 'ies'} recorded"
+                  if last.get("status") == "ok"
                   else f" ({last.get('reason', '')})"))
     if errors:
         return Check("hook-runs", WARNING, f"{summary}; {len(errors)} of the last {len(entries)} "
                      f"runs failed, the latest at {errors[-1].get('at')}: {errors[-1].get('error')}",
                      f"see {inputs.log_path}")
-    return Check("hook-runs", OK, f"{summary}; {len(entries)} run(s) logged, none failed")
+    runs = f"{len(entries)} run{'' if len(entries) == 1 else 's'}"
+    return Check("hook-runs", OK, f"{summary}; {runs} logged, none failed")
 
 
 # --------------------------------------------------------------------------- memcite
@@ -482,9 +491,9 @@ def check_tokenizers(inputs: DoctorInputs) -> list[Check]:
 def check_memcite_config(inputs: DoctorInputs) -> Check:
     """memcite's own config file reads: a misspelt key would stop `stats` and `prune`."""
     from memcite.errors import MemciteError
-    from memcite.retention.rules import default_memcite_config_path, load_memcite_config
+    from memcite.retention.rules import load_memcite_config
 
-    path = default_memcite_config_path(inputs.environ)
+    path = Locations(environ=inputs.environ).config.path
     if path is None or not os.path.lexists(path):
         return Check("memcite-config", OK, f"{path}: none (memcite's defaults apply)")
     try:
@@ -555,11 +564,10 @@ def check_memory_audit(inputs: DoctorInputs) -> Check:
     """``memcite audit``'s counts: a warning when a memory is poisoned or holds a secret."""
     from memcite.codex.memory_audit import audit_counts
     from memcite.errors import MemciteError
-    from memcite.ledger.codex_home import SQLITE_HOME_ENV
 
     try:
         counts = audit_counts(inputs.codex_home, cwd=inputs.cwd,
-                              env_sqlite_home=inputs.environ.get(SQLITE_HOME_ENV))
+                              env_sqlite_home=_env_sqlite_home(inputs))
     except (MemciteError, OSError) as exc:
         return Check("memory-audit", OK, f"not checked: {getattr(exc, 'message', exc)}")
     message = (f"{counts['memories']} memories: {counts['poisoned']} poisoned, "

@@ -24,21 +24,12 @@ one row per job, its latest state (``memory_stage1`` has one per thread extracte
 from __future__ import annotations
 
 import os
-import time
 
 from memcite.codex import session_scan as scan
 from memcite.readpath.truncation import approx_token_count
+from memcite.times import utc_day as _day
 
 MAX_NAMED = 20  # files named in ``files.problems`` (the rest counted)
-
-
-def _day(seconds: int | None) -> str | None:
-    if seconds is None:
-        return None
-    try:
-        return time.strftime("%Y-%m-%d", time.gmtime(seconds))
-    except (OverflowError, OSError, ValueError):
-        return None
 
 
 class _Sums:

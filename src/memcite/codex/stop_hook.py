@@ -24,6 +24,9 @@ import os
 import sys
 import time
 
+from memcite.paths import Locations
+from memcite.untrusted import loads_json
+
 HOOK_BUSY_TIMEOUT_MS = 1000
 # Codex runs the Stop hook once the final reply is queued for the session file, which may
 # not have reached the disk yet: when it is not there, wait this long for the file to grow.
@@ -80,8 +83,6 @@ def codex_home_of(transcript_path: str) -> str | None:
 
 def read_payload(stream, limit: int | None = None) -> dict:
     """The hook payload: one JSON object of at most ``limit`` bytes (``MAX_PAYLOAD_BYTES``)."""
-    import json
-
     limit = MAX_PAYLOAD_BYTES if limit is None else limit
 
     if stream.isatty():
@@ -90,7 +91,7 @@ def read_payload(stream, limit: int | None = None) -> dict:
     if not data.strip():
         raise _BadPayload("the payload is empty")
     try:
-        payload = json.loads(data)
+        payload = loads_json(data)
     except ValueError as exc:
         raise _BadPayload(f"the payload is not JSON ({exc})") from None
     if not isinstance(payload, dict):
@@ -101,8 +102,6 @@ def read_payload(stream, limit: int | None = None) -> dict:
 def _read_object(stream, limit: int) -> bytes:
     """The bytes on ``stream`` up to its end, or up to a complete JSON object (Codex closes
     stdin after the payload; this does not rely on it)."""
-    import json
-
     try:
         descriptor = stream.fileno()
     except (AttributeError, OSError, ValueError):
@@ -120,7 +119,7 @@ def _read_object(stream, limit: int) -> bytes:
             size += len(chunk)
             if chunk.rstrip().endswith(b"}"):
                 try:
-                    json.loads(b"".join(chunks))
+                    loads_json(b"".join(chunks))
                 except ValueError:
                     continue
                 break
@@ -163,16 +162,15 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
 
     from memcite.ledger.session_offsets import ingest_session_file
     from memcite.ledger.store import open_store
-    from memcite.paths import default_db_folder, resolve_codex_home, resolve_db_path
 
-    home = codex_home or codex_home_of(transcript) or resolve_codex_home()
-    folder = default_db_folder(db)  # as ledger_commands.open_database, without its imports
+    home = codex_home or codex_home_of(transcript) or Locations().codex_home_path
+    folder = Locations(db=db).default_db_folder  # as ledger_commands.open_database, without its imports
     if folder is not None and not os.path.isdir(folder):
         os.makedirs(folder, mode=0o700, exist_ok=True)
     from memcite.ledger.codex_home import codex_memory_folder
 
     root = codex_memory_folder(home)  # the store Codex reads: memories, or memories_v2
-    conn = open_store(resolve_db_path(db), busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+    conn = open_store(Locations(db=db).db_path, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
     try:
         read = [ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
                                     memory_root=root, origin="hook")]
@@ -259,7 +257,6 @@ def hook_stop(db: str | None = None, codex_home: str | None = None,
               ignored_args: list[str] | None = None, stdin=None) -> int:
     """Record what the session file gained since the last turn; always 0, never a byte on stdout."""
     from memcite.ledger.hook_log import append_entry, log_time
-    from memcite.paths import hook_log_path
 
     clock = time.monotonic()
     entry: dict = {"event": "stop", **log_time(time.time())}
@@ -286,7 +283,7 @@ def hook_stop(db: str | None = None, codex_home: str | None = None,
             sink.close()
         entry["ms"] = round((time.monotonic() - clock) * 1000, 1)
         try:
-            append_entry(hook_log_path(), entry)
+            append_entry(Locations().hook_log, entry)
         except BaseException:  # noqa: BLE001, S110 - nowhere left to report it
             pass
     return 0

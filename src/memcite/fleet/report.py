@@ -20,8 +20,6 @@ Memories a machine asked Codex to forget are not pushed (``asked_to_forget`` is 
 
 from __future__ import annotations
 
-import json
-
 from memcite.ledger.memory_files import LATE_HASH_SECONDS
 from memcite.retention.checks import (
     CHECK_OUTCOMES,
@@ -33,6 +31,7 @@ from memcite.retention.checks import (
 )
 from memcite.retention.rules import check_rule, cutoff
 from memcite.retention.stats import StatsReport, dead_entry, fill_weeks, top_entry
+from memcite.untrusted import loads_json
 from memcite.value_classes import FrozenSlots
 
 WEEK = 7 * 86_400
@@ -276,10 +275,20 @@ def _checks(rows, limit: int) -> CitationChecks:
             key = (path, line_start, line_end, outcome)
             bad[key] = bad.get(key, 0) + count
             if outcome == "moved" and moved:
-                moves[key] = tuple(json.loads(moved))
+                moves[key] = _moved_to(moved)
     checks.worst = rank_worst([CheckedEntry(*key, count, moves.get(key))
                                for key, count in bad.items()], limit)
     return checks
+
+
+def _moved_to(moved: str) -> tuple | None:
+    """Where a moved entry went, as another machine pushed it (untrusted: a value that is
+    not a short JSON list is left out)."""
+    try:
+        value = loads_json(moved)
+    except ValueError:
+        return None
+    return tuple(value) if isinstance(value, list) else None
 
 
 def fleet_report(conninfo: str, *, as_of: int, max_unused_days: int, machine: str | None = None,
@@ -311,3 +320,23 @@ def fleet_report(conninfo: str, *, as_of: int, max_unused_days: int, machine: st
         raise
     finally:
         server.close()
+
+
+def fleet_stats(where, *, now: int, machine: str | None = None, project: str | None = None,
+                rule: str = "memcite", max_unused_days: int | None = None,
+                since: int | None = None, limit: int = 20):
+    """``memcite stats`` over the fleet server ``where.db`` (a ``memcite.paths.Locations``),
+    judged at ``now``: a ``StatsReport``. No Codex home is looked for, except one a person
+    named (its ``[memories]`` settings apply; one that is no folder is an error)."""
+    import os
+
+    from memcite.errors import InputError
+    from memcite.retention.stats_report import fleet_settings
+
+    if project is not None and not os.path.isabs(project):
+        raise InputError(f"--project: {project!r} is not an absolute path",
+                         hint="give the project's folder as its replies' cwd has it")
+    settings = fleet_settings(where, rule=rule, max_unused_days=max_unused_days)
+    return fleet_report(where.db_path, machine=machine, project=project, as_of=now,
+                        max_unused_days=settings.max_unused_days, rule=rule, since=since,
+                        limit=limit)

@@ -20,7 +20,7 @@ from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
-from memcite.untrusted import NotRegularFile, bounded_lines
+from memcite.untrusted import NotRegularFile, bounded_lines, loads_toml
 from memcite.value_classes import FrozenSlots
 
 TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
@@ -50,8 +50,10 @@ STAGE1_COLUMNS = (
     "selected_for_phase2",
     "selected_for_phase2_source_updated_at",
 )
-# SQLite's trim() with the ASCII part of Rust's White_Space: "non-blank" as Codex means it.
-_BLANK = "char(9, 10, 11, 12, 13, 32)"
+# What Codex's phase-2 selection strips before it calls a text blank: SQLite's trim() with no
+# second argument, spaces only (a raw memory of "  \n" is an input; Codex 0.171, checked in
+# tests/e2e/test_e2e_blank_inputs.py). Only that selection reads the has_* flags.
+_BLANK = "' '"
 
 _THREAD_HEADING = re.compile(r"^## Thread `([^`]*)`\s*$")
 _HEADER_LINE = re.compile(r"^([a-z_][a-z0-9_]*):[ \t]*(.*?)\s*$")
@@ -152,7 +154,7 @@ def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
     import tomllib  # it imports typing (start-up)
 
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = loads_toml(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise CodexHomeError(f"{path}: not UTF-8 (byte {exc.start})",
                              hint="Codex cannot read it either; fix the file") from None
@@ -201,18 +203,33 @@ class CodexLocations(FrozenSlots):
     SQLite home), and why there."""
 
     __slots__ = ("codex_home", "sqlite_home", "sqlite_home_from", "store", "store_from",
-                 "dual_write")
-    _fields = _compared = __slots__
+                 "dual_write", "codex_home_from")
+    _fields = __slots__
+    _compared = __slots__[:-1]  # how the home was named does not make it another home
 
     def __init__(self, codex_home: str, sqlite_home: str, sqlite_home_from: str,
                  store: str = DEFAULT_STORE, store_from: str = STORE_FROM_DEFAULT,
-                 dual_write: bool = False) -> None:
+                 dual_write: bool = False, codex_home_from: str | None = None) -> None:
         _set(self, "codex_home", codex_home)  # the real path
         _set(self, "sqlite_home", sqlite_home)
         _set(self, "sqlite_home_from", sqlite_home_from)  # config.toml | CODEX_SQLITE_HOME | CODEX_HOME
         _set(self, "store", store)  # v1 | v2: the store Codex reads and counts in
         _set(self, "store_from", store_from)  # why that one
         _set(self, "dual_write", dual_write)  # Codex also consolidates the other store
+        _set(self, "codex_home_from", codex_home_from)  # --codex-home | CODEX_HOME | default | None
+
+    def describe_sqlite_home(self) -> str:
+        """Where Codex's SQLite home came from, truthfully: config.toml, ``CODEX_SQLITE_HOME``,
+        or the Codex home itself (and then how that home was named)."""
+        if self.sqlite_home_from != "CODEX_HOME":
+            return f"from {self.sqlite_home_from}"
+        if self.codex_home_from is None:
+            return "the Codex home itself"
+        if self.codex_home_from.startswith("--"):
+            return f"the Codex home itself, given with {self.codex_home_from}"
+        if self.codex_home_from == "default":
+            return "the Codex home itself, the default ~/.codex"
+        return f"the Codex home itself, named by {self.codex_home_from}"
 
     @property
     def state_db(self) -> str:
@@ -255,19 +272,39 @@ def resolve_sqlite_home(codex_home: str, configured: str | None, env_value: str 
     return codex_home, "CODEX_HOME"
 
 
+def no_codex_home_hint(origin: str | None) -> str:
+    """What to do about a Codex home that is no folder, by how it was named."""
+    if origin and origin.startswith("--"):
+        return (f"the folder given with {origin} does not exist: check the path (Codex's home "
+                "holds its config.toml and memories/, ~/.codex by default)")
+    if origin and origin != "default":
+        return f"{origin} names it: fix or unset {origin}, or pass the Codex home with --codex-home"
+    return "pass the Codex home with --codex-home or CODEX_HOME"
+
+
+def locate(locations, *, cwd: str | None = None, store: str | None = None) -> CodexLocations:
+    """``locate_codex_home`` for this run's ``memcite.paths.Locations``: its Codex home and
+    ``$CODEX_SQLITE_HOME``, and how the home was named (for truthful messages)."""
+    found = locations.codex_home
+    return locate_codex_home(found.path, env_sqlite_home=locations.codex_sqlite_home_env,
+                             cwd=cwd, store=store, origin=found.origin)
+
+
 def locate_codex_home(codex_home: str | os.PathLike, *, env_sqlite_home: str | None = None,
-                      cwd: str | None = None, store: str | None = None) -> CodexLocations:
+                      cwd: str | None = None, store: str | None = None,
+                      origin: str | None = None) -> CodexLocations:
     """Where ``codex_home`` keeps its databases and which memory store Codex reads there; a
     ``CodexHomeError`` when it is no folder.
 
     ``env_sqlite_home`` is ``$CODEX_SQLITE_HOME`` as the caller read it (the library
-    reads no environment); ``store`` ("v1" or "v2") reads that store instead of Codex's.
+    reads no environment); ``store`` ("v1" or "v2") reads that store instead of Codex's;
+    ``origin`` says how the home was named (``--codex-home``, ``CODEX_HOME``, ``default``).
     """
     given = os.fspath(codex_home)
     real = os.path.realpath(given)
     if not os.path.isdir(real):
         raise CodexHomeError(f"{given}: no such Codex home (not a folder)",
-                             hint="pass the Codex home with --codex-home or CODEX_HOME")
+                             hint=no_codex_home_hint(origin))
     config = read_codex_config(real)
     sqlite_home, source = resolve_sqlite_home(real, config.sqlite_home, env_sqlite_home,
                                               cwd or os.getcwd())
@@ -275,7 +312,7 @@ def locate_codex_home(codex_home: str | os.PathLike, *, env_sqlite_home: str | N
     if store is not None and store != chosen:
         chosen, why = store, f"asked for with --store (Codex reads {chosen}: {why})"
     return CodexLocations(real, os.path.realpath(sqlite_home), source, chosen, why,
-                          bool(config.dual_write))
+                          bool(config.dual_write), origin)
 
 
 # --------------------------------------------------------------------------- memories_1.sqlite

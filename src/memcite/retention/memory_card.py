@@ -25,6 +25,7 @@ from memcite.ledger.memory_files import LATE_HASH_SECONDS, MAX_FILE_BYTES, byte_
 from memcite.ledger.memory_history import MemoryHistory
 from memcite.retention.checks import MemoryFolder, check_entry, moved_to
 from memcite.retention.labels import memory_label
+from memcite.times import iso_utc as _iso
 
 SUMMARY_LINES = 8
 _READ_CAP = 64 * 1024
@@ -86,12 +87,6 @@ def memory_card(conn: sqlite3.Connection, thread_id: str, *, memory_root: str | 
         "summary_lines": lines,
         "summary_problem": problem,
     }
-
-
-def _iso(seconds: int) -> str:
-    import time
-
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def _status(source: str, missing: int | None, archived: int | None, requests: list[dict]) -> str:

@@ -23,10 +23,11 @@ from __future__ import annotations
 import binascii
 import hashlib
 import re
-import time
 from html import escape
 
 from memcite.retention.checks import CHECK_OUTCOMES, OUTCOME_MEANING
+from memcite.times import iso_utc as _iso
+from memcite.times import utc_day as _day
 
 ROWS = 100  # rows per table (stats' --limit for the report): the rest are counted
 WEEKS_DRAWN = 156  # weeks in the chart without --since (three years)
@@ -301,25 +302,9 @@ def _escaped(value: object) -> str:
 
 
 def _mask(text: str) -> str:
-    from memcite.secrets import mask_secrets
+    from memcite.display import shown
 
-    return mask_secrets(text)
-
-
-def _day(seconds: int | None) -> str | None:
-    if seconds is None:
-        return None
-    try:
-        return time.strftime("%Y-%m-%d", time.gmtime(seconds))
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def _iso(seconds: int) -> str | None:
-    try:
-        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
-    except (OverflowError, OSError, ValueError):
-        return None
+    return shown(text)
 
 
 _URL_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~")

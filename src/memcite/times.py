@@ -1,0 +1,34 @@
+"""Times as memcite prints them: Unix seconds as ISO 8601 UTC (``2026-03-01T12:00:00Z``) and
+as a UTC day (``2026-03-01``). One definition for every wing; light (``time`` only), since
+the per-reply commands and the fast path print times too. Nothing here reads the clock: the
+time is passed in.
+"""
+
+from __future__ import annotations
+
+import time
+
+
+def _utc(seconds: float | None):
+    if seconds is None:
+        return None
+    try:
+        moment = time.gmtime(int(seconds))
+    except (OverflowError, OSError, ValueError, TypeError):
+        return None
+    return moment if 1 <= moment.tm_year <= 9999 else None
+
+
+def iso_utc(seconds: float | None) -> str | None:
+    """``seconds`` as ``YYYY-MM-DDTHH:MM:SSZ``; None when it is None or beyond years 1-9999."""
+    t = _utc(seconds)
+    if t is None:
+        return None
+    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+            f"T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z")
+
+
+def utc_day(seconds: float | None) -> str | None:
+    """``seconds`` as its UTC day, ``YYYY-MM-DD``; None when it is None or beyond years 1-9999."""
+    t = _utc(seconds)
+    return None if t is None else f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
