@@ -181,7 +181,7 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
             entry["waited_for_reply"] = True
             read.append(ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
                                             memory_root=root, origin="hook"))
-        _quarantine(entry, conn, resolve_db_path(db), home, root)
+        _quarantine(entry, conn, Locations(db=db).db_path, home, root)
     finally:
         conn.close()
     reports = [r.report for r in read if r.report is not None]
