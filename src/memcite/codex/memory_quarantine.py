@@ -166,7 +166,7 @@ def run_detached(db_path: str, codex_home: str) -> int:
     import time
 
     from memcite.ledger.hook_log import append_entry, log_time
-    from memcite.paths import hook_log_path
+    from memcite.paths import Locations
 
     clock = time.monotonic()
     entry: dict = {"event": "quarantine", "codex_home": codex_home}
@@ -187,7 +187,7 @@ def run_detached(db_path: str, codex_home: str) -> int:
     entry["ms"] = round((time.monotonic() - clock) * 1000, 1)
     try:
         entry.update(log_time(time.time()))
-        append_entry(hook_log_path(), entry)
+        append_entry(Locations().hook_log, entry)
     except BaseException:  # noqa: BLE001, S110 - nowhere left to report it
         pass
     return 0
