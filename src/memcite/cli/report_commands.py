@@ -131,6 +131,10 @@ def report(html: str | None = None, open: bool = False,  # noqa: A002 - mirrors 
     totals = stats["totals"]
     sys.stdout.write(f"wrote {full} ({len(data):,} bytes in {took:.2f} s): "
                      f"{totals['memories']:,} memories, {totals['dead']:,} dead\n")
+    if stats.get("audit") is not None:
+        from memcite.retention.audit_counts import audit_line
+
+        sys.stdout.write(audit_line(stats["audit"]) + "\n")
     if open:
         import webbrowser
 

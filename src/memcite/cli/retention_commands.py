@@ -522,6 +522,11 @@ def print_stats(report, file=None, *, width: int | None = None,
         file.flush()
         _print_weeks(report.weeks, file, cut=CHART_WEEKS if report.since is None else None,
                      width=text.width)
+    if report.audit is not None:
+        from memcite.retention.audit_counts import audit_line
+
+        text.line()
+        text.prose(audit_line(report.audit), indent="")
 
 
 def _print_checks(text: _Text, report) -> None:

@@ -160,6 +160,7 @@ def build_page(where, *, now: int, limit: int, since: int | None = None,
 def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: int | None,
              limit: int, cache: bool, judge_without_usage: bool, extras: bool = False):
     from memcite.ledger.codex_home import locate
+    from memcite.retention.audit_counts import audit_of
     from memcite.retention.rules import check_rule
 
     check_rule(rule)
@@ -185,6 +186,7 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
         report.codex_home = locations.codex_home
         report.state_db = codex_db if locations.has_usage_data else None
         report.store = store_of(locations)
+        report.audit = audit_of(where.cache_dir, locations)
         if not extras:
             return report, None
         from memcite.retention.report_data import report_extras
@@ -205,6 +207,7 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
                                codex_home=locations.codex_home, **common)
         report.state_db = codex_db if locations.has_usage_data else None
         report.store = store_of(locations)
+        report.audit = audit_of(where.cache_dir, locations)
         if not extras:
             return report, None
         from memcite.retention.report_data import report_extras
