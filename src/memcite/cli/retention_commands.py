@@ -406,8 +406,7 @@ def _print_totals(text: _Text, report) -> None:
                 or t.get("citations") != t.get("codex_citations"):
             text.prose("which is which: memcite's log counts the replies memcite read and "
                        "checked; Codex's counters also count replies memcite never saw (before "
-                       "setup, or while its hook was off or untrusted) and count an id cited in "
-                       "two spellings twice, so they are usually higher; "
+                       "setup, or with its hook off) and an id cited in two spellings twice; "
                        + ("the dead are judged by both (rule memcite)" if report.rule == "memcite"
                           else "the dead are judged by Codex's counters (rule codex)"),
                        indent="  ", more="    ")
@@ -597,8 +596,10 @@ def _print_entries(text: _Text, entries: dict,
         if item["problem"]:
             text.line(f"  not read: {item['path']}: {item['problem']}")
         elif item["kind"] == "codex" and (item["moved"] or item["unattributed"]):
-            text.prose(f"{os.path.basename(item['path'])}: {item['unattributed']} cited "
-                       f"range(s) cover no entry now, {item['moved']} followed to moved lines")
+            none = item["unattributed"]
+            text.prose(f"{os.path.basename(item['path'])}: {_plural(none, 'cited range')} "
+                       f"cover{'s' if none == 1 else ''} no entry now, {item['moved']} followed "
+                       "to moved lines")
     most, least = relevance
     _print_list(text, "Most relevant cited entries (importance x 0.95^days unused"
                 + ("" if least else f", all {len(most)}") + ")", _entry_lines(text, most))
@@ -1253,8 +1254,13 @@ def select(
                                                 bool(row[4]), bool(row[5])))
             finally:
                 conn.close()
+        # As Codex: only the threads its state database lets memories be made from.
+        from memcite.codex.consolidation import enabled_threads
+
+        enabled = enabled_threads(locations.sqlite_home)
         chosen = consolidation_selection(
-            memories, now=now, max_unused_days=settings.max_unused_days,
+            [m for m in memories if enabled is None or m.thread_id in enabled], now=now,
+            max_unused_days=settings.max_unused_days,
             n=settings.max_raw_memories_for_consolidation)
     except (MemciteError, sqlite3.Error) as error:
         return _failed(db, error)

@@ -699,7 +699,8 @@ class ForgetRequest(Contract):
     requested_at_iso: Iso
     completed_at: int | None
     completed_at_iso: Iso
-    rule: Rule | None
+    rule: Rule | Literal["poisoned"] | None = Field(
+        description="The rule that chose it; poisoned: memcite's quarantine (after an audit).")
     reason: str | None
     label: str | None
     summary_file: str | None
@@ -1651,6 +1652,13 @@ class ConformanceCheckOutput(Contract):
     failed: Count = Field(description="Cases on which it crashed, hung, printed too much, or "
                           "printed what is not a reading.")
     skipped: Count = Field(description="Cases of the other kind, not run.")
+    not_run: Count = Field(description="Cases of this kind left when the run stopped early "
+                           "(see stopped); 0 when every case ran.")
+    stopped: Literal["timeouts"] | None = Field(description="timeouts: the program timed out "
+                                                "on that many cases in a row "
+                                                "(timeouts_in_a_row) and the run stopped; "
+                                                "null: every case ran.")
+    timeouts_in_a_row: Count = Field(description="Time-outs on the last cases run, in a row.")
     disagreements: list[ConformanceDisagreement]
 
 
