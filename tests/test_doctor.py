@@ -219,16 +219,27 @@ def test_a_hook_written_inline_in_config_toml_counts_with_its_own_trust_key(tmp_
     assert checks["hook-trust"].status == "ok"
 
 
-def test_the_memory_audit_check_warns_of_a_poisoned_memory(tmp_path):
+def test_the_memory_audit_check_reads_the_last_audit_and_never_audits(tmp_path, monkeypatch):
+    from memcite.codex import doctor, memory_audit
     from memcite.codex.doctor import check_memory_audit
     from poisoned_home import build_home
 
-    inputs = healthy_home(tmp_path)
-    check = check_memory_audit(inputs)
-    assert check.status == "ok" and "0 poisoned" in check.message
     generated = tmp_path / "generated"
     build_home(generated, 4, mix={"poisoned": 1.0})
+    inputs = healthy_home(tmp_path)
     inputs.codex_home = str(generated)
     check = check_memory_audit(inputs)
-    assert check.status == "warning" and "memories: 0 poisoned" not in check.message
-    assert check.message.startswith("4 memories: ") and "memcite audit" in check.fix
+    assert check.status == "ok" and check.message == "not audited yet"
+    assert "memcite audit" in check.fix
+    # the audit keeps its counts in the cache; doctor reads them and runs no audit itself
+    memory_audit.audit_home(str(generated), cwd=str(tmp_path), cache_dir=inputs.cache_dir)
+    monkeypatch.setattr(memory_audit, "audit_home", lambda *a, **k: pytest.fail("doctor audited"))
+    check = check_memory_audit(inputs)
+    assert check.status == "warning" and "4 memories; findings: 8 poisoned" in check.message
+    assert "memcite audit" in check.fix
+    assert doctor.check_memory_audit is check_memory_audit
+    # a memory folder changed since the audit: said, with the command to run again
+    with open(generated / "memories" / "MEMORY.md", "a", encoding="utf-8") as memory:
+        memory.write("- a line added after the audit\n")
+    check = check_memory_audit(inputs)
+    assert check.status == "warning" and "changed since" in check.message

@@ -561,21 +561,36 @@ def check_notes_folder(inputs: DoctorInputs) -> Check:
 
 
 def check_memory_audit(inputs: DoctorInputs) -> Check:
-    """``memcite audit``'s counts: a warning when a memory is poisoned or holds a secret."""
-    from memcite.codex.memory_audit import audit_counts
+    """The last ``memcite audit``'s counts (kept in the cache; doctor never audits: an audit
+    reads every session file, minutes on a large home): a warning when a memory was found
+    poisoned, or when the folder has not been audited since it changed."""
     from memcite.errors import MemciteError
+    from memcite.ledger.codex_home import locate_codex_home
+    from memcite.retention.audit_counts import folder_stamp, last_audit_counts
 
     try:
-        counts = audit_counts(inputs.codex_home, cwd=inputs.cwd,
-                              env_sqlite_home=_env_sqlite_home(inputs))
-    except (MemciteError, OSError) as exc:
+        located = locate_codex_home(inputs.codex_home, env_sqlite_home=_env_sqlite_home(inputs),
+                                    cwd=inputs.cwd)
+        stamp = folder_stamp(located.memory_folder, located.state_db)
+    except (MemciteError, OSError, ValueError) as exc:
         return Check("memory-audit", OK, f"not checked: {getattr(exc, 'message', exc)}")
-    message = (f"{counts['memories']} memories: {counts['poisoned']} poisoned, "
-               f"{counts['secret']} secret(s), {counts['directive']} directive(s), "
-               f"{counts['taint']} tainted sentence(s)")
-    if counts["high"]:
+    last = last_audit_counts(inputs.cache_dir, inputs.codex_home, stamp=stamp)
+    if last is None:
+        return Check("memory-audit", OK, "not audited yet",
+                     "`memcite audit` checks every memory for poisoned, cross-project and "
+                     "secret content")
+    counts = last["counts"]
+    day = time.strftime("%Y-%m-%d", time.gmtime(last["at"]))
+    message = (f"last audit {day}: {last['memories']} memories; findings: {counts['poisoned']} "
+               f"poisoned, {counts['secret']} secret, {counts['cross-project']} cross-project, "
+               f"{counts['directive']} other directive"
+               f"{'' if counts['directive'] == 1 else 's'}"
+               + ("" if last["current"] else "; the memory folder changed since"))
+    if last["high"]:
         return Check("memory-audit", WARNING, message,
                      "`memcite audit` lists each finding with its memory, call and fix")
+    if not last["current"]:
+        return Check("memory-audit", WARNING, message, "run `memcite audit` again")
     return Check("memory-audit", OK, message)
 
 
