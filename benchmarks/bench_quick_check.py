@@ -10,7 +10,10 @@ one Codex home, and the same citation log at each size (1,000,000 counted citati
 of ``--runs``):
 
 - ``open``: ``open_store(path)``, what every command pays;
-- ``open+check``: ``open_store(path, quick_check=True)``, what a batch writer pays;
+- ``open+check``: ``open_store(path, quick_check=True)``, what a batch writer pays the first
+  time after a change of the file (the note of the last clean check removed first);
+- ``open+check, unchanged since``: the same, the file as the last clean check noted it (what
+  a batch command pays after another that changed nothing, or after its own writes);
 - ``quick_check``, ``quick_check(1)`` on a read-only connection, the file in the OS page
   cache (warm) and dropped from it first (cold: ``posix_fadvise(DONTNEED)`` on the
   ledger's file only);
@@ -43,7 +46,7 @@ sys.path.insert(0, HERE)
 
 from bench_stats import build_ledger  # noqa: E402
 
-from memcite.ledger.store import open_store  # noqa: E402
+from memcite.ledger.store import CHECKED_SUFFIX, open_store  # noqa: E402
 
 CITATIONS = 1_000_000
 ENTRIES = 100_000
@@ -96,6 +99,11 @@ def _open(path: str, **options):
 
 def measure(path: str, runs: int) -> list[tuple[str, float]]:
     cold = lambda: _drop_from_page_cache(path)  # noqa: E731
+
+    def forget() -> None:  # the note of the last clean check: the next open checks again
+        if os.path.exists(path + CHECKED_SUFFIX):
+            os.remove(path + CHECKED_SUFFIX)
+
     conn = sqlite3.connect(path)
     tables = [row[0] for row in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
@@ -107,11 +115,13 @@ def measure(path: str, runs: int) -> list[tuple[str, float]]:
     figures = [
         ("size (MB)", pages * page_size / 1e6),
         ("open", _timed(_open(path), runs)),
-        ("open+check", _timed(_open(path, quick_check=True), runs)),
+        ("open+check", _timed(_open(path, quick_check=True), runs, forget)),
+        ("open+check, unchanged since", _timed(_open(path, quick_check=True), runs)),
         ("quick_check warm", _timed(_pragma(path, "PRAGMA quick_check"), runs)),
         ("quick_check(1) warm", _timed(_pragma(path, "PRAGMA quick_check(1)"), runs)),
         ("quick_check cold", _timed(_pragma(path, "PRAGMA quick_check"), runs, cold)),
-        ("open+check cold", _timed(_open(path, quick_check=True), runs, cold)),
+        ("open+check cold", _timed(_open(path, quick_check=True), runs,
+                                   lambda: (forget(), cold()))),
     ]
     for table in tables:
         figures.append((f"quick_check({table})",
