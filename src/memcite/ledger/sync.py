@@ -516,10 +516,8 @@ def _changed(old: str, new: str, new_home: str) -> str:
 
 _CHANGED = _changed("", "excluded.", "excluded.codex_home")
 _RANGE = "thread_id > :low AND thread_id <= :high"
-# The next range: its last thread id, how many rows it holds, and how many of them have an id
-# not in the counted form (read again in Python; none, the usual case: no second read).
-_UPPER_BOUND = (f"SELECT max(thread_id), count(*), coalesce(sum(NOT {_IS_COUNTED}), 0)"
-                " FROM (SELECT thread_id FROM codex.stage1_outputs"
+# The next range: its last thread id, and how many rows it holds.
+_UPPER_BOUND = ("SELECT max(thread_id), count(*) FROM (SELECT thread_id FROM codex.stage1_outputs"
                 " WHERE thread_id > ? ORDER BY thread_id LIMIT ?)")
 # Rows no range reaches (NULL, numbers, the empty string): never a thread id.
 _OUT_OF_RANGES = ("SELECT count(*) FROM codex.stage1_outputs"
@@ -725,8 +723,8 @@ class _Stage1Copy:
         params = {"home": self.home, "now": self.now, "sync": self.sync_id, "low": ""}
         synced = 0
         while True:
-            high, in_range, odd_ids = conn.execute(
-                _UPPER_BOUND, (params["low"], self.batch_rows)).fetchone()
+            high, in_range = conn.execute(_UPPER_BOUND, (params["low"], self.batch_rows)
+                                          ).fetchone()
             if high is None:
                 break
             params["high"] = high
@@ -736,7 +734,7 @@ class _Stage1Copy:
             conn.execute(_NOTE_UNSEEN.format(upper="AND m.thread_id <= :high"), params)
             texts = [row[0] for row in conn.execute(
                 f"DELETE FROM temp.stage1_changed WHERE {_NOT_ASCII} RETURNING thread_id")]
-            odd = _fetch_leniently(conn, odd_rows, params) if odd_ids else []
+            odd = _fetch_leniently(conn, odd_rows, params)
             normalised = list(_normalised_stage1(odd, invalid))
             rows = normalised + [_fetch_leniently(conn, by_id, (thread_id,))[0]
                                  for thread_id in texts]
