@@ -26,7 +26,9 @@ Measured (SQLite 3.40.1, ``--keep DIR --runs 5``): 100,000 memories (222 MB) 0.2
 1.6-2.0 s cold; 1,000,000 memories (611 MB) 0.71 s warm, 5.0 s cold (reading the file
 from disk). ``quick_check(1)`` costs the same; checking only the tables a command writes
 saves little (``memories`` alone is 0.48 s of the 0.71 s at 1M, and ingest writes the
-log's tables too), so the batch commands check the whole file.
+log's tables too), so the batch commands check the whole file, once per change of it: a
+ledger unchanged since its last clean check is not checked again (``open+check, unchanged
+since``: 0.012 s at 100,000 memories on a loaded machine where the check took 3.5 s).
 """
 
 from __future__ import annotations

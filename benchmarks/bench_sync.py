@@ -2,6 +2,13 @@
 
     .venv/bin/python benchmarks/bench_sync.py                 # 1,000,000 stage1_outputs rows
     .venv/bin/python benchmarks/bench_sync.py --rows 100000   # smaller
+    .venv/bin/python benchmarks/bench_sync.py --src ../main --ratios-only   # before/after
+
+Each run also prints the CPU seconds (user and system) of the bulk copy and of each sync,
+best of the rounds and round by round: on a machine shared with other work the wall times
+swing by 2x from one run to the next and the CPU times far less. ``--src DIR`` runs the
+first sync of another source tree (``DIR/src``) in the same rounds, turn about with the
+other runs; ``--ratios-only`` leaves out the peak memory and the recorders.
 
 Targets (issue 15), each round running the baseline and both syncs in turn (the order
 turning round each round), the best round of each counting:
