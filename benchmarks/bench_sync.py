@@ -2,6 +2,13 @@
 
     .venv/bin/python benchmarks/bench_sync.py                 # 1,000,000 stage1_outputs rows
     .venv/bin/python benchmarks/bench_sync.py --rows 100000   # smaller
+    .venv/bin/python benchmarks/bench_sync.py --src ../main --ratios-only   # before/after
+
+Each run also prints the CPU seconds (user and system) of the bulk copy and of each sync,
+best of the rounds and round by round: on a machine shared with other work the wall times
+swing by 2x from one run to the next and the CPU times far less. ``--src DIR`` runs the
+first sync of another source tree (``DIR/src``) in the same rounds, turn about with the
+other runs; ``--ratios-only`` leaves out the peak memory and the recorders.
 
 Targets (issue 15), each round running the baseline and both syncs in turn (the order
 turning round each round), the best round of each counting:
@@ -105,7 +112,7 @@ def bare_copy(codex_db: Path, target: Path) -> float:
                            " AND tbl_name = 'memories' AND sql IS NOT NULL").fetchall()
     conn.close()
     os.sync()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     conn = sqlite3.connect(target, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
@@ -122,18 +129,35 @@ def bare_copy(codex_db: Path, target: Path) -> float:
     conn.execute("COMMIT")
     conn.close()
     source.close()
+    CPU["bare"].append(time.process_time() - cpu)
     return time.perf_counter() - start
 
 
-def memcite_sync(home: Path, db: Path, env: dict, *, fresh: bool) -> tuple[float, int]:
-    """Wall time and peak resident memory (KiB) of ``memcite sync`` in a fresh process."""
+# CPU seconds (user and system) of each run, beside its wall time: on a machine shared with
+# other work the wall times swing by 2x from one run to the next, the CPU times far less.
+CPU: dict[str, list[float]] = {"bare": [], "first": [], "again": [], "before": []}
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def memcite_sync(home: Path, db: Path, env: dict, *, fresh: bool,
+                 cpu: str | None = None) -> tuple[float, int]:
+    """Wall time and peak resident memory (KiB) of ``memcite sync`` in a fresh process
+    (its CPU time noted under ``cpu``)."""
     if fresh:
         _remove_db(db)
     os.sync()
-    start = time.perf_counter()
+    start, used = time.perf_counter(), _children_cpu()
     done = subprocess.run([sys.executable, "-c", _RSS_PROBE, "sync", "--codex-home", str(home),
                            "--db", str(db), "--json"], capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - start
+    if cpu is not None:
+        CPU[cpu].append(_children_cpu() - used)
     last = done.stderr.strip().splitlines()[-1].split()
     if last[0] != "VmHWM" or last[2] != "0":
         raise SystemExit(f"memcite sync failed:\n{done.stderr}")
@@ -214,6 +238,11 @@ def main() -> int:
     parser.add_argument("--codex-dir", type=Path, default=None,
                         help="keep the Codex databases in this folder and use them again "
                              "(written if missing) rather than write them in each run")
+    parser.add_argument("--src", type=Path, default=None,
+                        help="also run the first sync of another source tree (its src/) in each"
+                             " round, for a before/after comparison in one run")
+    parser.add_argument("--ratios-only", action="store_true",
+                        help="leave out the peak memory and the recorders during a sync")
     args = parser.parse_args()
     rows: list[tuple[str, float, float | None, str, str]] = []
     with tempfile.TemporaryDirectory(prefix="memcite-bench-sync-") as tmp:
@@ -234,17 +263,27 @@ def main() -> int:
         db = folder / "memcite.sqlite"
 
         times: dict[str, list[float]] = {"bare": [], "first": [], "again": []}
+        names = ["bare", "first"]
+        if args.src:
+            times["before"] = []
+            names.append("before")
+            before_env = {**env, "PYTHONPATH": str(args.src.resolve() / "src")}
         peak = 0
         for round_ in range(args.rounds):
-            for name in (["bare", "first"] if round_ % 2 == 0 else ["first", "bare"]):
+            turn = round_ % len(names)
+            for name in names[turn:] + names[:turn]:
                 if name == "bare":
                     times["bare"].append(bare_copy(big / "memories_1.sqlite", folder / "bare.db"))
                     _remove_db(folder / "bare.db")
+                elif name == "before":
+                    times["before"].append(memcite_sync(big, folder / "before.sqlite",
+                                                        before_env, fresh=True, cpu="before")[0])
+                    _remove_db(folder / "before.sqlite")
                 else:
-                    elapsed, peak_kib = memcite_sync(big, db, env, fresh=True)
+                    elapsed, peak_kib = memcite_sync(big, db, env, fresh=True, cpu="first")
                     times["first"].append(elapsed)
                     peak = max(peak, peak_kib)
-                    times["again"].append(memcite_sync(big, db, env, fresh=False)[0])
+                    times["again"].append(memcite_sync(big, db, env, fresh=False, cpu="again")[0])
             print(f"round {round_ + 1}: " + ", ".join(f"{name} {values[-1]:.1f} s"
                                                         for name, values in times.items()),
                   flush=True)
@@ -252,8 +291,27 @@ def main() -> int:
         rows.append((f"first sync of {args.rows:,} rows vs bare bulk copy", first / bare, 2, "<=",
                      f"{first:.1f} s vs {bare:.1f} s ({args.rows / first:,.0f} rows/s; "
                      f"best of {args.rounds})"))
+        cpu_bare, cpu_first = min(CPU["bare"]), min(CPU["first"])
+        print(f"CPU seconds, best of {args.rounds}: bare {cpu_bare:.1f}, first {cpu_first:.1f}"
+              f" = {cpu_first / cpu_bare:.2f}x" + "".join(
+                  f"; {name} {min(CPU[name]):.1f} = {min(CPU[name]) / cpu_bare:.2f}x"
+                  for name in ("before",) if CPU[name]), flush=True)
+        for number in range(args.rounds):
+            print(f"  round {number + 1}: first/bare wall {times['first'][number] / times['bare'][number]:.2f}x,"
+                  f" CPU {CPU['first'][number] / CPU['bare'][number]:.2f}x" + (
+                      f"; before/bare wall {times['before'][number] / times['bare'][number]:.2f}x,"
+                      f" CPU {CPU['before'][number] / CPU['bare'][number]:.2f}x"
+                      if args.src else ""))
+        if args.src:
+            before = min(times["before"])
+            rows.append((f"first sync of {args.rows:,} rows by --src vs bare bulk copy",
+                         before / bare, 2, "<=", f"{before:.1f} s (best of {args.rounds})"))
         rows.append(("re-sync, nothing changed, vs first sync", again / first, 1, "<=",
                      f"{again:.1f} s ({args.rows / again:,.0f} rows/s)"))
+        if args.ratios_only:
+            if not args.codex_dir:
+                shutil.rmtree(big)
+            return _print_rows(rows)
         _, small_peak = memcite_sync(small, folder / "small.sqlite", env, fresh=True)
         rows.append((f"first sync peak RSS, {args.rows:,} vs {args.rows // 10:,} rows (MiB)",
                      (peak - small_peak) / 1024, 64, "<=",
@@ -271,7 +329,10 @@ def main() -> int:
                      during["record_failed"] + during["probe_failed"], 0, "<=", ""))
         if not args.codex_dir:
             shutil.rmtree(big)
+    return _print_rows(rows)
 
+
+def _print_rows(rows: list[tuple[str, float, float, str, str]]) -> int:
     width = max(len(r[0]) for r in rows)
     failures = 0
     for name, value, target, sense, detail in rows:

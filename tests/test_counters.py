@@ -300,3 +300,26 @@ def test_several_homes_in_one_database_are_counted_apart(home, tmp_path):
                        )["memories"] == 1
     finally:
         other.codex.close()
+
+
+def test_the_counts_outside_codex_go_through_their_index_or_without_it(home):
+    """A recount after a large first load counts the rows outside Codex through their small
+    index (left to itself, SQLite walked a million rows through another index); a schema
+    without that index is counted all the same."""
+    conn = home.conn
+    home.apply(("drop and sync", 2))  # a row gone from Codex: counted outside it
+    expected = counters._count_memory_totals(conn)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    with transaction(conn):
+        counters.recount(conn, everything=False)
+    conn.set_trace_callback(None)
+    outside = [s for s in statements if "missing_since IS NOT NULL" in s and "sum(" in s]
+    assert outside and all("INDEXED BY memories_outside_codex" in s for s in outside)
+    for statement in outside:
+        plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statement))
+        assert "memories_outside_codex" in plan, plan
+    with transaction(conn):
+        conn.execute("DROP INDEX memories_outside_codex")
+    assert counters._count_memory_totals(conn) == expected
+    assert expected[list(counters.MEMORY_TOTALS).index("gone")] == 1

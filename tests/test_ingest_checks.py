@@ -214,3 +214,31 @@ def test_a_damaged_note_means_a_whole_read(conn, tmp_path, lines_parsed):
     conn.execute("UPDATE ingest_checks SET report = '[[[['")
     _read(conn, path)
     assert len(lines_parsed) == 3
+
+
+def test_a_file_name_that_is_not_utf8_is_noted_and_skipped(conn, tmp_path, lines_parsed):
+    """No session_meta: the replies are keyed by the path, whose byte 0xfd is stored escaped."""
+    folder = os.fsencode(tmp_path) + b"/odd\xfd"
+    os.makedirs(folder)
+    path = folder + b"/rollout.jsonl"
+    with open(path, "wb") as handle:
+        handle.write(b"".join(paged_session_lines(SESSION, 3)[1:]))  # no session_meta
+    name = os.fsdecode(path)
+    first = ingest_rollout(conn, name).to_dict()
+    again = ingest_rollout(conn, name).to_dict()
+    assert first["recorded"] == 3 and again["duplicates"] == 3 and len(lines_parsed) == 1
+
+
+def test_a_paginated_file_name_that_is_not_utf8_is_checked_by_its_stored_keys(conn, tmp_path):
+    folder = os.fsencode(tmp_path) + b"/odd\xfc"
+    os.makedirs(folder)
+    path = os.fsdecode(folder + b"/rollout.jsonl")
+    lines = paged_session_lines(SESSION, 3)
+    with open(path, "wb") as handle:  # a paginated file whose session_meta names no id
+        handle.write(lines[0].replace(SESSION.encode(), b"") .replace(b'"id": ""', b'"x": 1')
+                     + b"".join(lines[1:]))
+    first = ingest_rollout(conn, path).to_dict()
+    conn.execute("DELETE FROM ingest_checks")  # a whole read again, its keys checked
+    again = ingest_rollout(conn, path).to_dict()
+    assert first["recorded"] == 3
+    assert (again["recorded"], again["duplicates"], again["rekeyed"]) == (0, 3, 0)

@@ -174,3 +174,15 @@ def test_a_ledger_with_frames_in_its_wal_is_always_checked(tmp_path, checks):
     finally:
         writer.close()
     assert len(checks) == 3
+
+
+def test_a_read_only_open_trusts_the_note_but_writes_none(tmp_path, checks):
+    path = _ledger(tmp_path)
+    note = tmp_path / ("memcite.sqlite" + CHECKED_SUFFIX)
+    open_store(path, readonly=True, quick_check=True).close()
+    assert not note.exists()  # `rebuild --check` creates nothing
+    open_store(path, readonly=True, quick_check=True).close()
+    assert len(checks) == 2
+    open_store(path, quick_check=True).close()  # a writer notes it
+    open_store(path, readonly=True, quick_check=True).close()
+    assert len(checks) == 3

@@ -203,7 +203,9 @@ def key_prefix(session_id: str | None, path: str) -> str:
 
 
 def recorded_keys(conn: sqlite3.Connection, prefix: str) -> set[str]:
-    """The reply keys already recorded that start with ``prefix`` (one range of the key index)."""
+    """The reply keys already recorded that start with ``prefix`` (one range of the key index;
+    as keys are stored: a byte of a file name that is not UTF-8 as its escape)."""
+    prefix = storable(prefix)
     end = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # the prefix ends with ':'
     return {row[0] for row in conn.execute(
         "SELECT reply_key FROM replies WHERE reply_key >= ? AND reply_key < ?", (prefix, end))}
@@ -211,6 +213,7 @@ def recorded_keys(conn: sqlite3.Connection, prefix: str) -> set[str]:
 
 def recorded_rows(conn: sqlite3.Connection, prefix: str) -> dict[str, tuple[str, int]]:
     """``recorded_keys`` with each reply's ``text_sha256`` and ``replied_at``."""
+    prefix = storable(prefix)
     end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
     return {row[0]: (row[1], row[2]) for row in conn.execute(
         "SELECT reply_key, text_sha256, replied_at FROM replies"
@@ -468,7 +471,7 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
         if checked_session is not scan.session_id:
             checked_session = scan.session_id
             check = _Check(recorded(key_prefix(scan.session_id, path)), raise_on_rewrite)
-        if check.known(key, text, at, f"{path}:{number}"):
+        if check.known(storable(key), text, at, f"{path}:{number}"):
             scan.replies += 1
             scan.known += 1
             return True
@@ -513,7 +516,7 @@ def iter_rollout_replies(path: str | os.PathLike, scan: RolloutScan | None = Non
             if known is not None and not scan.paginated and _may_be_known_reply(line):
                 if keyed_session is not scan.session_id:
                     keyed_session = scan.session_id
-                    prefix = key_prefix(scan.session_id, path)
+                    prefix = storable(key_prefix(scan.session_id, path))  # as stored
                     known_keys = known(prefix)
                 if known_keys and f"{prefix}{number}" in known_keys:
                     scan.replies += 1
@@ -757,7 +760,7 @@ def ingest_rollout(
         began = time.time_ns()
         handle = _open_lines(path)
         stamp = file_stamp(handle.fileno(), max_bytes=max_bytes, settle=settle)
-        found = load_check(conn, os.path.realpath(path))
+        found = load_check(conn, _check_key(path))
         if found is not None and found[0] == stamp and \
                 rows_digest(conn, _prefixes(found[2]["session_id"], path)) == found[1]:
             handle.close()
@@ -802,9 +805,14 @@ def ingest_rollout(
 
 
 def _prefixes(session_id: str | None, path: str) -> list[str]:
-    """The key prefixes of a file's replies: its session's, and its path's (before any
-    session_meta)."""
-    return [key_prefix(session_id, path), key_prefix(None, path)]
+    """The key prefixes of a file's replies as stored: its session's, and its path's (before
+    any session_meta; a byte of the name that is not UTF-8 as its escape)."""
+    return [storable(key_prefix(session_id, path)), storable(key_prefix(None, path))]
+
+
+def _check_key(path: str) -> str:
+    """The name a file's whole read is noted under: its real path, as stored."""
+    return storable(os.path.realpath(path))
 
 
 def _unchanged_report(path: str, summary: dict, scan: RolloutScan) -> IngestReport:
@@ -837,7 +845,7 @@ def _note_whole_read(conn: sqlite3.Connection, path: str, stamp: str, report: In
         os.close(fd)
     summary = {name: getattr(report, name) for name in SUMMARY_FIELDS if name != "lines"}
     summary["lines"] = scan.lines
-    save_check(conn, os.path.realpath(path), stamp, _prefixes(scan.session_id, path), summary,
+    save_check(conn, _check_key(path), stamp, _prefixes(scan.session_id, path), summary,
                now=now)
 
 

@@ -777,15 +777,15 @@ class _CheckedConnection(sqlite3.Connection):
             remember_clean(path)
 
 
-def _check_once(path: str, check: Callable[[], None]) -> bool:
+def _check_once(path: str, check: Callable[[], None], *, note: bool = True) -> bool:
     """``check()`` (a ``quick_check`` raising ``DamagedStoreError``) unless the file is as it
-    was at the last clean check; the clean result noted. True when the file was trusted
-    or found intact and noted."""
+    was at the last clean check; the clean result noted (unless not ``note``: a read-only
+    open writes nothing). True when the file was trusted or found intact and noted."""
     stamp = _quiet_stamp(path)
     if _checked_before(path, stamp):
         return True
     check()
-    return remember_clean(path, stamp) if stamp is not None else False
+    return remember_clean(path, stamp) if stamp is not None and note else False
 
 
 def _check_read_only(path: str) -> None:
@@ -906,7 +906,7 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
         if readonly:
             conn.execute("PRAGMA query_only = 1")
             if quick_check:
-                _check_once(path, lambda: check_integrity(conn, path))
+                _check_once(path, lambda: check_integrity(conn, path), note=False)
             return conn
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")

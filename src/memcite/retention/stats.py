@@ -598,7 +598,14 @@ def _ranked(counts: dict[str, int], limit: int) -> list[tuple[str, int]]:
     if limit and limit < len(counts):
         from heapq import nsmallest
 
-        return nsmallest(limit, counts.items(), key=_most_first)
+        # The count of the last one shown; those above it ranked, then the first names of
+        # those at it (most ids are cited once or twice: no key function per id).
+        cut = sorted(counts.values(), reverse=True)[limit - 1]
+        above = sorted(((name, count) for name, count in counts.items() if count > cut),
+                       key=_most_first)
+        tied = nsmallest(limit - len(above),
+                         (name for name, count in counts.items() if count == cut))
+        return above + [(name, cut) for name in tied]
     return sorted(counts.items(), key=_most_first)
 
 
