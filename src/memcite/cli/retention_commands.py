@@ -14,7 +14,7 @@ import time
 
 from memcite.cli.console import dump_json
 from memcite.cli.ledger_commands import (
-    _database_error,
+    database_error,
     report_error,
 )
 from memcite.errors import EXIT_BAD_INPUT, EXIT_OK, InputError, MemciteError
@@ -64,10 +64,10 @@ def _db_given(db: str | None) -> bool:
     return Locations(db=db).db.given
 
 
-def _failed(db: str | None, error: Exception) -> int:
-    """Report a memcite or database error from a command body; its exit code."""
+def report_read_failure(db: str | None, error: Exception) -> int:
+    """Report a memcite or database error from a command body that reads; its exit code."""
     if isinstance(error, sqlite3.Error):
-        error = _database_error(db, error, "not read; nothing was written")
+        error = database_error(db, error, "not read; nothing was written")
     return report_error(error)
 
 
@@ -123,7 +123,7 @@ def stats(
                        max_unused_days=max_unused_days, since=_time(since, "--since", None),
                        limit=limit, cache=not no_cache, judge_without_usage=judge_without_usage)
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(where.db_given, error)
+        return report_read_failure(where.db_given, error)
     if json:
         dump_json(report.to_dict())
     else:
@@ -761,7 +761,7 @@ def prune(
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     folder_only = outside.folder_only if rule == "codex" else 0
     way = None if result is None else result.way
     if json:
@@ -895,7 +895,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
             if conn is not None:
                 conn.close()
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     preview = [item.to_dict() for item in judged]
     if json:
         dump_json({
@@ -1061,7 +1061,7 @@ def restore(
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     done = [u for u in undone if u.done] + [r for r in legacy if r.done]
     unknown = [t for t in wanted if t not in found and not any(r.thread_id == t for r in legacy)]
     if json:
@@ -1130,7 +1130,7 @@ def archived(
         outcomes = request_outcomes(requests, sqlite_homes=_sqlite_homes(requests),
                                     now=int(time.time()))
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     for item in requests:
         item["consolidation"] = outcomes.get(item["id"])
     if json:
@@ -1238,7 +1238,7 @@ def select(
             memories, now=now, max_unused_days=settings.max_unused_days,
             n=settings.max_raw_memories_for_consolidation)
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     if json:
         dump_json({"codex_home": locations.codex_home, "source": source, "as_of": now,
                "settings": settings.to_dict(),
@@ -1282,7 +1282,7 @@ def show(
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     if json:
         dump_json(card)
         return 0

@@ -99,7 +99,7 @@ def search(query_text: str | None, scope: str | None = None, session: str | None
            codex_home: str | None = None, db: str | None = None,
            json: bool = False) -> int:  # noqa: A002
     """``memcite search``: print the hits, best first (exit 0 even when none)."""
-    from memcite.cli.notes_commands import _run
+    from memcite.cli.note_runs import run_body as _run
 
     def body() -> int:
         result = run_search(query_text or "", cwd=cwd, codex_home=codex_home, db=db,
