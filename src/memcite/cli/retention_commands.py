@@ -1194,64 +1194,26 @@ def select(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
     judge_without_usage: bool = False,
 ) -> int:
-    """Print the memories Codex's next consolidation would take, in its order."""
-    from memcite.ledger.codex_home import iter_stage1_outputs
-    from memcite.retention.labels import memory_label
-    from memcite.retention.rules import MemoryUsage, consolidation_selection
+    """Print the memories Codex's next consolidation would take, in its order
+    (``memcite.retention.selection.build``)."""
+    from memcite.retention.selection import build
 
     try:
-        locations, settings, now = _inputs(codex_home, rule="codex",
-                                           max_unused_days=max_unused_days, as_of=as_of, n=n)
-        require_usage(locations, judge_without_usage)
-        codex_db = locations.state_db
-        memories: list[MemoryUsage] = []
-        labels: dict[str, str] = {}
-        if os.path.isfile(codex_db):
-            source = codex_db
-            for row in iter_stage1_outputs(codex_db):
-                thread, updated, _gen, slug, uses, last, selected, _at, raw, summary = row
-                labels[thread] = memory_label(slug, None, None)
-                memories.append(MemoryUsage(thread, updated, None, last, 0, uses,
-                                            bool(selected), bool(raw or summary)))
-        else:
-            from memcite.ledger.store import open_store
-            from memcite.retention.labels import LABEL_COLUMNS
-            from memcite.retention.stats import RULE_SCOPE, memories_of
-
-            source = Locations(db=db).db_path
-            if not _db_given(db) and not os.path.exists(source):
-                raise _nothing_to_report(source, locations.codex_home)
-            conn = open_store(source, readonly=True)
-            try:
-                table = memories_of(conn, locations.codex_home)
-                for row in conn.execute(
-                        "SELECT thread_id, source_updated_at, codex_last_usage, codex_usage_count,"
-                        f" selected_for_phase2, has_raw_memory OR has_rollout_summary,"
-                        f" {LABEL_COLUMNS} FROM {table} WHERE archived_at IS NULL"
-                        f" AND {RULE_SCOPE['codex']}"):
-                    labels[row[0]] = memory_label(*row[6:9])
-                    memories.append(MemoryUsage(row[0], row[1], None, row[2], 0, row[3],
-                                                bool(row[4]), bool(row[5])))
-            finally:
-                conn.close()
-        chosen = consolidation_selection(
-            memories, now=now, max_unused_days=settings.max_unused_days,
-            n=settings.max_raw_memories_for_consolidation)
+        where = Locations(db=db, codex_home=codex_home)
+        selection = build(where, now=_time(as_of, "--as-of", int(time.time())), n=n,
+                          max_unused_days=max_unused_days,
+                          judge_without_usage=judge_without_usage)
     except (MemciteError, sqlite3.Error) as error:
         return report_read_failure(db, error)
     if json:
-        dump_json({"codex_home": locations.codex_home, "source": source, "as_of": now,
-               "settings": settings.to_dict(),
-               "selected": [{"thread_id": m.thread_id, "label": labels.get(m.thread_id, "-"),
-                             "usage_count": m.codex_usage_count,
-                             "last_usage": m.codex_last_usage,
-                             "source_updated_at": m.source_updated_at} for m in chosen]})
+        dump_json(selection.to_dict())
         return 0
+    settings, chosen, labels = selection.settings, selection.chosen, selection.labels
     sys.stdout.write(
-        f"Codex's next consolidation for the Codex home {locations.codex_home} would take "
-        f"{len(chosen)} of {len(memories)} memories "
+        f"Codex's next consolidation for the Codex home {selection.locations.codex_home} would "
+        f"take {len(chosen)} of {len(selection.memories)} memories "
         f"(n = {settings.max_raw_memories_for_consolidation}, used within "
-        f"{settings.max_unused_days} day(s) of {_day(now)}; from {source}):\n")
+        f"{settings.max_unused_days} day(s) of {_day(selection.as_of)}; from {selection.source}):\n")
     for m in chosen:
         sys.stdout.write(f"  {m.thread_id}  Codex uses {m.codex_usage_count or 0:>4}  "
                          f"updated {_day(m.source_updated_at)}  {labels.get(m.thread_id, '-')}\n")
