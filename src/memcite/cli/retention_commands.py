@@ -45,18 +45,6 @@ def locate_home(codex_home: str | None):
     return locate(Locations(codex_home=codex_home))
 
 
-def _inputs(codex_home: str | None, *, rule: str, max_unused_days: int | None,
-            as_of: str | None, limit: int = 0, n: int | None = None):
-    """``(Codex home locations, settings, time to judge at)`` for a retention command,
-    options checked."""
-    check_rule(rule)
-    _check_limit(limit)
-    locations = locate_home(codex_home)
-    settings = resolve_settings_for(locations.codex_home, rule=rule,
-                                    max_unused_days=max_unused_days, n=n)
-    return locations, settings, _time(as_of, "--as-of", int(time.time()))
-
-
 def _db_given(db: str | None) -> bool:
     """True when the database was named (``--db`` or ``$MEMCITE_DB``), not the default."""
     from memcite.paths import Locations
@@ -719,65 +707,46 @@ def prune(
                 hint="the tier windows are set in memcite's config, [retention.tiers]"))
         return prune_tiered(db, codex_home, limit, as_of, apply=apply,
                             judge_without_usage=judge_without_usage, json=json)
+    from memcite.ledger.codex_home import locate
     from memcite.ledger.store import open_store
-    from memcite.retention.archive import prune_candidates
-    from memcite.retention.forget import WAY_CODEX_DB, WAY_NOTE, ToForget, forget_memories
-    from memcite.retention.rules import clamp_codex, cutoff, load_codex_memories_config
-    from memcite.retention.stats import memories_of, out_of_scope
+    from memcite.retention import prune as pruning
+    from memcite.retention.rules import load_codex_memories_config
 
     result = None
     try:
         if in_codex_db and not apply:
             raise InputError("--in-codex-db says how --apply forgets; add --apply",
                              hint="without --apply, prune only previews")
-        locations, settings, now = _inputs(codex_home, rule=rule,
-                                           max_unused_days=max_unused_days, as_of=as_of,
-                                           limit=limit)
+        check_rule(rule)
+        _check_limit(limit)
+        where = Locations(db=db, codex_home=codex_home)
+        locations = locate(where)
+        codex_memories = load_codex_memories_config(locations.codex_home)  # read once
+        settings = resolve_settings_for(locations.codex_home, rule=rule,
+                                        max_unused_days=max_unused_days,
+                                        codex_memories=codex_memories)
+        now = _time(as_of, "--as-of", int(time.time()))
         require_usage(locations, judge_without_usage)
         if apply:
             from memcite.cli.ledger_commands import open_database
 
             conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         else:
-            conn = open_store(Locations(db=db).db_path, readonly=True)
+            conn = open_store(where.db_path, readonly=True)
         try:
-            require_synced_usage(conn, locations, judge_without_usage)
-            limit_time = cutoff(now, settings.max_unused_days)
-            candidates = prune_candidates(conn, as_of=now,
-                                          max_unused_days=settings.max_unused_days,
-                                          rule=rule, limit=limit,
-                                          codex_home=locations.codex_home)
-            outside = out_of_scope(conn, limit_time=limit_time,
-                                   table=memories_of(conn, locations.codex_home))
+            planned = pruning.plan(conn, locations, settings, rule=rule, now=now, limit=limit,
+                                   judge_without_usage=judge_without_usage)
             if apply:
-                age = clamp_codex("max_rollout_age_days", load_codex_memories_config(
-                    locations.codex_home).get("max_rollout_age_days", 10))
-                result = forget_memories(
-                    conn, [ToForget(c.thread_id, c.last_used, c.reason) for c in candidates],
-                    locations=locations, way=WAY_CODEX_DB if in_codex_db else WAY_NOTE,
-                    rule=rule, max_unused_days=settings.max_unused_days,
-                    limit_time=limit_time, now=int(time.time()), max_rollout_age_days=age,
-                    include_recent=include_recent_threads)
+                result = pruning.apply(conn, planned, in_codex_db=in_codex_db,
+                                       include_recent_threads=include_recent_threads,
+                                       now=int(time.time()), codex_memories=codex_memories)
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
         return report_read_failure(db, error)
-    folder_only = outside.folder_only if rule == "codex" else 0
-    way = None if result is None else result.way
+    candidates, outside, folder_only = planned.candidates, planned.outside, planned.folder_only
     if json:
-        dump_json({
-            "codex_home": locations.codex_home, "state_db": locations.state_db,
-            "store": store_of(locations), "rule": rule, "as_of": now,
-            "max_unused_days": settings.max_unused_days,
-            "settings": settings.to_dict(), "applied": apply, "way": way,
-            "prune": [{"thread_id": c.thread_id, "label": c.label, "last_used": c.last_used,
-                       "reason": c.reason} for c in candidates],
-            "result": None if result is None else result.to_dict(),
-            "codex_still_sees": ("everything (a preview changes nothing)" if result is None
-                                 else result.codex_still_sees()),
-            "gone_from_codex": outside.gone,
-            "not_in_codex_table": folder_only,
-        })
+        dump_json(planned.to_dict(result, applied=apply))
         return 0
     out = sys.stdout.write
     count = len(candidates)

@@ -45,10 +45,11 @@ def check_limit(limit: int, option: str = "--limit") -> int:
 
 def resolve_settings_for(codex_home: str | None, *, rule: str = "memcite",
                          max_unused_days: int | None = None, n: int | None = None,
-                         config_path: str | None = None):
+                         config_path: str | None = None, codex_memories: dict | None = None):
     """The retention settings: command line, memcite's config ``config_path`` (not read for
     Codex's rules: ``rule`` ``codex``, and ``select``), Codex's ``[memories]`` in
-    ``codex_home`` (none when ``codex_home`` is None), defaults."""
+    ``codex_home`` (none when ``codex_home`` is None; ``codex_memories`` when the caller has
+    read it already), defaults."""
     from memcite.retention.rules import (
         load_codex_memories_config,
         load_memcite_config,
@@ -60,7 +61,9 @@ def resolve_settings_for(codex_home: str | None, *, rule: str = "memcite",
                                    else Locations().config.path)
     else:
         mine = None
-    codex = load_codex_memories_config(codex_home) if codex_home is not None else None
+    codex = codex_memories
+    if codex is None and codex_home is not None:
+        codex = load_codex_memories_config(codex_home)
     return resolve_settings(
         {"max_unused_days": max_unused_days, "max_raw_memories_for_consolidation": n},
         mine, codex, rule=rule)
