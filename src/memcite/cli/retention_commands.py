@@ -988,11 +988,10 @@ def restore(
 ) -> int:
     """Undo ``prune --apply`` for the given ids, ``--all``, ``--since TIME`` or ``--batch``:
     requests withdrawn, rows put back into Codex's table, files an older memcite moved put back."""
-    from memcite.citations.thread_ids import normalize_thread_id
     from memcite.cli.ledger_commands import open_database
     from memcite.ledger.store import open_store
-    from memcite.retention.archive import restore_memories
-    from memcite.retention.forget import undo_requests
+    from memcite.retention.restore import restore as restore_requests
+    from memcite.retention.restore import thread_ids_to_restore
 
     thread_ids = list(thread_ids or [])
     try:
@@ -1000,43 +999,21 @@ def restore(
             raise InputError("say what to restore: thread ids, --all, --since TIME or --batch",
                              hint="`memcite archived` lists what can be restored")
         since_time = _time(since, "--since", None)
-        wanted = []
-        for given in thread_ids:
-            normalized = normalize_thread_id(given.strip())
-            if normalized is None:
-                raise InputError(f"{given!r} is not a thread id (a UUID)",
-                                 hint="`memcite archived` lists the ids")
-            wanted.append(normalized)
+        wanted = thread_ids_to_restore(thread_ids)
         path = Locations(db=db).db_path
         open_store(path, readonly=True).close()  # a missing database is an error, not created
         conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         try:
-            now = int(time.time())
-            query = ("SELECT id, thread_id FROM forget_requests WHERE state IN ('done',"
-                     " 'forgotten', 'pending')")
-            rows = conn.execute(query).fetchall()
-            picked = [rid for rid, thread in rows if all or thread in wanted]
-            if since_time is not None:
-                picked += [r[0] for r in conn.execute(
-                    query + " AND requested_at >= ?", (since_time,))]
-            if batch is not None:
-                picked += [r[0] for r in conn.execute(query + " AND batch LIKE ?",
-                                                      (batch.strip() + "%",))]
-            undone = undo_requests(conn, picked, now=now)
-            found = {u.thread_id for u in undone}
-            legacy = restore_memories(
-                conn, thread_ids=[t for t in wanted if t not in found], all_archived=all,
-                since=since_time, now=now, missing_ok=True)
+            restored = restore_requests(conn, thread_ids=wanted, every=all, since=since_time,
+                                        batch=batch, now=int(time.time()))
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
         return report_read_failure(db, error)
-    done = [u for u in undone if u.done] + [r for r in legacy if r.done]
-    unknown = [t for t in wanted if t not in found and not any(r.thread_id == t for r in legacy)]
+    undone, legacy, unknown, done = (restored.undone, restored.legacy, restored.unknown,
+                                     restored.done)
     if json:
-        dump_json({"restored": [u.to_dict() for u in undone],
-               "legacy_archive": [r.to_dict() for r in legacy],
-               "not_found": unknown})
+        dump_json(restored.to_dict())
     else:
         out = sys.stdout.write
         out(f"restored {len(done)} memor{'y' if len(done) == 1 else 'ies'}\n")
