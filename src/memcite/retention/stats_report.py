@@ -186,15 +186,7 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
                              hint="record replies or run `memcite sync` first")
         report = collect_codex_stats(codex_db, codex_home=locations.codex_home, **common)
         report.codex_home = locations.codex_home
-        report.state_db = codex_db if locations.has_usage_data else None
-        report.store = store_of(locations)
-        if not extras:
-            return report, None
-        from memcite.retention.report_data import report_extras
-
-        stats = report.to_dict()
-        return stats, report_extras(None, stats, codex_home=locations.codex_home,
-                                    memory_folder=root, codex_db=codex_db)
+        return _finish(report, locations, None, extras)
     if not where.db.given and not os.path.exists(path):
         raise nothing_to_report(where, locations.codex_home)
     from memcite.ledger.store import open_store
@@ -206,17 +198,24 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
         report = collect_stats(conn, since=since, weeks=True,
                                cache_dir=where.cache_dir if cache else None,
                                codex_home=locations.codex_home, **common)
-        report.state_db = codex_db if locations.has_usage_data else None
-        report.store = store_of(locations)
-        if not extras:
-            return report, None
-        from memcite.retention.report_data import report_extras
-
-        stats = report.to_dict()
-        return stats, report_extras(conn, stats, codex_home=locations.codex_home,
-                                    memory_folder=root)
+        return _finish(report, locations, conn, extras)
     finally:
         conn.close()
+
+
+def _finish(report, locations, conn, extras: bool):
+    """``(report, None)``, or with ``extras`` ``(its dict, the page's extras)``: from the
+    ledger ``conn``, or from Codex's table when ``conn`` is None."""
+    report.state_db = locations.state_db if locations.has_usage_data else None
+    report.store = store_of(locations)
+    if not extras:
+        return report, None
+    from memcite.retention.report_data import report_extras
+
+    stats = report.to_dict()
+    more = {} if conn is not None else {"codex_db": locations.state_db}
+    return stats, report_extras(conn, stats, codex_home=locations.codex_home,
+                                memory_folder=locations.memory_folder, **more)
 
 
 def fleet_settings(where, *, rule: str, max_unused_days: int | None):
