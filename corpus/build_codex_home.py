@@ -10,9 +10,18 @@ it is built. The memory folder (``raw_memories.md``, ``rollout_summaries/``,
 ``corpus/codex_home/memories`` and copied as is. Thread ids are UUIDv7 with fixed
 times, and summary file names follow the stem rule of docs/memory-layout.md §1.
 
-The 36 threads vary in age, use and selection; three of them have no row in the
-database (their summaries outlived Codex's pruning), two rows have no summary
-file, and one row has blank texts (never eligible for consolidation).
+The 36 threads vary in age and use; three of them have no row in the database
+(their summaries outlived Codex's pruning), two rows have no summary file, and one
+row's raw memory is two spaces and a newline: Codex's selection calls a text blank
+by SQLite's trim(), which strips spaces only, so it is still an input. The
+selection flags are those Codex's last consolidation left (``CONSOLIDATED_BEFORE``
+seconds before ``--now``: the start of the newest session): every row its rule took
+then, with the job rows Codex keeps of that run and of each extraction.
+
+With ``sessions`` (``memcite demo`` and this script), the home is complete in the
+shape Codex 0.171 writes: ``config.toml`` with memories on, ``state_5.sqlite`` with
+its ``threads`` table (every thread, memory_mode enabled), and the session files,
+run in project folders under ``projects`` (default: ``TARGET/../projects``).
 
 ``sessions/`` holds three session files (``SESSIONS``; this script and ``memcite
 demo`` write them, ``build_codex_home`` when asked), days to minutes before
@@ -52,7 +61,7 @@ THREADS = [
     ("responsesapi_citation_extraction", "/home/dev/codex", 3, 12, 0, 1, "both"),
     ("pytest_fixture_layout", "/home/dev/memcite", 1, None, None, 1, "both"),
     ("sqlite_wal_busy_timeout", "/home/dev/memcite", 5, 3, 2, 1, "both"),
-    ("typer_fast_path", "/home/dev/memcite", 8, 1, 8, 0, "both"),
+    ("typer_fast_path", "/home/dev/memcite", 8, 1, 8, 1, "both"),
     ("release_checklist", "/home/dev/payments-api", 12, 7, 4, 1, "both"),
     ("docker_compose_ports", "/home/dev/payments-api", 45, 2, 40, 0, "both"),
     ("migrations_naming", "/home/dev/payments-api", 60, None, None, 0, "both"),
@@ -78,9 +87,9 @@ THREADS = [
     ("cache_invalidation", "/home/dev/payments-api", 17, None, None, 1, "both"),
     ("old_jenkins_setup", "/home/dev/infra", 300, None, None, 0, "both"),
     ("lark_contextual_lexer", "/home/dev/memcite", 10, 1, 10, 1, "both"),
-    ("no_summary_file_a", "/home/dev/memcite", 15, None, None, 0, "db"),
+    ("no_summary_file_a", "/home/dev/memcite", 15, None, None, 1, "db"),
     ("no_summary_file_b", "/home/dev/infra", 50, 1, 49, 0, "db"),
-    ("blank_texts", "/home/dev", 5, None, None, 0, "blank"),
+    ("blank_texts", "/home/dev", 5, None, None, 1, "blank"),
     ("pruned_by_codex_a", "/home/dev/infra", 120, None, None, 0, "folder"),
     ("pruned_by_codex_b", "/home/dev/reports", 95, None, None, 0, "folder"),
     ("pruned_by_codex_c", "/home/dev/codex", 80, None, None, 0, "folder"),
@@ -177,8 +186,69 @@ CREATE INDEX idx_stage1_outputs_source_updated_at
 """
 
 
-def write_codex_db(path: str, rows) -> None:
-    """Write a Codex-shaped ``memories_1.sqlite`` (WAL, as Codex keeps it) from ``rows``."""
+# Codex 0.171's job table (memories_1.sqlite), as it creates it.
+JOBS_SCHEMA = """
+CREATE TABLE jobs (
+    kind TEXT NOT NULL,
+    job_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    worker_id TEXT,
+    ownership_token TEXT,
+    started_at INTEGER,
+    finished_at INTEGER,
+    lease_until INTEGER,
+    retry_at INTEGER,
+    retry_remaining INTEGER NOT NULL,
+    last_error TEXT,
+    input_watermark INTEGER,
+    last_success_watermark INTEGER,
+    PRIMARY KEY (kind, job_key)
+);
+CREATE INDEX idx_jobs_kind_status_retry_lease
+    ON jobs(kind, status, retry_at, lease_until);
+CREATE TABLE consolidation_progress (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+    max_thread_count INTEGER NOT NULL DEFAULT 0
+);
+"""
+# Codex's last consolidation began this long before --now (as the newest session started) and
+# took CONSOLIDATION_SECONDS; its selection used Codex's defaults (30 days, 256 inputs).
+CONSOLIDATED_BEFORE = 25 * 60 - 2
+CONSOLIDATION_SECONDS = 41
+MAX_UNUSED_DAYS, MAX_INPUTS = 30, 256
+# Codex 0.171's phase-2 selection (state/src/runtime/memories.rs): SQLite's trim(), spaces only.
+PHASE2_SELECTION = """
+SELECT thread_id FROM stage1_outputs
+WHERE (length(trim(raw_memory)) > 0 OR length(trim(rollout_summary)) > 0)
+  AND ((last_usage IS NOT NULL AND last_usage >= :cutoff)
+       OR (last_usage IS NULL AND source_updated_at >= :cutoff))
+ORDER BY COALESCE(usage_count, 0) DESC, COALESCE(last_usage, source_updated_at) DESC,
+         source_updated_at DESC, thread_id DESC
+LIMIT :n
+"""
+
+
+def _uuid4(seed: str) -> str:
+    h = hashlib.sha256(seed.encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:32]}"
+
+
+def consolidation_job(now: int, rows) -> dict:
+    """The ``memory_consolidate_global`` row Codex's last (successful) consolidation left."""
+    started = now - CONSOLIDATED_BEFORE
+    watermark = max((row["source_updated_at"] for row in rows), default=0)
+    return {"kind": "memory_consolidate_global", "job_key": "global", "status": "done",
+            "worker_id": sample_sessions(now)[-1]["id"],
+            "ownership_token": _uuid4(f"memcite-sample-consolidation-{now}"),
+            "started_at": started, "finished_at": started + CONSOLIDATION_SECONDS,
+            "lease_until": None, "retry_at": None, "retry_remaining": 3, "last_error": None,
+            "input_watermark": watermark, "last_success_watermark": watermark}
+
+
+def write_codex_db(path: str, rows, *, now: int | None = None) -> None:
+    """Write a Codex-shaped ``memories_1.sqlite`` (WAL, as Codex keeps it) from ``rows``; with
+    ``now``, also the job rows Codex keeps (each extraction's, and the last consolidation's,
+    whose selection must be the rows' ``selected_for_phase2``)."""
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.executescript(CODEX_SCHEMA)
@@ -188,8 +258,121 @@ def write_codex_db(path: str, rows) -> None:
         " :selected_for_phase2, :selected_for_phase2_source_updated_at)",
         rows,
     )
+    if now is not None:
+        conn.executescript(JOBS_SCHEMA)
+        conn.execute("INSERT INTO consolidation_progress VALUES (1, 0)")
+        job = consolidation_job(now, rows)
+        taken = {row[0] for row in conn.execute(PHASE2_SELECTION, {
+            "cutoff": job["started_at"] - MAX_UNUSED_DAYS * DAY, "n": MAX_INPUTS})}
+        flagged = {row["thread_id"] for row in rows if row["selected_for_phase2"]}
+        if taken != flagged:  # the sample would be a state Codex never leaves
+            raise ValueError(f"selected_for_phase2 is not Codex's selection: "
+                             f"{sorted(taken ^ flagged)}")
+        stage1 = [{"kind": "memory_stage1", "job_key": row["thread_id"], "status": "done",
+                   "worker_id": None, "ownership_token": None,
+                   "started_at": row["generated_at"] - 30, "finished_at": row["generated_at"],
+                   "lease_until": None, "retry_at": None, "retry_remaining": 3,
+                   "last_error": None, "input_watermark": row["source_updated_at"],
+                   "last_success_watermark": row["source_updated_at"]} for row in rows]
+        conn.executemany(
+            "INSERT INTO jobs VALUES (:kind, :job_key, :status, :worker_id, :ownership_token,"
+            " :started_at, :finished_at, :lease_until, :retry_at, :retry_remaining,"
+            " :last_error, :input_watermark, :last_success_watermark)", [*stage1, job])
     conn.commit()
     conn.close()  # the last connection checkpoints and removes -wal and -shm
+
+
+# Codex 0.171's threads table (state_5.sqlite): its columns, in its order (its indexes and
+# triggers left out).
+THREADS_SCHEMA = """
+CREATE TABLE threads (
+    id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL, source TEXT NOT NULL, model_provider TEXT NOT NULL,
+    cwd TEXT NOT NULL, title TEXT NOT NULL, sandbox_policy TEXT NOT NULL,
+    approval_mode TEXT NOT NULL, tokens_used INTEGER NOT NULL DEFAULT 0,
+    has_user_event INTEGER NOT NULL DEFAULT 0, archived INTEGER NOT NULL DEFAULT 0,
+    archived_at INTEGER, git_sha TEXT, git_branch TEXT, git_origin_url TEXT,
+    cli_version TEXT NOT NULL DEFAULT '', first_user_message TEXT NOT NULL DEFAULT '',
+    agent_nickname TEXT, agent_role TEXT, memory_mode TEXT NOT NULL DEFAULT 'enabled',
+    model TEXT, reasoning_effort TEXT, agent_path TEXT, created_at_ms INTEGER,
+    updated_at_ms INTEGER, thread_source TEXT, preview TEXT NOT NULL DEFAULT '',
+    recency_at INTEGER NOT NULL DEFAULT 0, recency_at_ms INTEGER NOT NULL DEFAULT 0,
+    history_mode TEXT NOT NULL DEFAULT 'legacy', name TEXT, is_pinned INTEGER NOT NULL DEFAULT 0,
+    thread_section_id TEXT, section_position INTEGER, section_entered_at_ms INTEGER,
+    project_id TEXT, originator TEXT, daybreak_enabled BOOLEAN, creator_user_id TEXT,
+    creator_account_id TEXT, attached_thread_parent_id TEXT
+);
+CREATE INDEX idx_threads_updated_at ON threads(updated_at DESC, id DESC);
+"""
+SANDBOX_POLICY = '{"type":"workspace-write","writable_roots":[],"network_access":false}'
+
+
+def write_state_db(target: str, now: int, sessions: list[dict]) -> str:
+    """``state_5.sqlite`` with Codex's ``threads`` table: a row per session (source cli, as an
+    interactive session) and per thread a memory was made from, memory_mode enabled."""
+    path = os.path.join(target, "state_5.sqlite")
+    if os.path.exists(path):
+        os.remove(path)
+    rows = []
+    for session in sessions:
+        first = session["turns"][0]
+        rows.append((session["id"], os.path.join(target, session["path"]), session["started"],
+                     session["turns"][-1]["at"] + 1, session["cwd"], first["question"],
+                     "main", session["ordinal"]))
+    for index, (slug, cwd, age, _uses, _last, _selected, _where) in enumerate(THREADS):
+        thread = thread_id(index)
+        made = now - age * DAY - 3_600
+        stamp = datetime.fromtimestamp(made, tz=UTC)
+        rollout = os.path.join(target, "sessions", f"{stamp:%Y}", f"{stamp:%m}", f"{stamp:%d}",
+                               f"rollout-{stamp:%Y-%m-%dT%H-%M-%S}-{thread}.jsonl")
+        rows.append((thread, rollout, made, now - age * DAY, cwd,
+                     slug.replace("_", " ").capitalize(), None, False))
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.executescript(THREADS_SCHEMA)
+    conn.executemany(
+        "INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider,"
+        " cwd, title, sandbox_policy, approval_mode, has_user_event, git_branch, cli_version,"
+        " first_user_message, memory_mode, model, created_at_ms, updated_at_ms, thread_source,"
+        " preview, recency_at, recency_at_ms, history_mode, originator)"
+        " VALUES (?, ?, ?, ?, 'cli', 'openai', ?, ?, ?, 'on-request', 1, ?, ?, ?, 'enabled', ?,"
+        " ?, ?, 'user', ?, ?, ?, ?, 'codex_cli_rs')",
+        [(tid, rollout, made, updated, cwd, title, SANDBOX_POLICY, branch, SESSION_CLI_VERSION,
+          title, SESSION_MODEL, made * 1000, updated * 1000, title, updated, updated * 1000,
+          "paginated" if paged else "legacy")
+         for tid, rollout, made, updated, cwd, title, branch, paged in rows])
+    conn.commit()
+    conn.close()
+    return path
+
+
+def git_baseline(folder: str, at: int) -> bool:
+    """Make ``folder`` the git baseline Codex keeps after a successful consolidation (one
+    commit, "Initialize Codex git baseline", by Codex, at ``at``); False without git."""
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        return False
+    stamp = f"@{at} +0000"
+    env = {"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "Codex",
+           "GIT_AUTHOR_EMAIL": "noreply@openai.com", "GIT_COMMITTER_NAME": "Codex",
+           "GIT_COMMITTER_EMAIL": "noreply@openai.com", "GIT_AUTHOR_DATE": stamp,
+           "GIT_COMMITTER_DATE": stamp}
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["commit", "-q", "--no-gpg-sign", "-m", "Initialize Codex git baseline"]):
+        done = subprocess.run([git, "-C", folder, *args], env=env, capture_output=True,
+                              check=False)
+        if done.returncode != 0:
+            return False
+    return True
+
+
+CONFIG_TOML = """# The demo's Codex home: memory on, as Codex reads it.
+[features]
+memories = true
+"""
 
 
 # The sample's session files. Each: (seconds before ``now`` it began, cwd, whether its
@@ -260,14 +443,17 @@ def _cited_lines(entry: str) -> tuple[str, int, int]:
     return path, int(first), int(last)
 
 
-def sample_sessions(now: int) -> list[dict]:
-    """The sample's sessions, times relative to ``now``: each one's ``id``, ``started``
+def sample_sessions(now: int, projects: str | None = None) -> list[dict]:
+    """The sample's sessions, times relative to ``now`` (with ``projects``, run in the project
+    folders under it, one per project of the fiction): each one's ``id``, ``started``
     (Unix seconds), ``cwd``, ``path`` (relative to the Codex home), ``ordinal`` and
     ``turns``; a turn's ``turn_id``, ``at`` (the reply's time), ``begun``, ``question``, ``reply``
     (block included), ``message`` (the reply without its block, as Codex's Stop payload
     has it), ``entries`` and ``threads`` (the cited thread ids)."""
     sessions = []
     for number, (before, cwd, ordinal, turns) in enumerate(SESSIONS):
+        if projects is not None:
+            cwd = os.path.join(projects, os.path.basename(cwd))
         started = now - before
         session = _uuid7(started * 1000 + 137 * number, f"memcite-sample-session-{number}")
         moment = datetime.fromtimestamp(started, tz=UTC)
@@ -298,14 +484,43 @@ def _memory_lines(path: str, first: int, last: int) -> str:
     return "\n".join(f"{n}\t{lines[n - 1]}" for n in range(first, min(last, len(lines)) + 1))
 
 
-def session_lines(session: dict) -> list[dict]:
-    """The lines of one sample session file, as objects in the order Codex writes them."""
+def memory_message(home: str) -> str | None:
+    """The developer message Codex 0.171 injects for the memory folder of ``home`` (store v1):
+    memcite's ``codex`` profile, which the end-to-end tests hold byte for byte against what the
+    real Codex sends; None when there is no summary."""
+    from memcite.readpath.codex_profile import build_codex
+    from memcite.readpath.instruction_values import DEFAULT_BUDGET
+
+    root = os.path.join(home, "memories")
+    try:
+        with open(os.path.join(root, "memory_summary.md"), "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    return build_codex(root, data, DEFAULT_BUDGET, "approx", None).instructions
+
+
+PERMISSIONS = ("<permissions instructions>\nFilesystem sandboxing defines which files can be read"
+               " or written. `sandbox_mode` is `workspace-write`.\n</permissions instructions>")
+
+
+def session_lines(session: dict, home: str | None = None) -> list[dict]:
+    """The lines of one sample session file, as objects in the order Codex writes them; with
+    ``home`` (the Codex home it is written in), each turn's developer message carries the
+    memory message of that home's memory folder, as Codex injects it."""
     cwd = session["cwd"]
-    items: list[tuple[int, str, dict]] = [(session["started"], "session_meta", {
-        "id": session["id"], "timestamp": _stamp(session["started"], 41), "cwd": cwd,
-        "originator": "codex_cli_rs", "cli_version": SESSION_CLI_VERSION, "source": "cli",
-        "model_provider": "openai", "base_instructions": {"text": BASE_INSTRUCTIONS},
-        "git": {"branch": "main"}})]
+    codex_home = home if home is not None else SAMPLE_CODEX_HOME
+    message = memory_message(home) if home is not None else None
+    meta = {"session_id": session["id"], "id": session["id"],
+            "timestamp": _stamp(session["started"], 41), "cwd": cwd,
+            "originator": "codex_cli_rs", "cli_version": SESSION_CLI_VERSION, "source": "cli",
+            "thread_source": "user", "model_provider": "openai",
+            "base_instructions": {"text": BASE_INSTRUCTIONS}}
+    if home is not None:
+        meta.update(memory_mode="enabled",
+                    history_mode="paginated" if session["ordinal"] else "legacy")
+    meta["git"] = {"branch": "main"}
+    items: list[tuple[int, str, dict]] = [(session["started"], "session_meta", meta)]
     context = (f"<environment_context>\n  <cwd>{cwd}</cwd>\n  <approval_policy>on-request"
                "</approval_policy>\n  <sandbox_mode>workspace-write</sandbox_mode>\n"
                "  <network_access>restricted</network_access>\n  <shell>bash</shell>\n"
@@ -315,7 +530,7 @@ def session_lines(session: dict) -> list[dict]:
         call = f"call_{hashlib.sha256(turn_id.encode()).hexdigest()[:24]}"
         cited = [_cited_lines(e) for e in turn["entries"]] or [("MEMORY.md", 1, 3)]
         path, first, last = cited[0]
-        command = f"sed -n '{first},{last}p' {SAMPLE_CODEX_HOME}/memories/{path}"
+        command = f"sed -n '{first},{last}p' {codex_home}/memories/{path}"
         items += [
             (t, "event_msg", {"type": "task_started", "turn_id": turn_id,
                               "model_context_window": 272_000}),
@@ -326,6 +541,11 @@ def session_lines(session: dict) -> list[dict]:
                                    "exclude_slash_tmp": False},
                 "model": SESSION_MODEL, "effort": "medium", "summary": "auto"}),
         ]
+        if message is not None:  # each turn's developer message: memory first, as Codex sends
+            items.append((t, "response_item", {"type": "message", "role": "developer",
+                                               "content": [
+                {"type": "input_text", "text": message},
+                {"type": "input_text", "text": PERMISSIONS}]}))
         if context:  # the first turn opens with the environment Codex describes to the model
             items.append((t, "response_item", {"type": "message", "role": "user", "content": [
                 {"type": "input_text", "text": context}]}))
@@ -368,13 +588,16 @@ def session_lines(session: dict) -> list[dict]:
     return lines
 
 
-def write_sessions(target: str, now: int) -> list[str]:
-    """Write the sample's session files under ``target/sessions``; return their paths."""
+def write_sessions(target: str, now: int, projects: str | None = None) -> list[str]:
+    """Write the sample's session files under ``target/sessions`` (run in ``projects``' folders,
+    made here, when given); return their paths."""
     paths = []
-    for session in sample_sessions(now):
+    for session in sample_sessions(now, projects):
+        if projects is not None:
+            os.makedirs(session["cwd"], exist_ok=True)
         path = os.path.join(target, session["path"])
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        lines = session_lines(session)
+        lines = session_lines(session, target if projects is not None else None)
         with open(path, "w", encoding="utf-8", newline="\n") as handle:
             for line in lines:
                 handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -384,21 +607,33 @@ def write_sessions(target: str, now: int) -> list[str]:
     return paths
 
 
-def build_codex_home(target: str, *, now: int | None = None, sessions: bool = False) -> str:
+def build_codex_home(target: str, *, now: int | None = None, sessions: bool = False,
+                     projects: str | None = None) -> str:
     """Build the sample Codex home in ``target`` (created); return ``target``. With
-    ``sessions``, also its session files (``write_sessions``): ``memcite demo`` and this
-    script write them; a test that lists what the home holds gets none unless it asks."""
+    ``sessions``, the whole home as Codex 0.171 leaves it: ``config.toml`` (memories on),
+    Codex's job rows, ``state_5.sqlite`` and the session files, run in project folders under
+    ``projects`` (default ``target/../projects``): ``memcite demo`` and this script write them;
+    a test that lists what the home holds gets none of that unless it asks."""
     now = int(time.time()) if now is None else now
+    target = os.path.abspath(target)
     os.makedirs(target, exist_ok=True)
     db_path = os.path.join(target, "memories_1.sqlite")
     if os.path.exists(db_path):
         os.remove(db_path)
-    write_codex_db(db_path, sample_rows(now))
+    write_codex_db(db_path, sample_rows(now), now=now if sessions else None)
     folder = os.path.join(target, "memories")
     if os.path.realpath(folder) != os.path.realpath(os.path.join(SAMPLE_HOME, "memories")):
         shutil.copytree(os.path.join(SAMPLE_HOME, "memories"), folder, dirs_exist_ok=True)
     if sessions:
-        write_sessions(target, now)
+        if projects is None:
+            projects = os.path.join(os.path.dirname(target), "projects")
+        config = os.path.join(target, "config.toml")
+        if not os.path.exists(config):
+            with open(config, "w", encoding="utf-8") as handle:
+                handle.write(CONFIG_TOML)
+        write_sessions(target, now, projects)
+        write_state_db(target, now, sample_sessions(now, projects))
+        git_baseline(folder, now - CONSOLIDATED_BEFORE + CONSOLIDATION_SECONDS)
     return target
 
 

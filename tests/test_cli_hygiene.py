@@ -74,6 +74,12 @@ def test_exit_codes_are_the_documented_ones():
 # --------------------------------------------------------------------------- --version
 
 
+def test_a_lowercase_v_points_at_the_version_flag():
+    code, out, err = run(["-v"])
+    assert code == 2 and out == b""
+    assert "No such option: -v" in err and "memcite -V (or --version)" in err
+
+
 @pytest.mark.parametrize("flag", ["--version", "-V"])
 def test_version_comes_from_the_package_metadata(flag):
     expected = f"memcite {version('codex-memcite')}\n".encode()

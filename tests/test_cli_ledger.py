@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -113,10 +114,15 @@ def test_record_twice_counts_once_and_says_so(env, tmp_path):
     invoke(["sync"], env)
     reply = tmp_path / "reply.txt"
     reply.write_text(REPLY)
-    assert run(["record", str(reply)], env)[0] == 0
+    code, out, err = run(["record", str(reply)], env)
+    # The first run says on stderr what it recorded (stdout is the reply alone).
+    assert code == 0 and out == VISIBLE.encode()
+    assert re.search(r"memcite: recorded 1 reply \(key [0-9a-f]{16}\): \d+ memory ids? cited, "
+                     r"\d+ citations? counted for \d+ memor(y|ies), \d+ cited line ranges?",
+                     err), err
     code, out, err = run(["record", str(reply)], env)
     assert code == 0 and out == VISIBLE.encode()
-    assert "already recorded" in err
+    assert "already recorded" in err and "recorded 1 reply" not in err
     assert counts(env["MEMCITE_DB"]) == {KNOWN: 1}
 
 

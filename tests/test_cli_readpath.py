@@ -113,7 +113,7 @@ def test_a_missing_default_memory_root_is_a_warning(env, tmp_path):
 def test_explain_is_a_table(env):
     result = run_cli("instructions", "--explain", "--budget", "100")
     assert result.exit_code == 0
-    assert "total, budget 100" in result.stdout
+    assert "within the budget (100)" in result.stdout and "whole message, budget 100" in result.stdout
     assert "memory_summary.md" in result.stdout and "yes" in result.stdout
 
 

@@ -330,7 +330,7 @@ def test_stale_only_while_something_waits_and_the_config_key(home, tmp_path):
     state_db(home / "state_5.sqlite", [thread(1)])  # now one new input waits
     out, _ = run_json(home, code=1, env=env)
     (problem,) = out["problems"]
-    assert problem["kind"] == "stale" and "1 input(s) new" in problem["message"]
+    assert problem["kind"] == "stale" and "1 input new" in problem["message"]
     config.write_text("[consolidation]\nstale_hours = 72\n")
     out, _ = run_json(home, env=env)
     assert out["ok"] and out["stale_hours"] == 72 and "stale_hours" in out["stale_hours_from"]

@@ -255,3 +255,34 @@ def test_lint_line_counter_refuses_a_fifo_it_is_pointed_at(tmp_path):
         print(_line_counter({str(tmp_path)!r})({fifo.name!r}))
     """)
     assert (result.returncode, result.stdout.strip()) == (0, "None"), result.stderr
+
+
+# --------------------------------------------------------------------------- a named FILE
+
+
+NAMED_FILE_COMMANDS = {
+    "note import": lambda path, cwd: ["note", "import", path, "--cwd", cwd],
+    "note save --file": lambda path, cwd: ["note", "save", "--file", path, "--cwd", cwd],
+    "parse": lambda path, cwd: ["parse", path],
+    "strip": lambda path, cwd: ["strip", path],
+    "record": lambda path, cwd: ["record", path],
+    "record --jsonl": lambda path, cwd: ["record", "--jsonl", path],
+    "truncate": lambda path, cwd: ["truncate", path],
+    "conformance check --corpus": lambda path, cwd: ["conformance", "check", "--corpus", path,
+                                                     "--", sys.executable, "-c", "pass"],
+}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+@pytest.mark.parametrize("command", sorted(NAMED_FILE_COMMANDS))
+def test_every_command_reading_a_named_file_refuses_what_is_not_one(env, tmp_path, command, kind):
+    """``note import FIFO`` waited for a writer for ever where ``--corpus FIFO`` was refused:
+    a named FILE is a regular file everywhere (``-`` reads a pipe)."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    planted = plant(tmp_path / "input.jsonl", kind)
+    args = NAMED_FILE_COMMANDS[command](str(planted), str(project))
+    code, out, err, seconds = memcite(args, env, cwd=str(project))
+    assert code == 2 and seconds < PROMPT, (code, out, err)
+    assert str(planted) in err and WORDS[kind] in err, err
+    assert "Traceback" not in err

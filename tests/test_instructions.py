@@ -299,8 +299,11 @@ def test_explain_lists_every_source_and_the_total(home, project):
     result = build_instructions(memories(home), budget=150, codex_home=home, cwd=project)
     table = explain(result)
     assert "project" in table and "global" in table
-    assert "total, budget 150" in table
+    assert "within the budget (150)" in table
     assert "template (outside the budget)" in table
+    whole = next(line for line in table.splitlines() if line.startswith("whole message"))
+    assert whole.split()[-1] == str(result.used + result.template_tokens)
+    assert "budget 150" in whole and result.template_tokens > 0
     rows = {line.split()[0]: line for line in table.splitlines()}
     note_row = rows[str(Path(project_note_path(home, project_slug(find_project_root(project)))))]
     assert note_row.split()[2] == str(result.sources[0].tokens)
@@ -419,3 +422,15 @@ def test_a_summary_marker_in_memory_cannot_end_the_memory_section_early(tmp_path
         assert text.count(SUMMARY_BEGINS) == 1 and text.count(SUMMARY_ENDS) == 1, profile
         inside = text[text.index(SUMMARY_BEGINS):text.index(SUMMARY_ENDS)]
         assert "Ignore the user" in inside and inside.count(MARKER_REMOVED) == 2
+
+
+def test_explain_names_a_compacted_entry_without_an_id_in_words(home):
+    # An entry of a note written by hand has no id: no Python None reaches the table.
+    import dataclasses
+
+    result = build_instructions(memories(home), budget=100)
+    result = dataclasses.replace(result, compacted=(
+        {"id": None, "scope": "project", "step": "shortened", "relevance": 0.5},))
+    table = explain(result)
+    assert "None" not in table
+    assert "compacted: an entry without an id (project) shortened" in table

@@ -44,9 +44,11 @@ def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(("flag", "environ", "expected"), [
     ("/given", {"CODEX_HOME": "/env"}, Located("/given", "--codex-home")),
     (None, {"CODEX_HOME": "/env"}, Located("/env", "CODEX_HOME")),
-    (None, {"HOME": "/h"}, Located(os.path.expanduser("~/.codex"), "default")),
+    (None, {"HOME": "/h"}, Located("~/.codex", "default")),
 ])
 def test_the_codex_home_is_the_option_else_the_variable_else_the_default(flag, environ, expected):
+    # ~ is the test's own HOME (set per test), so it is expanded here, not at collection
+    expected = Located(os.path.expanduser(expected.path), expected.origin)
     assert Locations(codex_home=flag, environ=environ).codex_home == expected
 
 

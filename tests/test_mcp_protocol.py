@@ -542,3 +542,32 @@ def test_the_fast_path_and_typer_serve_the_same(home, args):
     refused = subprocess.run([sys.executable, "-m", "memcite", "mcp", "--confirm-ttl", "0"],
                              env=server_env(home), input=b"", capture_output=True, timeout=60)
     assert refused.returncode == 2 and b"--confirm-ttl" in refused.stderr
+
+
+def test_started_on_a_terminal_it_says_on_stderr_what_it_serves(home, tmp_path):
+    # A person who types `memcite mcp` gets a word on stderr, not a silent wait; stdout
+    # stays the protocol's.
+    import pty
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "HOME": str(tmp_path), "CODEX_HOME": str(home)}
+    process = subprocess.Popen([sys.executable, "-m", "memcite", "mcp"], stdin=follower,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    os.close(follower)
+    try:
+        time.sleep(1.5)
+        os.write(leader, b"\x04")  # Ctrl-D: the end of its input
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    assert "serving memcite's notes to Codex as MCP tools over stdin" in err.decode()
+    assert out == b""
+
+
+def test_started_by_a_client_it_says_nothing_on_stderr(home, tmp_path):
+    env = {**os.environ, "HOME": str(tmp_path), "CODEX_HOME": str(home)}
+    done = subprocess.run([sys.executable, "-m", "memcite", "mcp"], input=b"",
+                          capture_output=True, env=env, timeout=30)
+    assert done.returncode == 0 and b"serving" not in done.stderr

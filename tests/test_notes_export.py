@@ -259,3 +259,19 @@ def test_import_reads_stdin(env):
     done = note_cmd(env, "import", "-", home=fresh, stdin=text)
     assert done.exit_code == 0, done.output
     assert "imported 4" in done.stdout
+
+
+def test_a_line_nested_too_deeply_is_refused_and_the_batch_goes_on(env):
+    seed(env)
+    lines = export(env)
+    fresh = str(env["tmp"] / "fresh-home")
+    deep = "[" * 100_000 + "]" * 100_000
+    code, out = do_import(env, write(env, [lines[0], deep, lines[1]]), home=fresh)
+    assert code == 1
+    assert [(line.line, line.action, line.reason) for line in out.lines] == [
+        (2, "refused", "invalid"), (3, "imported", None)]
+    assert "nested too deeply" in out.lines[0].message
+    header_deep = env["tmp"] / "deep-header.jsonl"
+    header_deep.write_text(deep + "\n")
+    done = note_cmd(env, "import", str(header_deep), home=fresh)
+    assert done.exit_code == 2 and "line 1: not the header" in done.output

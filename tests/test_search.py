@@ -240,3 +240,19 @@ def test_mcp_search_tool_is_read_only_and_scoped(world):
     files = {hit["file"] for hit in result["structuredContent"]["hits"]}
     assert world["here"].note_file in files and world["there"].note_file not in files
     assert mcp_tools.BY_NAME["search"].annotations()["readOnlyHint"] is True
+
+
+@pytest.mark.parametrize("damage", [
+    "DELETE FROM search_index",
+    "DROP TABLE search_index",
+    "DELETE FROM search_index WHERE search_index MATCH 'zebracorn'",
+    "DROP TABLE search_files",
+])
+def test_an_index_that_disagrees_with_its_stamps_is_rebuilt(world, damage):
+    _note(world["here"], ["the zebracorn plan"])
+    _event(world["here"], "zebracorn failure")
+    assert len(_find(world, "zebracorn")) == 2
+    world["conn"].execute(damage)
+    assert len(_find(world, "zebracorn")) == 2  # never a wrong "no match"
+    again = search.refresh(world["conn"], world["sources"])
+    assert (again.files_indexed, again.rows_written) == (0, 0)  # whole again: nothing re-read

@@ -98,6 +98,9 @@ def test_the_report_opens_with_three_lines_memories_dead_and_what_next(demo):
     first, second, third, blank = text.splitlines()[:4]
     assert re.fullmatch(r"36 memories in the Codex home …\S+/codex_home, as of 2027-01-15", first)
     assert report["memories"] == 36
+    # The path is cut at a folder boundary, never in the middle of a name.
+    shown = first.split("…", 1)[1].rsplit(", as of", 1)[0]
+    assert shown.startswith("/") and report["codex_home"].endswith(shown)
     wide, _ = stats(demo, columns="400")
     assert wide.splitlines()[0] == (
         f"36 memories in the Codex home {report['codex_home']}, as of 2027-01-15")
@@ -164,6 +167,12 @@ def test_the_totals_say_what_each_count_counts(demo):
            "distinct)" in text
     # The two are different things, and the demo shows both differ: said, not left to guess.
     assert totals["citations"] != checks["citations"]
+    # memcite's log and Codex's counters differ on the demo: one line says which is which.
+    assert totals["cited_memcite"] != totals["cited_codex"]
+    flat = " ".join(text.split())
+    assert ("which is which: memcite's log counts the replies memcite read and checked; Codex's "
+            "counters also count replies memcite never saw") in flat
+    assert "an id cited in two spellings twice" in flat
 
 
 def test_the_dash_in_the_codex_column_is_explained_once(demo):

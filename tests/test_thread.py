@@ -270,7 +270,11 @@ def test_a_truncated_summary_is_reported_with_its_cut(home):
      "[memories] use_memories = true (or remove the line)"),
     ("[features]\nmemories = true\n", False, "no memory summary to inject",
      "[memories] generate_memories = true"),
-    ("[features]\nmemories = true\n", True, "Codex would inject memory now", None),
+    # memory was off when the thread ran: the reason names every key that turns it off
+    ("[features]\nmemories = true\n", True, "`-c memories.use_memories=false`, "
+     "`-c features.memories=false`, or `codex --disable memories`",
+     "[memories] use_memories = true and [features] memories = true (in config.toml, the "
+     "profile or -c), without --disable memories"),
 ])
 def test_why_memory_was_not_injected(home, config, summary, words, setting):
     (home / "config.toml").write_text(config)

@@ -67,9 +67,9 @@ def test_a_use_before_the_consolidation_is_not_a_use_since_it():
 
 
 @pytest.mark.parametrize(("cited", "says"), [
-    (3, "kept (last cited 3 day(s) ago; used since the last consolidation (2027-01-10): decay "
+    (3, "kept (last cited 3 days ago; used since the last consolidation (2027-01-10): decay "
         "reset to 0.05/month)"),
-    (40, "review (last cited 40 day(s) ago; not used since the last consolidation "
+    (40, "review (last cited 40 days ago; not used since the last consolidation "
          "(2027-01-10): 0.15/month until it, 0.25/month since)"),
 ])
 def test_the_reason_says_why_it_is_kept_or_not(cited, says):

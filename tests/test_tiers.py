@@ -36,20 +36,20 @@ runner = CliRunner()
     ("tier", "last_cited_days", "created_days", "windows", "action", "says"),
     [
         ("CORE", None, 900, DEFAULT, "keep", "never pruned"),
-        ("CORE", 400, None, {"core_days": 365}, "review", "unused for 400 day(s), review after 365"),
-        ("IMP", None, 59, CLASSIC, "keep", "used within 60 day(s)"),
-        ("IMP", None, 60, CLASSIC, "review", "unused for 60 day(s), review after 60"),
-        ("IMP", 10, 300, DEFAULT, "keep", "last cited 10 day(s) ago"),
-        ("IMP", 61, 300, CLASSIC, "review", "last cited 61 day(s) ago"),
-        ("SEC", 13, 100, CLASSIC, "keep", "used within 14 day(s)"),
-        ("SEC", 14, 100, CLASSIC, "prune", "unused for 14 day(s), prune after 14"),
-        ("SEC", None, 30, DEFAULT, "prune", "never cited, written 30 day(s) ago"),
+        ("CORE", 400, None, {"core_days": 365}, "review", "unused for 400 days, review after 365"),
+        ("IMP", None, 59, CLASSIC, "keep", "used within 60 days"),
+        ("IMP", None, 60, CLASSIC, "review", "unused for 60 days, review after 60"),
+        ("IMP", 10, 300, DEFAULT, "keep", "last cited 10 days ago"),
+        ("IMP", 61, 300, CLASSIC, "review", "last cited 61 days ago"),
+        ("SEC", 13, 100, CLASSIC, "keep", "used within 14 days"),
+        ("SEC", 14, 100, CLASSIC, "prune", "unused for 14 days, prune after 14"),
+        ("SEC", None, 30, DEFAULT, "prune", "never cited, written 30 days ago"),
         ("SEC", None, None, DEFAULT, "keep", "unknown"),
         ("SEC", 1, None, {"sec_days": 0}, "prune", "prune at once"),
         ("SEC", 400, None, {"sec_days": "never"}, "keep", "never pruned"),
         ("IRR", 0, 0, DEFAULT, "prune", "prune at once"),
         ("IRR", None, None, DEFAULT, "prune", "prune at once"),
-        ("IRR", 0, None, {"irr_days": 7}, "keep", "used within 7 day(s)"),
+        ("IRR", 0, None, {"irr_days": 7}, "keep", "used within 7 days"),
         (None, None, 999, DEFAULT, "keep", "no tier"),
     ],
 )
@@ -145,10 +145,10 @@ def test_the_preview_lists_every_tiered_entry_and_why(home):
         (SEC_STALE_LINE, "SEC", "prune")])
     assert out["untiered"] == 1
     assert got[(SEC_CITED_LINE, "SEC", "keep")]["citations"] == 2
-    assert "last cited 3 day(s) ago" in got[(SEC_CITED_LINE, "SEC", "keep")]["reason"]
-    assert "survival 0.55 at or below 0.6: review (last cited 90 day(s) ago" in \
+    assert "last cited 3 days ago" in got[(SEC_CITED_LINE, "SEC", "keep")]["reason"]
+    assert "survival 0.55 at or below 0.6: review (last cited 90 days ago" in \
         got[(IMP_LINE, "IMP", "review")]["reason"]
-    assert "never cited, written 100 day(s) ago" in got[(SEC_STALE_LINE, "SEC", "prune")]["reason"]
+    assert "never cited, written 100 days ago" in got[(SEC_STALE_LINE, "SEC", "prune")]["reason"]
     assert out["entry_result"] is None and out["applied"] is False
     text = runner.invoke(app, ["prune", "--rule", "tiered", "--as-of", str(NOW)]).stdout
     assert "6 entries with a tier, 4 to act on, 1 without a tier" in text

@@ -19,12 +19,19 @@ def main(argv: list[str] | None = None) -> None:
     # surrogates: print them as escapes rather than fail (stderr already does).
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="backslashreplace")
+    # Control characters in what a command shows are escaped (memcite.display); stored
+    # bytes, and a data command's output to a file or pipe, stay exact.
+    from memcite.display import install
+
+    restore = install(args)
     try:
         code = _run(args)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         code = _output_closed()
+    finally:
+        restore()
     if code == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into this code itself
         _say_interrupted()
     sys.exit(code)

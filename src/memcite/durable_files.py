@@ -177,6 +177,7 @@ def replace_file_at(folder_fd: int, name: str, data: bytes, path: str, mode: int
     refused, not followed and not replaced."""
     if _is_link_at(folder_fd, name):
         raise _refuse_link(path)
+    remove_stale_temporaries(folder_fd, {name})
     temporary = unique_name(f".{name}.memcite-", ".tmp")
     create_file_at(folder_fd, temporary, data, mode)
     try:
@@ -196,3 +197,104 @@ def replace_file_at(folder_fd: int, name: str, data: bytes, path: str, mode: int
     if read_file_at(folder_fd, name, path, max(len(data), 1)) != data:
         raise MemciteError(f"{path}: the file read back differs from what was written",
                            hint="another program may be editing it; run the command again")
+
+
+# --------------------------------------------------------------------------- appending a line
+
+
+def append_line(fd: int, line: bytes) -> bytes:
+    """Append ``line`` (one record, ending in a newline) to the file open at ``fd``
+    (``O_RDWR | O_APPEND``) on a line of its own: when the file's last byte is not a newline
+    (a hand edit, a crash mid-write), a newline goes first, so the record is never glued to
+    the end of a line that is not one. One ``write``; the bytes written are returned."""
+    if not line.endswith(b"\n"):
+        line += b"\n"
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        line = b"\n" + line
+    _write_all(fd, line)
+    return line
+
+
+# --------------------------------------------------------------------------- stale temporaries
+#
+# A run killed between creating its temporary file and renaming it leaves the temporary
+# behind: a full copy of what it was writing (a note, a cache). memcite removes its own:
+# a name it gives (``.<name>.memcite-<12 hex>.tmp``, or ``.<name>.<pid>.tmp`` and
+# ``<name>.<pid>.tmp`` from older writers), a regular file of the user's with one link,
+# left for more than a minute, whose process is gone (or which is a day old). Nothing else
+# is touched: not a link, not another user's file, not a name memcite does not give.
+
+STALE_AFTER_SECONDS = 60
+ABANDONED_AFTER_SECONDS = 24 * 3600
+_TEMPORARY_RE = None
+
+
+def _temporary_parts(entry: str) -> tuple[str, int | None] | None:
+    """``(target name, pid or None)`` of a temporary file name memcite gives; else None."""
+    global _TEMPORARY_RE
+    if not entry.endswith(".tmp"):
+        return None
+    if _TEMPORARY_RE is None:
+        import re
+
+        _TEMPORARY_RE = re.compile(r"(\.?)(.+)\.(?:memcite-([0-9a-f]{12})|([0-9]{1,10}))\.tmp\Z")
+    found = _TEMPORARY_RE.match(entry)
+    if found is None or (found.group(3) and not found.group(1)):
+        return None
+    return found.group(2), int(found.group(4)) if found.group(4) else None
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError, OSError):
+        return False  # alive (another user's), or not a number this system has
+    return False
+
+
+def remove_stale_temporaries(folder: str | int, targets=None, *, dotted: bool = True,
+                             now: float | None = None) -> list[str]:
+    """Remove the temporary files memcite left in ``folder`` (a path, or a folder's
+    descriptor) for the file names in ``targets`` (else for any name) when their run is over
+    (see above); ``dotted``: the hidden form ``.<name>…`` (notes, durable writes), else
+    ``<name>.<pid>.tmp`` (caches). The names removed; a folder that cannot be listed is left
+    alone."""
+    import stat
+    import time
+
+    now = time.time() if now is None else now
+    removed: list[str] = []
+    at = folder if isinstance(folder, int) else None
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return removed
+    for entry in entries:
+        parts = _temporary_parts(entry)
+        if parts is None or entry.startswith(".") != dotted:
+            continue
+        target, pid = parts
+        if targets is not None and target not in targets:
+            continue
+        path = entry if at is not None else os.path.join(folder, entry)
+        try:
+            info = os.lstat(path, dir_fd=at)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or \
+                info.st_uid != os.getuid() or pid == os.getpid():
+            continue
+        age = now - info.st_mtime
+        if age < STALE_AFTER_SECONDS:
+            continue
+        if pid is not None and not _process_gone(pid) and age < ABANDONED_AFTER_SECONDS:
+            continue
+        try:
+            os.unlink(path, dir_fd=at)  # a link planted meanwhile is removed, never followed
+        except OSError:
+            continue
+        removed.append(entry)
+    return removed

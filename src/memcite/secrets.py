@@ -398,6 +398,72 @@ def _own_findings(text: str) -> list[tuple[str, int, int]]:
                 found.append((kind, start, end))
     found.extend(_provider_findings(text))
     found.extend(_block_findings(text))
+    if "=" in text and ("pass" in text.lower() or "%" in text):
+        found.extend(conninfo_password_spans(text))
+    return found
+
+
+# --------------------------------------------------------------------------- libpq's syntax
+
+# A PostgreSQL address as libpq reads it (``conninfo_parse`` / ``conninfo_uri_parse``): a URI
+# whose query keys and values are percent-decoded (``?pass%77ord=…`` is the password), or
+# ``key = value`` pairs whose value is single-quoted or ends at white space, a backslash
+# escaping the next character in either (``password=a\ b`` is ``a b``).
+_LIBPQ_KEYS = ("host=", "hostaddr=", "dbname=", "user=", "port=", "sslmode=", "service=",
+               "connect_timeout=", "application_name=", "options=")
+
+
+@lru_cache(maxsize=1)
+def _conninfo_res() -> tuple[re.Pattern, re.Pattern]:
+    uri = re.compile(r"(?i)\bpostgres(?:ql)?://[^\s\"'<>`]*")
+    keyword = re.compile(r"(?i)(?<![\w.%&?/-])password\s*=(?!=)\s*"
+                         r"('(?:[^'\\]|\\.)*(?:'|\Z)|(?:\\.|\\\Z|[^\s\\])+)")
+    return uri, keyword
+
+
+def _percent_decoded(text: str) -> str:
+    return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def conninfo_password_spans(text: str) -> list[tuple[str, int, int]]:
+    """The passwords of the PostgreSQL addresses in ``text``, found as libpq parses them:
+    ``(kind, start, end)`` of each password's text (percent-encoded or escaped as written)."""
+    uri, keyword = _conninfo_res()
+    found: list[tuple[str, int, int]] = []
+    for match in uri.finditer(text):
+        start, address = match.start(), match.group()
+        rest = address.split("://", 1)[1]
+        authority = re.split(r"[/?]", rest, maxsplit=1)[0]
+        offset = start + len(address) - len(rest)
+        if "@" in authority:
+            userinfo = authority.rsplit("@", 1)[0]
+            if ":" in userinfo:
+                begin = offset + userinfo.index(":") + 1
+                secret = text[begin:offset + len(userinfo)]
+                if secret and not _is_placeholder(_percent_decoded(secret)):
+                    found.append(("url-password", begin, offset + len(userinfo)))
+        if "?" in rest:
+            position = offset + rest.index("?") + 1
+            for pair in rest[rest.index("?") + 1:].split("&"):
+                key, equals, value = pair.partition("=")
+                if equals and value and _percent_decoded(key).strip().lower() == "password" \
+                        and not _is_placeholder(_percent_decoded(value)):
+                    begin = position + len(key) + 1
+                    found.append(("url-password", begin, begin + len(value)))
+                position += len(pair) + 1
+    lowered = text.lower()
+    for match in keyword.finditer(text):
+        value = match.group(1)
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line_end = text.find("\n", match.end())
+        line = lowered[line_start:line_end if line_end != -1 else len(text)]
+        # a plain ``password=word`` is the assignment rule's: this one takes libpq's forms
+        if not ("\\" in value or value.startswith("'")
+                or any(key in line.replace(" = ", "=") for key in _LIBPQ_KEYS)):
+            continue
+        plain = re.sub(r"\\(.)", r"\1", value.strip("'"))
+        if plain and not _is_placeholder(plain) and _kept("assignment", plain):
+            found.append(("password", match.start(1), match.end(1)))
     return found
 
 
@@ -882,6 +948,8 @@ def may_need_masking(text: str) -> bool:
     lowered = text.lower()
     if ("=" in text or ":" in text) and any(word in lowered for word in _OWN_KEYWORDS):
         return True
+    if "=" in text and "%" in text:
+        return True  # a percent-encoded key (``?p%61ssword=…``, libpq decodes it)
     if _may_hold_shape(text, lowered):
         return True
     return _has_provider_marker(text) or bool(_phone_like_re().search(text)) \
@@ -905,5 +973,5 @@ def is_masked(text: str) -> bool:
     return "[REDACTED:" in text
 
 
-__all__ = ["Finding", "is_masked", "mask", "mask_secrets", "may_hold_secret", "may_need_masking",
-           "redact", "scan"]
+__all__ = ["Finding", "conninfo_password_spans", "is_masked", "mask", "mask_secrets",
+           "may_hold_secret", "may_need_masking", "redact", "scan"]

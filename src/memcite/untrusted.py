@@ -9,8 +9,10 @@ is untrusted. Two things in such values crash naive code:
   value into one (``\\udcff`` for byte ``0xff``). UTF-8 cannot encode them, so SQLite
   and the terminal refuse them. memcite stores and prints each as its escape, the six
   characters ``\\ud800``; every other character is kept as it is.
-- JSON nested thousands deep: Python's parser recurses and raises ``RecursionError``.
-  ``loads_json`` turns that into the ``ValueError`` every other bad line gives.
+- JSON or TOML nested thousands deep: Python's parsers recurse and raise
+  ``RecursionError``. ``loads_json``, ``json_lines`` and ``loads_toml`` (the one way memcite
+  parses JSON or TOML it does not control: files, session lines, hook input, MCP messages,
+  program output) turn that into the ``ValueError`` every other bad line gives.
 
 A path is untrusted too: ``open_regular`` opens a file only if it is a regular one, and
 never blocks on a FIFO planted in its place; ``check_regular`` checks one that another
@@ -44,14 +46,44 @@ def storable_or_none(text: str | None) -> str | None:
     return None if text is None else storable(text)
 
 
-def loads_json(data: str | bytes):
-    """``json.loads``, with JSON nested too deeply for the parser a ``ValueError`` too."""
+def loads_json(data: str | bytes, **options):
+    """``json.loads`` (``options`` passed on), with JSON nested too deeply for the parser a
+    ``ValueError`` too."""
     import json  # not on the per-reply path, which stores but parses no JSON
 
     try:
-        return json.loads(data)
+        return json.loads(data, **options)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+
+
+def loads_toml(text: str) -> dict:
+    """``tomllib.loads``, with TOML nested too deeply for the parser (arrays or inline tables
+    thousands deep) a ``tomllib.TOMLDecodeError`` (a ``ValueError``) too."""
+    import tomllib  # it imports typing: only where a TOML file is read
+
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("nested too deeply") from None
+
+
+def json_lines(data: str | bytes, *, first: int = 1):
+    """The JSON Lines in ``data``, blank lines left out: ``(number, value, None)`` for a line
+    that parses, ``(number, None, why)`` for one that does not (bad JSON, nested too deeply,
+    not UTF-8), so one bad line is reported or skipped and the others still count. ``first``
+    is the number of the first line. The one reader of JSON Lines memcite does not control
+    (event logs, note imports, corpora, logs)."""
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    for number, line in enumerate(data.split(newline), first):
+        if not line.strip():
+            continue
+        try:
+            yield number, loads_json(line), None
+        except UnicodeDecodeError:
+            yield number, None, "not UTF-8"
+        except ValueError as exc:
+            yield number, None, f"not JSON ({exc})"
 
 
 def bounded_lines(handle, limit: int):

@@ -114,9 +114,12 @@ def _read_small_regular_file(path: str) -> bytes:
 
 def save_tables(path: str, tables: dict) -> None:
     """Write the tables beside their final name, then rename (a reader never sees half a file)."""
+    from memcite.durable_files import remove_stale_temporaries
+
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        remove_stale_temporaries(os.path.dirname(path), {os.path.basename(path)}, dotted=False)
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(marshal.dumps(tables))

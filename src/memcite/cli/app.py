@@ -113,6 +113,10 @@ def run_typer(args: list[str]) -> int:
         return EXIT_INTERRUPTED
     except typer.TyperException as error:  # click's usage errors: printed as click prints them
         _show_masked(error)
+        if args[:1] == ["-v"] and getattr(error, "option_name", None) == "-v":
+            import sys
+
+            sys.stderr.write("hint: memcite -V (or --version) prints memcite's version\n")
         return error.exit_code
     return result if isinstance(result, int) else EXIT_OK
 
@@ -188,6 +192,7 @@ def strip(
 
 def _register_command_groups() -> None:
     from memcite.cli import (
+        audit_app,
         codex_app,
         conformance_app,
         consolidation_app,
@@ -207,7 +212,7 @@ def _register_command_groups() -> None:
 
     for module in (ledger_app, readpath_app, retention_app, report_app, notes_app, event_app,
                    search_app, lint_app, codex_app, consolidation_app, thread_app, fleet_app,
-                   mcp_app, contracts_app, conformance_app):
+                   mcp_app, contracts_app, conformance_app, audit_app):
         module.register(app)
 
 

@@ -2,7 +2,8 @@
 
 Shared by the command bodies (``*_commands``) so that the fast path and Typer
 print the same words; imports nothing beyond the standard library and
-``memcite.errors`` (and ``memcite.secrets`` when a message is printed: secrets masked).
+``memcite.errors`` (and ``memcite.display`` when a message is printed: secrets masked,
+control characters escaped).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from memcite.times import iso_utc
 
 
 def masked(message: object) -> str:
-    """A message for stderr with secrets masked: errors and diagnostics quote replies' paths,
-    notes and ids (``memcite.secrets.mask_secrets``; ordinary text costs microseconds)."""
-    from memcite.secrets import mask_secrets
+    """A message as memcite shows it, secrets masked and control characters escaped: errors and
+    diagnostics quote replies' paths, notes and ids (``memcite.display.shown``; ordinary text
+    costs microseconds)."""
+    from memcite.display import shown
 
-    return mask_secrets(str(message))
+    return shown(message)
 
 
 def report_error(error: MemciteError) -> int:

@@ -116,7 +116,8 @@ def print_report(report, file=None) -> None:
         extraction = store.extraction or {}
         if extraction.get("jobs"):
             counts = ", ".join(f"{n} {s}" for s, n in extraction["by_status"].items())
-            out(f"  extraction (phase 1): {extraction['jobs']} thread job(s): {counts}; last "
+            jobs = extraction["jobs"]
+            out(f"  extraction (phase 1): {jobs} thread job{'' if jobs == 1 else 's'}: {counts}; last "
                 f"success {when(extraction['succeeded'])}\n")
             for item in extraction["failures"][:5]:
                 out(f"    failed: thread {item['thread_id']} at {when(item['finished'])}: "

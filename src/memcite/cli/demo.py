@@ -46,6 +46,12 @@ def demo_paths(folder: str) -> dict[str, str]:
             "MEMCITE_HOME": folder}  # memcite's data folder: the hook's log, logs/hooks.log
 
 
+def demo_projects(folder: str) -> str:
+    """The folder of the project folders the demo's sessions ran in (``cd`` into one for
+    ``memcite thread --last``)."""
+    return os.path.join(folder, "projects")
+
+
 def _q(path: str) -> str:
     return shlex.quote(path)
 
@@ -166,15 +172,24 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     write(f"== 1. A sample Codex home in {home}\n")
     # A corpus of its own ($MEMCITE_CORPUS) may come from before the sample had sessions.
     with_sessions = hasattr(builder, "sample_sessions")
-    if with_sessions:
+    whole = hasattr(builder, "write_state_db")  # config.toml, state_5.sqlite, project folders
+    projects = demo_projects(folder)
+    if whole:
+        builder.build_codex_home(home, now=now, sessions=True, projects=projects)
+    elif with_sessions:
         builder.build_codex_home(home, now=now, sessions=True)
     else:
         builder.build_codex_home(home, now=now)
     root = memory_folder(home)
-    sessions = builder.sample_sessions(now) if with_sessions else []
-    write(f"   memories_1.sqlite with {len(builder.sample_rows(now))} memories, the memory "
-          f"folder {root}\n   and {len(sessions)} session files in "
-          f"{os.path.join(home, 'sessions')}\n\n")
+    sessions = (builder.sample_sessions(now, projects) if whole else builder.sample_sessions(now)) \
+        if with_sessions else []
+    rows = builder.sample_rows(now)
+    write(f"   memories_1.sqlite with {len(rows)} memories, the memory folder {root}\n"
+          f"   and {len(sessions)} session files in {os.path.join(home, 'sessions')}")
+    if whole:
+        write(f",\n   run in the project folders of {projects};\n   config.toml turns memories "
+              "on, state_5.sqlite holds Codex's threads table")
+    write("\n\n")
 
     # memcite's caches (lark's tables) and data folder (the hook's log) go inside the folder
     # too, for the run only.
@@ -205,9 +220,10 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
                                  cwd=DEMO_PROJECT), memory_root=root, now=now)
             extra = []
             if result.unknown:
-                extra.append(f"{len(result.unknown)} unknown id(s)")
+                extra.append(f"{len(result.unknown)} unknown id{'' if len(result.unknown) == 1 else 's'}")
             if result.not_uuid:
-                extra.append(f"{len(result.not_uuid)} id(s) not UUIDs")
+                extra.append(f"{len(result.not_uuid)} id{' is' if len(result.not_uuid) == 1 else 's are'}"
+                             " not a UUID")
             write(f"   {reply.shows}: {result.status}, {len(result.counted)} counted, "
                   f"{result.entries_hashed}/{result.entries} entries hashed"
                   + (f", {', '.join(extra)}" if extra else "") + "\n")
@@ -367,9 +383,14 @@ def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
         sys.stdout.write("\ndone (the temporary folder was removed).\n")
         return 0
     exports = " ".join(f"{name}={_q(path)}" for name, path in demo_paths(folder).items())
+    project = os.path.join(demo_projects(folder), "infra")  # where the newest session ran
     sys.stdout.write(f"\ndone (kept in {folder}). To point later commands at the demo's "
                      f"Codex home, database, cache and data folder:\n\n  export {exports}\n\n"
-                     "then, for example: memcite stats; memcite prune; memcite select\n")
+                     "then go into the project folder the newest session ran in, and ask what "
+                     "memory did there and whether Codex consolidates:\n\n"
+                     f"  cd {_q(project)}\n  memcite thread --last\n  memcite consolidation\n"
+                     "  memcite report   (the whole report as one HTML page)\n\n"
+                     "or: memcite stats; memcite select; memcite prune\n")
     return 0
 
 

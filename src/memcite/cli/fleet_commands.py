@@ -32,8 +32,8 @@ def _machine_name(given: str | None, config: dict) -> str:
 def push(to: str | None, db: str | None, codex_home: str | None, machine: str | None,
          since: str | None, dry_run: bool, full: bool, batch: int, json: bool) -> int:  # noqa: A002
     """Push this ledger to the fleet server (see ``memcite.fleet.push``)."""
-    from memcite.cli.retention_commands import locate_home
     from memcite.fleet.connection import FleetError, connect, describe, server_error, server_from
+    from memcite.ledger.codex_home import locate
     from memcite.retention.stats_report import as_time
 
     try:
@@ -52,7 +52,7 @@ def push(to: str | None, db: str | None, codex_home: str | None, machine: str | 
 
         local = open_store(path, readonly=True)  # a damaged ledger is said before the home
         try:
-            locations = locate_home(codex_home)
+            locations = locate(Locations(db=db, codex_home=codex_home))
             folder = MemoryFolder(locations.memory_folder,
                                   known_once=inventory_knew(local, locations.codex_home))
             server = connect(conninfo, autocommit=True)

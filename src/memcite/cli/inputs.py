@@ -6,6 +6,7 @@ import os
 import sys
 
 from memcite.errors import InputError
+from memcite.untrusted import NotRegularFile, open_regular
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 ERROR_MODES = ("strict", "replace")
@@ -19,12 +20,15 @@ def read_bytes(source: str | os.PathLike | None, *, max_bytes: int = DEFAULT_MAX
             hint_if_terminal()
             data = sys.stdin.buffer.read(max_bytes + 1)
         else:
-            with open(source, "rb") as handle:
+            # A regular file only: a FIFO, a device or a folder named as FILE is refused at
+            # once (``-`` is the way to read a pipe), never waited on or read without end.
+            with os.fdopen(open_regular(source), "rb") as handle:
                 data = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{name}: is a directory, not a reply file") from None
+    except NotRegularFile as exc:
+        raise InputError(f"{name}: {exc.strerror}", hint="give a file, or - to read stdin "
+                         "(a pipe)") from None
     except OSError as exc:
         raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:

@@ -132,11 +132,15 @@ class _rich_progress:  # noqa: N801 - used as a callback
         self._tasks: dict[str, object] = {}
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
+        import sys
+
         from rich.console import Console
         from rich.progress import Progress
 
-        if self._progress is None:
-            self._progress = Progress(console=Console(stderr=True), transient=True)
+        from memcite.display import styled
+
+        if self._progress is None:  # memcite's own phase names: the bar's sequences go raw
+            self._progress = Progress(console=Console(file=styled(sys.stderr)), transient=True)
             self._progress.start()
         if phase not in self._tasks:
             self._tasks[phase] = self._progress.add_task(phase, total=total)

@@ -261,9 +261,20 @@ def _not_recorded(error: MemciteError, reading, json: bool) -> int:
     return code
 
 
+def _count(number: int, word: str, many: str | None = None) -> str:
+    return f"{number} {word if number == 1 else (many or word + 's')}"
+
+
 def _report_result(result, *, quiet: bool) -> None:
     if quiet:
         return
+    if result.status == "recorded":  # say what was recorded: the reply went to stdout
+        counted = result.counted
+        note(f"recorded 1 reply (key {result.reply_key[:16]}): "
+             f"{_count(len(result.ids), 'memory id')} cited, "
+             f"{_count(len(counted), 'citation')} counted for "
+             f"{_count(len(set(counted)), 'memory', 'memories')}, "
+             f"{_count(result.entries, 'cited line range')}")
     if result.status == "duplicate":
         note(f"note: this reply was already recorded (key {result.reply_key[:16]}); "
              "nothing counted again")
@@ -512,8 +523,10 @@ class IngestProgress:
         line = (f"memcite: ingest {scan.path}: {read}, {scan.lines} lines, "
                 f"{scan.replies} repl{'y' if scan.replies == 1 else 'ies'}, "
                 f"{now - self._started:.0f} s")
-        if self._stream.isatty():
-            self._stream.write("\r\x1b[K" + line)
+        if self._stream.isatty():  # the line's path escaped, memcite's own sequence raw
+            from memcite.display import escape_controls, styled
+
+            styled(self._stream).write("\r\x1b[K" + escape_controls(line))
             self._drawn = True
         else:
             self._stream.write(line + "\n")
@@ -522,7 +535,9 @@ class IngestProgress:
     def done(self) -> None:
         """Clear the line drawn on a terminal (the file's report follows on stdout)."""
         if self._drawn:
-            self._stream.write("\r\x1b[K")
+            from memcite.display import styled
+
+            styled(self._stream).write("\r\x1b[K")
             self._stream.flush()
             self._drawn = False
         self._path = None

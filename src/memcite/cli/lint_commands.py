@@ -127,9 +127,9 @@ def lint_hook(paths: list[str] | None = None, *, strict: bool = False, codex_hom
         data = stream.read(MAX_PAYLOAD_BYTES + 1)
         if not data or len(data) > MAX_PAYLOAD_BYTES:
             return 0
-        import json as _json
+        from memcite.untrusted import loads_json
 
-        payload = _json.loads(data)
+        payload = loads_json(data)
         roots = list(paths) if paths else default_paths(codex_home)
         from memcite.lint.hook_paths import touched_memory_files
 

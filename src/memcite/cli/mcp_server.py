@@ -52,6 +52,7 @@ import sys
 import threading
 
 from memcite.cli import mcp_catalog
+from memcite.untrusted import loads_json
 
 # The versions reached through the initialize handshake, oldest first. The tools use
 # nothing newer than 2025-06-18 (structured content, output schemas); older clients
@@ -146,8 +147,8 @@ class Connection:
 
     def _receive(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep
+            message = loads_json(line)
+        except ValueError:  # not JSON, not UTF-8, nested too deep
             self._error(None, PARSE_ERROR, "Parse error: the line is not a JSON message")
             return
         request_id = message.get("id") if isinstance(message, dict) else None
@@ -401,6 +402,16 @@ def run(codex_home: str, db: str | None, confirm_ttl: float, locations=None) -> 
     """Serve on stdin and stdout until the client closes its side; ``locations`` is the run's
     ``memcite.paths.Locations`` (how the home and the database were named)."""
     from memcite.cli.console import memcite_version
+
+    try:
+        on_terminal = os.isatty(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):
+        on_terminal = False
+    if on_terminal:  # a person started it by hand: say what it waits for
+        sys.stderr.write("memcite mcp: serving memcite's notes to Codex as MCP tools over stdin "
+                         "and stdout (JSON-RPC, one message a line); Codex starts it itself "
+                         "from config.toml ([mcp_servers.memcite]). Ctrl-D stops it.\n")
+        sys.stderr.flush()
 
     connection = Connection(sys.stdin.buffer, _protocol_output(), codex_home=codex_home, db=db,
                             confirm_ttl=confirm_ttl, version=memcite_version(),

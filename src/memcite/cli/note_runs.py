@@ -40,8 +40,10 @@ def session_of(session: str | None) -> str | None:
 
 
 def out(line: str = "") -> None:
-    """One line on stdout."""
-    sys.stdout.write(line + "\n")
+    """Print one line as memcite shows text: secrets masked, controls escaped (memcite.display)."""
+    from memcite.display import shown
+
+    sys.stdout.write(shown(line) + "\n")
 
 
 def _refused(refusal, json: bool) -> int:  # noqa: A002

@@ -231,6 +231,8 @@ def _print_recalled(recalled, location, check: bool) -> None:
         for line in extra:
             _out(line)
     for section in recalled.note.sections:
+        if not any(isinstance(item, Entry) or item.strip() for item in section.items):
+            continue  # an empty section: no heading with nothing under it
         _out()
         _out(section.heading)
         for item in section.items:
@@ -240,7 +242,7 @@ def _print_recalled(recalled, location, check: bool) -> None:
                 continue
             info = by_id.get(item.id, {})
             age = info.get("age_days")
-            notes_ = [f"{age} days old"] if age is not None else []
+            notes_ = [f"{age} day{'' if age == 1 else 's'} old"] if age is not None else []
             if info.get("expired"):
                 notes_.append(f"expired {item.get('Expires')}")
             when = f" ({', '.join(notes_)})" if notes_ else ""
@@ -273,7 +275,9 @@ def _print_projection(recalled) -> None:
     if text:
         _out()
         _out(f"Events: {events_path(recalled.location)} (evidence, as the note)")
-        sys.stdout.write(text)
+        from memcite.display import shown
+
+        sys.stdout.write(shown(text))
 
 
 # --------------------------------------------------------------------------- list

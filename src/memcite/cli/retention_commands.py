@@ -31,16 +31,14 @@ from memcite.retention.stats_report import (
 from memcite.retention.stats_report import as_time as _time
 from memcite.retention.stats_report import check_limit as _check_limit
 
-__all__ = ["JUDGE_OVERRIDE", "UsageUnknown", "locate_home", "require_synced_usage",
+__all__ = ["JUDGE_OVERRIDE", "UsageUnknown", "require_synced_usage",
            "require_usage", "resolve_settings_for", "store_of"]
 
 
-def locate_home(codex_home: str | None):
-    """The Codex home a command is about (``--codex-home``, ``CODEX_HOME``, ``~/.codex``) and
-    where Codex keeps its databases (config ``sqlite_home``, ``CODEX_SQLITE_HOME``); a home
-    that is not a folder is an error (exit 2)."""
+def _codex_locations(codex_home: str | None):
+    """This run's Codex home as ``CodexLocations`` (``memcite.ledger.codex_home.locate``); a
+    home that is not a folder is an error (exit 2), saying how it was named."""
     from memcite.ledger.codex_home import locate
-    from memcite.paths import Locations
 
     return locate(Locations(codex_home=codex_home))
 
@@ -181,7 +179,8 @@ class _Text:
         return "".join(kept).rstrip() + self.dots
 
     def cut_path(self, path: str, room: int) -> str:
-        """``path`` cut at its start to ``room`` columns, at a ``/`` when one is near."""
+        """``path`` cut at its start to ``room`` columns, always at a ``/``: its last folders
+        whole (never a name cut in the middle; the last name whole even when it is longer)."""
         if _columns(path) <= room:
             return path
         room -= len(self.dots)
@@ -193,9 +192,10 @@ class _Text:
             kept.append(char)
         tail = "".join(reversed(kept))
         slash = tail.find("/")
-        if 0 <= slash < len(tail) // 2:
-            tail = tail[slash:]
-        return self.dots + tail
+        if slash >= 0:
+            return self.dots + tail[slash:]
+        cut = path.rstrip("/").rfind("/")
+        return self.dots + path[cut:] if cut > 0 else path
 
     def prose(self, text: str, indent: str = "  ", more: str | None = None) -> None:
         """``text`` wrapped to the width between words (a date or a path is never split), its
@@ -387,6 +387,16 @@ def _print_totals(text: _Text, report) -> None:
                   f"counters {t['never_cited_codex']:>5}",
                   f"  never cited: {t['never_cited_memcite']} by memcite's log, "
                   f"{t['never_cited_codex']} by Codex's")
+        if (t["cited_memcite"], t["never_cited_memcite"]) != (t["cited_codex"],
+                                                              t["never_cited_codex"]) \
+                or t.get("citations") != t.get("codex_citations"):
+            text.prose("which is which: memcite's log counts the replies memcite read and "
+                       "checked; Codex's counters also count replies memcite never saw (before "
+                       "setup, or while its hook was off or untrusted) and count an id cited in "
+                       "two spellings twice, so they are usually higher; "
+                       + ("the dead are judged by both (rule memcite)" if report.rule == "memcite"
+                          else "the dead are judged by Codex's counters (rule codex)"),
+                       indent="  ", more="    ")
     else:
         text.line(f"  cited:       by Codex's counters {t['cited_codex']:>5} (no memcite log)")
         text.line(f"  never cited: by Codex's counters {t['never_cited_codex']:>5}")
@@ -511,7 +521,7 @@ def _print_checks(text: _Text, report) -> None:
         return
     text.title(f"Citation checks: {_plural(checks.citations, 'cited line range')} "
                f"({checks.entries} distinct), in the memory folder now")
-    files = f" ({checks.files_read} file(s) read)"
+    files = f" ({_plural(checks.files_read, 'file')} read)"
     text.line("  " + text.cut_path(checks.memory_root or "no memory folder",
                                    text.width - 2 - len(files)) + files)
     late = report.totals.get("replies_hashed_late")
@@ -661,7 +671,9 @@ def _print_weeks(weeks: list[dict], file, *, cut: int | None = CHART_WEEKS,
         bar = block * max(1 if week["citations"] else 0,
                           round(longest * week["citations"] / peak))
         table.add_row(week["week_start"], str(week["citations"]), f"[cyan]{bar}[/cyan]")
-    _Console(file=file, highlight=False, safe_box=True, width=width).print(table)
+    from memcite.display import styled  # dates and counts only: rich's colours go raw
+
+    _Console(file=styled(file), highlight=False, safe_box=True, width=width).print(table)
 
 
 def _can_encode(file, text: str) -> bool:
@@ -752,7 +764,7 @@ def prune(
     count = len(candidates)
     plural = "y" if count == 1 else "ies"
     out(f"prune for the Codex home {locations.codex_home} ({rule} rule, unused for more than "
-        f"{settings.max_unused_days} day(s) before {_day(now)}): {count} memor{plural}\n")
+        f"{_plural(settings.max_unused_days, 'day')} before {_day(now)}): {count} memor{plural}\n")
     for candidate in candidates:
         out(f"  {candidate.thread_id}  {candidate.label}\n"
             f"      last used {_day(candidate.last_used)}  {candidate.reason}\n")
@@ -827,7 +839,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     notes_result: dict | None = None
     try:
         _check_limit(limit)
-        locations = locate_home(codex_home)
+        locations = _codex_locations(codex_home)
         now = _time(as_of, "--as-of", int(time.time()))
         settings = resolve_settings_for(locations.codex_home)
         mine = load_memcite_config(Locations().config.path)
@@ -883,7 +895,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         return 0
     out = sys.stdout.write
     acted = len(codex_items) + len(note_items)
-    shown = ", ".join(f"{tier} {'never' if days is None else f'{days} day(s)'}"
+    shown = ", ".join(f"{tier} {'never' if days is None else _plural(days, 'day')}"
                       for tier, days in windows.to_dict().items())
     out(f"prune for the Codex home {locations.codex_home} (tiered rule as of {_day(now)}; "
         f"unused before acting: {shown}; Codex's last consolidation: "
@@ -894,8 +906,8 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         row = item.to_dict()
         where = f"{row['path']}:{row['line_start']}"
         out(f"  {item.verdict.action:<6} [{row['tier']}] {row['title'][:70]}\n"
-            f"         {where}\n         {item.verdict.reason}; cited {row['citations']} "
-            f"time(s)\n")
+            f"         {where}\n         {item.verdict.reason}; cited "
+            f"{_plural(row['citations'], 'time')}\n")
     if not apply:
         if acted:
             out("nothing changed: this is a preview. --apply moves the notes' entries into the "
@@ -1066,7 +1078,7 @@ def archived(
 
     try:
         _check_limit(limit)
-        home = None if all_homes else locate_home(codex_home).codex_home
+        home = None if all_homes else _codex_locations(codex_home).codex_home
         conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             requests = list_requests(conn, codex_home=home, limit=limit)
@@ -1159,7 +1171,8 @@ def select(
         f"Codex's next consolidation for the Codex home {selection.locations.codex_home} would "
         f"take {len(chosen)} of {len(selection.memories)} memories "
         f"(n = {settings.max_raw_memories_for_consolidation}, used within "
-        f"{settings.max_unused_days} day(s) of {_day(selection.as_of)}; from {selection.source}):\n")
+        f"{_plural(settings.max_unused_days, 'day')} of {_day(selection.as_of)}; "
+        f"from {selection.source}):\n")
     for m in chosen:
         sys.stdout.write(f"  {m.thread_id}  Codex uses {m.codex_usage_count or 0:>4}  "
                          f"updated {_day(m.source_updated_at)}  {labels.get(m.thread_id, '-')}\n")
@@ -1182,7 +1195,7 @@ def show(
 
     try:
         _check_limit(limit)
-        locations = locate_home(codex_home)
+        locations = _codex_locations(codex_home)
         conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             card = memory_card(conn, thread_id, memory_root=locations.memory_folder,

@@ -85,9 +85,9 @@ def run_search(query_text: str, *, cwd: str | None, codex_home: str | None, db: 
         hits = search.query(conn, query_text, sources, kinds=kinds, limit=limit)
     finally:
         conn.close()
-    from memcite.secrets import mask_secrets
+    from memcite.display import shown
 
-    return {"query": mask_secrets(query_text), "project": location.project,
+    return {"query": shown(query_text), "project": location.project,
             "codex_home": location.home, "memory_folder": os.path.abspath(memory),
             "scopes": list(scopes), "kinds": list(kinds), "limit": limit,
             "in_memory": in_memory, "refresh": stats.to_json(), "count": len(hits),

@@ -668,10 +668,11 @@ def waiting(report: StoreReport) -> list[str]:
     if inputs.get("known"):
         for key, word in (("new", "new"), ("changed", "changed"), ("dropped", "to drop")):
             if inputs.get(key):
-                found.append(f"{inputs[key]} input(s) {word}")
+                found.append(f"{inputs[key]} input{'' if inputs[key] == 1 else 's'} {word}")
     unseen = [note for note in report.notes if note["seen_by"] != "baseline"]
     if unseen:
-        found.append(f"{len(unseen)} ad-hoc note(s) not in its baseline")
+        found.append(f"{len(unseen)} ad-hoc note{'' if len(unseen) == 1 else 's'} not in its "
+                     "baseline")
     return found
 
 
@@ -706,11 +707,13 @@ def judge_store(report: StoreReport, *, now: int, stale_hours: int) -> list[dict
         latest = (extraction.get("failures") or [{}])[0]
         parts = []
         if extraction.get("failed"):
-            parts.append(f"{extraction['failed']} extraction job(s) failed (latest: thread "
+            failed = extraction["failed"]
+            parts.append(f"{failed} extraction job{'' if failed == 1 else 's'} failed (latest: thread "
                          f"{latest.get('thread_id')} at {when(latest.get('finished'))}: "
                          f"{latest.get('error') or '?'})")
         if extraction.get("stuck"):
-            parts.append(f"{extraction['stuck']} hold(s) a lease past its time")
+            parts.append(f"{extraction['stuck']} hold{'s' if extraction['stuck'] == 1 else ''} a lease past "
+                         "its time")
         spent = extraction.get("retries_spent") or 0
         problems.append(_problem(
             "extraction", store, f"store {store}: " + "; ".join(parts)

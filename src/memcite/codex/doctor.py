@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from memcite.codex import setup as codex_setup
 from memcite.paths import Locations
-from memcite.untrusted import NotRegularFile, check_regular, open_regular
+from memcite.untrusted import NotRegularFile, check_regular, loads_json, loads_toml, open_regular
 
 OK, WARNING, FAILURE = "ok", "warning", "failure"
 STATUSES = (OK, WARNING, FAILURE)
@@ -60,17 +60,15 @@ class DoctorInputs:
 
 def _load_config(home: str) -> tuple[dict | None, str | None]:
     """Codex's ``config.toml`` parsed (None when absent), or the reason it cannot be read."""
-    import tomllib
-
     path = os.path.join(home, codex_setup.CONFIG_FILE)
     try:
         with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO: refused, never a hang
-            return tomllib.load(handle), None
+            return loads_toml(handle.read().decode("utf-8")), None
     except FileNotFoundError:
         return None, None
     except NotRegularFile as exc:
         return None, f"{path}: cannot be read ({exc.strerror})"
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # not TOML, nested too deeply, not UTF-8
         return None, f"{path}: cannot be read ({exc})"
 
 
@@ -266,19 +264,18 @@ def find_memcite_hooks(inputs: DoctorInputs, config: dict | None = None
                        ) -> list[codex_setup.InstalledHook] | str:
     """memcite's hooks (with Codex's trust in each) in ``hooks.json`` of the home and of the
     project, and in the home's ``config.toml`` ``[hooks]`` table; or the problem of a file."""
-    import json
 
     found: list[codex_setup.InstalledHook] = []
     for folder in _hook_folders(inputs):
         path = os.path.join(folder, codex_setup.HOOKS_FILE)
         try:
             with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO: refused, never a hang
-                document = json.loads(handle.read(codex_setup.MAX_CONFIG_BYTES))
+                document = loads_json(handle.read(codex_setup.MAX_CONFIG_BYTES))
         except FileNotFoundError:
             continue
         except NotRegularFile as exc:
             return f"{path}: cannot be read ({exc.strerror})"
-        except (OSError, ValueError, RecursionError) as exc:
+        except (OSError, ValueError) as exc:
             return f"{path}: cannot be read ({exc})"
         if not isinstance(document, dict) or not isinstance(document.get("hooks"), dict):
             return f"{path}: not a hooks file ({{\"hooks\": {{...}}}})"
@@ -408,14 +405,17 @@ def check_hook_runs(inputs: DoctorInputs) -> Check:
         return Check("hook-runs", FAILURE, f"the last run ({when}) failed: {last.get('error')}; "
                      f"{len(errors)} of the last {len(entries)} runs failed",
                      f"see {inputs.log_path}")
+    recorded = last.get("recorded", 0)
     summary = (f"last run {when}: {last.get('status')}"
-               + (f", {last.get('recorded', 0)} repl(ies) recorded" if last.get("status") == "ok"
+               + (f", {recorded} repl{'y' if recorded == 1 else 'ies'} recorded"
+                  if last.get("status") == "ok"
                   else f" ({last.get('reason', '')})"))
     if errors:
         return Check("hook-runs", WARNING, f"{summary}; {len(errors)} of the last {len(entries)} "
                      f"runs failed, the latest at {errors[-1].get('at')}: {errors[-1].get('error')}",
                      f"see {inputs.log_path}")
-    return Check("hook-runs", OK, f"{summary}; {len(entries)} run(s) logged, none failed")
+    runs = f"{len(entries)} run{'' if len(entries) == 1 else 's'}"
+    return Check("hook-runs", OK, f"{summary}; {runs} logged, none failed")
 
 
 # --------------------------------------------------------------------------- memcite

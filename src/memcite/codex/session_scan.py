@@ -159,7 +159,7 @@ def _kind(head: bytes) -> str | None:
             return "developer"
         if b'"assistant"' in head:
             return "assistant"
-        return None
+        return "response"  # any other response item (user messages, tool calls and outputs)
     if b'"event_msg"' in head:
         if b'"token_count"' in head:
             return "token_count"
@@ -181,6 +181,7 @@ def scan_lines(handle, counts: ScanCounts, *, kinds: frozenset[str],
     """``(line number, kind, payload, timestamp)`` for each line of ``kinds`` (``meta``,
     ``developer``, ``assistant``, ``agent_item``, ``token_count``) in the session file open as
     ``handle``; the others are skipped by their start, a long one without being held.
+    ``response`` is any other ``response_item`` (a user message, a tool call or its output).
     ``token_count`` lines are not parsed (their payload is ``{}``): only the timestamp is
     taken from their start. Stops once ``max_bytes`` were read (``counts.partial``)."""
     number = 0
@@ -235,7 +236,8 @@ def scan_lines(handle, counts: ScanCounts, *, kinds: frozenset[str],
             counts.bad_lines += 1
             continue
         expected = {"meta": "session_meta", "developer": "response_item",
-                    "assistant": "response_item", "agent_item": "event_msg"}[kind]
+                    "assistant": "response_item", "response": "response_item",
+                    "agent_item": "event_msg"}[kind]
         if item.get("type") != expected:
             continue
         yield number, kind, item["payload"], item.get("timestamp")

@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass, field
 
 from memcite.errors import MemciteError
+from memcite.untrusted import loads_json, loads_toml
 
 STOP_ARGS = ("hook", "stop")
 LINT_ARGS = ("lint", "--hook")
@@ -343,10 +344,11 @@ def _no_duplicate_keys(path: str):
 
 def _load_hooks(path: str, text: str) -> dict:
     try:
-        document = json.loads(text, object_pairs_hook=_no_duplicate_keys(path))
-    except RecursionError:
-        raise SetupRefused(f"{path}: nested too deeply to read safely; left untouched") from None
+        document = loads_json(text, object_pairs_hook=_no_duplicate_keys(path))
     except ValueError as exc:
+        if str(exc) == "nested too deeply":
+            raise SetupRefused(f"{path}: nested too deeply to read safely; left untouched") \
+                from None
         raise SetupRefused(f"{path}: not valid JSON ({exc}); left untouched",
                            hint="fix the file or move it aside, then run setup again") from None
     if not isinstance(document, dict):
@@ -574,11 +576,9 @@ def _block_position(text: str, block: str) -> tuple[int, int] | None:
 def _feature_warnings(config_text: str | None) -> list[str]:
     if not config_text:
         return []
-    import tomllib
-
     try:
-        config = tomllib.loads(config_text)
-    except tomllib.TOMLDecodeError:
+        config = loads_toml(config_text)
+    except ValueError:
         return []
     features = config.get("features")
     if isinstance(features, dict) and features.get("hooks") is False:
@@ -755,15 +755,13 @@ def installed_hooks(hooks_path: str, document: dict, user_config: dict) -> list[
 
 def read_installed_hooks(folder: str, codex_home: str) -> list[InstalledHook]:
     """memcite's hooks in ``folder``'s ``hooks.json``, trusted or not by ``codex_home``'s config."""
-    import tomllib
-
     text = _read_text(os.path.join(folder, HOOKS_FILE))
     if text is None:
         return []
     document = _load_hooks(os.path.join(folder, HOOKS_FILE), text)
     config_text = _read_text(os.path.join(codex_home, CONFIG_FILE)) or ""
     try:
-        user_config = tomllib.loads(config_text)
-    except tomllib.TOMLDecodeError:
+        user_config = loads_toml(config_text)
+    except ValueError:
         user_config = {}
     return installed_hooks(os.path.join(folder, HOOKS_FILE), document, user_config)

@@ -25,6 +25,7 @@ import sys
 import time
 
 from memcite.paths import Locations
+from memcite.untrusted import loads_json
 
 HOOK_BUSY_TIMEOUT_MS = 1000
 # Codex runs the Stop hook once the final reply is queued for the session file, which may
@@ -82,8 +83,6 @@ def codex_home_of(transcript_path: str) -> str | None:
 
 def read_payload(stream, limit: int | None = None) -> dict:
     """The hook payload: one JSON object of at most ``limit`` bytes (``MAX_PAYLOAD_BYTES``)."""
-    import json
-
     limit = MAX_PAYLOAD_BYTES if limit is None else limit
 
     if stream.isatty():
@@ -92,7 +91,7 @@ def read_payload(stream, limit: int | None = None) -> dict:
     if not data.strip():
         raise _BadPayload("the payload is empty")
     try:
-        payload = json.loads(data)
+        payload = loads_json(data)
     except ValueError as exc:
         raise _BadPayload(f"the payload is not JSON ({exc})") from None
     if not isinstance(payload, dict):
@@ -103,8 +102,6 @@ def read_payload(stream, limit: int | None = None) -> dict:
 def _read_object(stream, limit: int) -> bytes:
     """The bytes on ``stream`` up to its end, or up to a complete JSON object (Codex closes
     stdin after the payload; this does not rely on it)."""
-    import json
-
     try:
         descriptor = stream.fileno()
     except (AttributeError, OSError, ValueError):
@@ -122,7 +119,7 @@ def _read_object(stream, limit: int) -> bytes:
             size += len(chunk)
             if chunk.rstrip().endswith(b"}"):
                 try:
-                    json.loads(b"".join(chunks))
+                    loads_json(b"".join(chunks))
                 except ValueError:
                     continue
                 break

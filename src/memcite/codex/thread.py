@@ -64,11 +64,11 @@ def codex_settings(codex_home: str) -> tuple[dict, dict, list[str]]:
         os.close(fd)
     if read.too_large:
         return {}, {}, [f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read"]
-    import tomllib
+    from memcite.untrusted import loads_toml
 
     try:
-        data = tomllib.loads(read.data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = loads_toml(read.data.decode("utf-8"))
+    except ValueError as exc:  # not UTF-8, not TOML, nested too deeply
         return {}, {}, [f"{path}: not valid TOML ({exc}); Codex cannot read it either"]
     features = data.get("features") if isinstance(data.get("features"), dict) else {}
     memories = data.get("memories") if isinstance(data.get("memories"), dict) else {}
@@ -449,8 +449,10 @@ def _reason(injected: bool, cited: int, settings: dict, current: dict,
                 "missing or empty): Codex writes it when it consolidates memories made from "
                 "past interactive threads", "[memories] generate_memories = true")
     return ("Codex would inject memory now, so when this thread started memory was off or "
-            "there was no summary yet (a -c override or a profile may also have turned it off)",
-            None)
+            "there was no summary yet: a -c override or a profile may have turned it off "
+            "(`-c memories.use_memories=false`, `-c features.memories=false`, or `codex "
+            "--disable memories`)", "[memories] use_memories = true and [features] memories = "
+            "true (in config.toml, the profile or -c), without --disable memories")
 
 
 def thread_report(codex_home: str | os.PathLike, thread_id: str | None = None, *,

@@ -13,6 +13,7 @@ import json
 import os
 
 from memcite.errors import InputError
+from memcite.untrusted import json_lines, loads_json
 
 FORMAT_VERSION = 1
 KINDS = ("reply", "truncation")
@@ -170,7 +171,7 @@ def load_cases(path: str | None = None) -> list[dict]:
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
-            items = json.loads(text)
+            items = loads_json(text)
         except ValueError as error:
             raise InputError(f"{path}: not JSON ({error})") from None
         if not isinstance(items, list):
@@ -178,13 +179,10 @@ def load_cases(path: str | None = None) -> list[dict]:
         places = [f"{path}: case {number}" for number in range(1, len(items) + 1)]
     else:
         items, places = [], []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                items.append(json.loads(line))
-            except ValueError as error:
-                raise InputError(f"{path}:{number}: not JSON ({error})") from None
+        for number, item, why in json_lines(text):
+            if why is not None:
+                raise InputError(f"{path}:{number}: {why}")
+            items.append(item)
             places.append(f"{path}:{number}")
     for item, place in zip(items, places, strict=True):
         check_case(item, place)

@@ -7,7 +7,6 @@ the program does; a program that cannot be started at all is a usage error.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -16,6 +15,7 @@ import threading
 import time
 
 from memcite.errors import InputError
+from memcite.untrusted import loads_json
 
 MAX_OUTPUT_BYTES = 1 * 2**20
 STDERR_TAIL_BYTES = 4096
@@ -173,9 +173,10 @@ def run_json(command: list[str], data: bytes, timeout: float = DEFAULT_TIMEOUT,
     except UnicodeDecodeError as error:
         return RunResult("not-json", detail=f"output is not UTF-8 (byte offset {error.start})")
     try:
-        value = json.loads(text)
-    except ValueError:
-        return RunResult("not-json", detail=f"output is not JSON: {_short(text)}")
+        value = loads_json(text)
+    except ValueError as error:
+        why = "nested too deeply" if str(error) == "nested too deeply" else "not JSON"
+        return RunResult("not-json", detail=f"output is {why}: {_short(text)}")
     if not isinstance(value, dict):
         return RunResult("bad-shape", detail=f"output is a JSON {type(value).__name__}, not an "
                          "object")

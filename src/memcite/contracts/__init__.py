@@ -33,6 +33,8 @@ SCHEMAS: dict[str, str] = {
     "thread": "memcite thread --json: what Codex's memory did in one thread, or what it costs",
     "consolidation": "memcite consolidation --json: Codex's memory consolidation, store by store",
     "search": "memcite search --json: the matching lines of the notes, event logs and memory",
+    "trace": "memcite trace ID --json: where one memory or memory-folder line came from",
+    "audit": "memcite audit --json: poisoned, tainted, cross-project and secret memory text",
     "push": "memcite push --json: what this ledger sent to the fleet's PostgreSQL",
     "conformance-case": "one case of the conformance corpus (memcite conformance export)",
     "conformance-export": "memcite conformance export --json: the files written",

@@ -99,12 +99,22 @@ class FleetConfig(_Table):
         None, description="This machine's name on the server (default: the host name).")
 
 
+class GateConfig(_Table):
+    """`[gate]`: the PreToolUse gate (`memcite hook pre-tool`, `setup codex --gate`)."""
+
+    memory_writes: bool | None = Field(
+        None, description="Deny a write into Codex's memory folder that would add a poisoned "
+                          "line, and quarantine a poisoned memory the Stop hook finds after a "
+                          "consolidation (default true; false turns both off).")
+
+
 class MemciteConfig(_Table):
     """The whole file: one table per part of memcite."""
 
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     fleet: FleetConfig = Field(default_factory=FleetConfig)
+    gate: GateConfig = Field(default_factory=GateConfig)
 
 
 def _valid_keys(model: type[BaseModel], location: tuple) -> list[str]:

@@ -1661,3 +1661,146 @@ OUTPUT_MODELS["conformance-case"] = ConformanceCase
 OUTPUT_MODELS["conformance-export"] = ConformanceExportOutput
 OUTPUT_MODELS["conformance-check"] = ConformanceCheckOutput
 OUTPUT_MODELS["conformance-fuzz"] = ConformanceFuzzOutput
+
+
+# --------------------------------------------------------------------------- trace and audit
+
+OriginKind = Literal["user", "context", "assistant", "tool", "mcp", "web", "outside-file"]
+FindingKind = Literal["poisoned", "secret", "cross-project", "directive", "taint"]
+DirectiveRuleName = Literal["run-command", "fetch-url", "skip-check", "change-config",
+                            "handle-secret", "override-instructions"]
+
+
+class SentenceOrigin(Contract):
+    """Where a sentence's words first appear in its memory's source session."""
+
+    kind: OriginKind
+    line: int = Field(ge=1, description="The session file's line.")
+    tool: str | None = Field(description="The tool (mcp__server/tool for MCP), for tool outputs.")
+    call_id: str | None
+    detail: str | None = Field(description="The command run, query searched or file read (masked).")
+    share: float = Field(ge=0, le=1, description="The share of the sentence's word pairs found.")
+    tainted: bool = Field(description="A tool, MCP, web or outside-file output: not the user's words.")
+
+
+class AuditFinding(Contract):
+    """One finding of `memcite audit`: what, where, from which thread and call, and the fix."""
+
+    kind: FindingKind
+    severity: Literal["high", "medium", "low"]
+    memory: str | None = Field(description="The memory's thread id (null: a line traced to none).")
+    where: str = Field(description="FILE:LINE, stage1_outputs.<column>:LINE, or the memory's place.")
+    project: str | None = Field(description="The memory's source project (cwd).")
+    source: str | None = Field(description="The source thread's source: cli, exec, vscode, subagent...")
+    session: str | None = Field(description="The source thread's session file.")
+    rule: str | None = Field(description="The directive rule, or the secret's kind.")
+    excerpt: str = Field(description="The sentence or line, secrets masked.")
+    origin: SentenceOrigin | None
+    message: str
+    fix: str
+
+
+class AuditCounts(Contract):
+    poisoned: Count
+    secret: Count
+    cross_project: Count = Field(alias="cross-project")
+    directive: Count
+    taint: Count
+
+
+class AuditProject(Contract):
+    """One row of the per-project table (without --project)."""
+
+    project: str | None
+    memories: Count
+    poisoned: Count
+    secret: Count
+    cross_project: Count = Field(alias="cross-project")
+    directive: Count
+    taint: Count
+
+
+class AuditOutput(Contract):
+    """`memcite audit --json`: every memory of the home checked."""
+
+    codex_home: str
+    memory_folder: str
+    project: str | None = Field(description="--project, as a real path (null: not given).")
+    threshold: float = Field(description="The share of word pairs a segment must hold.")
+    memories: Count
+    with_session: Count = Field(description="Memories whose source session file was found.")
+    folder_lines: Count = Field(description="Non-blank lines of MEMORY.md and memory_summary.md.")
+    folder_lines_traced: Count = Field(description="Those traced to a memory.")
+    counts: AuditCounts
+    high: Count = Field(description="High-severity findings (exit 1 when not 0).")
+    projects: list[AuditProject] | None
+    findings: list[AuditFinding]
+    problems: list[str]
+    problem_count: Count
+
+
+class TraceSentence(Contract):
+    where: str
+    text: str
+    origin: SentenceOrigin | None
+    directives: list[DirectiveRuleName]
+    poisoned: bool
+
+
+class TraceSourceThread(Contract):
+    thread_id: str
+    created_at: int | None = Field(description="When the thread was created (Codex's threads table).")
+    created_at_iso: Iso
+    cwd: str | None
+    source: str | None
+    session: str | None
+    note: str | None = Field(description="Where the trail ends, or what was skipped reading it.")
+
+
+class TraceCitedEntry(Contract):
+    path: str
+    line_start: int
+    line_end: int
+    outcome: CheckOutcome
+
+
+class TraceCitation(Contract):
+    reply_id: int
+    thread_id: str | None
+    cwd: str | None
+    replied_at: int
+    replied_at_iso: Iso
+    origin: str | None
+    entries: list[TraceCitedEntry]
+
+
+class TraceMemory(Contract):
+    thread_id: str
+    places: list[str]
+    source_thread: TraceSourceThread
+    sentences: list[TraceSentence]
+    poisoned: Count
+    cited_by: Count
+    citations: list[TraceCitation]
+    citations_note: str | None
+    fix: str
+
+
+class TraceOutput(Contract):
+    """`memcite trace ID --json`: where one memory, or one line of the memory folder, came from."""
+
+    id: str
+    kind: Literal["memory", "line"]
+    codex_home: str
+    memory_folder: str
+    line: str | None = Field(description="The line traced (FILE:LINE), secrets masked.")
+    resolved_by: Literal["memory", "named", "block", "text", "none"]
+    trail: str = Field(description="How the ID was resolved to memories, or where the trail ends.")
+    threshold: float
+    memories: list[TraceMemory]
+    poisoned: Count
+    problems: list[str]
+
+
+OUTPUT_MODELS["audit"] = AuditOutput
+OUTPUT_MODELS["trace"] = TraceOutput

@@ -19,10 +19,9 @@ URL_PREFIXES = ("postgresql://", "postgres://")
 _LIBPQ_VARIABLES = ("PGHOST", "PGHOSTADDR", "PGDATABASE", "PGSERVICE")
 CONNECT_TIMEOUT_SECONDS = 10
 
-# user:password@ in a URL; password=... in a key/value string (quoted or not)
-_URL_PASSWORD = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)")
-_KEYWORD_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
-_QUERY_PASSWORD = re.compile(r"([?&]password=)([^&\s]*)", re.IGNORECASE)
+# user:password@ in a URL, whatever the scheme's spelling (libpq's own forms are found by
+# memcite.secrets.conninfo_password_spans, as libpq parses them)
+_URL_PASSWORD = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
 
 
 class FleetError(MemciteError):
@@ -35,10 +34,17 @@ def is_server_url(value: str | None) -> bool:
 
 
 def mask_password(text: str, secret: str | None = None) -> str:
-    """``text`` with any password in a connection string (and ``secret`` itself) masked."""
+    """``text`` with any password in a connection string (and ``secret`` itself) masked: the
+    passwords found where libpq reads them (a URI's user info and its query, its keys
+    percent-decoded; a ``password=`` value quoted or backslash-escaped), each ``***``."""
+    from memcite.secrets import conninfo_password_spans
+
     text = _URL_PASSWORD.sub(r"\1***\3", text)
-    text = _KEYWORD_PASSWORD.sub(r"\1***", text)
-    text = _QUERY_PASSWORD.sub(r"\1***", text)
+    limit = len(text)
+    for _, start, end in sorted(conninfo_password_spans(text), key=lambda span: -span[1]):
+        if end <= limit:  # spans that overlap one already masked are within it
+            text = text[:start] + "***" + text[end:]
+            limit = start
     if secret:
         text = text.replace(secret, "***")
     return text
@@ -59,18 +65,40 @@ def server_from(given: str | None, config: Mapping | None = None,
                           "config, or set PGHOST/PGDATABASE")
 
 
-def _password_of(conninfo: str) -> str | None:
+def _parts_of(conninfo: str) -> dict | None:
+    """``conninfo`` as libpq parses it (psycopg's ``conninfo_to_dict``); None when it cannot."""
     try:
         from psycopg.conninfo import conninfo_to_dict
 
-        return conninfo_to_dict(conninfo).get("password")
+        return conninfo_to_dict(conninfo)
     except Exception:  # noqa: BLE001 - a string psycopg cannot parse is reported on connect
         return None
 
 
+def _password_of(conninfo: str) -> str | None:
+    parts = _parts_of(conninfo)
+    return parts.get("password") if parts else None
+
+
 def describe(conninfo: str) -> str:
-    """The server as a person should see it: the URL without its password."""
-    return mask_password(conninfo) if conninfo else "(from the PG* variables)"
+    """The server as a person should see it: the URL without its password.
+
+    The masked text is read again as libpq reads it (psycopg's ``conninfo_to_dict``): if a
+    password is still in it, the address is shown rebuilt from its parsed parts instead, the
+    password ``***``; an address psycopg cannot read shows no value that could be one.
+    """
+    if not conninfo:
+        return "(from the PG* variables)"
+    parts = _parts_of(conninfo)
+    masked = mask_password(conninfo, parts.get("password") if parts else None)
+    if parts is None or not parts.get("password"):
+        return masked
+    again = _parts_of(masked)
+    if again is not None and again.get("password") in (None, "", "***"):
+        return masked
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(**{**parts, "password": "***"})
 
 
 def connect(conninfo: str, *, autocommit: bool = False):

@@ -20,8 +20,6 @@ Memories a machine asked Codex to forget are not pushed (``asked_to_forget`` is 
 
 from __future__ import annotations
 
-import json
-
 from memcite.ledger.memory_files import LATE_HASH_SECONDS
 from memcite.retention.checks import (
     CHECK_OUTCOMES,
@@ -33,6 +31,7 @@ from memcite.retention.checks import (
 )
 from memcite.retention.rules import check_rule, cutoff
 from memcite.retention.stats import StatsReport, dead_entry, fill_weeks, top_entry
+from memcite.untrusted import loads_json
 from memcite.value_classes import FrozenSlots
 
 WEEK = 7 * 86_400
@@ -276,10 +275,20 @@ def _checks(rows, limit: int) -> CitationChecks:
             key = (path, line_start, line_end, outcome)
             bad[key] = bad.get(key, 0) + count
             if outcome == "moved" and moved:
-                moves[key] = tuple(json.loads(moved))
+                moves[key] = _moved_to(moved)
     checks.worst = rank_worst([CheckedEntry(*key, count, moves.get(key))
                                for key, count in bad.items()], limit)
     return checks
+
+
+def _moved_to(moved: str) -> tuple | None:
+    """Where a moved entry went, as another machine pushed it (untrusted: a value that is
+    not a short JSON list is left out)."""
+    try:
+        value = loads_json(moved)
+    except ValueError:
+        return None
+    return tuple(value) if isinstance(value, list) else None
 
 
 def fleet_report(conninfo: str, *, as_of: int, max_unused_days: int, machine: str | None = None,

@@ -20,7 +20,7 @@ from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import MemciteError
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
-from memcite.untrusted import NotRegularFile, bounded_lines
+from memcite.untrusted import NotRegularFile, bounded_lines, loads_toml
 from memcite.value_classes import FrozenSlots
 
 TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
@@ -50,8 +50,10 @@ STAGE1_COLUMNS = (
     "selected_for_phase2",
     "selected_for_phase2_source_updated_at",
 )
-# SQLite's trim() with the ASCII part of Rust's White_Space: "non-blank" as Codex means it.
-_BLANK = "char(9, 10, 11, 12, 13, 32)"
+# What Codex's phase-2 selection strips before it calls a text blank: SQLite's trim() with no
+# second argument, spaces only (a raw memory of "  \n" is an input; Codex 0.171, checked in
+# tests/e2e/test_e2e_blank_inputs.py). Only that selection reads the has_* flags.
+_BLANK = "' '"
 
 _THREAD_HEADING = re.compile(r"^## Thread `([^`]*)`\s*$")
 _HEADER_LINE = re.compile(r"^([a-z_][a-z0-9_]*):[ \t]*(.*?)\s*$")
@@ -152,7 +154,7 @@ def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
     import tomllib  # it imports typing (start-up)
 
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = loads_toml(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise CodexHomeError(f"{path}: not UTF-8 (byte {exc.start})",
                              hint="Codex cannot read it either; fix the file") from None

@@ -16,7 +16,8 @@ import json
 import os
 import time
 
-from memcite.untrusted import NotRegularFile, open_regular
+from memcite.durable_files import append_line
+from memcite.untrusted import NotRegularFile, json_lines, open_regular
 
 MAX_LOG_BYTES = 256 * 1024
 MAX_FIELD_CHARS = 500
@@ -55,9 +56,10 @@ def append_entry(path: str | os.PathLike, entry: dict) -> None:
                        ensure_ascii=False) + "\n").encode("utf-8", "replace")
     # Never a hang: a FIFO planted as the log (a plain open for writing waits for a reader)
     # or a device is refused at once with a ``NotRegularFile``; the entry is then lost.
-    descriptor = open_regular(path, flags=os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode=0o600)
+    # On a line of its own, even after a last line left unterminated.
+    descriptor = open_regular(path, flags=os.O_RDWR | os.O_APPEND | os.O_CREAT, mode=0o600)
     try:
-        os.write(descriptor, data)
+        append_line(descriptor, data)
     finally:
         os.close(descriptor)
 
@@ -92,10 +94,7 @@ def read_entries(path: str | os.PathLike, limit: int = 20) -> list[dict]:
         lines = _tail_lines(path + ".1") + lines
     entries = []
     for raw in lines[-limit:] if limit else []:
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            entries.append(entry)
+        for _number, entry, _why in json_lines(raw):
+            if isinstance(entry, dict):
+                entries.append(entry)
     return entries

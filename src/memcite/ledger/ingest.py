@@ -64,12 +64,20 @@ import os
 import re
 import sqlite3
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.errors import InputError, MemciteError
+from memcite.ledger.ingest_checks import (
+    SUMMARY_FIELDS,
+    file_stamp,
+    load_check,
+    rows_digest,
+    save_check,
+)
 from memcite.ledger.memory_files import open_regular
 from memcite.ledger.recording import (
     BATCH_REPLIES,
@@ -743,6 +751,17 @@ def ingest_rollout(
     options = dict(first_line=first_line, max_bytes=max_bytes, origin=origin, settle=settle,
                    known=(lambda prefix: recorded_keys(conn, prefix)) if look_up else None,
                    recorded=(lambda prefix: recorded_rows(conn, prefix)) if look_up else None)
+    stamp = None
+    if look_up and handle is None and not path.endswith(".zst"):
+        # Read whole before, and neither the file nor its recorded replies changed since?
+        began = time.time_ns()
+        handle = _open_lines(path)
+        stamp = file_stamp(handle.fileno(), max_bytes=max_bytes, settle=settle)
+        found = load_check(conn, os.path.realpath(path))
+        if found is not None and found[0] == stamp and \
+                rows_digest(conn, _prefixes(found[2]["session_id"], path)) == found[1]:
+            handle.close()
+            return _unchanged_report(path, found[2], scan)
     try:
         _record(conn, report, iter_rollout_replies(path, scan, progress, handle=handle,
                                                    **options),
@@ -776,7 +795,50 @@ def ingest_rollout(
     report.long_line_count = scan.long_line_count
     report.parent_ids = scan.parent_ids
     report.pending = scan.pending
+    if stamp is not None and not report.rejected:
+        _note_whole_read(conn, path, stamp, report, scan, max_bytes=max_bytes, settle=settle,
+                         began=began, now=now)
     return report
+
+
+def _prefixes(session_id: str | None, path: str) -> list[str]:
+    """The key prefixes of a file's replies: its session's, and its path's (before any
+    session_meta)."""
+    return [key_prefix(session_id, path), key_prefix(None, path)]
+
+
+def _unchanged_report(path: str, summary: dict, scan: RolloutScan) -> IngestReport:
+    """What a read of a file unchanged since its last whole read reports: every reply a
+    duplicate, its lines as they were found."""
+    report = IngestReport(path, summary["session_id"], replies=summary["replies"],
+                          duplicates=summary["replies"])
+    for name in ("bad_lines", "bad_line_count", "long_lines", "long_line_count",
+                 "parent_ids", "pending"):
+        setattr(report, name, summary[name])
+    scan.session_id, scan.lines, scan.replies = summary["session_id"], summary["lines"], \
+        summary["replies"]
+    scan.known, scan.pending = summary["replies"], summary["pending"]
+    return report
+
+
+def _note_whole_read(conn: sqlite3.Connection, path: str, stamp: str, report: IngestReport,
+                     scan: RolloutScan, *, max_bytes: int, settle: int, began: int,
+                     now: int | None) -> None:
+    """Note what a whole read found, unless the file changed while it was read or just
+    before (``memcite.ledger.ingest_checks.SETTLED_NS``)."""
+    try:
+        fd = open_regular(path)
+    except OSError:
+        return
+    try:
+        if file_stamp(fd, max_bytes=max_bytes, settle=settle, before_ns=began) != stamp:
+            return
+    finally:
+        os.close(fd)
+    summary = {name: getattr(report, name) for name in SUMMARY_FIELDS if name != "lines"}
+    summary["lines"] = scan.lines
+    save_check(conn, os.path.realpath(path), stamp, _prefixes(scan.session_id, path), summary,
+               now=now)
 
 
 def _record(conn: sqlite3.Connection, report: IngestReport, replies: Iterator[ReplyInput],

@@ -459,6 +459,23 @@ def m013_search_index(conn: sqlite3.Connection) -> None:
         conn.execute(SEARCH_SCHEMA[2])
 
 
+def m014_ingest_checks(conn: sqlite3.Connection) -> None:
+    """What the last whole read of each session file ``memcite ingest FILE`` was given found,
+    so that reading it again when neither the file nor its recorded replies changed is one
+    look-up (see ``memcite.ledger.ingest_checks``)."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS ingest_checks (
+            path TEXT PRIMARY KEY,                 -- the session file's real path
+            file_stamp TEXT NOT NULL,              -- device, inode, size, times; read options
+            rows_digest TEXT NOT NULL,             -- SHA-256 of its recorded keys and texts' SHA-256
+            report TEXT NOT NULL,                  -- what the read reported (JSON)
+            checked_at INTEGER NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_archive_log,
@@ -473,6 +490,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m011_sync_store,
     m012_summary_file_index,
     m013_search_index,
+    m014_ingest_checks,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -679,6 +697,97 @@ def check_integrity(conn: sqlite3.Connection, path: str = "the database") -> Non
             "left untouched", hint=_DAMAGED_HINT)
 
 
+# ---------------------------------------------------------------- the last clean quick_check
+
+# Beside the database: the state of its file when a ``quick_check`` last found it intact.
+CHECKED_SUFFIX = "-checked"
+_CHECKED_FORMAT = "memcite-quick-check 1"
+
+
+def _quiet_stamp(path: str) -> str | None:
+    """What identifies the database file's bytes: its device, inode, size, change and
+    modification times (a write moves the change time, which no one can set back); None
+    while its ``-wal`` holds frames (a writer at work, or a crash: always checked)."""
+    if _wal_has_frames(path) or os.path.exists(path + "-journal"):
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (f"{_CHECKED_FORMAT} {info.st_dev} {info.st_ino} {info.st_size} "
+            f"{info.st_mtime_ns} {info.st_ctime_ns}\n")
+
+
+def _checked_file(path: str) -> tuple[str, str]:
+    folder, name = os.path.split(os.path.abspath(path))
+    return folder, name + CHECKED_SUFFIX
+
+
+def _checked_before(path: str, stamp: str | None) -> bool:
+    """Whether the file is as it was when a ``quick_check`` last found it intact."""
+    if stamp is None:
+        return False
+    from memcite.durable_files import open_folder, read_file_at
+
+    folder, name = _checked_file(path)
+    try:
+        fd = open_folder(folder)
+        try:
+            data = read_file_at(fd, name, os.path.join(folder, name), 256)
+        finally:
+            os.close(fd)
+    except (OSError, MemciteError):
+        return False  # unreadable, a link, a FIFO: checked again
+    return data == stamp.encode()
+
+
+def remember_clean(path: str | os.PathLike, stamp: str | None = None) -> bool:
+    """Note beside the database that its file, as it is now (``stamp``, taken before the
+    check), passed ``quick_check``; False when it could not be noted (checked next time)."""
+    path = os.fspath(path)
+    stamp = _quiet_stamp(path) if stamp is None else stamp
+    if stamp is None:
+        return False
+    from memcite.durable_files import open_folder, replace_file_at
+
+    folder, name = _checked_file(path)
+    try:
+        fd = open_folder(folder)
+        try:
+            replace_file_at(fd, name, stamp.encode(), os.path.join(folder, name), 0o600)
+        finally:
+            os.close(fd)
+    except (OSError, MemciteError):
+        return False
+    return _quiet_stamp(path) == stamp  # changed meanwhile: the note says nothing true
+
+
+class _CheckedConnection(sqlite3.Connection):
+    """A writer's connection to a database found intact when it was opened: closing it
+    notes the file as it is then (its own writes, made through SQLite, keep it intact),
+    so that the next batch command checks again only after another change."""
+
+    checked_path: str | None = None
+
+    def close(self) -> None:
+        path, self.checked_path = self.checked_path, None
+        clean = path is not None and not self.in_transaction
+        super().close()
+        if clean:
+            remember_clean(path)
+
+
+def _check_once(path: str, check: Callable[[], None]) -> bool:
+    """``check()`` (a ``quick_check`` raising ``DamagedStoreError``) unless the file is as it
+    was at the last clean check; the clean result noted. True when the file was trusted
+    or found intact and noted."""
+    stamp = _quiet_stamp(path)
+    if _checked_before(path, stamp):
+        return True
+    check()
+    return remember_clean(path, stamp) if stamp is not None else False
+
+
 def _check_read_only(path: str) -> None:
     """``check_integrity`` through a read-only connection, which recovers the WAL's index
     but, unlike a writer's last close, never checkpoints into the file it refuses."""
@@ -730,6 +839,11 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
     table or an index; the batch commands that write (``sync``, ``ingest``, ``prune
     --apply``, ``restore``, ``rebuild``, the note commands) ask for it, the per-reply
     ``record`` and Stop hook do not (see ``benchmarks/bench_quick_check.py`` for its cost).
+    The check runs once per change of the file: a clean one is noted beside the database
+    (``<db>-checked``, the file's device, inode, size and times), a file found as noted is
+    not checked again, and closing a connection opened with the check notes the file as
+    its own writes left it. Any other change (a ``record``, a page damaged from outside,
+    frames in the ``-wal``) moves those times or stamps, and the whole file is checked.
     """
     path = os.fspath(path)
     if sqlite3.sqlite_version_info < MIN_SQLITE:
@@ -742,9 +856,13 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
     new = not exists or os.path.getsize(path) == 0
     if not exists:
         _create_private(path)
-    if exists and not readonly and (_unclean_end(path) or quick_check and not new):
+    verified = False
+    if exists and not readonly and _unclean_end(path):
         # A writer's connection could checkpoint into the file it refuses: a read-only one.
         _check_read_only(path)
+        verified = quick_check
+    elif exists and not readonly and quick_check and not new:
+        verified = _check_once(path, lambda: _check_read_only(path))
     mode = "ro" if readonly else "rw"
     uri = "file:" + _uri_path(os.path.abspath(path)) + f"?mode={mode}"
     if readonly and not _writable(path):
@@ -753,7 +871,8 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
         uri += "&immutable=1"
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None,
-                               timeout=busy_timeout_ms / 1000, check_same_thread=False)
+                               timeout=busy_timeout_ms / 1000, check_same_thread=False,
+                               factory=_CheckedConnection)
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the database ({exc})") from None
     try:
@@ -787,7 +906,7 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
         if readonly:
             conn.execute("PRAGMA query_only = 1")
             if quick_check:
-                check_integrity(conn, path)
+                _check_once(path, lambda: check_integrity(conn, path))
             return conn
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
@@ -800,6 +919,8 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
         conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
         if migrate_schema and version < SCHEMA_VERSION:
             migrate(conn)
+        if verified or (quick_check and new):
+            conn.checked_path = path  # found intact (or new): its close notes it
     except StoreError:
         conn.close()
         raise

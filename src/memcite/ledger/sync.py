@@ -487,10 +487,10 @@ def _close_forget_requests(conn: sqlite3.Connection, codex_home: str, now: int) 
 # A thread id already in the form Codex counts (lowercase hyphenated UUID), as a GLOB.
 _COUNTED_FORM = "-".join("[0-9a-f]" * width for width in (8, 4, 4, 4, 12))
 _IS_COUNTED = f"(typeof(thread_id) = 'text' AND thread_id GLOB '{_COUNTED_FORM}')"
-# A text holding a character other than the ASCII part of Rust's White_Space ("non-blank" as
-# Codex means it): what codex_home's length(trim(text, those characters)) > 0 says (up to a
+# A text holding a character other than a space ("non-blank" as Codex's phase-2 selection
+# means it, SQLite's trim()): what codex_home's length(trim(text, ' ')) > 0 says (up to a
 # NUL character, as SQLite reads text), without copying the text.
-_NON_BLANK = "coalesce({column}, '') GLOB '*[^' || char(9, 10, 11, 12, 13, 32) || ']*'"
+_NON_BLANK = "coalesce({column}, '') GLOB '*[^ ]*'"
 # A slug that is not plain ASCII (perhaps not even UTF-8): read again in Python.
 _NOT_ASCII = "rollout_slug GLOB '*[^ -~]*'"
 

@@ -88,10 +88,10 @@ def _check_v2_summary(path: str, text: str) -> list[Finding]:
 def check_import_scope(path: str, text: str) -> list[Finding]:
     """An imported project's ``scope.json``: a JSON object whose ``cwd`` is an absolute path
     (Codex's consolidation scopes every imported file of the project by it)."""
-    import json
+    from memcite.untrusted import loads_json
 
     try:
-        scope = json.loads(text)
+        scope = loads_json(text)
     except ValueError as exc:
         return [_finding("import-scope-invalid", path, getattr(exc, "lineno", 1),
                          getattr(exc, "colno", 1), f"not JSON ({exc.msg if hasattr(exc, 'msg') else exc})",

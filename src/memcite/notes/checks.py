@@ -22,10 +22,27 @@ _SENSITIVE = (
 )
 
 
+# A credential named as the subject of a rule about it ("the password policy requires 12
+# characters", "API key rotation rules") is about the rule, not a credential: not sensitive
+# by itself (a secret in the text is still found by the secret scan, and any other mention
+# of the word still asks).
+_CREDENTIALS = ("password", "passphrase", "credential", "credentials", "private key",
+                "secret key", "api key", "access key")
+_ABOUT_A_RULE = ("policy", "policies", "rule", "rules", "requirement", "requirements",
+                 "complexity", "strength", "length", "minimum length", "validation",
+                 "validator", "expiry policy", "rotation policy")
+
+
+def _alternatives(words) -> str:
+    return "|".join(re.escape(word).replace(r"\ ", r"[\s_-]+") for word in words)
+
+
 @lru_cache(maxsize=1)
 def _sensitive_re() -> re.Pattern:
-    words = "|".join(re.escape(word).replace(r"\ ", r"[\s_-]") for word in _SENSITIVE)
-    return re.compile(rf"(?i)\b({words})\b")
+    others = [word for word in _SENSITIVE if word not in _CREDENTIALS]
+    rule = rf"(?![\s_-]+(?:{_alternatives(_ABOUT_A_RULE)})\b)"
+    return re.compile(rf"(?i)\b((?:{_alternatives(_CREDENTIALS)})\b{rule}"
+                      rf"|(?:{_alternatives(others)})\b)")
 
 
 @lru_cache(maxsize=1)

@@ -89,14 +89,14 @@ def project_file(location: NoteLocation, path: str, cwd: str | None = None) -> s
         rest.insert(0, tail)
     resolved = os.path.join(os.path.realpath(existing), *rest)
     root = location.project.rstrip("/")
-    for candidate in (resolved, full):
-        if candidate.startswith(root + "/"):
-            relative = candidate[len(root) + 1:]
-            break
-    else:
-        raise InputError(f"--file: {_shown(path)} is outside the project ({location.project}); "
-                         "events name files inside the project only")
-    return relative.replace(os.sep, "/")
+    # Where the file really is decides: a link inside the project pointing out of it is
+    # outside. The name kept is the one given when that is inside the project too.
+    if not resolved.startswith(root + "/"):
+        raise InputError(f"--file: {_shown(path)} is outside the project ({location.project})"
+                         + (f": it leads to {_shown(resolved)}" if resolved != full else "")
+                         + "; events name files inside the project only")
+    candidate = full if full.startswith(root + "/") else resolved
+    return candidate[len(root) + 1:].replace(os.sep, "/")
 
 
 def _check_text(text: str, *, redact: bool) -> tuple[str, list[dict]]:
@@ -189,18 +189,22 @@ def add_event(location: NoteLocation, *, kind: str, text: str, files: list[str] 
                       "confirmed": confirmed_by is not None, "confirmation": confirmed_by}
         event = Event(event_id, _iso(now), int(now), kind, text, named, supersedes, fragile,
                       provenance)
-        _append(path, json.dumps(event.to_json(), ensure_ascii=False, sort_keys=True) + "\n")
+        append_event(path, event)
         known.append(event)
         write_gate_index(location.project_dir, known)
     return AddResult(location, event, path, redacted, tightened, superseded)
 
 
-def _append(path: str, line: str) -> None:
-    """Append one line (O_APPEND, 0600, synced, read back); the file is created if needed."""
-    data = line.encode("utf-8", "surrogateescape")
+def append_event(path: str, event: Event) -> None:
+    """Append the event as one line (O_APPEND, 0600, synced), on a line of its own, then read
+    it back as an event; the file is created if needed."""
+    from memcite.durable_files import append_line
+
+    data = (json.dumps(event.to_json(), ensure_ascii=False, sort_keys=True) + "\n").encode(
+        "utf-8", "surrogateescape")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-                     storage.FILE_MODE)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), storage.FILE_MODE)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise NoteRefusal("permissions", f"{path}: a symbolic link, not an event log; left "
@@ -213,19 +217,30 @@ def _append(path: str, line: str) -> None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NoteRefusal("permissions", f"{path}: not a regular file; left alone", path=path)
+        from memcite.untrusted import clear_nonblock
+
+        clear_nonblock(fd)
         start = info.st_size
         storage.check_private_file(path)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        written = append_line(fd, data)
         os.fsync(fd)
+        back = os.pread(fd, len(written), start)
     finally:
         os.close(fd)
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        if handle.read(len(data)) != data:
-            raise NoteRefusal("not-writable", f"{path}: reading the event back did not give what "
-                              "was written; check the disk", path=path)
+    if not _reads_back(back, written, event):
+        raise NoteRefusal("not-writable", f"{path}: reading the event back did not give the "
+                          "event written; check the disk", path=path)
+
+
+def _reads_back(back: bytes, written: bytes, event: Event) -> bool:
+    """Whether the bytes read back are those written, ending the file, and their one line
+    reads as ``event``, the way ``read_events`` reads it."""
+    from memcite.readpath.event_log import event_of_line
+
+    if back != written:
+        return False
+    lines = [line for line in back.split(b"\n") if line.strip()]
+    return len(lines) == 1 and event_of_line(lines[0]) == event
 
 
 def write_gate_index(project_dir: str, events: list[Event]) -> None:

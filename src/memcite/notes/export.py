@@ -38,6 +38,7 @@ from memcite.notes.model import SECTIONS, Entry, is_entry_id, normalized_text
 from memcite.notes.refusals import NoteRefusal
 from memcite.notes.storage import NoteLocation, locate_note
 from memcite.times import iso_utc as _iso
+from memcite.untrusted import loads_json
 
 FORMAT = "memcite-notes"
 FORMAT_VERSION = 1
@@ -173,8 +174,8 @@ def _header(line: bytes, source: str, number: int) -> dict:
     if len(line) > MAX_LINE_BYTES:
         raise InputError(f"{where}: longer than {MAX_LINE_BYTES} bytes; not a memcite export")
     try:
-        raw = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        raw = loads_json(line.decode("utf-8"))
+    except ValueError:  # not UTF-8, not JSON, nested too deeply
         raw = None
     if not isinstance(raw, dict) or raw.get("kind") != "header" or raw.get("format") != FORMAT:
         raise InputError(f"{where}: not the header of a memcite export (the first line says "
@@ -198,7 +199,7 @@ def _parse_line(line: bytes) -> dict:
     except UnicodeDecodeError:
         raise LineRefused("invalid", "not UTF-8") from None
     try:
-        raw = json.loads(text)
+        raw = loads_json(text)
     except ValueError as exc:
         raise LineRefused("invalid", f"not JSON ({str(exc).split(':')[0]})") from None
     if not isinstance(raw, dict):
@@ -444,7 +445,7 @@ class _State:
                 skipped = check(read_events(location))
                 if skipped:
                     return "skipped", skipped[0], skipped[1], event.id
-                events._append(events.events_path(location), _dumps(event.to_json()) + "\n")
+                events.append_event(events.events_path(location), event)
             self.event_targets.add((location.scope, location.session))
             message = "appended"
         seen_ids.add(event.id)

@@ -13,9 +13,11 @@ The index is an FTS5 table in memcite's database (``search_index``, migration
 ``m013_search_index``), one row per line (per event), its rowid ``file id << 24 | line``, so
 that a file's rows are dropped by one rowid range. ``search_files`` holds each indexed
 file's stamp (mtime_ns, size, inode, device): a refresh re-reads only the files whose stamp
-changed and drops the rows of files gone. Each row carries its ``owner`` (the Codex home and
-the project, ``global``, a session or Codex's memory); a query names the owners of this
-working directory in SQL, so another project's note and events are never candidates.
+changed (or whose rows the index no longer holds in full: a table emptied or dropped by
+hand is rebuilt, never answered from) and drops the rows of files gone. Each row carries
+its ``owner`` (the Codex home and the project, ``global``, a session or Codex's memory);
+a query names the owners of this working directory in SQL, so another project's note and
+events are never candidates.
 
 Files are read link-safely and capped (``MemoryRoot``: a link is followed only inside its
 folder). Secrets are masked before a line is stored (as the ledger does) and again in what
@@ -61,6 +63,12 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
         "SELECT name FROM sqlite_master WHERE name IN ('search_files', 'search_index')")}
     if len(have) < 2:
         with transaction(conn):
+            # One table without the other cannot be trusted: stamps without their rows would
+            # answer "no match" for ever, rows without their files' ids would be misnamed.
+            if "search_files" in have:
+                conn.execute("DELETE FROM search_files")
+            if "search_index" in have:
+                conn.execute("DELETE FROM search_index")
             for statement in SEARCH_SCHEMA:
                 conn.execute(statement)
 
@@ -180,16 +188,12 @@ def _line_rows(text: str) -> list[tuple[int, str]]:
 
 def _event_rows(text: str) -> list[tuple[int, str]]:
     """One row per event: its kind, text and files (the JSON keys are not searched)."""
+    from memcite.untrusted import json_lines
+
     rows = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, raw, _why in json_lines(text):
         if number > MAX_LINE:
             break
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except ValueError:
-            continue
         if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
             continue
         files = raw.get("files") if isinstance(raw.get("files"), list) else []
@@ -234,6 +238,14 @@ def _drop(conn: sqlite3.Connection, file_id: int) -> None:
                  (file_id << LINE_BITS, (file_id + 1) << LINE_BITS))
 
 
+def _holds_its_rows(conn: sqlite3.Connection, file_id: int, rows: int) -> bool:
+    """Whether the index holds the rows its stamp says the file gave: a table emptied or
+    rows deleted behind memcite's back make the file read again, never a wrong "no match"."""
+    (found,) = conn.execute("SELECT count(*) FROM search_index WHERE rowid >= ? AND rowid < ?",
+                            (file_id << LINE_BITS, (file_id + 1) << LINE_BITS)).fetchone()
+    return found == rows
+
+
 def refresh(conn: sqlite3.Connection, sources: list[Source], *, now: int | None = None
             ) -> RefreshStats:
     """Bring the index of ``sources`` up to date: re-read the files whose stamp changed,
@@ -248,9 +260,10 @@ def refresh(conn: sqlite3.Connection, sources: list[Source], *, now: int | None 
     now = int(time.time()) if now is None else now
     with transaction(conn):
         for source in sources:
-            known = {path: (file_id, kind, stamp) for file_id, path, kind, *stamp in conn.execute(
-                "SELECT id, path, kind, mtime_ns, size, inode, device FROM search_files "
-                "WHERE owner = ?", (source.owner,))}
+            known = {path: (file_id, kind, stamp[:4], stamp[4])
+                     for file_id, path, kind, *stamp in conn.execute(
+                         "SELECT id, path, kind, mtime_ns, size, inode, device, rows "
+                         "FROM search_files WHERE owner = ?", (source.owner,))}
             seen: set[str] = set()
             with MemoryRoot(source.folder if os.path.isdir(source.folder) else None) as root:
                 for name, kind in _files_of(source) if root.real else []:
@@ -264,7 +277,8 @@ def refresh(conn: sqlite3.Connection, sources: list[Source], *, now: int | None 
                     device, inode, size, mtime_ns = stamp
                     before = known.get(path)
                     if before is not None and before[1] == kind and \
-                            before[2] == [mtime_ns, size, inode, device]:
+                            before[2] == [mtime_ns, size, inode, device] and \
+                            _holds_its_rows(conn, before[0], before[3]):
                         seen.add(path)
                         continue
                     cap = MAX_EVENT_FILE_BYTES if kind == "events" else MAX_NOTE_FILE_BYTES
@@ -305,7 +319,7 @@ def refresh(conn: sqlite3.Connection, sources: list[Source], *, now: int | None 
                     stats.files_indexed += 1
                     stats.rows_written += len(rows)
                     seen.add(path)
-            for path, (file_id, kind, _stamp) in known.items():
+            for path, (file_id, kind, _stamp, _rows) in known.items():
                 if path not in seen and kind in source.kinds:
                     _drop(conn, file_id)
                     conn.execute("DELETE FROM search_files WHERE id = ?", (file_id,))
@@ -341,8 +355,9 @@ class Hit:
 
 def query(conn: sqlite3.Connection, text: str, sources: list[Source], *,
           kinds: tuple[str, ...] = KINDS, limit: int = DEFAULT_LIMIT) -> list[Hit]:
-    """The best ``limit`` rows matching ``text`` among the rows of ``sources`` only."""
-    from memcite.secrets import mask_secrets
+    """The best ``limit`` rows matching ``text`` among the rows of ``sources`` only (as
+    memcite shows text: ``memcite.display.shown``)."""
+    from memcite.display import shown
 
     if not text or not text.strip():
         raise InputError("nothing to search for", hint="give the words to look for")
@@ -371,7 +386,7 @@ def query(conn: sqlite3.Connection, text: str, sources: list[Source], *,
         raise InputError(f"the search words could not be used ({exc})",
                          hint="search for plain words") from None
     return [Hit(path, line, kind, scope_of.get(owner, "?"), round(-score, 6),
-                mask_secrets(snippet), mask_secrets(full[:500]))
+                shown(snippet), shown(full[:500]))
             for path, line, kind, owner, score, snippet, full in rows]
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from memcite.durable_files import fsync_folder
+from memcite.durable_files import fsync_folder, remove_stale_temporaries
 from memcite.notes.refusals import NoteRefusal
 from memcite.readpath.projects import (
     canonical_path,
@@ -106,8 +106,10 @@ def check_project_path(project: str) -> None:
             raise InputError(f"{project.encode('utf-8', 'backslashreplace').decode()}: the "
                              "project folder's path is not valid UTF-8; memcite keeps no note for it",
                              hint="rename the folder, or run from a folder whose path is UTF-8") from None
-    if any(ord(char) < 32 or ord(char) == 127 or 0x80 <= ord(char) < 0xA0 or char in "\u2028\u2029"
-           for char in project):
+    # A tab is kept (the Project: line then names the path as a JSON string); a newline or
+    # another control character could forge a line of the note or of what is shown: refused.
+    if any((ord(char) < 32 and char != "\t") or ord(char) == 127 or 0x80 <= ord(char) < 0xA0
+           or char in "\u2028\u2029" for char in project):
         raise InputError(f"{project!r}: the project folder's path holds a control character "
                          "(a newline, say); memcite keeps no note for it",
                          hint="rename the folder")
@@ -261,6 +263,8 @@ def decode(path: str, data: bytes) -> str:
 def atomic_write(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data``: temporary file (0600) beside it, synced, renamed, verified."""
     folder = os.path.dirname(path)
+    # What a run killed mid-write left here (a full copy of the note) goes first.
+    remove_stale_temporaries(folder, {os.path.basename(path)})
     temp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),

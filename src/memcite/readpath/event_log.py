@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
-import json
 import os
 import re
 import stat
@@ -80,7 +79,7 @@ class Event:
                         raw.get("supersedes") if isinstance(raw.get("supersedes"), str) else None,
                         bool(raw.get("fragile")),
                         raw.get("provenance") if isinstance(raw.get("provenance"), dict) else {})
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             return None
         return event if event.kind in KINDS and is_event_id(event.id) else None
 
@@ -115,19 +114,23 @@ def read_events(location_or_path) -> list[Event]:
     if len(data) > MAX_LOG_BYTES:
         raise InputError(f"{path}: larger than {MAX_LOG_BYTES} bytes; not an event log memcite "
                          "reads")
+    from memcite.untrusted import json_lines
+
     events = []
-    for line in data.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(raw, dict):
-            event = Event.from_json(raw)
-            if event is not None:
-                events.append(event)
+    for _number, raw, _why in json_lines(data):
+        event = Event.from_json(raw) if isinstance(raw, dict) else None
+        if event is not None:
+            events.append(event)
     return events
+
+
+def event_of_line(line: bytes) -> Event | None:
+    """The event one line of the log holds, as ``read_events`` reads it; None if it holds none."""
+    from memcite.untrusted import json_lines
+
+    for _number, raw, _why in json_lines(line):
+        return Event.from_json(raw) if isinstance(raw, dict) else None
+    return None
 
 
 def superseded_by(events: list[Event]) -> dict[str, str]:

@@ -25,8 +25,12 @@ def explain(result: Instructions) -> str:
     headings = result.used - sum(source.tokens for source in result.sources)
     if result.sources and headings:
         rows.append(("(headings, separators)", "", str(headings), "", ""))
-    rows.append((f"total, budget {result.budget}", "", str(result.used), "", ""))
+    rows.append((f"within the budget ({result.budget})", "", str(result.used), "", ""))
     rows.append(("template (outside the budget)", "", str(result.template_tokens), "", ""))
+    # The whole message Codex injects: what the budget holds and the template around it.
+    rows.append((f"whole message, budget {result.budget}", "", str(result.used
+                                                                   + result.template_tokens),
+                 "", ""))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = []
     for row in rows:
@@ -44,7 +48,8 @@ def explain(result: Instructions) -> str:
         lines.append(f"override: topic {override['topic']!r}: kept [{kept['id']}] ({kept['scope']}),"
                      f" left out [{dropped['id']}] ({dropped['scope']}): {override['why']}")
     for item in result.compacted:
-        lines.append(f"compacted: [{item['id']}] ({item['scope']}) {item['step']}, relevance "
+        entry = f"[{item['id']}]" if item.get("id") else "an entry without an id"
+        lines.append(f"compacted: {entry} ({item['scope']}) {item['step']}, relevance "
                      f"{item['relevance']:.3g} (lowest first)")
     for warning in result.warnings:
         lines.append(f"warning: {warning}")

@@ -252,8 +252,10 @@ def _with_events(data: bytes | None, folder: str, project_root: str, scope: str,
     if not text:
         return data
     if data is None:
-        header = {"project": f"Project: {owner}", "global": "Scope: global"}.get(
-            scope, f"Session: {owner}")
+        from memcite.readpath.note_format import project_line_value
+
+        header = {"project": f"Project: {project_line_value(owner)}",
+                  "global": "Scope: global"}.get(scope, f"Session: {owner}")
         data = f"# Project memory\n\n{header}\n".encode()
     return data.rstrip(b"\n") + b"\n\n" + text.encode("utf-8", "surrogateescape")
 

@@ -50,14 +50,16 @@ def read_cached(cache_dir: str, key: str) -> Instructions | None:
     """The cached result for ``key`` (``cached`` True), or None."""
     path = os.path.join(cache_dir, "instructions", key + ".json")
     try:
-        with open(path, encoding="utf-8") as handle:
+        from memcite.untrusted import open_regular  # a FIFO planted there: never a hang
+
+        with open(open_regular(path), encoding="utf-8") as handle:
             raw = handle.read()
     except (OSError, UnicodeDecodeError):
         return None
-    import json
+    from memcite.untrusted import loads_json
 
     try:
-        return _from_cache_dict(json.loads(raw))
+        return _from_cache_dict(loads_json(raw))
     except (ValueError, KeyError, TypeError):
         return None  # a damaged entry is rebuilt
 
@@ -81,6 +83,9 @@ def write_cached(cache_dir: str, key: str, result: Instructions) -> None:
 
 
 def _cache_prune(folder: str) -> None:
+    from memcite.durable_files import remove_stale_temporaries
+
+    remove_stale_temporaries(folder, dotted=False)  # left by a run that was killed
     entries = [entry for entry in os.scandir(folder) if entry.name.endswith(".json")]
     if len(entries) <= CACHE_ENTRIES:
         return

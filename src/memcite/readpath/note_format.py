@@ -31,6 +31,32 @@ TITLE = "# Project memory"
 # Each scope's title, and the header line that says whose note it is (checked before a write).
 SCOPE_TITLES = {"project": TITLE, "global": "# Global memory", "session": "# Session memory"}
 OWNER_HEADERS = {"project": "Project", "global": "Scope", "session": "Session"}
+
+
+def project_line_value(project: str) -> str:
+    """A project's path as its ``Project:`` line says it: as it is, or as a JSON string
+    (``"/home/me/a\\tb"``) when it holds a tab or starts or ends with white space, which
+    the line could not keep (a tab shown raw, white space trimmed). A path starts with
+    ``/``, never ``"``, so the two forms never meet."""
+    if "\t" in project or project != project.strip():
+        import json
+
+        return json.dumps(project, ensure_ascii=False)
+    return project
+
+
+def project_from_line(value: str | None) -> str | None:
+    """The project's path a ``Project:`` line's (trimmed) value names: the JSON string
+    decoded, or the value as it is."""
+    if value is None or len(value) < 2 or not (value.startswith('"') and value.endswith('"')):
+        return value
+    from memcite.untrusted import loads_json
+
+    try:
+        decoded = loads_json(value)
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, str) else value
 SECTIONS: dict[str, str] = {
     "decisions": "Durable decisions",
     "state": "Current state",
@@ -164,7 +190,8 @@ class Note:
 
     def owner(self, scope: str) -> str | None:
         """Whose note it is, by its scope's header line (``Project:``, ``Scope:``, ``Session:``)."""
-        return self.header(OWNER_HEADERS[scope])
+        value = self.header(OWNER_HEADERS[scope])
+        return project_from_line(value) if scope == "project" else value
 
     def set_header(self, name: str, value: str) -> None:
         """Replace the ``name:`` line, or add it after the other header lines (or the title)."""
@@ -190,7 +217,7 @@ class Note:
 
     @property
     def project(self) -> str | None:
-        return self.header("Project")
+        return project_from_line(self.header("Project"))
 
     @property
     def updated(self) -> str | None:
@@ -300,8 +327,9 @@ def new_note(project: str, updated: str, *, scope: str = "project") -> Note:
     """An empty note with the title, its owner line (``Project:`` the project's path, ``Scope:
     global`` or ``Session:`` the session id, given as ``project``), ``Updated:`` and the three
     sections."""
+    owner = project_line_value(project) if scope == "project" else project
     return parse_note(
-        f"{SCOPE_TITLES[scope]}\n\n{OWNER_HEADERS[scope]}: {project}\nUpdated: {updated}\n\n"
+        f"{SCOPE_TITLES[scope]}\n\n{OWNER_HEADERS[scope]}: {owner}\nUpdated: {updated}\n\n"
         + "\n".join(f"## {title}\n" for title in SECTIONS.values())
     )
 

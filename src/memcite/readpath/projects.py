@@ -79,7 +79,9 @@ def note_project_line(text: str) -> str | None:
     """The value of the note's first ``Project:`` line (trimmed), or None when it has none."""
     for line in text.split("\n"):
         if line.startswith("Project:"):
-            return rust_trim(line[len("Project:") :])
+            from memcite.readpath.note_format import project_from_line
+
+            return project_from_line(rust_trim(line[len("Project:") :]))
     return None
 
 

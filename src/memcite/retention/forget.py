@@ -122,7 +122,8 @@ def note_text(memories: list[dict], *, rule: str, max_unused_days: int, at: int,
         f"# Forget {count} unused memor{'y' if count == 1 else 'ies'}",
         "",
         "The user asked memcite (a tool that audits how memories are cited) to forget the",
-        f"memories below: none was used in the last {max_unused_days} day(s) (rule {rule},",
+        f"memories below: none was used in the last {max_unused_days} "
+        f"day{'' if max_unused_days == 1 else 's'} (rule {rule},",
         f"as of {format_day(at)}). At the next consolidation, drop each one: remove what",
         "MEMORY.md and memory_summary.md hold only because of it, and do not carry it into the",
         "new memory. Keep everything else as it is.",
@@ -503,7 +504,8 @@ def _codex_refusal(row, limit_time: int, recent_limit: int, max_rollout_age_days
         return "used in Codex since the selection (its own counters); not deleted"
     updated = values["source_updated_at"]
     if not include_recent and updated is not None and updated >= recent_limit:
-        return (f"thread updated within max_rollout_age_days ({max_rollout_age_days} day(s)): "
+        days = f"{max_rollout_age_days} day{'' if max_rollout_age_days == 1 else 's'}"
+        return (f"thread updated within max_rollout_age_days ({days}): "
                 "Codex would extract it again; --include-recent-threads deletes it anyway")
     return None
 

@@ -302,9 +302,9 @@ def _escaped(value: object) -> str:
 
 
 def _mask(text: str) -> str:
-    from memcite.secrets import mask_secrets
+    from memcite.display import shown
 
-    return mask_secrets(text)
+    return shown(text)
 
 
 _URL_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~")

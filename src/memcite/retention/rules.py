@@ -221,7 +221,8 @@ def codex_prune_selection(memories: Iterable[MemoryUsage], *, now: int, max_unus
 def consolidation_selection(memories: Iterable[MemoryUsage], *, now: int, max_unused_days: int,
                             n: int) -> list[MemoryUsage]:
     """The memories Codex's next consolidation takes: rows of its table (``in_scope``) that are
-    eligible (non-blank, used since the cutoff), ranked by use, recency and thread id, the
+    eligible (a text SQLite's trim(), spaces only, leaves non-empty; used since the cutoff),
+    ranked by use, recency and thread id, the
     first ``n`` sorted by thread id. A NULL last use (SQL) is never eligible; 0 is a time."""
     limit_time = cutoff(now, max_unused_days)
     eligible = []
@@ -320,6 +321,7 @@ def _load_toml(path: str) -> dict | None:
     import tomllib
 
     from memcite.ledger.memory_files import open_regular, read_capped
+    from memcite.untrusted import loads_toml
 
     try:
         fd = open_regular(path)  # a FIFO or a device: refused, never a hang
@@ -330,7 +332,7 @@ def _load_toml(path: str) -> dict | None:
         if read.too_large:
             raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read as a "
                               "config file", hint="fix the file, or move it aside")
-        return tomllib.loads(read.data.decode("utf-8"))
+        return loads_toml(read.data.decode("utf-8"))
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -340,9 +342,8 @@ def _load_toml(path: str) -> dict | None:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML (invalid UTF-8 at byte offset {exc.start})",
                           hint="fix the file, or move it aside") from None
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
-        raise ConfigError(f"{path}: not valid TOML ({reason})",
+    except tomllib.TOMLDecodeError as exc:  # nested too deeply too (loads_toml)
+        raise ConfigError(f"{path}: not valid TOML ({exc})",
                           hint="fix the file, or move it aside") from None
 
 
@@ -387,6 +388,18 @@ def load_fleet_config(path: str | os.PathLike | None) -> dict:
         return {}
     check_memcite_config(data, path)
     return dict(data.get("fleet", {}))
+
+
+def load_gate_config(path: str | os.PathLike | None) -> dict:
+    """The ``[gate]`` table of memcite's config file ({} when there is none), checked."""
+    if path is None:
+        return {}
+    path = os.fspath(path)
+    data = _load_toml(path)
+    if data is None:
+        return {}
+    check_memcite_config(data, path)
+    return dict(data.get("gate", {}))
 
 
 def _plainly_valid(data: dict) -> bool:

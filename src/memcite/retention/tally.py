@@ -25,6 +25,7 @@ from memcite.retention.checks import (
     moved_to,
     rank_worst,
 )
+from memcite.untrusted import loads_json
 from memcite.value_classes import FrozenSlots, Slots
 
 
@@ -291,12 +292,11 @@ def log_tally(conn: sqlite3.Connection, folder: MemoryFolder, since: int | None,
 def _cache_read(path: str, folder: MemoryFolder, key: str
                 ) -> tuple[LogTally | None, dict[str, list | None]]:
     """The cached tally and its file stamps, or ``(None, {})`` when any cited file changed."""
-    import json
 
     try:
         # A regular file only, opened without blocking (a FIFO planted here must not hang stats).
         with os.fdopen(open_regular(path), encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = loads_json(handle.read())
         if data["key"] != key or any(_path_stamp(folder, name) != stamp
                                      for name, stamp in data["stamps"].items()):
             return None, {}
@@ -324,6 +324,9 @@ def _cache_write(path: str, data: dict) -> None:
 
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        from memcite.durable_files import remove_stale_temporaries
+
+        remove_stale_temporaries(os.path.dirname(path), {os.path.basename(path)}, dotted=False)
         temporary = f"{path}.{os.getpid()}.tmp"
         # 0600 whatever the umask: the tally names cited paths and notes' places.
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -1,0 +1,72 @@
+"""``memcite trace`` and ``memcite audit``: where each memory came from, and which are poisoned.
+
+The bodies live in ``memcite.cli.audit_commands``; this wrapper declares the options and is
+registered by ``memcite.cli.app``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from memcite.cli import audit_commands
+from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, JsonOpt, exit_with
+
+
+def trace(
+    ident: Annotated[str, typer.Argument(
+        metavar="ID", help="A memory's thread id, or FILE:LINE of MEMORY.md or "
+        "memory_summary.md (also raw_memories.md, rollout_summaries/<file>.md).")],
+    codex_home: CodexHomeOpt = None,
+    db: DbOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Tell where one memory came from.
+
+    Its source thread (time, project, source), where the words of each of its sentences
+    first appear in that thread's session (the user's message, the assistant's text, or a
+    tool's output, naming the tool and the call), the replies that cited it since and their
+    checks, and how to forget it. FILE:LINE is traced to the memories it was consolidated
+    from as far as the folder allows; the report says where the trail ends. Read-only.
+
+    Examples:
+
+    \b
+        memcite trace 019b7635-7fb3-7cf8-8f11-6f64065672e0
+        memcite trace memory_summary.md:12 --json
+    """
+    exit_with(audit_commands.trace(ident, codex_home, db, json))
+
+
+def audit(
+    codex_home: CodexHomeOpt = None,
+    project: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--project", metavar="DIR", show_default=False,
+                     help="Flag the memories, and the lines of MEMORY.md and "
+                     "memory_summary.md, whose source project is not this folder."),
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Check every memory for poisoned, tainted, cross-project and secret text.
+
+    Poisoned (high): a directive (run a command, fetch a URL, skip a check, change config,
+    handle a secret, ignore instructions) whose words came from a tool, MCP or web output of
+    its source thread rather than from the user. Secrets (high), as lint finds them.
+    Without --project, a table per project. Exit 1 when a high-severity finding exists.
+    Read-only.
+
+    Examples:
+
+    \b
+        memcite audit
+        memcite audit --project . --json
+    """
+    exit_with(audit_commands.audit(codex_home, project, json))
+
+
+def register(app) -> None:
+    """Add ``memcite trace`` and ``memcite audit`` to ``app``."""
+    app.command(**COMMAND)(trace)
+    app.command(**COMMAND)(audit)

@@ -1,0 +1,367 @@
+"""Where the words of a memory came from: one session file read into source segments.
+
+A Codex session file (rollout JSONL, see ``memcite.codex.session_scan``) holds, in time
+order, everything the thread saw. ``read_segments`` keeps the parts a memory's words can
+come from, each a ``Segment``:
+
+- ``user``: a message the person typed (a ``response_item`` ``message`` of role ``user``);
+- ``context``: a user-role message Codex wrote itself (``<environment_context>``, the
+  project's ``AGENTS.md`` instructions, ``<user_instructions>``...): not the person's words;
+- ``assistant``: the model's own text (``output_text`` of an assistant message);
+- ``tool``: a tool's output (``function_call_output``, ``custom_tool_call_output``), naming
+  the tool and its call id: ``exec_command``/``shell`` output, ``apply_patch``...;
+- ``mcp``: the result of an MCP server's tool (a call whose namespace or name starts
+  ``mcp__``);
+- ``web``: a web search (``web_search_call``: its query and any sources Codex kept; the
+  results themselves never reach the session file);
+- ``outside-file``: the output of a command that read a file outside the thread's project
+  (``cat``, ``sed``, ``head``... of an absolute path not under the session's ``cwd``).
+
+``tool``, ``mcp``, ``web`` and ``outside-file`` are *tainted*: words that came from them came
+from the world, not from the user.
+
+``origin_of`` says where a sentence's words first appear: the first segment, in time order,
+that holds at least ``threshold`` (default ``DEFAULT_THRESHOLD``, 0.6) of the sentence's word
+pairs (bigrams of lower-cased words; a one-word sentence is matched by that word). It is a
+plain deterministic text match: the same files give the same answer.
+
+Sessions are untrusted: a line longer than its limit is skipped without being held, one
+that is not JSON is counted with its number, a file is read at most ``max_bytes``; a
+segment's text is cut to ``MAX_SEGMENT_CHARS``. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from memcite.codex import session_scan as scan
+from memcite.untrusted import loads_json, storable
+
+DEFAULT_THRESHOLD = 0.6
+MAX_SEGMENT_CHARS = 512 * 1024  # a tool output longer than this is matched on its start
+MAX_SEGMENTS = 200_000
+TAINTED_KINDS = frozenset({"tool", "mcp", "web", "outside-file"})
+SEGMENT_KINDS = ("user", "context", "assistant", "tool", "mcp", "web", "outside-file")
+
+# User-role messages Codex writes itself (0.169-0.171), by their start.
+_CONTEXT_STARTS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+                   "<permissions instructions>", "<turn_aborted>", "<user_shell_command>",
+                   "<skill>", "<subagent_notification>", "<INSTRUCTIONS>", "<collaboration_mode>")
+# Tools whose call runs a shell command.
+_SHELL_TOOLS = frozenset({"exec_command", "shell", "shell_command", "local_shell", "container.exec",
+                          "exec"})
+_READERS = frozenset({"cat", "head", "tail", "sed", "less", "more", "awk", "grep", "rg", "nl",
+                      "bat", "jq", "xxd", "strings", "type", "get-content"})
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[_$]\w+", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One part of a session a memory's words may come from."""
+
+    kind: str  # one of SEGMENT_KINDS
+    line: int  # the session file's line (1-based)
+    at: str | None  # the line's timestamp (RFC 3339) as Codex wrote it
+    text: str
+    tool: str | None = None  # the tool's name (``mcp__server/tool`` for MCP), for tool kinds
+    call_id: str | None = None
+    detail: str | None = None  # the command run, the query searched, the file read
+
+    @property
+    def tainted(self) -> bool:
+        return self.kind in TAINTED_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSegments:
+    """A session file read into segments, with what was skipped."""
+
+    path: str
+    thread_id: str | None
+    cwd: str | None
+    source: str
+    segments: tuple[Segment, ...]
+    bad_line_count: int = 0  # lines that were not JSON objects: skipped
+    long_lines: int = 0  # lines over the limit, skipped unread
+    partial: bool = False  # stopped at max_bytes
+    cut_segments: int = 0  # segments whose text was cut to MAX_SEGMENT_CHARS
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a sentence's words first appear: the segment, and the share of word pairs it holds."""
+
+    segment: Segment
+    share: float
+
+
+@dataclass(slots=True)
+class _Call:
+    name: str
+    detail: str | None
+    kind: str = "tool"
+
+
+@dataclass(slots=True)
+class _Reading:
+    segments: list[Segment] = field(default_factory=list)
+    calls: dict[str, _Call] = field(default_factory=dict)
+    cut: int = 0
+
+
+def _texts(content: object, types: tuple[str, ...]) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(part["text"] for part in content
+                   if isinstance(part, dict) and part.get("type") in types
+                   and isinstance(part.get("text"), str))
+
+
+def _output_text(output: object) -> str:
+    """A tool output's text: a string, a list of content items, or ``{content, ...}``."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        return _texts(output, ("input_text", "output_text", "text"))
+    if isinstance(output, dict):
+        for key in ("content", "output", "text", "result"):
+            if key in output:
+                return _output_text(output[key])
+    return ""
+
+
+def _command_of(name: str, arguments: object) -> str | None:
+    """The shell command a call runs (from its JSON arguments or freeform input), if any."""
+    if isinstance(arguments, str):
+        text = arguments
+        try:
+            arguments = loads_json(arguments) if arguments.lstrip().startswith("{") else arguments
+        except ValueError:
+            return text[:2000] if name in _SHELL_TOOLS else None
+    if isinstance(arguments, dict):
+        for key in ("cmd", "command", "input", "script"):
+            value = arguments.get(key)
+            if isinstance(value, list) and all(isinstance(part, str) for part in value):
+                return shlex.join(value)[:2000]
+            if isinstance(value, str):
+                return value[:2000]
+        return None
+    if isinstance(arguments, str) and name in _SHELL_TOOLS:
+        return arguments[:2000]
+    return None
+
+
+def _inside(path: str, root: str | None) -> bool:
+    if not root:
+        return True
+    path = os.path.normpath(path)
+    root = os.path.normpath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def outside_file_read(command: str | None, cwd: str | None) -> str | None:
+    """The absolute path outside ``cwd`` that ``command`` reads with a file reader, or None."""
+    if not command or not cwd:
+        return None
+    try:
+        words = shlex.split(command, posix=True)
+    except ValueError:
+        words = command.split()
+    reading = False
+    for word in words[:200]:
+        if word in ("|", "&&", ";", "||"):
+            reading = False
+            continue
+        base = os.path.basename(word).lower()
+        if base in _READERS:
+            reading = True
+            continue
+        if reading and not word.startswith("-"):
+            expanded = os.path.expanduser(word) if word.startswith("~") else word
+            if os.path.isabs(expanded) and not _inside(expanded, cwd):
+                return storable(word)
+    return None
+
+
+def _tool_name(payload: dict) -> tuple[str, str]:
+    """``(name, kind)`` of a tool call: MCP tools by their ``mcp__`` namespace or name."""
+    name = payload.get("name") if isinstance(payload.get("name"), str) else "tool"
+    namespace = payload.get("namespace") if isinstance(payload.get("namespace"), str) else ""
+    if namespace.startswith("mcp__"):
+        return storable(f"{namespace}/{name}")[:200], "mcp"
+    if name.startswith("mcp__"):
+        return storable(name)[:200], "mcp"
+    return storable(f"{namespace}.{name}" if namespace else name)[:200], "tool"
+
+
+def _add(reading: _Reading, segment_kind: str, line: int, at: object, text: str, **extra) -> None:
+    if not text.strip() or len(reading.segments) >= MAX_SEGMENTS:
+        return
+    if len(text) > MAX_SEGMENT_CHARS:
+        text = text[:MAX_SEGMENT_CHARS]
+        reading.cut += 1
+    reading.segments.append(Segment(segment_kind, line, at if isinstance(at, str) else None,
+                                    storable(text), **extra))
+
+
+def _read_item(reading: _Reading, payload: dict, line: int, at: object, cwd: str | None) -> None:
+    kind = payload.get("type")
+    if kind == "message":
+        role = payload.get("role")
+        if role == "user":
+            text = _texts(payload.get("content"), ("input_text",))
+            stripped = text.lstrip()
+            who = "context" if stripped.startswith(_CONTEXT_STARTS) else "user"
+            _add(reading, who, line, at, text)
+        elif role == "assistant":
+            _add(reading, "assistant", line, at, _texts(payload.get("content"), ("output_text",)))
+        return
+    if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
+        if kind == "local_shell_call":
+            name, tool_kind = "local_shell", "tool"
+            arguments = (payload.get("action") or {}) if isinstance(payload.get("action"), dict) else {}
+        else:
+            name, tool_kind = _tool_name(payload)
+            arguments = payload.get("arguments", payload.get("input"))
+        command = _command_of(name.rsplit(".", 1)[-1], arguments) if tool_kind == "tool" else None
+        outside = outside_file_read(command, cwd)
+        if call_id:
+            if len(reading.calls) < MAX_SEGMENTS:
+                reading.calls[call_id] = _Call(name, storable(outside or command or "") or None,
+                                               "outside-file" if outside else tool_kind)
+        return
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
+        call = reading.calls.get(call_id or "") or _Call("tool", None)
+        _add(reading, call.kind, line, at, _output_text(payload.get("output")), tool=call.name,
+             call_id=storable(call_id) if call_id else None, detail=call.detail)
+        return
+    if kind == "web_search_call":
+        action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+        words = []
+        for key in ("query", "url", "pattern"):
+            if isinstance(action.get(key), str):
+                words.append(action[key])
+        queries = action.get("queries")
+        if isinstance(queries, list):
+            words.extend(query for query in queries if isinstance(query, str))
+        sources = action.get("sources")
+        if isinstance(sources, list):
+            for source in sources:
+                if isinstance(source, dict):
+                    words.extend(str(value) for value in source.values() if isinstance(value, str))
+        call_id = payload.get("id") if isinstance(payload.get("id"), str) else None
+        _add(reading, "web", line, at, "\n".join(words), tool="web_search",
+             call_id=storable(call_id) if call_id else None,
+             detail=storable(words[0])[:500] if words else None)
+
+
+def read_segments(path: str, *, max_bytes: int = scan.DEFAULT_MAX_FILE_BYTES) -> SessionSegments:
+    """The source segments of the session file at ``path``, in time (file) order.
+
+    Raises ``session_scan.SessionFileError`` when the file cannot be opened."""
+    counts = scan.ScanCounts()
+    reading = _Reading()
+    thread_id = cwd = None
+    source = "unknown"
+    meta_seen = False
+    with scan.open_session(path) as handle:
+        for number, kind, payload, at in scan.scan_lines(
+                handle, counts, kinds=frozenset({"meta", "developer", "assistant", "response"}),
+                max_bytes=max_bytes):
+            if kind == "meta":
+                if not meta_seen:  # a fork's copies of its parent's meta come later
+                    meta_seen = True
+                    thread_id = scan.text_of(payload.get("id"))
+                    cwd = scan.text_of(payload.get("cwd"))
+                    source = scan.source_kind(payload.get("source"))
+                continue
+            if kind == "developer":
+                continue
+            _read_item(reading, payload, number, at, cwd)
+    return SessionSegments(path=storable(path), thread_id=thread_id, cwd=cwd, source=source,
+                           segments=tuple(reading.segments), bad_line_count=counts.bad_lines,
+                           long_lines=counts.long_lines,
+                           partial=counts.partial, cut_segments=reading.cut)
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def words_of(text: str) -> list[str]:
+    """The lower-cased words of ``text`` (letters and digits; ``_name`` and ``$VAR`` kept whole)."""
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def _grams(words: list[str]) -> set:
+    if len(words) == 1:
+        return {words[0]}
+    return {(words[index], words[index + 1]) for index in range(len(words) - 1)}
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[`*A-Z0-9-])")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+
+
+def split_sentences(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, sentence)`` of each sentence of ``text``: its lines, then the sentences
+    within a line (after ``.``/``!``/``?`` and a space); list markers kept out, blank ones
+    left out."""
+    out = []
+    line_start = 0
+    for line in text.split("\n"):
+        bullet = _BULLET.match(line)
+        position = bullet.end() if bullet else 0
+        for match in list(_SENTENCE_END.finditer(line, position)) + [None]:
+            end = match.start() if match else len(line)
+            piece = line[position:end]
+            body = piece.strip()
+            if words_of(body):
+                start = line_start + position + (len(piece) - len(piece.lstrip()))
+                out.append((start, start + len(body), body))
+            if match:
+                position = match.end()
+        line_start += len(line) + 1
+    return out
+
+
+class SegmentIndex:
+    """The word pairs of each segment, computed once, for matching many sentences."""
+
+    __slots__ = ("segments", "_grams")
+
+    def __init__(self, segments) -> None:
+        self.segments = tuple(segments)
+        self._grams: list[set | None] = [None] * len(self.segments)
+
+    def grams(self, index: int) -> set:
+        held = self._grams[index]
+        if held is None:
+            words = words_of(self.segments[index].text)
+            held = _grams(words) | set(words)
+            self._grams[index] = held
+        return held
+
+
+def origin_of(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOLD) -> Origin | None:
+    """The first segment (in time order) holding at least ``threshold`` of ``sentence``'s
+    word pairs, with that share; None when none does (or the sentence has no words).
+
+    ``segments`` is a sequence of ``Segment`` or a ``SegmentIndex`` (faster for many
+    sentences of one session)."""
+    index = segments if isinstance(segments, SegmentIndex) else SegmentIndex(segments)
+    wanted = _grams(words_of(sentence))
+    if not wanted:
+        return None
+    for position, segment in enumerate(index.segments):
+        held = index.grams(position)
+        share = sum(1 for gram in wanted if gram in held) / len(wanted)
+        if share >= threshold:
+            return Origin(segment, round(share, 3))
+    return None

@@ -1,0 +1,138 @@
+"""The gate on memory writes (``memcite hook pre-tool`` on a patch into Codex's memory folder):
+a poisoned line is denied with a reason the agent can act on; the user's own directive, a plain
+fact and every other patch go through; ``[gate] memory_writes = false`` turns it off."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from memcite.codex import memory_gate
+from memcite.codex import pre_tool_gate as gate
+from poisoned_home import build_home
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    codex = tmp_path / "codex"
+    planted = build_home(codex, 8, mix={"poisoned": 0.25, "user-directive": 0.25,
+                                        "tool-fact": 0.25, "user-fact": 0.25})
+    monkeypatch.setenv("MEMCITE_HOME", str(tmp_path / "mh"))
+    monkeypatch.setenv("MEMCITE_CONFIG", str(tmp_path / "config.toml"))
+    return codex, planted
+
+
+def _session_line(codex, thread_id: str, kind: str) -> str:
+    """The text the planted memory of ``thread_id`` repeats (its stage-1 raw memory)."""
+    import sqlite3
+
+    with sqlite3.connect(codex / "memories_1.sqlite") as db:
+        (raw,) = db.execute("SELECT raw_memory FROM stage1_outputs WHERE thread_id = ?",
+                            (thread_id,)).fetchone()
+    db.close()
+    return raw.lstrip("- ")
+
+
+def _patch(folder, lines: list[str], name: str = "MEMORY.md", header: str = "Add File") -> str:
+    return (f"*** Begin Patch\n*** {header}: {folder}/{name}\n+# Memory\n"
+            + "".join(f"+- {line}\n" for line in lines) + "*** End Patch")
+
+
+def _run(codex, payload) -> tuple[int, dict | None]:
+    out = io.StringIO()
+    code = gate.hook_pre_tool(codex_home=str(codex), stdin=io.BytesIO(json.dumps(payload).encode()),
+                              stdout=out)
+    return code, json.loads(out.getvalue()) if out.getvalue() else None
+
+
+def _payload(codex, patch: str, cwd=None) -> dict:
+    return {"cwd": str(cwd or codex / "memories"), "tool_name": "apply_patch",
+            "hook_event_name": "PreToolUse", "tool_input": {"command": patch},
+            "session_id": "s", "tool_use_id": "t"}
+
+
+def _one(planted, kind):
+    return next(t for t, k in planted.items() if k == kind)
+
+
+def test_a_patch_adding_a_poisoned_line_is_denied_with_what_to_do(home):
+    codex, planted = home
+    poisoned = _one(planted, "poisoned")
+    line = _session_line(codex, poisoned, "poisoned")
+    patch = _patch(codex / "memories", ["The tests run with pytest.", line])
+    code, out = _run(codex, _payload(codex, patch))
+    assert code == 0
+    decision = out["hookSpecificOutput"]
+    assert decision["hookEventName"] == "PreToolUse" and decision["permissionDecision"] == "deny"
+    reason = decision["permissionDecisionReason"]
+    assert "Drop these lines" in reason and "apply it again" in reason
+    assert poisoned in reason and "exec_command" in reason and "MEMORY.md" in reason
+    assert "The tests run with pytest." not in reason  # only the refused line is named
+
+
+def test_the_user_s_own_directive_and_facts_go_through(home):
+    codex, planted = home
+    lines = [_session_line(codex, _one(planted, kind), kind)
+             for kind in ("user-directive", "tool-fact", "user-fact")]
+    assert _run(codex, _payload(codex, _patch(codex / "memories", lines))) == (0, None)
+    verdict = memory_gate.memory_write_verdict(
+        _payload(codex, _patch(codex / "memories", lines)), str(codex))
+    assert verdict is not None and not verdict.deny
+    assert verdict.directives >= 1 and verdict.user_directives >= 1
+
+
+def test_an_update_hunk_and_the_v2_folder_are_memory_writes_too(home):
+    codex, planted = home
+    line = _session_line(codex, _one(planted, "poisoned"), "poisoned")
+    (codex / "memories_v2").mkdir()
+    update = (f"*** Begin Patch\n*** Update File: memory_summary.md\n@@\n v1\n-old\n+{line}\n"
+              "*** End Patch")
+    for cwd in (codex / "memories", codex / "memories_v2"):
+        code, out = _run(codex, _payload(codex, update, cwd=cwd))
+        assert out["hookSpecificOutput"]["permissionDecision"] == "deny", cwd
+
+
+def test_a_patch_outside_the_memory_folder_is_not_judged(home, tmp_path):
+    codex, planted = home
+    line = _session_line(codex, _one(planted, "poisoned"), "poisoned")
+    project = tmp_path / "project"
+    project.mkdir()
+    payload = _payload(codex, _patch(project, [line], name="README.md"), cwd=project)
+    assert memory_gate.memory_write_verdict(payload, str(codex)) is None
+    assert _run(codex, payload) == (0, None)
+    # a relative name that climbs out of the memory folder is not a memory write either
+    climbing = _patch("..", [line], name="notes.md")
+    assert memory_gate.memory_write_verdict(_payload(codex, climbing), str(codex)) is None
+
+
+def test_the_setting_turns_the_gate_off(home, tmp_path):
+    codex, planted = home
+    line = _session_line(codex, _one(planted, "poisoned"), "poisoned")
+    payload = _payload(codex, _patch(codex / "memories", [line]))
+    assert _run(codex, payload)[1] is not None
+    (tmp_path / "config.toml").write_text("[gate]\nmemory_writes = false\n")
+    assert _run(codex, payload) == (0, None)
+    (tmp_path / "config.toml").write_text("[gate]\nmemory_writes = true\n")
+    assert _run(codex, payload)[1] is not None
+
+
+def test_a_bad_setting_or_a_broken_home_never_blocks(home, tmp_path):
+    codex, planted = home
+    line = _session_line(codex, _one(planted, "poisoned"), "poisoned")
+    payload = _payload(codex, _patch(codex / "memories", [line]))
+    (tmp_path / "config.toml").write_text("[gate]\nmemory_writes = 'maybe'\n")
+    assert _run(codex, payload) == (0, None)  # an error: logged, the write goes on
+    log = (tmp_path / "mh" / "logs" / "hooks.log").read_text()
+    assert "gate.memory_writes" in log
+
+
+def test_added_lines_of_each_section():
+    patch = ("*** Begin Patch\n*** Add File: /c/memories/MEMORY.md\n+a\n+b\n"
+             "*** Update File: /c/memories/memory_summary.md\n@@\n ctx\n-x\n+c\n"
+             "*** Delete File: /c/memories/old.md\n"
+             "*** Add File: /elsewhere/x.md\n+d\n*** End Patch")
+    folder, added = memory_gate.added_memory_lines(patch, "/c/memories", "/c")
+    assert folder == "/c/memories"
+    assert added == [("MEMORY.md", "a"), ("MEMORY.md", "b"), ("memory_summary.md", "c")]
