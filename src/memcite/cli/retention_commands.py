@@ -23,6 +23,7 @@ from memcite.retention.rules import check_rule
 from memcite.retention.stats_report import (
     JUDGE_OVERRIDE,
     UsageUnknown,
+    require_citation_log,
     require_synced_usage,
     require_usage,
     resolve_settings_for,
@@ -30,6 +31,7 @@ from memcite.retention.stats_report import (
 )
 from memcite.retention.stats_report import as_time as _time
 from memcite.retention.stats_report import check_limit as _check_limit
+from memcite.retention.stats_report import log_root as citation_log_root
 
 __all__ = ["JUDGE_OVERRIDE", "UsageUnknown", "require_synced_usage",
            "require_usage", "resolve_settings_for", "store_of"]
@@ -789,35 +791,6 @@ TIERED = "tiered"
 PRUNE_RULES = ("memcite", "codex", TIERED)
 
 
-def _log_root(conn, locations) -> str | None:
-    """The memory folder the citation log keeps to: None (every reply) while the database holds
-    no other home, as ``stats`` does."""
-    from memcite.retention.checks import MemoryFolder
-    from memcite.retention.stats import memories_of
-    from memcite.untrusted import storable_or_none
-
-    if memories_of(conn, locations.codex_home) == "memories":
-        return None
-    return storable_or_none(MemoryFolder(locations.memory_folder).root)
-
-
-def require_citation_log(conn, locations, log_root: str | None,
-                         judge_without_usage: bool) -> None:
-    """The tiered rule judges entries by memcite's citation log, not Codex's counters: without
-    a single reply recorded (for this folder), every entry would look unused."""
-    where, args = ("", ()) if log_root is None else (" WHERE memory_root = ?", (log_root,))
-    if judge_without_usage or (conn is not None and conn.execute(
-            f"SELECT 1 FROM replies{where} LIMIT 1", args).fetchone()):
-        return
-    raise UsageUnknown(
-        f"usage unknown: nothing judged. memcite's citation log holds no reply for "
-        f"{locations.memory_folder}, so which entries of MEMORY.md are used is unknown, and "
-        "every one would look unused",
-        hint="record replies first (`memcite setup codex` wires the Stop hook; `memcite "
-             f"ingest --codex-home` reads past sessions); {JUDGE_OVERRIDE} judges anyway, on "
-             "the entries' dates")
-
-
 def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str | None, *,
                  apply: bool, judge_without_usage: bool, json: bool) -> int:  # noqa: A002
     """``prune --rule tiered``: judge MEMORY.md's and memcite's notes' entries by their tier
@@ -854,7 +827,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
         else:
             conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
-            log_root = None if conn is None else _log_root(conn, locations)
+            log_root = None if conn is None else citation_log_root(conn, locations)
             require_citation_log(conn, locations, log_root, judge_without_usage)
             citations = [] if conn is None else memory_citations(
                 conn, log_root, v2=is_v2_folder(locations.memory_folder))

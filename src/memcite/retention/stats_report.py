@@ -125,6 +125,35 @@ def require_synced_usage(conn, locations, judge_without_usage: bool) -> None:
              f"{JUDGE_OVERRIDE} judges anyway")
 
 
+def log_root(conn, locations) -> str | None:
+    """The memory folder the citation log keeps to (for ``prune --rule tiered``): None (every
+    reply) while the database holds no other home, as ``stats`` does."""
+    from memcite.retention.checks import MemoryFolder
+    from memcite.retention.stats import memories_of
+    from memcite.untrusted import storable_or_none
+
+    if memories_of(conn, locations.codex_home) == "memories":
+        return None
+    return storable_or_none(MemoryFolder(locations.memory_folder).root)
+
+
+def require_citation_log(conn, locations, log_root: str | None,
+                         judge_without_usage: bool) -> None:
+    """The tiered rule judges entries by memcite's citation log, not Codex's counters: without
+    a single reply recorded (for this folder), every entry would look unused."""
+    where, args = ("", ()) if log_root is None else (" WHERE memory_root = ?", (log_root,))
+    if judge_without_usage or (conn is not None and conn.execute(
+            f"SELECT 1 FROM replies{where} LIMIT 1", args).fetchone()):
+        return
+    raise UsageUnknown(
+        f"usage unknown: nothing judged. memcite's citation log holds no reply for "
+        f"{locations.memory_folder}, so which entries of MEMORY.md are used is unknown, and "
+        "every one would look unused",
+        hint="record replies first (`memcite setup codex` wires the Stop hook; `memcite "
+             f"ingest --codex-home` reads past sessions); {JUDGE_OVERRIDE} judges anyway, on "
+             "the entries' dates")
+
+
 def nothing_to_report(where, home: str) -> MemciteError:
     """Neither a ledger nor Codex's table: the error, with a hint true to how the home came."""
     if where.codex_home.from_option:
