@@ -45,13 +45,6 @@ def _codex_locations(codex_home: str | None):
     return locate(Locations(codex_home=codex_home))
 
 
-def _db_given(db: str | None) -> bool:
-    """True when the database was named (``--db`` or ``$MEMCITE_DB``), not the default."""
-    from memcite.paths import Locations
-
-    return Locations(db=db).db.given
-
-
 def report_read_failure(db: str | None, error: Exception) -> int:
     """Report a memcite or database error from a command body that reads; its exit code."""
     if isinstance(error, sqlite3.Error):
@@ -797,6 +790,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     windows; with ``apply``, archive the notes' entries and ask Codex (one ad-hoc note) about
     MEMORY.md's."""
     from memcite.codex.consolidation import last_consolidation as tiered_last_consolidation
+    from memcite.ledger.codex_home import locate
     from memcite.ledger.store import open_store
     from memcite.retention.entry_report import (
         is_v2_folder,
@@ -812,20 +806,21 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     notes_result: dict | None = None
     try:
         _check_limit(limit)
-        locations = _codex_locations(codex_home)
+        where = Locations(db=db, codex_home=codex_home)
+        locations = locate(where)
         now = _time(as_of, "--as-of", int(time.time()))
-        settings = resolve_settings_for(locations.codex_home)
-        mine = load_memcite_config(Locations().config.path)
+        settings = resolve_settings_for(locations.codex_home, config_path=where.config.path)
+        mine = load_memcite_config(where.config.path)
         windows = TierWindows.from_config(mine.get("tiers"), mine.get("decay"))
         last_consolidation = tiered_last_consolidation(locations.state_db)
         if apply:
             from memcite.cli.ledger_commands import open_database
 
             conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
-        elif not _db_given(db) and not os.path.exists(Locations(db=db).db_path):
+        elif not where.db.given and not os.path.exists(where.db_path):
             conn = None  # no ledger yet: no citation log (refused below unless judged anyway)
         else:
-            conn = open_store(Locations(db=db).db_path, readonly=True)
+            conn = open_store(where.db_path, readonly=True)
         try:
             log_root = None if conn is None else citation_log_root(conn, locations)
             require_citation_log(conn, locations, log_root, judge_without_usage)

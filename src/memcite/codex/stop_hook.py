@@ -163,14 +163,15 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
     from memcite.ledger.session_offsets import ingest_session_file
     from memcite.ledger.store import open_store
 
-    home = codex_home or codex_home_of(transcript) or Locations().codex_home_path
-    folder = Locations(db=db).default_db_folder  # as ledger_commands.open_database, without its imports
+    where = Locations(db=db)
+    home = codex_home or codex_home_of(transcript) or where.codex_home_path
+    folder = where.default_db_folder  # as ledger_commands.open_database, without its imports
     if folder is not None and not os.path.isdir(folder):
         os.makedirs(folder, mode=0o700, exist_ok=True)
     from memcite.ledger.codex_home import codex_memory_folder
 
     root = codex_memory_folder(home)  # the store Codex reads: memories, or memories_v2
-    conn = open_store(Locations(db=db).db_path, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+    conn = open_store(where.db_path, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
     try:
         read = [ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
                                     memory_root=root, origin="hook")]
