@@ -422,7 +422,7 @@ def origin_dict(origin: provenance.Origin | None) -> dict | None:
             "share": origin.share, "tainted": segment.tainted}
 
 
-class _Sessions:
+class SessionIndex:
     """Source sessions read once each, with their segment index."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -518,7 +518,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     codex_home = home.locations.codex_home
     project = os.path.realpath(project) if project else None
     problems = home.problems
-    sessions = _Sessions(problems)
+    sessions = SessionIndex(problems)
     findings: list[dict] = []
     seen: set = set()
     for thread_id in sorted(home.memories):

@@ -112,11 +112,11 @@ def memory_patch(payload: dict) -> str | None:
 
 def _source_indexes(codex_home: str, problems: list[str]) -> list[tuple[str, object]]:
     """``[(thread id, SegmentIndex)]`` of every memory of the home that has a session file."""
-    from memcite.codex.memory_audit import _Sessions, read_memory_home
+    from memcite.codex.memory_audit import SessionIndex, read_memory_home
 
     home = read_memory_home(codex_home)
     problems.extend(home.problems[:20])
-    sessions = _Sessions(problems)
+    sessions = SessionIndex(problems)
     out = []
     for thread_id in sorted(home.memories):
         index = sessions.index(home.memories[thread_id].session_path)

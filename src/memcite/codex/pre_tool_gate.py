@@ -382,7 +382,7 @@ def hook_pre_tool(db: str | None = None, codex_home: str | None = None, block: s
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, GateError):
         return str(exc)
-    from memcite.codex.stop_hook import _describe as describe
+    from memcite.codex.stop_hook import describe_error as describe
 
     return describe(exc)
 

@@ -129,7 +129,7 @@ def _read_object(stream, limit: int) -> bytes:
     return data
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     import sqlite3
 
     from memcite.errors import MemciteError
@@ -258,7 +258,7 @@ def hook_stop(db: str | None = None, codex_home: str | None = None,
     except _Skip as reason:
         entry.update(status="skipped", reason=str(reason))
     except BaseException as exc:  # noqa: BLE001 - a hook never fails, whatever happened
-        entry.update(status="error", error=_describe(exc))
+        entry.update(status="error", error=describe_error(exc))
     finally:
         try:
             _set_deadline(0)

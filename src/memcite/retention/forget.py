@@ -167,7 +167,8 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read(path: str) -> bytes | None:
+def read_note_bytes(path: str) -> bytes | None:
+    """The first MiB of ``path``, never through a link; None when it cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -179,7 +180,7 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _temp_path(path: str) -> str:
+def temp_path(path: str) -> str:
     folder, name = os.path.split(path)
     return os.path.join(folder, f".{name}{TEMP_SUFFIX}")
 
@@ -202,7 +203,7 @@ def write_new_file(path: str, data: bytes, checkpoint: Checkpoint = _no_checkpoi
     relative = os.path.relpath(folder_path, root)
     parts = () if relative == os.curdir else tuple(relative.split(os.sep))
     folder = open_folder(root, parts, create=True, mode=0o700)
-    temp = os.path.basename(_temp_path(path))
+    temp = os.path.basename(temp_path(path))
     try:
         create_file_at(folder, temp, data, 0o600)
         try:
@@ -545,8 +546,8 @@ def settle_pending(conn: sqlite3.Connection, *, now: int) -> list[dict]:
     for request_id, batch, thread_id, way, note_path, digest, codex_db, stage1_row in rows:
         if way == WAY_NOTE:
             done = note_path is not None and _sha(note_path) == digest
-            if not done and note_path and os.path.lexists(_temp_path(note_path)):
-                os.unlink(_temp_path(note_path))  # a partial copy
+            if not done and note_path and os.path.lexists(temp_path(note_path)):
+                os.unlink(temp_path(note_path))  # a partial copy
         else:
             done = _row_gone(codex_db, thread_id, stage1_row)
         state = "done" if done else "rolled_back"
@@ -561,7 +562,7 @@ def settle_pending(conn: sqlite3.Connection, *, now: int) -> list[dict]:
 
 
 def _sha(path: str) -> str | None:
-    data = _read(path)
+    data = read_note_bytes(path)
     return None if data is None else _sha256(data)
 
 
@@ -688,7 +689,7 @@ def _retire_originals(conn, rows: list[tuple], results: list[Undone]) -> None:
         if still or _sha(note_path) != withdrawn[0][6]:
             continue  # other requests stand, or Codex changed the note: the withdrawal speaks
         data = RETIRED_NOTE.encode()
-        temp = _temp_path(note_path)
+        temp = temp_path(note_path)
         try:
             with open(temp, "wb") as handle:
                 handle.write(data)
