@@ -25,7 +25,7 @@ def test_the_stats_tool_is_the_library_call_not_a_captured_command(tmp_path, mon
     arguments = mcp_tools.StatsInput(as_of=str(NOW), max_unused_days=30)
     monkeypatch.setattr(retention_commands, "stats", None)  # the command's body is not run
     got: list = []
-    with mcp_tools._CAPTURE:  # held: a tool that captured output would wait for it
+    with getattr(mcp_tools, "_CAPTURE", threading.Lock()):  # a capturing tool waited for it
         worker = threading.Thread(target=lambda: got.append(mcp_tools.stats(context, arguments)))
         worker.start()
         worker.join(60)
