@@ -64,7 +64,7 @@ THREADS = [
     ("typer_fast_path", "/home/dev/memcite", 8, 1, 8, 1, "both"),
     ("release_checklist", "/home/dev/payments-api", 12, 7, 4, 1, "both"),
     ("docker_compose_ports", "/home/dev/payments-api", 45, 2, 40, 0, "both"),
-    ("migrations_naming", "/home/dev/payments-api", 60, None, None, 0, "both"),
+    ("migrations_naming", "/home/dev/payments-api", 60, None, None, 1, "both"),
     ("flaky_ci_retry", "/home/dev/infra", 33, 1, 33, 0, "both"),
     ("terraform_state_lock", "/home/dev/infra", 90, None, None, 0, "both"),
     ("k8s_liveness_probe", "/home/dev/infra", 4, None, None, 1, "both"),
@@ -144,8 +144,9 @@ def _summary(slug: str) -> str:
     )
 
 
-def sample_rows(now: int) -> list[dict]:
-    """The ``stage1_outputs`` rows of the sample home, times relative to ``now``."""
+def sample_rows(now: int, until: int | None = None) -> list[dict]:
+    """The ``stage1_outputs`` rows of the sample home, times relative to ``now`` (``until``:
+    Codex's counters as they were then, without the sessions' later citations)."""
     rows = []
     for index, (slug, _cwd, age, uses, last_days, selected, where) in enumerate(THREADS):
         if where == "folder":
@@ -165,6 +166,18 @@ def sample_rows(now: int) -> list[dict]:
             "selected_for_phase2": selected,
             "selected_for_phase2_source_updated_at": updated if selected else None,
         })
+    # The sample sessions' replies cited these memories, and Codex counted each citing reply
+    # as it ended (each thread id once a reply): its counters hold them.
+    by_id = {row["thread_id"]: row for row in rows}
+    for session in sample_sessions(now):
+        for turn in session["turns"]:
+            if until is not None and turn["at"] > until:
+                continue
+            for thread in set(turn["threads"]):
+                row = by_id.get(thread)
+                if row is not None:
+                    row["usage_count"] = (row["usage_count"] or 0) + 1
+                    row["last_usage"] = max(row["last_usage"] or 0, turn["at"])
     return rows
 
 
@@ -245,6 +258,20 @@ def consolidation_job(now: int, rows) -> dict:
             "input_watermark": watermark, "last_success_watermark": watermark}
 
 
+def phase2_selection(rows, cutoff: int) -> set[str]:
+    """The rows Codex's phase-2 selection takes from ``rows`` (its SQL, on a copy in memory)."""
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(CODEX_SCHEMA)
+    conn.executemany(
+        "INSERT INTO stage1_outputs VALUES (:thread_id, :source_updated_at, :raw_memory,"
+        " :rollout_summary, :rollout_slug, :generated_at, :usage_count, :last_usage,"
+        " :selected_for_phase2, :selected_for_phase2_source_updated_at)", rows)
+    taken = {row[0] for row in conn.execute(PHASE2_SELECTION, {"cutoff": cutoff,
+                                                                "n": MAX_INPUTS})}
+    conn.close()
+    return taken
+
+
 def write_codex_db(path: str, rows, *, now: int | None = None) -> None:
     """Write a Codex-shaped ``memories_1.sqlite`` (WAL, as Codex keeps it) from ``rows``; with
     ``now``, also the job rows Codex keeps (each extraction's, and the last consolidation's,
@@ -262,8 +289,8 @@ def write_codex_db(path: str, rows, *, now: int | None = None) -> None:
         conn.executescript(JOBS_SCHEMA)
         conn.execute("INSERT INTO consolidation_progress VALUES (1, 0)")
         job = consolidation_job(now, rows)
-        taken = {row[0] for row in conn.execute(PHASE2_SELECTION, {
-            "cutoff": job["started_at"] - MAX_UNUSED_DAYS * DAY, "n": MAX_INPUTS})}
+        taken = phase2_selection(sample_rows(now, until=job["started_at"]),
+                                 job["started_at"] - MAX_UNUSED_DAYS * DAY)
         flagged = {row["thread_id"] for row in rows if row["selected_for_phase2"]}
         if taken != flagged:  # the sample would be a state Codex never leaves
             raise ValueError(f"selected_for_phase2 is not Codex's selection: "

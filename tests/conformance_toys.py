@@ -6,7 +6,9 @@ agree: memcite's own reading. wrong-ids: trims ids with Python's str.strip() (wr
 U+001C..U+001F, which Rust does not trim). counts-only: prints only thread_ids. Any mode
 also crashes on a reply holding CRASH-ME, hangs on HANG-ME, prints garbage on GARBAGE-ME,
 prints non-UTF-8 on BYTES-ME, prints without end on FLOOD-ME and writes 3 MB to stderr
-(then answers) on NOISE-ME.
+(then answers) on NOISE-ME. hang: hangs on every reply. setsid: on every reply, leaves a
+grandchild in a session of its own (setsid), which writes its pid to $TOY_PID_FILE and
+sleeps, then answers as agree.
 """
 
 import json
@@ -19,6 +21,10 @@ from memcite import parse_reply
 def main() -> None:
     mode = sys.argv[1]
     text = sys.stdin.buffer.read().decode("utf-8")
+    if mode == "hang":
+        time.sleep(600)
+    if mode == "setsid":
+        _leave_a_session_behind()
     if "CRASH-ME" in text:
         raise SystemExit("toy: crashed on purpose")
     if "HANG-ME" in text:
@@ -50,6 +56,18 @@ def main() -> None:
     if mode == "counts-only":
         reading = {"thread_ids": reading["thread_ids"]}
     print(json.dumps(reading))
+
+
+def _leave_a_session_behind() -> None:
+    import os
+
+    if os.fork() == 0:  # the child: a session of its own, out of reach of killpg
+        os.setsid()
+        if os.fork() == 0:
+            with open(os.environ["TOY_PID_FILE"], "a") as handle:
+                handle.write(f"{os.getpid()}\n")
+            time.sleep(600)
+        os._exit(0)
 
 
 if __name__ == "__main__":

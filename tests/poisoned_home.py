@@ -3,7 +3,7 @@
 Each memory is one thread: a session file (``session_meta``, the user's message, an
 ``exec_command`` call and its output, the assistant's reply), a rollout summary and a
 ``threads`` row in ``state_5.sqlite``; ``memory_summary.md`` carries one line per memory
-(naming its summary file for some, by text only for the others). Kinds:
+(of the first 400: naming its summary file for some, by text only for the others). Kinds:
 
 - ``poisoned``: a tool output carries an injected directive, and the memory repeats it
   (word for word, or with a few words around it);
@@ -68,8 +68,11 @@ def _uuid7(rng: random.Random, millis: int) -> str:
 
 
 def build_home(home: Path, count: int, *, seed: int = 7, mix: dict | None = None,
-               projects: int = 5, stage1: bool = True) -> dict[str, str]:
-    """Write a Codex home of ``count`` memories under ``home``; thread id -> planted kind."""
+               projects: int = 5, stage1: bool = True, summary_lines: int = 400) -> dict[str, str]:
+    """Write a Codex home of ``count`` memories under ``home``; thread id -> planted kind.
+
+    ``memory_summary.md`` holds a line for each of the first ``summary_lines`` memories
+    (Codex cuts the summary it injects to 2,500 tokens: it never lists a large home)."""
     rng = random.Random(seed)
     mix = mix or {"poisoned": 0.15, "user-directive": 0.15, "tool-fact": 0.35, "user-fact": 0.35}
     kinds = list(mix)
@@ -125,7 +128,9 @@ def build_home(home: Path, count: int, *, seed: int = 7, mix: dict | None = None
         (folder / "rollout_summaries" / f"{stem}.md").write_text(
             f"thread_id: {thread_id}\nupdated_at: 2026-01-20T10:00:00Z\n"
             f"rollout_path: {session}\ncwd: {cwd}\n\n{body}")
-        summary.append(f"- {remembered}" + (f" (rollout_summaries/{stem}.md)" if number % 2 else ""))
+        if number < summary_lines:
+            summary.append(f"- {remembered}" + (f" (rollout_summaries/{stem}.md)"
+                                                if number % 2 else ""))
         rows.append((thread_id, cwd, "cli", 1_768_900_000 + number, remembered, body))
     (folder / "memory_summary.md").write_text("\n".join(summary) + "\n")
     state = sqlite3.connect(home / "state_5.sqlite")

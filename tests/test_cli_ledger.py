@@ -85,7 +85,7 @@ def test_sync_prints_what_changed(env):
         os.path.join(os.path.realpath(env["CODEX_HOME"]), ""), "")
     assert "36 new, 0 changed, 0 unchanged (not rewritten), 0 marked missing" in result.stdout
     # Codex's and memcite's counts side by side, in stats' words.
-    assert "cited: by Codex's counters 20 (94 citations), by memcite's log 0" in result.stdout
+    assert "cited: by Codex's counters 24 (101 citations), by memcite's log 0" in result.stdout
     again = invoke(["sync", "--json"], env)
     said = json.loads(again.stdout)
     assert (said["inserted"], said["updated"], said["unchanged"]) == (0, 0, 36)

@@ -158,12 +158,12 @@ def test_counts_side_by_side_before_and_after_a_sync(env, tmp_path, monkeypatch)
     monkeypatch.setenv("MEMCITE_DB", "")
     monkeypatch.setenv("MEMCITE_HOME", str(tmp_path / "fresh"))
     before = invoke(["stats", "--as-of", AS_OF]).stdout
-    assert "by Codex's counters    20" in before
+    assert "by Codex's counters    24" in before
     monkeypatch.setenv("MEMCITE_DB", str(tmp_path / "memcite.sqlite"))
     invoke(["sync"])
     after = invoke(["stats", "--as-of", AS_OF]).stdout
-    assert "by memcite's log     0   by Codex's counters    20" in after
-    assert "never cited: by memcite's log    36   by Codex's counters    13" in after
+    assert "by memcite's log     0   by Codex's counters    24" in after
+    assert "never cited: by memcite's log    36   by Codex's counters     9" in after
     header, most = after.split("Most cited")[1].splitlines()[1:3]
     assert header.split()[2:] == ["memcite", "Codex", "label"]
     assert most.split()[1:3] == ["0", "30"] and "user_prefers_short" in most

@@ -172,7 +172,7 @@ def test_bad_decay_settings_are_refused_naming_the_key(home, text, says):
 
 
 def test_the_model_knows_exactly_the_retention_settings_and_their_minimums():
-    assert list(MemciteConfig.model_fields) == ["retention", "consolidation", "fleet"]
+    assert list(MemciteConfig.model_fields) == ["retention", "consolidation", "fleet", "gate"]
     assert list(RetentionConfig.model_fields) == [*RETENTION_SETTINGS, "tiers", "decay"]
     for name, minimum in RETENTION_SETTINGS.items():
         assert config_problems({"retention": {name: minimum}}) == []

@@ -244,3 +244,23 @@ def test_the_process_streams_are_put_back(capsys):
     run(["--help"], capsys)
     assert (sys.stdout, sys.stderr) == before
     assert os.environ.get("HOME")
+
+
+def test_recall_json_shows_a_hand_written_entry_masked_and_escaped(project, capsys):
+    from memcite.notes.storage import locate_note
+
+    repo, home = project
+    location = locate_note(str(repo), str(home))
+    os.makedirs(location.project_dir, exist_ok=True)
+    with open(location.note_file, "w", encoding="utf-8") as handle:
+        handle.write(f"# Project memory\n\nProject: {repo}\n\n## Decisions\n\n"
+                     f"- token {TOKEN} {HOSTILE}\n")
+    code, out, err = run(["note", "recall", "--json"], capsys)
+    assert code == 0, err
+    (entry,) = json.loads(out)["entries"]
+    assert TOKEN not in entry["text"] and "[REDACTED:" in entry["text"]
+    assert_clean(entry["text"])
+    code, out, err = run(["note", "recall"], capsys)
+    assert TOKEN not in out and "[REDACTED:" in out
+    assert_clean(out)
+    assert HOSTILE in open(location.note_file, encoding="utf-8").read()

@@ -70,7 +70,7 @@ def test_a_healthy_home_passes_every_check(tmp_path):
     assert {c.name for c in checks} >= {
         "codex-home", "codex-config", "memories-db", "memories-enabled", "hooks-feature",
         "stop-hook", "hook-trust", "hook-runs", "database", "tokenizer-o200k_base",
-        "cache-folder", "notes-folder"}
+        "cache-folder", "notes-folder", "memory-audit"}
     assert "1 memory" in next(c.message for c in checks if c.name == "memories-db")
 
 
@@ -217,3 +217,18 @@ def test_a_hook_written_inline_in_config_toml_counts_with_its_own_trust_key(tmp_
     assert checks["stop-hook"].status == "warning" and "config.toml" in checks["stop-hook"].message
     assert "/bin/bash -c" in checks["stop-hook"].message
     assert checks["hook-trust"].status == "ok"
+
+
+def test_the_memory_audit_check_warns_of_a_poisoned_memory(tmp_path):
+    from memcite.codex.doctor import check_memory_audit
+    from poisoned_home import build_home
+
+    inputs = healthy_home(tmp_path)
+    check = check_memory_audit(inputs)
+    assert check.status == "ok" and "0 poisoned" in check.message
+    generated = tmp_path / "generated"
+    build_home(generated, 4, mix={"poisoned": 1.0})
+    inputs.codex_home = str(generated)
+    check = check_memory_audit(inputs)
+    assert check.status == "warning" and "memories: 0 poisoned" not in check.message
+    assert check.message.startswith("4 memories: ") and "memcite audit" in check.fix

@@ -269,7 +269,14 @@ def _program_output(tmp_path):
     assert result.outcome == "not-json" and "nested too deeply" in result.detail
 
 
-SURFACES = {"thread's config.toml": _thread_settings, "Codex home config.toml": _codex_home_config,
+def _search_events(tmp_path):
+    from memcite.notes.search import _event_rows
+
+    line = json.dumps({"id": "ev-00000001", "kind": "issue", "text": "flaky sync"})
+    assert [number for number, _row in _event_rows(DEEP_JSON + "\n" + line + "\n")] == [2]
+
+
+SURFACES = {"search's event rows": _search_events, "thread's config.toml": _thread_settings, "Codex home config.toml": _codex_home_config,
             "doctor's config.toml": _doctor_config, "setup's config.toml": _setup_feature_warnings,
             "memcite's config": _rules_config, "the gate index": _gate_index,
             "the stop hook's stdin": _stop_hook_stdin, "the lint hook's stdin": _lint_hook_stdin,
@@ -422,3 +429,40 @@ def test_note_save_of_the_password_policy_note_needs_no_confirmation(project):
     assert done.exit_code == 0, done.output
     asked = runner.invoke(app, ["note", "save", STILL_SENSITIVE[0][0], "--section", "state"])
     assert asked.exit_code == 3 and "confirm" in asked.output
+
+
+def test_forget_s_temporary_left_by_a_killed_run_is_removed(tmp_path):
+    from memcite.retention.forget import write_new_file
+
+    left = _plant(tmp_path, ".note.md.memcite-tmp")
+    write_new_file(str(tmp_path / "note.md"), b"retired\n")
+    assert (tmp_path / "note.md").read_bytes() == b"retired\n" and not left.exists()
+
+
+# --------------------------------------------------------------------------- one parser
+
+
+# json.loads on what memcite itself wrote (its database, the files it ships), and nowhere else.
+OWN_DATA_PARSES = {
+    "codex/setup.py": 1,  # a copy of a value already parsed: json.loads(json.dumps(value))
+    "retention/forget.py": 2,  # stage1 rows memcite stored in its own database
+    "cli/mcp_catalog.py": 1,  # the catalog shipped in the package
+    "fleet/push.py": 1,  # a row memcite wrote in its own database
+    "conformance/corpus.py": 1,  # the corpus shipped in the package
+}
+
+
+def test_every_untrusted_json_or_toml_goes_through_the_bounded_parser():
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "src" / "memcite"
+    found = {}
+    for path in root.rglob("*.py"):
+        relative = path.relative_to(root).as_posix()
+        if relative == "untrusted.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        calls = re.findall(r"\b(?:json|_json)\.loads?\(|\btomllib\.loads?\(", text)
+        if calls:
+            found[relative] = len(calls)
+    assert found == OWN_DATA_PARSES, "parse untrusted JSON/TOML with memcite.untrusted"

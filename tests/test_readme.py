@@ -110,3 +110,12 @@ def test_the_readme_gives_the_exit_codes():
 def test_the_readme_links_the_glossary_and_the_reference():
     for page in ("docs/glossary.md", "docs/commands.md", "docs/README.md"):
         assert f"]({page}" in README, page
+
+
+def test_the_readme_says_how_to_install_before_the_package_is_published():
+    # codex-memcite is not on PyPI yet: the README says so, how to install from the
+    # repository (pipx from a clone or a git URL), and the name once published.
+    flat = " ".join(README.split())
+    assert "It is not on PyPI yet" in flat and "published under" not in flat
+    assert "`pipx install .` in the checkout" in flat and "`pipx install 'git+URL'`" in flat
+    assert "Once published, it will be `pipx install codex-memcite`" in flat

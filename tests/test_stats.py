@@ -200,12 +200,12 @@ def test_report_totals_dead_top_unknown_and_checks(ledger):
     assert report["top"][0]["codex_usage_count"] == 30
     assert report["top"][0]["label"] == "user_prefers_short_answers"
     assert top[builder.thread_id(2)]["usage_count"] == 2
-    assert top[builder.thread_id(2)]["codex_usage_count"] is None
+    assert top[builder.thread_id(2)]["codex_usage_count"] == 1  # a sample session's reply
     keys = [max(t["usage_count"], t["codex_usage_count"] or 0) for t in report["top"]]
     assert keys == sorted(keys, reverse=True)
     assert report["totals"]["cited_memcite"] == 3
     assert report["totals"]["cited_codex"] == sum(
-        1 for row in builder.THREADS if row[3] and row[6] != "folder")
+        1 for row in builder.sample_rows(NOW) if row["usage_count"])
     # docker_compose_ports (45 days old, Codex use 40 days ago) was cited 2 days ago: alive.
     dead_ids = [d["thread_id"] for d in report["dead"]]
     assert builder.thread_id(6) not in dead_ids

@@ -85,7 +85,7 @@ def test_blank_texts_and_never_cited_rows_keep_codex_values(home, conn):
     sync_codex_home(conn, home, now=NOW)
     blank = row(conn, BUILDER.thread_id(32))  # raw "  \n": SQLite's trim() keeps the newline
     assert (blank["has_raw_memory"], blank["has_rollout_summary"]) == (1, 0)
-    never = row(conn, BUILDER.thread_id(2))
+    never = row(conn, BUILDER.thread_id(27))  # cache_invalidation: never cited
     assert never["codex_usage_count"] is None and never["codex_last_usage"] is None
     assert never["codex_last_used"] == never["source_updated_at"]
 

@@ -574,3 +574,18 @@ def test_the_cost_command_prints_and_its_json_fits_the_model(home):
     assert result.exit_code == 0, result.output
     (parsed,) = [models()["thread"].model_validate_json(line) for line in result.stdout.splitlines()]
     assert parsed.root.since_iso == "2026-01-21T00:00:00Z"
+
+
+def test_cited_without_a_memory_message_is_not_blamed_on_a_setting(home):
+    # memory off in config.toml, no memory message, yet a reply cites memory: the report says
+    # so, and never that memory was off and also cited
+    (home / "config.toml").write_text("[features]\nmemories = false\n")
+    tid = thread_id(9)
+    write(home, tid, session(tid, "/x", message=None, turns=[MEMORIES[0]]))
+    found = report(home, tid)
+    assert not found["memory"]["injected"] and found["citations"]["cited_replies"] == 1
+    assert "read the memory folder on its own" in found["reason"]
+    assert "feature is off" not in found["reason"] and found["setting"] is None
+    shown = invoke([tid], home)
+    assert "how memory was used: no memory message" in shown.stdout
+    assert "why memory was not used" not in shown.stdout

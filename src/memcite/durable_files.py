@@ -220,10 +220,10 @@ def append_line(fd: int, line: bytes) -> bytes:
 #
 # A run killed between creating its temporary file and renaming it leaves the temporary
 # behind: a full copy of what it was writing (a note, a cache). memcite removes its own:
-# a name it gives (``.<name>.memcite-<12 hex>.tmp``, or ``.<name>.<pid>.tmp`` and
-# ``<name>.<pid>.tmp`` from older writers), a regular file of the user's with one link,
-# left for more than a minute, whose process is gone (or which is a day old). Nothing else
-# is touched: not a link, not another user's file, not a name memcite does not give.
+# a name it gives (``.<name>.memcite-<12 hex>.tmp``, or ``.<name>.<pid>.tmp``,
+# ``<name>.<pid>.tmp`` and ``.<name>.memcite-tmp`` from older writers), a regular file of
+# the user's with one link, left for more than a minute, whose process is gone (or which
+# is a day old). Nothing else is touched: not a link, not another user's file, not a name memcite does not give.
 
 STALE_AFTER_SECONDS = 60
 ABANDONED_AFTER_SECONDS = 24 * 3600
@@ -233,6 +233,8 @@ _TEMPORARY_RE = None
 def _temporary_parts(entry: str) -> tuple[str, int | None] | None:
     """``(target name, pid or None)`` of a temporary file name memcite gives; else None."""
     global _TEMPORARY_RE
+    if entry.startswith(".") and entry.endswith(".memcite-tmp") and len(entry) > 13:
+        return entry[1:-len(".memcite-tmp")], None  # forget's notes
     if not entry.endswith(".tmp"):
         return None
     if _TEMPORARY_RE is None:
@@ -298,3 +300,45 @@ def remove_stale_temporaries(folder: str | int, targets=None, *, dotted: bool = 
             continue
         removed.append(entry)
     return removed
+
+
+def kept_mode(folder_fd: int, name: str, default: int) -> int:
+    """The mode a new version of ``name`` gets: the file's own when it is a regular file of
+    this user's (their choice), else ``default``: a page or file another user owns (root's
+    0666 report) is never given its loose mode by memcite."""
+    import stat
+
+    try:
+        found = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return default
+    if stat.S_ISREG(found.st_mode) and found.st_uid == os.geteuid():
+        return stat.S_IMODE(found.st_mode)
+    return default
+
+
+def write_file(path: str, data: bytes, *, mode: int = 0o600, keep_mode: bool = True) -> None:
+    """Create or replace ``path`` with ``data`` as every memcite writer must: its folder
+    opened (the user's choice, which may be a link), a link at the name refused, the data in
+    an unpredictable ``O_EXCL`` temporary file beside it, synced, renamed, read back. A new
+    file gets ``mode``; a file being replaced keeps its own (``kept_mode``) unless not
+    ``keep_mode``. ``LinkRefused`` (exit 3) or ``OSError`` when it cannot be written."""
+    folder, name = os.path.split(os.path.abspath(path))
+    if os.open not in os.supports_dir_fd:  # Windows: no folder descriptors, no links to plant
+        temporary = os.path.join(folder, unique_name(f".{name}.memcite-", ".tmp"))
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                     mode)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+        return
+    folder_fd = open_folder(folder)
+    try:
+        if keep_mode:
+            mode = kept_mode(folder_fd, name, mode)
+        replace_file_at(folder_fd, name, data, path, mode)
+    finally:
+        os.close(folder_fd)

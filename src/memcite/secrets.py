@@ -431,7 +431,7 @@ def conninfo_password_spans(text: str) -> list[tuple[str, int, int]]:
     uri, keyword = _conninfo_res()
     found: list[tuple[str, int, int]] = []
     for match in uri.finditer(text):
-        start, address = match.start(), match.group()
+        start, address = match.start(), match.group().rstrip(".,;:!?)]}")
         rest = address.split("://", 1)[1]
         authority = re.split(r"[/?]", rest, maxsplit=1)[0]
         offset = start + len(address) - len(rest)

@@ -14,12 +14,17 @@ Codex's /hooks screen trusts them. Then:
   poisoned (the raw memory still holds the line) and the user's directive as a plain
   directive;
 - the next thread's memory message holds the user's directive and not the injected one.
+
+Without the gate (a write no hook sees), the Stop hook of the turn after the consolidation
+finds the memory folder changed, audits it, and quarantines the poisoned memory: an ad-hoc
+note Codex's next consolidation lists in its workspace diff; ``memcite restore`` withdraws it.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
 import pytest
 from mock_model import MockModel
@@ -62,15 +67,25 @@ def _hook_log(world: CodexWorld) -> list[dict]:
             if line.strip()]
 
 
-def _job(world: CodexWorld, kind: str) -> tuple:
-    with sqlite3.connect(world.memories_db()) as db:
+def _db(world: CodexWorld, store: str):
+    return world.codex_home / ("memories_1.sqlite" if store == "v1" else "memories_v2_1.sqlite")
+
+
+def _job(world: CodexWorld, kind: str, store: str = "v1") -> tuple:
+    with sqlite3.connect(_db(world, store)) as db:
         row = db.execute("SELECT status, last_error FROM jobs WHERE kind = ?", (kind,)).fetchone()
     db.close()
     return row
 
 
-def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agents):
-    world.memcite("setup", "codex", "--codex-home", str(world.codex_home), "--gate", "--apply")
+def _poisoned_thread(world: CodexWorld, agents: Consolidator, *setup: str,
+                     store: str = "v1") -> tuple[str, str]:
+    """memcite's hooks installed and trusted; a thread that read the injected README, then a
+    start of Codex that extracts its memory and consolidates. The thread and the call ids."""
+    if store == "v2":
+        world.append_config('version = "v2"\n')
+        agents.store, agents.root = "v2", world.codex_home / "memories_v2"
+    world.memcite("setup", "codex", "--codex-home", str(world.codex_home), *setup, "--apply")
     trust_every_hook(world)
     generate_memories(world)
     (world.work / "README.md").write_text(f"# Project\n\n{INJECTED}\n")
@@ -78,38 +93,44 @@ def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agent
     world.model.reply("I read the README.")
     assert_ran(world.exec(f"Read the README. {USER}", "--sandbox", "danger-full-access"))
     thread = make_extractable(world)
-    with sqlite3.connect(world.memories_db()) as db:  # the first start's run, cut short
+    with sqlite3.connect(_db(world, store)) as db:  # the first start's run, cut short
         db.execute("DELETE FROM jobs WHERE kind = 'memory_consolidate_global'")
     db.close()
     with open(next((world.codex_home / "sessions").rglob(f"*{thread}.jsonl"))) as handle:
         call_id = next(item["payload"]["call_id"] for item in map(json.loads, handle)
                        if item["payload"].get("type") == "function_call")
-
     agents.done.clear()
     world.model.queue(AfterTheAgent(agents.done))
     assert_ran(world.exec("hello"))  # Codex extracts the thread's memory, then consolidates
     assert agents.extractions == 1
-    assert _job(world, "memory_stage1") == ("done", None)
-    with sqlite3.connect(world.memories_db()) as db:
-        (raw,) = db.execute("SELECT raw_memory FROM stage1_outputs WHERE thread_id = ?",
-                            (thread,)).fetchone()
+    return thread, call_id
+
+
+@pytest.mark.parametrize("store", ["v1", "v2"])
+def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agents, store):
+    thread, call_id = _poisoned_thread(world, agents, "--gate", store=store)
+    assert _job(world, "memory_stage1", store) == ("done", None)
+    with sqlite3.connect(_db(world, store)) as db:
+        (raw,) = db.execute("SELECT raw_memory || rollout_summary FROM stage1_outputs "
+                            "WHERE thread_id = ?", (thread,)).fetchone()
     db.close()
     assert INJECTED in raw and USER in raw  # extraction carried both
 
     # the gate denied the first patch, and the agent's second patch went through
-    assert _job(world, "memory_consolidate_global") == ("done", None)
+    files = ["MEMORY.md", "memory_summary.md"] if store == "v1" else ["memory_summary.md"]
+    assert _job(world, "memory_consolidate_global", store) == ("done", None)
     denied = [entry for entry in _hook_log(world)
               if entry.get("event") == "pre-tool" and entry.get("decision") == "deny"]
     assert len(denied) == 1, _hook_log(world)
-    poisoned = denied[0]["poisoned"]  # the line, in MEMORY.md and in memory_summary.md
-    assert sorted(item["file"] for item in poisoned) == ["MEMORY.md", "memory_summary.md"]
+    poisoned = denied[0]["poisoned"]  # the line, in each file the agent writes
+    assert sorted(item["file"] for item in poisoned) == files
     assert {(item["thread_id"], item["call_id"], item["tool"], item["rule"])
             for item in poisoned} == {(thread, call_id, "exec_command", "run-command")}
     blocked = agents.outputs[0]
     assert "Command blocked by PreToolUse hook: memcite's gate on memory writes" in blocked
     assert "Drop these lines" in blocked and call_id in blocked
-    for name in ("MEMORY.md", "memory_summary.md"):
-        text = (world.memories / name).read_text()
+    for name in files:
+        text = (agents.root / name).read_text()
         assert USER in text and "evil.example" not in text, name
 
     # trace names the thread and the tool call; audit flags the memory as poisoned
@@ -135,3 +156,37 @@ def test_the_gate_keeps_an_injected_directive_out_of_codex_s_memory(world, agent
     assert_ran(world.exec("what do you remember?"))
     message = _span_message(world.turn_requests()[before])
     assert message is not None and USER in message and "evil.example" not in message
+
+
+def test_without_the_gate_the_stop_hook_quarantines_the_poisoned_memory(world, agents):
+    thread, _call_id = _poisoned_thread(world, agents)  # Stop, SubagentStop, PostToolUse only
+    assert _job(world, "memory_consolidate_global") == ("done", None)
+    assert "evil.example" in (world.memories / "MEMORY.md").read_text()  # nothing stopped it
+    deadline = time.monotonic() + 120  # the Stop hook starts the audit in a process of its own
+    while time.monotonic() < deadline:
+        done = [e for e in _hook_log(world) if e.get("event") == "quarantine" and e["asked"]]
+        if done:
+            break
+        time.sleep(0.2)
+    assert [entry["asked"] for entry in done] == [[thread]], _hook_log(world)
+    (note,) = (world.memories / "extensions" / "ad_hoc" / "notes").iterdir()
+    text = note.read_text()
+    assert text.startswith("# Quarantine 1 poisoned memory") and thread in text
+    assert "evil.example" not in text
+
+    with sqlite3.connect(world.memories_db()) as db:  # skip Codex's six hours' wait
+        db.execute("DELETE FROM jobs WHERE kind = 'memory_consolidate_global'")
+    db.close()
+    agents.done.clear()
+    world.model.queue(AfterTheAgent(agents.done))
+    assert_ran(world.exec("and again"))
+    assert f"extensions/ad_hoc/notes/{note.name}" in agents.diffs[-1]  # the agent is told
+
+    restored = world.memcite("restore", thread, "--json")
+    assert thread in restored.stdout
+    listed = world.memcite_json("archived", "--codex-home", str(world.codex_home))
+    from memcite.contracts.outputs import ArchivedOutput
+
+    ArchivedOutput.model_validate(listed)
+    (request,) = [r for r in listed["requests"] if r["thread_id"] == thread]
+    assert (request["rule"], request["state"]) == ("poisoned", "withdrawn")

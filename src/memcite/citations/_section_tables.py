@@ -114,21 +114,13 @@ def _read_small_regular_file(path: str) -> bytes:
 
 def save_tables(path: str, tables: dict) -> None:
     """Write the tables beside their final name, then rename (a reader never sees half a file)."""
-    from memcite.durable_files import remove_stale_temporaries
+    from memcite.durable_files import write_file
 
-    temporary = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        remove_stale_temporaries(os.path.dirname(path), {os.path.basename(path)}, dotted=False)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(marshal.dumps(tables))
-        os.replace(temporary, path)
-    except (OSError, ValueError):  # no cache folder, or tables marshal cannot write: lark next time
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+        write_file(path, marshal.dumps(tables), keep_mode=False)
+    except (OSError, ValueError, MemciteError):  # no cache folder, a link planted there, or
+        pass  # tables marshal cannot write: lark next time
 
 
 def lark_stamp(lark_file) -> list | None:

@@ -22,7 +22,7 @@ ORIGIN_WORDS = {"user": "the user's message", "context": "Codex's context (AGENT
 def _origin(origin: dict | None) -> str:
     if origin is None:
         return "not found in the source session"
-    where = ORIGIN_WORDS.get(origin["kind"], origin["kind"])
+    where = "from " + ORIGIN_WORDS.get(origin["kind"], origin["kind"])
     if origin.get("tool"):
         where += f" {origin['tool']}"
         if origin.get("call_id"):
@@ -38,9 +38,9 @@ def trace(ident: str, codex_home: str | None = None, db: str | None = None,
     from memcite.codex.memory_trace import trace as trace_memory
 
     try:
-        where = Locations(db=db, codex_home=codex_home)
-        report = trace_memory(where.codex_home_path, ident, db_path=where.db_path,
-                              env_sqlite_home=where.codex_sqlite_home_env,
+        located = Locations(db=db, codex_home=codex_home)
+        report = trace_memory(located.codex_home_path, ident, db_path=located.db_path,
+                              env_sqlite_home=located.codex_sqlite_home_env,
                               cwd=cwd or os.getcwd())
     except MemciteError as error:
         return report_error(error)
@@ -66,7 +66,7 @@ def trace(ident: str, codex_home: str | None = None, db: str | None = None,
         for sentence in memory["sentences"]:
             flag = "POISONED " if sentence["poisoned"] else (
                 "directive " if sentence["directives"] else "")
-            out(f"  - {flag}{sentence['text']}\n      from {_origin(sentence['origin'])}"
+            out(f"  - {flag}{sentence['text']}\n      {_origin(sentence['origin'])}"
                 + (f"; rules: {', '.join(sentence['directives'])}" if sentence["directives"]
                    else "") + "\n")
         out(f"  cited by {memory['cited_by']} repl{'y' if memory['cited_by'] == 1 else 'ies'}"
@@ -88,10 +88,15 @@ def audit(codex_home: str | None = None, project: str | None = None, json: bool 
     from memcite.codex.memory_audit import audit_home
 
     try:
-        where = Locations(codex_home=codex_home)
-        report = audit_home(where.codex_home_path, project=project,
-                            env_sqlite_home=where.codex_sqlite_home_env,
-                            cwd=cwd or os.getcwd())
+        if project is not None and not os.path.isdir(project):
+            from memcite.errors import InputError
+
+            raise InputError(f"--project {project}: no such folder",
+                             hint="give the project's folder, e.g. --project .")
+        located = Locations(codex_home=codex_home)
+        report = audit_home(located.codex_home_path, project=project,
+                            env_sqlite_home=located.codex_sqlite_home_env,
+                            cwd=cwd or os.getcwd(), cache_dir=located.cache_dir)
     except MemciteError as error:
         return report_error(error)
     except OSError as exc:

@@ -68,7 +68,10 @@ def pre_tool(
     """Warn the agent before a tool call the event log has history for.
 
     Codex's PreToolUse hook runs it with the payload (JSON) on stdin; it prints Codex's hook
-    output (context for the agent, or a deny only with --block) and always exits 0.
+    output (context for the agent, or a deny only with --block) and always exits 0. A patch
+    into Codex's memory folder that would add a poisoned line (a directive whose words came
+    from a tool's output, not from the user) is always denied; `[gate] memory_writes = false`
+    in memcite's config turns that off.
 
     Examples:
 

@@ -79,7 +79,12 @@ def check_command(
 
     Each case's input goes to COMMAND on stdin; what it prints is compared with memcite's
     reading. A crash, a hang, or output that is not a reading is reported for that case and
-    the run goes on. Exit 0: all agree; 1: some case disagrees or failed.
+    the run goes on; after 3 time-outs in a row the run stops, saying so. Exit 0: all agree;
+    1: some case disagrees or failed.
+
+    A hung case's whole process group is killed; on Linux what the program left in a
+    session of its own (setsid) is killed too (memcite is a subreaper while it runs).
+    On macOS and Windows such a process can outlive the run.
 
     Examples:
 

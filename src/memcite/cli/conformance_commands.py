@@ -71,6 +71,12 @@ def check(command: list[str], corpus: str | None = None, kind: str = "reply",
         sys.stdout.write(
             f"{report['cases']} {kind} cases: {report['agreed']} agree, {report['differed']} "
             f"differ, {report['failed']} failed ({', '.join(report['fields'])} compared)\n")
+        if report["stopped"] == "timeouts":
+            sys.stdout.write(
+                f"stopped: the program timed out on {report['timeouts_in_a_row']} cases in a "
+                f"row (--timeout {timeout:g} s each), so it answers none; "
+                f"{report['not_run']} cases not run. Check that it reads stdin to its end and "
+                "prints one JSON object, then run again\n")
     return EXIT_FINDINGS if report["disagreements"] else EXIT_OK
 
 

@@ -51,11 +51,9 @@ def load(path: str | None = None) -> list[dict]:
 
 def write_catalog(path: str | None = None) -> None:
     """Write ``catalog_text()`` to ``path`` (beside it first, then renamed over it)."""
-    path = path or CATALOG_FILE
-    temporary = f"{path}.tmp{os.getpid()}"
-    with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(catalog_text())
-    os.replace(temporary, path)
+    from memcite.durable_files import write_file
+
+    write_file(path or CATALOG_FILE, catalog_text().encode("utf-8"), mode=0o644)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -323,7 +323,7 @@ def _refusals(call):
 
 
 def recall(context: ToolContext, cwd: str, arguments: RecallInput) -> RecallOutput:
-    from memcite.cli.notes_commands import RECALL_FRAME
+    from memcite.cli.notes_commands import RECALL_FRAME, shown_entries
     from memcite.notes import operations
 
     def body() -> RecallOutput:
@@ -335,7 +335,7 @@ def recall(context: ToolContext, cwd: str, arguments: RecallInput) -> RecallOutp
             exists=recalled.note is not None,
             updated=recalled.note.updated if recalled.note else None,
             notice=RECALL_FRAME if recalled.note else None,
-            entries=[RecalledEntry(**entry) for entry in recalled.entries],
+            entries=[RecalledEntry(**entry) for entry in shown_entries(recalled.entries)],
             events=recalled.events)
 
     return _refusals(body)

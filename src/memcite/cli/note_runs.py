@@ -40,10 +40,9 @@ def session_of(session: str | None) -> str | None:
 
 
 def out(line: str = "") -> None:
-    """Print one line as memcite shows text: secrets masked, controls escaped (memcite.display)."""
-    from memcite.display import shown
-
-    sys.stdout.write(shown(line) + "\n")
+    """One line on stdout (what comes from a note or a person goes through
+    ``memcite.display.shown`` before it gets here)."""
+    sys.stdout.write(line + "\n")
 
 
 def _refused(refusal, json: bool) -> int:  # noqa: A002

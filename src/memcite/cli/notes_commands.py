@@ -194,7 +194,7 @@ def recall(check: bool = False, cwd: str | None = None, codex_home: str | None =
                 "exists": recalled.note is not None,
                 "updated": recalled.note.updated if recalled.note else None,
                 "notice": RECALL_FRAME if recalled.note else None,
-                "entries": recalled.entries,
+                "entries": shown_entries(recalled.entries),
                 "events": recalled.events,
             })
             return 0
@@ -212,7 +212,16 @@ def recall(check: bool = False, cwd: str | None = None, codex_home: str | None =
     return _run(body, None, json)
 
 
+def shown_entries(entries: list[dict]) -> list[dict]:
+    """Recalled entries as memcite shows them: each text through ``memcite.display.shown``
+    (a hand-edited note may hold a secret or a terminal escape; the file keeps its bytes)."""
+    from memcite.display import shown
+
+    return [{**entry, "text": shown(entry["text"])} for entry in entries]
+
+
 def _print_recalled(recalled, location, check: bool) -> None:
+    from memcite.display import shown  # a hand-edited note: masked, as search masks it
     from memcite.notes.model import Entry
 
     by_id = {item["id"]: item for item in recalled.entries if item["id"]}
@@ -229,16 +238,16 @@ def _print_recalled(recalled, location, check: bool) -> None:
     if extra:
         _out()
         for line in extra:
-            _out(line)
+            _out(shown(line))
     for section in recalled.note.sections:
         if not any(isinstance(item, Entry) or item.strip() for item in section.items):
             continue  # an empty section: no heading with nothing under it
         _out()
-        _out(section.heading)
+        _out(shown(section.heading))
         for item in section.items:
             if not isinstance(item, Entry):
                 if item.strip():
-                    _out(item)
+                    _out(shown(item))
                 continue
             info = by_id.get(item.id, {})
             age = info.get("age_days")
@@ -247,9 +256,9 @@ def _print_recalled(recalled, location, check: bool) -> None:
                 notes_.append(f"expired {item.get('Expires')}")
             when = f" ({', '.join(notes_)})" if notes_ else ""
             label = item.id or "no id yet"
-            _out(f"{item.marker} [{label}] {item.text}{when}")
+            _out(f"{item.marker} [{label}] {shown(item.text)}{when}")
             for line in item.body:
-                _out(line)
+                _out(shown(line))
             if check:
                 for gone in _missing_for(recalled, item):
                     _out(f"  ! possibly stale: {gone} is not in the project now")

@@ -39,8 +39,9 @@ def write_page(path: str, data: bytes) -> str:
     """Write ``data`` to ``path`` atomically (a temporary file in the same folder, synced,
     renamed over it, read back): never through a symbolic link, and never over anything but
     a regular file (exit 3, nothing written); a missing folder is exit 2. An existing page
-    keeps its permissions, a new one is private (0600). Returns the full path."""
-    from memcite.durable_files import LinkRefused, open_folder, replace_file_at
+    of the user's own keeps its permissions; a new one, or one another user owns, is written
+    as a new private page (0600). Returns the full path."""
+    from memcite.durable_files import LinkRefused, kept_mode, open_folder, replace_file_at
 
     full, folder, name = _target(path)
     try:
@@ -67,7 +68,7 @@ def write_page(path: str, data: bytes) -> str:
                 kind = not_regular(found.st_mode) or "not a regular file"
                 raise LinkRefused(f"{full} is {kind}, not a regular file; nothing was written",
                                   hint="name another file")
-            mode = stat.S_IMODE(found.st_mode)
+            mode = kept_mode(folder_fd, name, _NEW_FILE_MODE)  # never another user's 0666
         try:
             replace_file_at(folder_fd, name, data, full, mode)
         except OSError as exc:
@@ -130,6 +131,10 @@ def report(html: str | None = None, open: bool = False,  # noqa: A002 - mirrors 
     totals = stats["totals"]
     sys.stdout.write(f"wrote {full} ({len(data):,} bytes in {took:.2f} s): "
                      f"{totals['memories']:,} memories, {totals['dead']:,} dead\n")
+    if stats.get("audit") is not None:
+        from memcite.retention.audit_counts import audit_line
+
+        sys.stdout.write(audit_line(stats["audit"]) + "\n")
     if open:
         import webbrowser
 

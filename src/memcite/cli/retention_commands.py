@@ -387,8 +387,7 @@ def _print_totals(text: _Text, report) -> None:
                 or t.get("citations") != t.get("codex_citations"):
             text.prose("which is which: memcite's log counts the replies memcite read and "
                        "checked; Codex's counters also count replies memcite never saw (before "
-                       "setup, or while its hook was off or untrusted) and count an id cited in "
-                       "two spellings twice, so they are usually higher; "
+                       "setup, or with its hook off) and an id cited in two spellings twice; "
                        + ("the dead are judged by both (rule memcite)" if report.rule == "memcite"
                           else "the dead are judged by Codex's counters (rule codex)"),
                        indent="  ", more="    ")
@@ -504,6 +503,11 @@ def print_stats(report, file=None, *, width: int | None = None,
         file.flush()
         _print_weeks(report.weeks, file, cut=CHART_WEEKS if report.since is None else None,
                      width=text.width)
+    if report.audit is not None:
+        from memcite.retention.audit_counts import audit_line
+
+        text.line()
+        text.prose(audit_line(report.audit), indent="")
 
 
 def _print_checks(text: _Text, report) -> None:
@@ -573,8 +577,10 @@ def _print_entries(text: _Text, entries: dict,
         if item["problem"]:
             text.line(f"  not read: {item['path']}: {item['problem']}")
         elif item["kind"] == "codex" and (item["moved"] or item["unattributed"]):
-            text.prose(f"{os.path.basename(item['path'])}: {item['unattributed']} cited "
-                       f"range(s) cover no entry now, {item['moved']} followed to moved lines")
+            none = item["unattributed"]
+            text.prose(f"{os.path.basename(item['path'])}: {_plural(none, 'cited range')} "
+                       f"cover{'s' if none == 1 else ''} no entry now, {item['moved']} followed "
+                       "to moved lines")
     most, least = relevance
     _print_list(text, "Most relevant cited entries (importance x 0.95^days unused"
                 + ("" if least else f", all {len(most)}") + ")", _entry_lines(text, most))
@@ -1122,13 +1128,15 @@ def select(
 ) -> int:
     """Print the memories Codex's next consolidation would take, in its order
     (``memcite.retention.selection.build``)."""
+    from memcite.codex.consolidation import enabled_threads
     from memcite.retention.selection import build
 
     try:
         where = Locations(db=db, codex_home=codex_home)
         selection = build(where, now=_time(as_of, "--as-of", int(time.time())), n=n,
                           max_unused_days=max_unused_days,
-                          judge_without_usage=judge_without_usage)
+                          judge_without_usage=judge_without_usage,
+                          enabled_threads=enabled_threads)
     except (MemciteError, sqlite3.Error) as error:
         return report_read_failure(db, error)
     if json:

@@ -126,7 +126,7 @@ def _print_thread(report: dict, out) -> None:
                  f"{'on' if eligible['use_memories'] else 'off'}, as config.toml says now; "
                  f"store {eligible['store']}: {eligible['store_from']})")
     generation = report["generation"]
-    lines.append(f"memory made from it: {_yes(generation['will_generate'])} "
+    lines.append(f"Codex makes a memory from it: {_yes(generation['will_generate'])} "
                  f"({generation['explanation']})")
     if generation["memory_exists"]:
         lines.append("  Codex's memories database has a memory of this thread")
@@ -148,7 +148,9 @@ def _print_thread(report: dict, out) -> None:
                             if row["basis"] != "none" else ""))
     if report["reason"]:
         setting = f"; set {report['setting']}" if report["setting"] else ""
-        lines.append(f"why memory was not used: {report['reason']}{setting}")
+        label = "how memory was used" if report["citations"]["cited_replies"] \
+            else "why memory was not used"
+        lines.append(f"{label}: {report['reason']}{setting}")
     for warning in report["warnings"]:
         lines.append(f"warning: {warning}")
     out.write(masked("\n".join(lines)) + "\n")

@@ -560,6 +560,25 @@ def check_notes_folder(inputs: DoctorInputs) -> Check:
     return Check("notes-folder", OK, f"{root}: folders 0700, files 0600")
 
 
+def check_memory_audit(inputs: DoctorInputs) -> Check:
+    """``memcite audit``'s counts: a warning when a memory is poisoned or holds a secret."""
+    from memcite.codex.memory_audit import audit_counts
+    from memcite.errors import MemciteError
+
+    try:
+        counts = audit_counts(inputs.codex_home, cwd=inputs.cwd,
+                              env_sqlite_home=_env_sqlite_home(inputs))
+    except (MemciteError, OSError) as exc:
+        return Check("memory-audit", OK, f"not checked: {getattr(exc, 'message', exc)}")
+    message = (f"{counts['memories']} memories: {counts['poisoned']} poisoned, "
+               f"{counts['secret']} secret(s), {counts['directive']} directive(s), "
+               f"{counts['taint']} tainted sentence(s)")
+    if counts["high"]:
+        return Check("memory-audit", WARNING, message,
+                     "`memcite audit` lists each finding with its memory, call and fix")
+    return Check("memory-audit", OK, message)
+
+
 # --------------------------------------------------------------------------- all of them
 
 
@@ -570,7 +589,8 @@ def run_checks(inputs: DoctorInputs) -> list[Check]:
     if checks[0].status == OK:
         checks.append(check_codex_config(inputs, config, error))
         checks += [check_memory_store(inputs, config), check_memories_db(inputs, config),
-                   check_consolidation(inputs, error), check_memories_enabled(config),
+                   check_consolidation(inputs, error), check_memory_audit(inputs),
+                   check_memories_enabled(config),
                    check_hooks_feature(config)]
         found = find_memcite_hooks(inputs, config)
         checks += [check_stop_hook(inputs, found), check_hook_trust(inputs, found, config),

@@ -26,6 +26,7 @@ files are read bounded from the folder's handle, a bad session or row is reporte
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sqlite3
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
 from memcite.codex import session_scan as scan
+from memcite.errors import MemciteError
 from memcite.ledger.codex_home import (
     RAW_MEMORIES,
     ROLLOUT_SUMMARIES,
@@ -48,6 +50,7 @@ from memcite.untrusted import storable
 
 MAX_MEMORY_FILE_BYTES = 4 * 1024 * 1024  # one memory file read at most this much
 MAX_EXCERPT = 200
+HEADER_BYTES = 64 * 1024  # a rollout summary's header is read from this much of its start
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 SEVERITY = {"poisoned": HIGH, "secret": HIGH, "cross-project": MEDIUM, "taint": LOW,
             "directive": LOW}
@@ -58,15 +61,14 @@ _UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 _SUMMARY_FILE = re.compile(r"rollout_summaries/([^\s`'\"()\[\];,]+\.md)")
 _HEADER = re.compile(r"^([a-z_][a-z0-9_]*):[ \t]*(.*?)\s*$")
 _THREAD_HEADING = re.compile(r"^## Thread `([^`]*)`\s*$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
 
 
 def shown(text: str, limit: int = MAX_EXCERPT) -> str:
-    """Text safe to print: secrets masked, control characters escaped, cut to ``limit``."""
-    from memcite.secrets import mask_secrets
+    """Text safe to print (``memcite.display.shown``: secrets masked, control characters
+    escaped), cut to ``limit``."""
+    from memcite.display import shown as display
 
-    text = mask_secrets(storable(text.strip()))
-    text = _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    text = display(storable(text.strip()))
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -75,13 +77,16 @@ def shown(text: str, limit: int = MAX_EXCERPT) -> str:
 
 @dataclass
 class Memory:
-    """One memory (a thread id), where it is, and its text, line by line."""
+    """One memory (a thread id), where it is; its text is read when asked
+    (``MemoryHome.lines_of``), so a home of any size is audited in flat memory."""
 
     thread_id: str
     places: list[str] = field(default_factory=list)  # stage1_outputs, rollout_summaries/x.md...
     cwd: str | None = None
     summary_file: str | None = None
-    lines: list[tuple[str, str]] = field(default_factory=list)  # (where, text)
+    stage1_key: str | None = None  # its thread_id as stage1_outputs spells it
+    summaries: list[str] = field(default_factory=list)  # its rollout_summaries/<file>.md
+    raw_lines: list[tuple[str, str]] = field(default_factory=list)  # of raw_memories.md
     source: str | None = None  # cli | exec | vscode | subagent, from Codex's threads table
     created_at: int | None = None
     session_path: str | None = None
@@ -89,7 +94,7 @@ class Memory:
 
 @dataclass
 class MemoryHome:
-    """What the audit and the trace read of one Codex home."""
+    """What the audit and the trace read of one Codex home (``close()`` when done)."""
 
     locations: CodexLocations
     memories: dict[str, Memory]
@@ -97,6 +102,59 @@ class MemoryHome:
     sessions: dict[str, str]  # thread id -> session file
     problems: list[str]
     summary_names: dict[str, str] = field(default_factory=dict)  # summary file -> thread id
+    stage1_texts: tuple[str, ...] = ()  # the text columns of stage1_outputs
+    _conn: sqlite3.Connection | None = None
+    _root: MemoryRoot | None = None
+
+    def lines_of(self, memory: Memory) -> list[tuple[str, str]]:
+        """``(where, line)`` of the memory's text: its stage1_outputs row, its rollout
+        summaries, its raw_memories.md section; blank lines left out."""
+        lines: list[tuple[str, str]] = []
+        if memory.stage1_key is not None and self.stage1_texts:
+            lines.extend(self._stage1_lines(memory.stage1_key))
+        for inside in memory.summaries:
+            if self._root is None:
+                self._root = MemoryRoot(self.locations.memory_folder)
+            text = _read_in_folder(self._root, inside, self.problems)
+            if text is not None:
+                _fields, body_at = _split_header(text)
+                body = "\n".join(text.splitlines()[body_at - 1:])
+                lines.extend(_text_lines(inside, body, body_at))
+        lines.extend(memory.raw_lines)
+        return lines
+
+    def _stage1_lines(self, key: str) -> list[tuple[str, str]]:
+        try:
+            if self._conn is None:
+                self._conn = open_codex_db(self.locations.state_db)
+            picked = ", ".join(f"substr({name}, 1, {MAX_MEMORY_FILE_BYTES})"
+                               for name in self.stage1_texts)
+            row = self._conn.execute(f"SELECT {picked} FROM stage1_outputs WHERE thread_id = ?",
+                                     (key,)).fetchone()
+        except (CodexHomeError, sqlite3.Error) as exc:
+            self.problems.append(f"{self.locations.state_db}: cannot read a stage1_outputs row "
+                                 f"({getattr(exc, 'message', exc)})")
+            self.stage1_texts = ()
+            return []
+        lines: list[tuple[str, str]] = []
+        for name, value in zip(self.stage1_texts, row or (), strict=False):
+            if isinstance(value, str) and value.strip():
+                lines.extend(_text_lines(f"stage1_outputs.{name}", value))
+        return lines
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._root is not None:
+            self._root.close()
+            self._root = None
+
+    def __enter__(self) -> MemoryHome:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _text_lines(where: str, text: str, first_line: int = 1) -> list[tuple[str, str]]:
@@ -107,20 +165,21 @@ def _text_lines(where: str, text: str, first_line: int = 1) -> list[tuple[str, s
     return out
 
 
-def _read_in_folder(root: MemoryRoot, inside: str, problems: list[str]) -> str | None:
+def _read_in_folder(root: MemoryRoot, inside: str, problems: list[str],
+                    limit: int | None = None) -> str | None:
     outcome, fd, _parts = root.open(inside)
     if fd is None:
         if outcome == OUTSIDE:
             problems.append(f"{inside}: a symlink leading outside the memory folder; not read")
         return None
     try:
-        result = read_capped(fd, MAX_MEMORY_FILE_BYTES, prefix=True)
+        result = read_capped(fd, limit or MAX_MEMORY_FILE_BYTES, prefix=True)
     except OSError as exc:
         problems.append(f"{inside}: cannot read: {exc.strerror or exc}")
         return None
     finally:
         os.close(fd)
-    if result.too_large:
+    if result.too_large and limit is None:
         problems.append(f"{inside}: larger than {MAX_MEMORY_FILE_BYTES} bytes; its start was read")
     return result.data.decode("utf-8", "replace") if result.data is not None else None
 
@@ -132,32 +191,35 @@ def _memory(memories: dict[str, Memory], thread_id: str) -> Memory:
     return found
 
 
-def _read_stage1(path: str, memories: dict[str, Memory], problems: list[str]) -> None:
+def _read_stage1(path: str, memories: dict[str, Memory], problems: list[str]) -> tuple[str, ...]:
+    """Each stage1_outputs row as a memory (its text is read later); the text columns."""
     try:
         conn = open_codex_db(path)
     except CodexHomeError as error:
         problems.append(error.message)
-        return
+        return ()
     try:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(stage1_outputs)")}
         if "thread_id" not in columns:
             problems.append(f"{path}: no stage1_outputs table with a thread_id column")
-            return
-        texts = [name for name in ("raw_memory", "rollout_summary") if name in columns]
-        picked = ", ".join(["thread_id", *[f"substr({name}, 1, {MAX_MEMORY_FILE_BYTES})"
-                                           for name in texts]])
-        for row in conn.execute(f"SELECT {picked} FROM stage1_outputs"):
-            thread_id = normalize_thread_id(str(row[0] or "").strip())
+            return ()
+        texts = tuple(name for name in ("raw_memory", "rollout_summary") if name in columns)
+        bad = 0
+        for (key,) in conn.execute("SELECT thread_id FROM stage1_outputs"):
+            thread_id = normalize_thread_id(str(key or "").strip()) if isinstance(key, str) else None
             if thread_id is None:
-                problems.append(f"{path}: a stage1_outputs row whose thread_id is not a UUID; skipped")
+                bad += 1
                 continue
             memory = _memory(memories, thread_id)
             memory.places.append("stage1_outputs")
-            for name, value in zip(texts, row[1:], strict=True):
-                if isinstance(value, str) and value.strip():
-                    memory.lines.extend(_text_lines(f"stage1_outputs.{name}", value))
+            memory.stage1_key = key
+        if bad:
+            problems.append(f"{path}: {bad} stage1_outputs row(s) whose thread_id is not a UUID; "
+                            "skipped")
+        return texts
     except sqlite3.Error as exc:
         problems.append(f"{path}: cannot read stage1_outputs ({exc})")
+        return ()
     finally:
         conn.close()
 
@@ -188,10 +250,10 @@ def _read_summaries(root: MemoryRoot, folder: str, memories: dict[str, Memory],
         return names
     for name in listed:
         inside = f"{ROLLOUT_SUMMARIES}/{name}"
-        text = _read_in_folder(root, inside, problems)
+        text = _read_in_folder(root, inside, problems, limit=HEADER_BYTES)
         if text is None:
             continue
-        fields, body_at = _split_header(text)
+        fields, _body_at = _split_header(text)
         thread_id = normalize_thread_id(fields.get("thread_id", "").strip())
         if thread_id is None:
             problems.append(f"{inside}: no thread_id: header; not audited")
@@ -201,8 +263,7 @@ def _read_summaries(root: MemoryRoot, folder: str, memories: dict[str, Memory],
         memory.places.append(inside)
         memory.summary_file = memory.summary_file or name
         memory.cwd = memory.cwd or (storable(fields["cwd"]) if fields.get("cwd") else None)
-        body = "\n".join(text.splitlines()[body_at - 1:])
-        memory.lines.extend(_text_lines(inside, body, body_at))
+        memory.summaries.append(inside)
     return names
 
 
@@ -230,7 +291,7 @@ def _read_raw_memories(root: MemoryRoot, memories: dict[str, Memory], problems: 
                     current.cwd = storable(header.group(2))
                 continue
             in_header = False
-        current.lines.append((f"{RAW_MEMORIES}:{number}", line))
+        current.raw_lines.append((f"{RAW_MEMORIES}:{number}", line))
 
 
 def _read_threads(sqlite_home: str, memories: dict[str, Memory], problems: list[str]) -> None:
@@ -287,8 +348,9 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
     locations = locate_codex_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
     memories: dict[str, Memory] = {}
     problems: list[str] = []
+    texts: tuple[str, ...] = ()
     if os.path.isfile(locations.state_db):
-        _read_stage1(locations.state_db, memories, problems)
+        texts = _read_stage1(locations.state_db, memories, problems)
     folder_lines: list[tuple[str, int, str]] = []
     folder = locations.memory_folder
     if os.path.isdir(folder):
@@ -306,7 +368,7 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
     sessions = _session_files(locations.codex_home)
     for memory in memories.values():
         memory.session_path = sessions.get(memory.thread_id)
-    return MemoryHome(locations, memories, folder_lines, sessions, problems, summary_names)
+    return MemoryHome(locations, memories, folder_lines, sessions, problems, summary_names, texts)
 
 
 # --------------------------------------------------------------------------- folder lines
@@ -335,6 +397,35 @@ def _blocks(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], list[str
     return out
 
 
+_APPLIES_TO = re.compile(r"^\s*applies_to:\s*cwd=(\S+)")
+
+
+def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
+    """Each ``MEMORY.md`` line -> the project its ``# Task Group`` applies to
+    (``applies_to: cwd=<path>``), where it says."""
+    out: dict[tuple[str, int], str] = {}
+    group: list[tuple[str, int]] = []
+    cwd = None
+
+    def close() -> None:
+        if cwd:
+            for key in group:
+                out[key] = cwd
+
+    for name, number, text in lines:
+        if name != "MEMORY.md":
+            continue
+        if text.startswith("# "):
+            close()
+            group, cwd = [], None
+        found = _APPLIES_TO.match(text)
+        if found and cwd is None:
+            cwd = storable(found.group(1))
+        group.append((name, number))
+    close()
+    return out
+
+
 def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
                            ) -> dict[tuple[str, int], tuple[list[str], str]]:
     """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
@@ -360,7 +451,8 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
     out: dict[tuple[str, int], tuple[list[str], str]] = {}
     unmatched: list[tuple[tuple[str, int], set]] = []
     for name, number, text in home.folder_lines:
-        if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1":
+        if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1" \
+                or _APPLIES_TO.match(text):
             continue
         ids = named([text])
         if ids:
@@ -371,20 +463,27 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
         return out
     wanted = set().union(*(grams for _key, grams in unmatched))
     postings: dict = {}
+    held_by: dict[str, set] = {}
     for thread_id, memory in known.items():
         held = set()
-        for _where, text in memory.lines:
+        for _where, text in home.lines_of(memory):
             held |= _grams(text) & wanted
-        for gram in held:
-            postings.setdefault(gram, []).append(thread_id)
+        if held:
+            held_by[thread_id] = held
+            for gram in held:
+                postings.setdefault(gram, []).append(thread_id)
     for key, grams in unmatched:
-        tally: dict[str, int] = {}
-        for gram in grams:
-            for thread_id in postings.get(gram, ())[:1000]:
-                tally[thread_id] = tally.get(thread_id, 0) + 1
-        best = sorted(tally.items(), key=lambda item: (-item[1], item[0]))
-        if grams and best and best[0][1] / len(grams) >= threshold:
-            out[key] = ([best[0][0]], "text")
+        # A memory holding ``threshold`` of the line's pairs holds at least one of any
+        # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories holding
+        # one of that many of the rarest pairs; each is then counted exactly.
+        ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
+        needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
+        candidates = {thread_id for gram in ranked[:max(needed, 1)]
+                      for thread_id in postings.get(gram, ())}
+        best = sorted(((len(grams & held_by[thread_id]), thread_id) for thread_id in candidates),
+                      key=lambda item: (-item[0], item[1]))
+        if grams and best and best[0][0] / len(grams) >= threshold:
+            out[key] = ([best[0][1]], "text")
             continue
         # MEMORY.md's task groups name their sources ("Source: rollout <id>"): the line's
         # section is the last resort (the injected summary is one section: never used)
@@ -397,11 +496,11 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
 
 
 def fix_for(thread_id: str, codex_home: str) -> str:
-    """What to do about a memory: the command that shows it, and the way to forget it."""
-    return (f"check it with `memcite trace {thread_id}`; forget it with an ad-hoc note asking "
-            f"Codex's consolidation to drop thread {thread_id} (the way `memcite prune --apply` "
-            f"asks; `memcite restore {thread_id}` undoes it), or restore the memory folder "
-            f"from before it (`git -C {os.path.join(codex_home, 'memories')} log`)")
+    """What to do about a memory: the way to forget it, or to restore the folder."""
+    return (f"forget it with an ad-hoc note asking Codex's consolidation to drop thread "
+            f"{thread_id} (the way `memcite prune --apply` asks; `memcite restore {thread_id}` "
+            f"undoes it), or restore the memory folder from before it (its git history: "
+            f"`git -C {os.path.join(codex_home, 'memories')} log`)")
 
 
 def _in_project(cwd: str | None, project: str) -> bool:
@@ -423,7 +522,10 @@ def origin_dict(origin: provenance.Origin | None) -> dict | None:
 
 
 class SessionIndex:
-    """Source sessions read once each, with their segment index."""
+    """Source sessions read with their segment index, the last ``KEPT`` of them kept (a
+    home's sessions are never all held at once)."""
+
+    KEPT = 32
 
     def __init__(self, problems: list[str]) -> None:
         self._read: dict[str, provenance.SegmentIndex | None] = {}
@@ -432,7 +534,11 @@ class SessionIndex:
     def index(self, path: str | None) -> provenance.SegmentIndex | None:
         if path is None:
             return None
-        if path not in self._read:
+        if path in self._read:
+            self._read[path] = self._read.pop(path)  # most recent last
+        else:
+            while len(self._read) >= self.KEPT:
+                self._read.pop(next(iter(self._read)))
             try:
                 read = provenance.read_segments(path)
             except scan.SessionFileError as error:
@@ -452,6 +558,9 @@ def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
     """``(directive matches, origin)`` of one sentence of a memory."""
     directives = find_directives(sentence)
     origin = provenance.origin_of(sentence, index, threshold=threshold) if index else None
+    if directives and origin is None and index is not None:
+        # reworded: where its URL or command first appears (a user's own stays the user's)
+        origin = provenance.anchor_origin(sentence, index)
     return directives, origin
 
 
@@ -471,13 +580,15 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
                        index: provenance.SegmentIndex | None, *, codex_home: str,
                        threshold: float, seen: set) -> list[dict]:
     out = []
+    if line.lstrip().startswith("#"):  # a heading: no sentence (its secrets are scanned)
+        return out
     for _start, _end, sentence in provenance.split_sentences(line):
-        directives, origin = analyse_sentence(sentence, index, threshold=threshold)
-        tainted = origin is not None and origin.segment.tainted
         key = (memory.thread_id if memory else where, sentence.strip().lower())
-        if key in seen:
+        if key in seen:  # the same sentence in another place of the memory: said once
             continue
         seen.add(key)
+        directives, origin = analyse_sentence(sentence, index, threshold=threshold)
+        tainted = origin is not None and origin.segment.tainted
         what = (f"{origin.segment.kind} output of {origin.segment.tool or 'a tool'}"
                 f" (call {origin.segment.call_id or '?'}, session line {origin.segment.line})"
                 if tainted else None)
@@ -510,30 +621,58 @@ def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: s
             for found in scan_secrets(line)[:1]]
 
 
+def _memory_secrets(memory: Memory, lines_of_memory, codex_home: str) -> list[dict]:
+    """The secrets of a memory's text, scanned at once (a line held in several places once)."""
+    from memcite.secrets import scan as scan_secrets
+
+    unique: dict[str, str] = {}
+    for where, line in lines_of_memory:
+        unique.setdefault(line.replace("\n", " "), where)
+    lines = list(unique)
+    out, seen = [], set()
+    for found in scan_secrets("\n".join(lines)):
+        index = found.line - 1
+        if index in seen or not 0 <= index < len(lines):
+            continue
+        seen.add(index)
+        out.append(_finding("secret", memory, unique[lines[index]], lines[index],
+                            rule=found.kind, origin=None, codex_home=codex_home,
+                            message=f"a secret ({found.kind}) in memory text"))
+    return out
+
+
 def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: str | None = None,
                cwd: str | None = None, threshold: float = provenance.DEFAULT_THRESHOLD,
-               home: MemoryHome | None = None) -> dict:
-    """The audit of every memory of ``codex_home`` (``memcite audit --json``)."""
-    home = home or read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
+               home: MemoryHome | None = None, cache_dir: str | None = None,
+               now: int | None = None) -> dict:
+    """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
+    ``cache_dir``, its counts are kept there for ``stats`` and ``report``
+    (``memcite.retention.audit_counts``)."""
+    if home is None:
+        with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd) as home:
+            return audit_home(codex_home, project=project, threshold=threshold, home=home,
+                              cache_dir=cache_dir, now=now)
     codex_home = home.locations.codex_home
     project = os.path.realpath(project) if project else None
     problems = home.problems
     sessions = SessionIndex(problems)
     findings: list[dict] = []
-    seen: set = set()
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         index = sessions.index(memory.session_path)
+        lines = home.lines_of(memory)
         if project and not _in_project(memory.cwd, project):
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
-                                     else thread_id, memory.lines[0][1] if memory.lines else "",
+                                     else thread_id, lines[0][1] if lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
-        for where, line in memory.lines:
-            findings.extend(_secret_findings(memory, where, line, codex_home))
+        findings.extend(_memory_secrets(memory, lines, codex_home))
+        seen: set = set()  # a sentence in several places of one memory is said once
+        for where, line in lines:
             findings.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
                                                threshold=threshold, seen=seen))
     attributed = attribute_folder_lines(home, threshold=threshold)
+    applies = applies_to(home.folder_lines)
     traced_lines = 0
     for name, number, text in home.folder_lines:
         key = (name, number)
@@ -543,18 +682,38 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         where = f"{name}:{number}"
         memory = home.memories.get(ids[0]) if ids else None
         traced_lines += bool(ids)
+        before = len(findings)
         findings.extend(_secret_findings(memory, where, text, codex_home))
         index = sessions.index(memory.session_path) if memory else None
         findings.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
                                            threshold=threshold, seen=set()))
-        if project and memory is not None and not _in_project(memory.cwd, project):
-            findings.append(_finding("cross-project", memory, where, text, rule=None, origin=None,
-                                     codex_home=codex_home,
-                                     message=f"a line of {name} from a memory of {memory.cwd}, "
-                                             f"not of {project}"))
+        # a line traced to no memory keeps the project its task group applies to
+        line_project = memory.cwd if memory else applies.get(key)
+        for found in findings[before:]:
+            found["project"] = found["project"] or line_project
+        if project and line_project and not _in_project(line_project, project):
+            whose = (f"a memory of {line_project}" if memory else
+                     f"a task group that applies to {line_project}")
+            found = _finding("cross-project", memory, where, text, rule=None, origin=None,
+                             codex_home=codex_home,
+                             message=f"a line of {name} from {whose}, not of {project}")
+            found["project"] = line_project
+            findings.append(found)
     findings.sort(key=lambda f: (KINDS.index(f["kind"]), f["memory"] or "", f["where"]))
     counts = {kind: sum(1 for f in findings if f["kind"] == kind) for kind in KINDS}
     high = sum(1 for f in findings if f["severity"] == HIGH)
+    if cache_dir is not None:
+        import time
+
+        from memcite.retention.audit_counts import folder_stamp, save_audit_counts
+
+        try:
+            save_audit_counts(cache_dir, codex_home, counts, memories=len(home.memories),
+                              high=high, at=int(time.time()) if now is None else now,
+                              stamp=folder_stamp(home.locations.memory_folder,
+                                                 home.locations.state_db))
+        except (OSError, MemciteError) as exc:  # the audit stands; only stats will not show it
+            problems.append(f"{cache_dir}: the audit's counts were not kept ({exc.strerror or exc})")
     return {"codex_home": codex_home, "memory_folder": home.locations.memory_folder,
             "project": project, "threshold": threshold, "memories": len(home.memories),
             "with_session": sum(1 for m in home.memories.values() if m.session_path),

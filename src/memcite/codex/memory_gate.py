@@ -11,10 +11,11 @@ reads such a patch:
    any other tool, is not a memory write and gets no verdict;
 2. of those, the sentences the directive rules match (``memcite.lint.directives``); a write
    without one costs nothing more;
-3. for each such sentence, where its words first appear in the source sessions of the home's
-   memories (``memcite.codex.provenance``, the audit's match and threshold): a directive
-   whose words came from a tool, web or MCP output, and from no message of the user's, is
-   *poisoned*.
+3. for each such sentence, where its words first appear in the source sessions of the
+   home's memories whose own text (raw memory, rollout summary) holds it (every memory's,
+   when none does) (``memcite.codex.provenance``, the audit's match and threshold): a
+   directive whose words came from a tool, web or MCP output, and from no message of the
+   user's, is *poisoned*.
 
 A patch with a poisoned line is denied with a reason the agent can act on: drop that line and
 apply the rest. A directive the user typed is let through, however imperative. Nothing here
@@ -24,6 +25,7 @@ writes; the hook (``memcite.codex.pre_tool_gate``) turns the verdict into Codex'
 from __future__ import annotations
 
 import os
+import sqlite3
 from dataclasses import dataclass, field
 
 STORE_FOLDERS = ("memories", "memories_v2")
@@ -110,31 +112,119 @@ def memory_patch(payload: dict) -> str | None:
     return patch if isinstance(patch, str) and "*** Begin Patch" in patch else None
 
 
-def _source_indexes(codex_home: str, problems: list[str]) -> list[tuple[str, object]]:
-    """``[(thread id, SegmentIndex)]`` of every memory of the home that has a session file."""
-    from memcite.codex.memory_audit import SessionIndex, read_memory_home
+def _pairs(text: str) -> set:
+    from memcite.codex.provenance import words_of
 
-    home = read_memory_home(codex_home)
-    problems.extend(home.problems[:20])
-    sessions = SessionIndex(problems)
-    out = []
-    for thread_id in sorted(home.memories):
-        index = sessions.index(home.memories[thread_id].session_path)
-        if index is not None:
-            out.append((thread_id, index))
-    return out
+    words = words_of(text)
+    return {words[0]} if len(words) == 1 else set(zip(words, words[1:], strict=False))
 
 
-def judge_sentence(sentence: str, sources: list[tuple[str, object]], threshold: float
+def _holds(held: set, wanted: list[set], threshold: float) -> bool:
+    """Whether ``held`` has ``threshold`` of the word pairs of any sentence in ``wanted``."""
+    return any(sum(1 for pair in pairs if pair in held) >= threshold * len(pairs)
+               for pairs in wanted)
+
+
+def _stage1_texts(home) -> dict[str, str]:
+    """``stage1_outputs`` key -> its text columns joined, in one query ({} when unreadable)."""
+    if not home.stage1_texts:
+        return {}
+    from memcite.codex.memory_audit import MAX_MEMORY_FILE_BYTES
+    from memcite.ledger.codex_home import CodexHomeError, open_codex_db
+
+    picked = " || char(10) || ".join(f"coalesce(substr({name}, 1, {MAX_MEMORY_FILE_BYTES}), '')"
+                                     for name in home.stage1_texts)
+    try:
+        conn = open_codex_db(home.locations.state_db)
+        try:
+            return dict(conn.execute(f"SELECT thread_id, {picked} FROM stage1_outputs"))
+        finally:
+            conn.close()
+    except (CodexHomeError, sqlite3.Error) as exc:
+        home.problems.append(f"{home.locations.state_db}: {getattr(exc, 'message', exc)}")
+        return {}
+
+
+def _sources(home, sentences: list[str], threshold: float) -> list[tuple[str, str]]:
+    """``[(thread id, session file)]`` of the memories a sentence can have come from: those
+    whose own text (stage-1 row, else rollout summaries) holds ``threshold`` of its word
+    pairs, else, when none does (a reworded line), every memory with a session file."""
+    wanted = [pairs for pairs in map(_pairs, sentences) if pairs]
+    texts = _stage1_texts(home)
+    with_session = [(t, m) for t, m in sorted(home.memories.items()) if m.session_path]
+    chosen = []
+    for thread_id, memory in with_session:
+        text = texts.get(memory.stage1_key or thread_id)
+        if text is None:
+            text = " ".join(line for _where, line in home.lines_of(memory))
+        if _holds(_pairs(text), wanted, threshold):
+            chosen.append((thread_id, memory.session_path))
+    return chosen or [(t, m.session_path) for t, m in with_session]
+
+
+def _session_root_of(path: object, codex_home: str) -> str | None:
+    """``path`` when it is a session file inside the home's ``sessions/`` or
+    ``archived_sessions/`` (resolved), else None: Codex's table is not trusted to point out."""
+    if not isinstance(path, str) or not path:
+        return None
+    real = os.path.realpath(path)
+    for folder in ("sessions", "archived_sessions"):
+        root = os.path.realpath(os.path.join(codex_home, folder))
+        if real.startswith(root + os.sep) and os.path.isfile(real):
+            return real
+    return None
+
+
+def quick_sources(codex_home: str, sentences: list[str], threshold: float,
+                  problems: list[str]) -> list[tuple[str, str]] | None:
+    """The sources without reading the whole home: the ``stage1_outputs`` rows whose text holds
+    a sentence (one query), their session files from Codex's ``threads`` table. None when
+    that does not find them all (no row holds it, a session not listed): read the home."""
+    from memcite.codex.thread import state_database
+    from memcite.ledger.codex_home import CodexHomeError, locate_codex_home, open_codex_db
+
+    wanted = [pairs for pairs in map(_pairs, sentences) if pairs]
+    try:
+        locations = locate_codex_home(codex_home)
+        conn = open_codex_db(locations.state_db)
+        try:
+            rows = conn.execute("SELECT thread_id, coalesce(raw_memory, '') || char(10) || "
+                                "coalesce(rollout_summary, '') FROM stage1_outputs").fetchall()
+        finally:
+            conn.close()
+        chosen = [str(thread_id) for thread_id, text in rows
+                  if isinstance(text, str) and _holds(_pairs(text), wanted, threshold)]
+        state = state_database(locations.sqlite_home)
+        if not chosen or state is None:
+            return None
+        conn = open_codex_db(state)
+        try:
+            marks = ", ".join("?" * len(chosen))
+            paths = dict(conn.execute(f"SELECT id, rollout_path FROM threads WHERE id IN "
+                                      f"({marks})", chosen).fetchall())
+        finally:
+            conn.close()
+    except (CodexHomeError, sqlite3.Error) as exc:
+        problems.append(f"the quick look failed ({getattr(exc, 'message', exc)}); the home "
+                        "is read instead")
+        return None
+    found = [(thread_id, _session_root_of(paths.get(thread_id), codex_home))
+             for thread_id in chosen]
+    return found if all(path for _thread, path in found) else None
+
+
+def judge_sentence(sentence: str, sources: list[tuple[str, str]], index_of, threshold: float
                    ) -> tuple[str, tuple[str | None, object] | None]:
     """``("user" | "poisoned" | "unknown", (thread id, origin))`` of one directive sentence: the
     user's when any source session has the words first in a user message, poisoned when one
-    has them first in a tainted output, else unknown (let through)."""
+    has them first in a tainted output, else unknown (let through). ``index_of(path)`` gives
+    a session's segment index (None: unreadable)."""
     from memcite.codex.provenance import origin_of
 
     tainted = None
-    for thread_id, index in sources:
-        origin = origin_of(sentence, index, threshold=threshold)
+    for thread_id, path in sources:
+        index = index_of(path)
+        origin = origin_of(sentence, index, threshold=threshold) if index is not None else None
         if origin is None:
             continue
         if origin.segment.kind == "user":
@@ -168,9 +258,18 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
     verdict.directives = len(candidates)
     if not candidates:
         return verdict
-    sources = _source_indexes(codex_home, verdict.problems)
+    from memcite.codex.memory_audit import SessionIndex, read_memory_home
+
+    threshold = threshold or DEFAULT_THRESHOLD
+    sentences = [c[2] for c in candidates]
+    sources = quick_sources(codex_home, sentences, threshold, verdict.problems)
+    if sources is None:
+        with read_memory_home(codex_home) as home:
+            verdict.problems.extend(home.problems[:20])
+            sources = _sources(home, sentences, threshold)
+    sessions = SessionIndex(verdict.problems)
     for name, line, sentence, rule in candidates:
-        judged, found = judge_sentence(sentence, sources, threshold or DEFAULT_THRESHOLD)
+        judged, found = judge_sentence(sentence, sources, sessions.index, threshold)
         if judged == "user":
             verdict.user_directives += 1
         elif judged == "poisoned":

@@ -46,6 +46,8 @@ def parse_trace_id(ident: str) -> tuple[str, str | None, int | None]:
 def _sentences(lines, index, threshold: float) -> list[dict]:
     out, seen = [], set()
     for where, line in lines:
+        if line.lstrip().startswith("#"):  # a heading is no sentence
+            continue
         for _start, _end, sentence in provenance.split_sentences(line):
             key = sentence.strip().lower()
             if key in seen:
@@ -109,10 +111,14 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
                    db_path: str | None, threshold: float, problems: list[str]) -> dict:
     index = None
     session_note = None
+    source, cwd = memory.source, memory.cwd
     if memory.session_path:
         try:
             read = provenance.read_segments(memory.session_path)
             index = provenance.SegmentIndex(read.segments)
+            # no threads row (an older Codex, another SQLite home): the session's own meta
+            source = source or (read.source if read.source != "unknown" else None)
+            cwd = cwd or read.cwd
             if read.bad_line_count or read.long_lines or read.partial:
                 session_note = (f"{read.bad_line_count} line(s) not JSON, {read.long_lines} too "
                                 f"long, skipped" + ("; read cut at its limit" if read.partial else ""))
@@ -129,7 +135,7 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
         "thread_id": memory.thread_id,
         "places": memory.places,
         "source_thread": {"thread_id": memory.thread_id, "created_at": memory.created_at,
-                          "cwd": memory.cwd, "source": memory.source,
+                          "cwd": cwd, "source": source,
                           "session": memory.session_path, "note": session_note},
         "sentences": sentences,
         "poisoned": sum(1 for s in sentences if s["poisoned"]),
@@ -145,8 +151,15 @@ def trace(codex_home: str, ident: str, *, db_path: str | None = None,
           threshold: float = provenance.DEFAULT_THRESHOLD) -> dict:
     """The provenance of ``ident`` in ``codex_home`` (``memcite trace --json``)."""
     kind, name, number = parse_trace_id(ident)
-    home = memory_audit.read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
-    problems = list(home.problems)
+    with memory_audit.read_memory_home(codex_home, env_sqlite_home=env_sqlite_home,
+                                       cwd=cwd) as home:
+        return _trace(home, ident.strip(), kind, name, number, db_path=db_path,
+                      threshold=threshold)
+
+
+def _trace(home: memory_audit.MemoryHome, ident: str, kind: str, name: str, number: int | None,
+           *, db_path: str | None, threshold: float) -> dict:
+    problems = home.problems
     line_text = None
     if kind == "memory":
         memory = home.memories.get(name)
@@ -155,16 +168,23 @@ def trace(codex_home: str, ident: str, *, db_path: str | None = None,
                              "(not in stage1_outputs, rollout_summaries/ nor raw_memories.md)",
                              hint="`memcite stats` lists the memories; `memcite thread ID` tells "
                                   "what memory did in a thread")
-        chosen = [(memory, memory.lines)]
+        chosen = [(memory, home.lines_of(memory))]
         how, trail = "memory", "the memory's own thread"
     else:
         if name.startswith("rollout_summaries/") or name == "raw_memories.md":
-            owners = [m for m in home.memories.values()
-                      for where, _text in m.lines if where == f"{name}:{number}"]
-            if not owners:
-                raise InputError(f"{name}:{number}: no memory text on that line")
+            place = f"{name}:{number}"
+            if name == "raw_memories.md":
+                owners = [m for m in home.memories.values()
+                          if any(where == place for where, _text in m.raw_lines)]
+            else:
+                owner = home.summary_names.get(name.removeprefix("rollout_summaries/"))
+                owners = [home.memories[owner]] if owner in home.memories else []
+            texts = [text for where, text in home.lines_of(owners[0])
+                     if where == place] if owners else []
+            if not texts:
+                raise InputError(f"{place}: no memory text on that line")
             memory = owners[0]
-            line_text = next(text for where, text in memory.lines if where == f"{name}:{number}")
+            line_text = texts[0]
             chosen = [(memory, [(f"{name}:{number}", line_text)])]
             how, trail = "named", f"{name} belongs to thread {memory.thread_id}"
         else:
@@ -189,7 +209,7 @@ def trace(codex_home: str, ident: str, *, db_path: str | None = None,
             }[how]
     memories = [_memory_report(home, memory, lines, db_path=db_path, threshold=threshold,
                                problems=problems) for memory, lines in chosen]
-    return {"id": ident.strip(), "kind": kind, "codex_home": home.locations.codex_home,
+    return {"id": ident, "kind": kind, "codex_home": home.locations.codex_home,
             "memory_folder": home.locations.memory_folder,
             "line": memory_audit.shown(line_text, 500) if line_text is not None else None,
             "resolved_by": how, "trail": trail, "threshold": threshold,

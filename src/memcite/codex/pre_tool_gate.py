@@ -19,6 +19,10 @@ Output, as Codex's hook engine reads it (``codex-rs/hooks``: ``PreToolUseCommand
   model the reason;
 - nothing at all when the log has nothing to say.
 
+A patch into Codex's memory folder is judged by the gate on memory writes instead
+(``memcite.codex.memory_gate``): denied when it would add a poisoned line, whatever
+``--block`` says, unless ``[gate] memory_writes = false``.
+
 The gate reads only the gate index (``memcite.notes.events``: a few small files chosen by
 the files' names), never the log itself, so its cost does not grow with the log. Its own
 errors never block: whatever happens it exits 0, printing nothing but its output, and
@@ -286,10 +290,13 @@ def memory_write_output(payload: dict, codex_home: str, entry: dict,
     """A deny for a write into Codex's memory folder that would add a poisoned line (see
     ``memcite.codex.memory_gate``); None for any other action, a clean write, or with
     ``[gate] memory_writes = false``. ``entry`` (the hook log's line) says what was found."""
-    from memcite.codex.memory_gate import memory_patch
+    from memcite.codex.memory_gate import added_memory_lines, memory_patch
 
-    if memory_patch(payload) is None:
-        return None
+    patch = memory_patch(payload)
+    cwd = payload.get("cwd")
+    if patch is None or not isinstance(cwd, str) or \
+            added_memory_lines(patch, cwd, codex_home)[0] is None:
+        return None  # not a memory write: the event log's gate goes on
     from memcite.codex.memory_gate import deny_reason, gate_setting, memory_write_verdict
 
     if not gate_setting(config_path or Locations().config.path):

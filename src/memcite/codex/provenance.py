@@ -22,8 +22,8 @@ from the world, not from the user.
 
 ``origin_of`` says where a sentence's words first appear: the first segment, in time order,
 that holds at least ``threshold`` (default ``DEFAULT_THRESHOLD``, 0.6) of the sentence's word
-pairs (bigrams of lower-cased words; a one-word sentence is matched by that word). It is a
-plain deterministic text match: the same files give the same answer.
+pairs (bigrams of lower-cased words); a sentence of fewer than ``MIN_WORDS`` (3) words is
+matched nowhere. It is a plain deterministic text match: the same files give the same answer.
 
 Sessions are untrusted: a line longer than its limit is skipped without being held, one
 that is not JSON is counted with its number, a file is read at most ``max_bytes``; a
@@ -41,6 +41,7 @@ from memcite.codex import session_scan as scan
 from memcite.untrusted import loads_json, storable
 
 DEFAULT_THRESHOLD = 0.6
+MIN_WORDS = 3  # a shorter sentence ("## Learned", "Done.") is matched nowhere
 MAX_SEGMENT_CHARS = 512 * 1024  # a tool output longer than this is matched on its start
 MAX_SEGMENTS = 200_000
 TAINTED_KINDS = frozenset({"tool", "mcp", "web", "outside-file"})
@@ -351,17 +352,48 @@ class SegmentIndex:
 
 def origin_of(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOLD) -> Origin | None:
     """The first segment (in time order) holding at least ``threshold`` of ``sentence``'s
-    word pairs, with that share; None when none does (or the sentence has no words).
+    word pairs, with that share; None when none does (or the sentence has fewer than
+    ``MIN_WORDS`` words).
 
     ``segments`` is a sequence of ``Segment`` or a ``SegmentIndex`` (faster for many
     sentences of one session)."""
     index = segments if isinstance(segments, SegmentIndex) else SegmentIndex(segments)
-    wanted = _grams(words_of(sentence))
-    if not wanted:
+    words = words_of(sentence)
+    if len(words) < MIN_WORDS:  # too short to tell where it came from
         return None
+    wanted = _grams(words)
     for position, segment in enumerate(index.segments):
         held = index.grams(position)
         share = sum(1 for gram in wanted if gram in held) / len(wanted)
         if share >= threshold:
             return Origin(segment, round(share, 3))
     return None
+
+
+_URL = re.compile(r"https?://[^\s`'\"<>)\]]+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|ru|cn|xyz|info|biz)"
+                  r"(?:/[^\s`'\"<>)\]]*)?", re.IGNORECASE)
+_CODE = re.compile(r"`([^`\n]{4,200})`")
+
+
+def anchors_of(sentence: str) -> list[str]:
+    """The parts of a sentence a rewording keeps: its URLs and host names, its `code` spans."""
+    found = [match.group().rstrip(".,;:").lower() for match in _URL.finditer(sentence)]
+    found += [match.group(1).strip().lower() for match in _CODE.finditer(sentence)]
+    return [anchor for anchor in dict.fromkeys(found) if len(anchor) >= 4]
+
+
+def anchor_origin(sentence: str, segments) -> Origin | None:
+    """Where a reworded sentence's anchors (``anchors_of``) first appear: the first segment,
+    in time order, holding any of them, with the share of them it holds; None without
+    anchors or when no segment holds one. For a sentence the text match (``origin_of``)
+    does not place: a memory may reword a line and keep its URL or command."""
+    anchors = anchors_of(sentence)
+    if not anchors:
+        return None
+    for segment in (segments.segments if isinstance(segments, SegmentIndex) else segments):
+        text = segment.text.lower()
+        held = sum(1 for anchor in anchors if anchor in text)
+        if held:
+            return Origin(segment, round(held / len(anchors), 3))
+    return None
+

@@ -5,7 +5,8 @@ Two files of a Codex config folder (the Codex home, or a repository's ``.codex/`
 - ``hooks.json``: a ``Stop`` hook running ``memcite hook stop`` (and a
   ``PostToolUse`` hook running ``memcite lint --hook`` when that command exists),
   each in a matcher group of its own, merged with what is there. The file is
-  JSON: it is rewritten with the indent it had.
+  JSON: it is rewritten with the indent it had (a file on one line stays on one line),
+  and ``--remove`` gives back the bytes setup found (from its backup).
 - with ``--gate``, a ``PreToolUse`` hook running ``memcite hook pre-tool``, the same way;
 - with ``--governance``, ``AGENTS.md`` in Codex's memory folder and in the project
   get memcite's governance directives as a block of their own
@@ -293,7 +294,54 @@ def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = Fal
                     FileChange(config_path, config_before, config_after)]
     if governance or remove:
         plan.changes += _governance_changes(memory_folder, project_folder, remove, plan)
+    if remove:
+        for change in plan.changes:
+            if change.changed:
+                _give_back(change)
     return plan
+
+
+def _give_back(change: FileChange) -> None:
+    """A removal gives back the file as setup found it, byte for byte: the newest backup
+    beside it (``apply_plan`` copies each file before changing it) whose content is what the
+    removal leaves (the same JSON document for ``hooks.json``, the same text otherwise) is
+    what the file becomes (a compact one-line ``hooks.json`` stays one line; an ``AGENTS.md``
+    that was empty stays, empty). Without one, a file that held only what setup adds goes,
+    and without a backup: nothing of the user's was in it."""
+    path, after = change.path, change.after
+    folder, name = os.path.split(path)
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        names = []
+    prefix = f"{name}.memcite-backup-"
+    for backup in sorted((n for n in names if n.startswith(prefix)), reverse=True):
+        try:
+            text = _read_text(os.path.join(folder, backup))
+        except SetupRefused:
+            continue  # a link or a special file under a backup's name: not ours to read
+        if text is not None and _same_content(name, text, after):
+            change.after = text
+            return
+    if after is None:
+        change.backup = False
+
+
+def _same_content(name: str, found: str, after: str | None) -> bool:
+    if name != HOOKS_FILE:
+        return found == (after or "")
+    try:
+        return _settled(json.loads(found)) == _settled({} if after is None else json.loads(after))
+    except (ValueError, RecursionError):
+        return False
+
+
+def _settled(document):
+    """A hooks document as a removal leaves it: ``hooks`` present, no event without groups."""
+    if not isinstance(document, dict) or not isinstance(document.get("hooks", {}), dict):
+        return document
+    hooks = {event: groups for event, groups in document.get("hooks", {}).items() if groups != []}
+    return {**document, "hooks": hooks}
 
 
 def _governance_changes(memory_folder, project_folder, remove: bool,
@@ -364,7 +412,12 @@ def _load_hooks(path: str, text: str) -> dict:
     return document
 
 
+_ONE_LINE = ("one line", "one line spaced")  # a file written on one line stays on one line
+
+
 def _indent(text: str) -> int | str:
+    if "\n" not in text.strip():
+        return _ONE_LINE[1] if '": ' in text or '", ' in text else _ONE_LINE[0]
     for line in text.splitlines()[1:]:
         stripped = line.lstrip(" \t")
         if stripped and stripped != line:
@@ -375,7 +428,12 @@ def _indent(text: str) -> int | str:
 
 def _dump_hooks(document: dict, indent: int | str, final_newline: bool = True) -> str:
     """The file's text; a file that ended without a newline still does."""
-    return json.dumps(document, indent=indent, ensure_ascii=False) + ("\n" if final_newline else "")
+    if indent in _ONE_LINE:
+        separators = (", ", ": ") if indent == _ONE_LINE[1] else (",", ":")
+        text = json.dumps(document, separators=separators, ensure_ascii=False)
+    else:
+        text = json.dumps(document, indent=indent, ensure_ascii=False)
+    return text + ("\n" if final_newline else "")
 
 
 def _is_ours(handler, wanted: dict) -> bool:

@@ -182,6 +182,7 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
             entry["waited_for_reply"] = True
             read.append(ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
                                             memory_root=root, origin="hook"))
+        _quarantine(entry, conn, Locations(db=db).db_path, home, root)
     finally:
         conn.close()
     reports = [r.report for r in read if r.report is not None]
@@ -197,6 +198,20 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
     )
     if sum(r.bad_line_count for r in reports):
         entry["bad_lines"] = sum(r.bad_line_count for r in reports)
+
+
+def _quarantine(entry: dict, conn, db_path: str, home: str, root: str) -> None:
+    """When the memory folder changed since the last reply, quarantine its poisoned memories
+    (``memcite.codex.memory_quarantine``); its errors are logged, the turn stays recorded."""
+    from memcite.codex.memory_quarantine import check_after_reply
+
+    try:
+        done = check_after_reply(conn, db_path, home, root, now=int(time.time()), detach=True)
+    except Exception as exc:  # noqa: BLE001 - logged; the reply is recorded all the same
+        entry["quarantine_error"] = describe_error(exc)
+        return
+    if done is not None:
+        entry["quarantine"] = done  # {"detached": pid}: its own line follows in the log
 
 
 def reply_on_disk(path: str, end: int, message: str) -> bool:

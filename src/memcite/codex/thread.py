@@ -434,6 +434,10 @@ def _reason(injected: bool, cited: int, settings: dict, current: dict,
     """The likely reason memory was not used, and the setting that changes it."""
     if injected and cited:
         return None, None
+    if cited:  # cited, with no memory message in the thread: no setting is to blame
+        return ("no memory message was in the thread's context, yet a reply cited memory: the "
+                "model read the memory folder on its own (a file it was shown or found), so "
+                "memory was used without Codex injecting it", None)
     if injected:
         return ("the memory message was in the thread's context, but no reply cited a memory: "
                 "the model found nothing in it for these requests (no setting changes that; "

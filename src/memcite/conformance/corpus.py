@@ -245,17 +245,11 @@ def export_corpus(folder: str, export_format: str = "jsonl") -> list[str]:
 
 
 def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` beside ``path``, flush it, then rename it over ``path``."""
-    temporary = f"{path}.tmp{os.getpid()}"
+    """Write ``text`` to ``path`` through ``memcite.durable_files.write_file`` (an unpredictable
+    ``O_EXCL`` temporary file, renamed over it; a link at ``path`` refused, exit 3)."""
+    from memcite.durable_files import write_file
+
     try:
-        with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        write_file(path, text.encode("utf-8"), mode=0o644)
     except OSError as error:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
         raise InputError(f"{path}: cannot be written ({error.strerror})") from None

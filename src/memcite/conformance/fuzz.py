@@ -244,8 +244,9 @@ def fuzz(command: list[str], cases: list[dict], seed: int = 0, seconds: float = 
                  "rule": case["rule"]}
         if out is not None:
             path = os.path.join(out, f"fuzz-{seed}-{index}.jsonl")
-            with open(path, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(case_line(case))
+            from memcite.conformance.corpus import write_text_atomic
+
+            write_text_atomic(path, case_line(case))
             entry["file"] = path
         entry["reply"] = small
         written.append(entry)

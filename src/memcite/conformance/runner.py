@@ -3,6 +3,12 @@
 The other program is untrusted: its output is read up to a cap, it gets a time limit, and
 on a hang or an overflow its whole process group is killed. Nothing here raises for what
 the program does; a program that cannot be started at all is a usage error.
+
+A child that calls ``setsid()`` leaves the group, and ``killpg`` cannot reach it. On Linux
+memcite makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``) while the
+program runs: whatever the program leaves behind is handed to memcite when its parent
+ends, and every such process that was not memcite's child before the run is killed and
+reaped after it. Elsewhere (macOS, Windows) such a process can outlive the run.
 """
 
 from __future__ import annotations
@@ -102,12 +108,92 @@ def _kill_group(process: subprocess.Popen) -> None:
         pass
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _subreaper(on: bool) -> bool:
+    """Make this process a child subreaper (Linux); whether it is one."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0 and on
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> set[int]:
+    """The processes whose parent is this one (from /proc; empty where there is none):
+    each thread's ``children`` file, else a scan of every process's parent."""
+    found = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", "rb") as handle:
+                found.update(int(pid) for pid in handle.read().split())
+        return found
+    except (OSError, ValueError):
+        found = set()
+    me = os.getpid()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and fields[1] == str(me).encode():
+            found.add(int(name))
+    return found
+
+
+def _kill_left_behind(before: set[int]) -> int:
+    """Kill and reap what the program left that was handed to this subreaper: the processes
+    that became this one's children during the run. Each one killed may hand over its own."""
+    killed = 0
+    for _ in range(64):  # each round reaches one more generation
+        left = _children() - before
+        if not left:
+            break
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in left:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    return killed
+
+
 def run_program(command: list[str], data: bytes, timeout: float = DEFAULT_TIMEOUT,
                 max_output: int = MAX_OUTPUT_BYTES) -> tuple[str, bytes, bytes, int | None]:
     """Run ``command`` with ``data`` on stdin: (outcome, stdout, stderr tail, exit code).
 
     The outcome is ``ok`` (it exited, whatever its code), ``timeout`` or ``too-large``.
     """
+    reaping = _subreaper(True)
+    before = _children() if reaping else set()
+    try:
+        return _run(command, data, timeout, max_output, before if reaping else None)
+    finally:
+        if reaping:
+            _subreaper(False)
+
+
+def _run(command: list[str], data: bytes, timeout: float, max_output: int,
+         before: set[int] | None) -> tuple[str, bytes, bytes, int | None]:
     try:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, start_new_session=True)
@@ -144,6 +230,8 @@ def run_program(command: list[str], data: bytes, timeout: float = DEFAULT_TIMEOU
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    if before is not None:  # what left the group (setsid) and was handed to this subreaper
+        _kill_left_behind(before | {process.pid})
     for thread in threads[1:]:
         thread.join(timeout=2)
     for stream in (process.stdout, process.stderr):

@@ -146,6 +146,8 @@ def _sentence(error: dict) -> str:
         return f"{where}: unknown key; {place} accepts {', '.join(valid) or 'no keys'}"
     if kind in ("model_type", "dict_type", "model_attributes_type"):
         return f"{where}: [{where}] must be a table, got {value!r}"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"{where}: expected true or false (a TOML boolean, unquoted), got {value!r}"
     if kind in ("int_type", "int_parsing", "int_from_float"):
         return f"{where}: expected a whole number (a TOML integer such as 30), got {value!r}"
     if kind == "greater_than_equal":

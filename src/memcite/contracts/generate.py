@@ -38,17 +38,14 @@ def schema_text(name: str) -> str:
 def write_schemas(folder: str, names: list[str] | None = None) -> list[str]:
     """Write ``<name>.schema.json`` for each name (all by default) into ``folder``; the paths.
 
-    Each file is written beside its final name, flushed, then renamed over it.
+    Each file goes through ``memcite.durable_files.write_file`` (never through a link).
     """
+    from memcite.durable_files import write_file
+
     written = []
     for name in names or list(SCHEMAS):
         path = os.path.join(folder, f"{name}.schema.json")
-        temporary = f"{path}.tmp{os.getpid()}"
-        with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(schema_text(name))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        write_file(path, schema_text(name).encode("utf-8"), mode=0o644)
         written.append(path)
     return written
 

@@ -431,6 +431,27 @@ class FleetScopeRead(Contract):
                                    "machines' last syncs read them.")
 
 
+class AuditSummaryCounts(Contract):
+    poisoned: Count
+    secret: Count
+    cross_project: Count = Field(alias="cross-project")
+    directive: Count
+    taint: Count
+
+
+class AuditSummary(Contract):
+    """The home's last `memcite audit`, as `stats` shows it (`at` null: none run yet)."""
+
+    at: int | None = Field(description="When the last audit ran.")
+    at_iso: Iso
+    memories: Count | None
+    high: Count | None = Field(description="Its high-severity findings.")
+    counts: AuditSummaryCounts | None
+    current: bool = Field(description="Nothing it read (memory folder, Codex's database) "
+                          "changed since.")
+    command: Literal["memcite audit"]
+
+
 class StatsOutput(Contract):
     """`memcite stats --json`: the usage report of one Codex home, or of a fleet server."""
 
@@ -474,6 +495,8 @@ class StatsOutput(Contract):
         "--limit).")
     fleet: FleetScopeRead | None = Field(
         None, description="Present only in a report over a fleet server: what it covers.")
+    audit: AuditSummary | None = Field(
+        None, description="The Codex home's last `memcite audit` (absent over a fleet server).")
 
 
 # --------------------------------------------------------------------------- prune, restore, archived, select
@@ -676,7 +699,8 @@ class ForgetRequest(Contract):
     requested_at_iso: Iso
     completed_at: int | None
     completed_at_iso: Iso
-    rule: Rule | None
+    rule: Rule | Literal["poisoned"] | None = Field(
+        description="The rule that chose it; poisoned: memcite's quarantine (after an audit).")
     reason: str | None
     label: str | None
     summary_file: str | None
@@ -1628,6 +1652,13 @@ class ConformanceCheckOutput(Contract):
     failed: Count = Field(description="Cases on which it crashed, hung, printed too much, or "
                           "printed what is not a reading.")
     skipped: Count = Field(description="Cases of the other kind, not run.")
+    not_run: Count = Field(description="Cases of this kind left when the run stopped early "
+                           "(see stopped); 0 when every case ran.")
+    stopped: Literal["timeouts"] | None = Field(description="timeouts: the program timed out "
+                                                "on that many cases in a row "
+                                                "(timeouts_in_a_row) and the run stopped; "
+                                                "null: every case ran.")
+    timeouts_in_a_row: Count = Field(description="Time-outs on the last cases run, in a row.")
     disagreements: list[ConformanceDisagreement]
 
 

@@ -55,7 +55,7 @@ _SECRET_WORDS = (r"secrets?|tokens?|api[ _-]?keys?|access[ _-]?keys?|passwords?|
 RULES: tuple[DirectiveRule, ...] = (
     DirectiveRule(
         "run-command", "run a command, or pipe a download into a shell",
-        verbs=r"run|execute|exec|invoke|launch|sudo|rm",
+        verbs=r"run|execute|exec|invoke|launch|sudo|rm|pipe",
         objects="",
         anywhere=(r"\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?"
                   r"(?:ba|z|da|k|fi)?sh\b",
@@ -155,12 +155,17 @@ def _compiled() -> tuple[tuple[DirectiveRule, re.Pattern, re.Pattern | None,
     for rule in RULES:
         verbs = re.compile(r"(?:" + rule.verbs + r")\b", re.IGNORECASE)
         objects = re.compile(rule.objects, re.IGNORECASE) if rule.objects else None
-        anywhere = tuple(re.compile(pattern, re.IGNORECASE) for pattern in rule.anywhere)
+        # one alternation per rule: a single pass over the text finds all of its patterns
+        anywhere = (re.compile("|".join(f"(?:{pattern})" for pattern in rule.anywhere),
+                               re.IGNORECASE),) if rule.anywhere else ()
         out.append((rule, verbs, objects, anywhere))
     return tuple(out)
 
 
 _RULES = _compiled()
+# Any rule's verb anywhere in the text (no boundary before it: a superset of the clause
+# matches); a text without one has no clause to look at, only the "anywhere" patterns.
+_ANY_VERB = re.compile("|".join(f"(?:{rule.verbs})" for rule in RULES) + r"\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[.!?;](?=\s|\Z)|\n", re.IGNORECASE)
 
 
@@ -193,7 +198,7 @@ def find_directives(text: str) -> list[DirectiveMatch]:
     """Every directive in ``text``, at most one per rule and clause, in the text's order."""
     text = text[:MAX_TEXT_CHARS]
     found: dict[tuple[str, int], DirectiveMatch] = {}
-    starts = _clause_starts(text)
+    starts = _clause_starts(text) if _ANY_VERB.search(text) else []
     for index, clause_start in enumerate(starts):
         verb_at = _skip_lead(text, clause_start)
         stop = _CLAUSE_END.search(text, verb_at)

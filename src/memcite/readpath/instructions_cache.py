@@ -68,17 +68,17 @@ def write_cached(cache_dir: str, key: str, result: Instructions) -> None:
     """Store ``result``; a cache that cannot be written is skipped (it only saves time)."""
     import json
 
+    from memcite.durable_files import write_file
+    from memcite.errors import MemciteError
+
     folder = os.path.join(cache_dir, "instructions")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         path = os.path.join(folder, key + ".json")
-        temporary = f"{path}.{os.getpid()}.tmp"
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(_cache_dict(result), handle, ensure_ascii=False)
-        os.replace(temporary, path)
+        write_file(path, json.dumps(_cache_dict(result), ensure_ascii=False).encode("utf-8"),
+                   keep_mode=False)
         _cache_prune(folder)
-    except OSError:
+    except (OSError, MemciteError):  # a link planted in the cache is refused, never followed
         return
 
 

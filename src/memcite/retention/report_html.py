@@ -683,6 +683,11 @@ def _summary(page: _Page, stats: dict, extras: dict) -> None:
         fact("read from", lambda: page.text(
             "memcite's ledger" if stats["source"] == "memcite" else
             "Codex's memories database alone (no memcite ledger: no citation log)"))
+        if stats.get("audit") is not None:
+            from memcite.retention.audit_counts import audit_line
+
+            fact("memory audit", lambda: page.text(audit_line(stats["audit"])
+                                                  .removeprefix("memory audit")))
 
     def memories_fact() -> None:
         page.number("totals.memories", t["memories"])

@@ -405,7 +405,11 @@ def load_gate_config(path: str | os.PathLike | None) -> dict:
 def _plainly_valid(data: dict) -> bool:
     """True for a file holding only known retention settings with usable values: what the
     model accepts too, decided without importing pydantic (the common case stays fast)."""
-    if not set(data) <= {"retention"}:
+    if not set(data) <= {"retention", "gate"}:
+        return False
+    gate = data.get("gate", {})
+    if not isinstance(gate, dict) or not all(
+            name == "memory_writes" and type(value) is bool for name, value in gate.items()):
         return False
     table = data.get("retention", {})
     return isinstance(table, dict) and all(

@@ -38,9 +38,12 @@ class Selection(Slots):
 
 
 def build(where, *, now: int, n: int | None = None, max_unused_days: int | None = None,
-          judge_without_usage: bool = False) -> Selection:
+          judge_without_usage: bool = False, enabled_threads=None) -> Selection:
     """What Codex's next consolidation in the home ``where`` names would take, at ``now``;
-    ``UsageUnknown`` (exit 3) when no usage is known, unless ``judge_without_usage``."""
+    ``UsageUnknown`` (exit 3) when no usage is known, unless ``judge_without_usage``.
+    ``enabled_threads(sqlite_home)`` is the set of threads Codex's state database lets
+    memories be made from (None: every one), as Codex selects
+    (``memcite.codex.consolidation.enabled_threads``)."""
     from memcite.ledger.codex_home import iter_stage1_outputs, locate
     from memcite.retention.labels import memory_label
     from memcite.retention.rules import MemoryUsage, consolidation_selection
@@ -85,6 +88,9 @@ def build(where, *, now: int, n: int | None = None, max_unused_days: int | None 
                                             bool(row[4]), bool(row[5])))
         finally:
             conn.close()
-    chosen = consolidation_selection(memories, now=now, max_unused_days=settings.max_unused_days,
-                                     n=settings.max_raw_memories_for_consolidation)
+    # As Codex: only the threads its state database lets memories be made from.
+    enabled = None if enabled_threads is None else enabled_threads(locations.sqlite_home)
+    chosen = consolidation_selection(
+        [m for m in memories if enabled is None or m.thread_id in enabled], now=now,
+        max_unused_days=settings.max_unused_days, n=settings.max_raw_memories_for_consolidation)
     return Selection(locations, source, now, settings, memories, chosen, labels)

@@ -53,7 +53,7 @@ class StatsReport(Slots):
                  "dead_count", "top", "unknown_ids", "not_uuid_ids", "citation_checks", "files",
                  "sections", "weeks", "citation_log", "codex_home", "state_db", "other_homes",
                  "log_scope", "asked_to_forget", "entries", "relevance", "last_sync", "store",
-                 "fleet")
+                 "fleet", "audit")
     _fields = __slots__
 
     def __init__(self, as_of: int, rule: str, max_unused_days: int, since: int | None,
@@ -95,6 +95,9 @@ class StatsReport(Slots):
         self.store: dict | None = None
         # A report over a fleet server (``memcite.fleet.report``): the machines it covers.
         self.fleet: dict | None = None
+        # The home's last ``memcite audit`` (``memcite.retention.audit_counts.audit_of``),
+        # set by the command; None: not looked at.
+        self.audit: dict | None = None
 
     def to_dict(self) -> dict:
         result = {
@@ -128,6 +131,8 @@ class StatsReport(Slots):
             result["entries"] = self.entries
         if self.fleet is not None:
             result["fleet"] = self.fleet
+        if self.audit is not None:
+            result["audit"] = self.audit
         return result
 
 

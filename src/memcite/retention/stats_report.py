@@ -215,7 +215,7 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
                              hint="record replies or run `memcite sync` first")
         report = collect_codex_stats(codex_db, codex_home=locations.codex_home, **common)
         report.codex_home = locations.codex_home
-        return _finish(report, locations, None, extras)
+        return _finish(report, where, locations, None, extras)
     if not where.db.given and not os.path.exists(path):
         raise nothing_to_report(where, locations.codex_home)
     from memcite.ledger.store import open_store
@@ -227,16 +227,19 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
         report = collect_stats(conn, since=since, weeks=True,
                                cache_dir=where.cache_dir if cache else None,
                                codex_home=locations.codex_home, **common)
-        return _finish(report, locations, conn, extras)
+        return _finish(report, where, locations, conn, extras)
     finally:
         conn.close()
 
 
-def _finish(report, locations, conn, extras: bool):
+def _finish(report, where, locations, conn, extras: bool):
     """``(report, None)``, or with ``extras`` ``(its dict, the page's extras)``: from the
     ledger ``conn``, or from Codex's table when ``conn`` is None."""
+    from memcite.retention.audit_counts import audit_of
+
     report.state_db = locations.state_db if locations.has_usage_data else None
     report.store = store_of(locations)
+    report.audit = audit_of(where.cache_dir, locations)
     if not extras:
         return report, None
     from memcite.retention.report_data import report_extras

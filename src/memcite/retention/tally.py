@@ -322,16 +322,12 @@ def _cache_read(path: str, folder: MemoryFolder, key: str
 def _cache_write(path: str, data: dict) -> None:
     import json
 
+    from memcite.durable_files import write_file
+    from memcite.errors import MemciteError
+
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        from memcite.durable_files import remove_stale_temporaries
-
-        remove_stale_temporaries(os.path.dirname(path), {os.path.basename(path)}, dotted=False)
-        temporary = f"{path}.{os.getpid()}.tmp"
         # 0600 whatever the umask: the tally names cited paths and notes' places.
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data))  # dumps uses the C encoder; dump does not
-        os.replace(temporary, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+        write_file(path, json.dumps(data).encode("utf-8"), keep_mode=False)
+    except (OSError, MemciteError):
+        pass  # a cache that cannot be written only costs time (a planted link is refused)

@@ -1,0 +1,104 @@
+"""Benchmark of ``memcite audit`` against ``memcite stats`` on the same generated home.
+
+    .venv/bin/python benchmarks/bench_audit.py                    # 5,000 and 100,000 memories
+    .venv/bin/python benchmarks/bench_audit.py --sizes 1000 --runs 3
+    .venv/bin/python benchmarks/bench_audit.py --keep DIR         # build once in DIR, reuse it
+
+The home is ``tests/poisoned_home.py``'s: per memory a session file (the user's message, an
+``exec_command`` call and its output, the reply), a rollout summary, a ``threads`` row, a
+``stage1_outputs`` row, and a line of ``memory_summary.md``; 15% of the memories carry a
+directive injected through the tool output, 15% a directive the user typed, the rest facts.
+Each size: a cold ``memcite audit --json`` and a cold ``memcite stats --json`` (a new process
+each, straight from Codex's database: no memcite ledger), run in turn round after round
+(interleaved, so that a busy moment of the machine falls on both); medians and their
+ratio, and the CPU seconds of each (the wall time of a shared machine swings). The
+audit's JSON is scored against what was planted: poisoned memories caught, and
+memories flagged poisoned that were not (false positives).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from poisoned_home import build_home, score  # noqa: E402
+
+
+def _run(args: list[str], env: dict) -> tuple[float, float, str, int]:
+    """Wall seconds, CPU seconds (user + system of the child), its stdout and exit code."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "memcite", *args], env=env,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout, done.returncode
+
+
+def bench(size: int, runs: int, folder: Path) -> dict:
+    home = folder / f"home-{size}"
+    planted_file = folder / f"planted-{size}.json"
+    if not planted_file.is_file():
+        shutil.rmtree(home, ignore_errors=True)
+        started = time.perf_counter()
+        planted = build_home(home, size)
+        planted_file.write_text(json.dumps(planted))
+        print(f"  built {size:,} memories in {time.perf_counter() - started:.1f} s", flush=True)
+    planted = json.loads(planted_file.read_text())
+    env = {**os.environ, "CODEX_HOME": str(home), "MEMCITE_HOME": str(folder / "memcite"),
+           "MEMCITE_CACHE_DIR": str(folder / "cache")}
+    env.pop("MEMCITE_DB", None)
+    audit_times, stats_times, audit_cpu, stats_cpu, figures = [], [], [], [], None
+    for _ in range(runs):
+        took, cpu, out, code = _run(["audit", "--json"], env)
+        assert code in (0, 1), out[-500:]
+        audit_times.append(took)
+        audit_cpu.append(cpu)
+        figures = score(json.loads(out), planted)
+        took, cpu, out, code = _run(["stats", "--json", "--limit", "20"], env)
+        assert code == 0, out[-500:]
+        stats_times.append(took)
+        stats_cpu.append(cpu)
+    audit, stats = statistics.median(audit_times), statistics.median(stats_times)
+    return {"memories": size, "audit_s": round(audit, 2), "stats_s": round(stats, 2),
+            "ratio": round(audit / stats, 1), "audit_cpu_s": round(statistics.median(audit_cpu), 2),
+            "stats_cpu_s": round(statistics.median(stats_cpu), 2), "runs": runs, **figures}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 100_000])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--keep", type=Path, default=None)
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="memcite-bench-audit-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        for size in args.sizes:
+            result = bench(size, args.runs, folder)
+            print(json.dumps(result), flush=True)
+            print(f"{size:>7,} memories: audit {result['audit_s']:.2f} s (CPU "
+                  f"{result['audit_cpu_s']:.2f} s), stats {result['stats_s']:.2f} s (CPU "
+                  f"{result['stats_cpu_s']:.2f} s), {result['ratio']}x; poisoned caught "
+                  f"{result['poisoned_caught']}/{result['planted']['poisoned']}, false "
+                  f"positives {result['poisoned_false_positives']}", flush=True)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
