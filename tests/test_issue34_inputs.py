@@ -193,12 +193,12 @@ def _setup_feature_warnings(tmp_path):
 
 
 def _rules_config(tmp_path):
-    from memcite.retention.rules import ConfigError, _load_toml
+    from memcite.retention.rules import ConfigError, load_toml
 
     path = tmp_path / "memcite.toml"
     path.write_text(DEEP_TOML)
     with pytest.raises(ConfigError, match="nested too deeply"):
-        _load_toml(str(path))
+        load_toml(str(path))
 
 
 def _gate_index(tmp_path):

@@ -249,3 +249,17 @@ def test_the_circle_finder_finds_circles_of_any_length_and_nothing_else():
     }
     assert import_circles(table) == [["memcite.a.x", "memcite.a.y", "memcite.a.z"],
                                      ["memcite.b.p", "memcite.b.q"]]
+
+
+def test_no_private_name_crosses_a_module():
+    """A ``_name`` is its module's own: a helper another module needs is public (issue 32)."""
+    crossing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("memcite") \
+                    and node.module != module:
+                crossing += [f"{module} <- {node.module}.{alias.name}" for alias in node.names
+                             if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert crossing == []

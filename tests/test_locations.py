@@ -267,3 +267,29 @@ def test_the_next_step_repeats_only_the_options_given(demo):
     assert f"--codex-home {demo['CODEX_HOME']}" in given.stdout.splitlines()[2]
     as_json = json.loads(_run("stats", "--json", "--as-of", str(NOW), env=env).stdout)
     assert as_json["codex_home"] == os.path.realpath(demo["CODEX_HOME"])
+
+
+# --------------------------------------------------------------------------- read once
+
+
+def test_prune_apply_reads_codexs_memories_settings_once(tmp_path, monkeypatch, capsys):
+    """``prune --apply`` reads Codex's ``[memories]`` once (it read it twice: for the
+    settings, and again for ``max_rollout_age_days``)."""
+    import io
+
+    from memcite.cli import retention_commands
+    from memcite.cli.demo import demo_paths, run_demo
+    from memcite.retention import rules
+
+    run_demo(str(tmp_path), now=NOW, out=io.StringIO())
+    paths_ = demo_paths(str(tmp_path))
+    monkeypatch.setenv("MEMCITE_CONFIG", str(tmp_path / "none.toml"))
+    reads = []
+    real = rules.load_codex_memories_config
+    monkeypatch.setattr(rules, "load_codex_memories_config",
+                        lambda home: reads.append(home) or real(home))
+    code = retention_commands.prune(paths_["MEMCITE_DB"], paths_["CODEX_HOME"], 30,
+                                    as_of=str(NOW), apply=True, json=True)
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["applied"] is True
+    assert len(reads) == 1

@@ -11,7 +11,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from memcite.cli import notes_commands
+from memcite.cli import note_runs
 from memcite.cli.app import app
 from memcite.notes.model import parse_note
 
@@ -182,11 +182,11 @@ def test_not_writable_prints_the_proposed_note(env, monkeypatch):
 
 
 def test_confirmation_is_asked_on_a_terminal(env, monkeypatch):
-    monkeypatch.setattr(notes_commands, "interactive", lambda: True)
-    monkeypatch.setattr(notes_commands, "ask", lambda question: False)
+    monkeypatch.setattr(note_runs, "interactive", lambda: True)
+    monkeypatch.setattr(note_runs, "ask", lambda question: False)
     result = invoke(env, "save", "the deploy password lives in the vault", "--section", "state")
     assert result.exit_code == 3 and not os.path.exists(note_file(env))
-    monkeypatch.setattr(notes_commands, "ask", lambda question: True)
+    monkeypatch.setattr(note_runs, "ask", lambda question: True)
     result = invoke(env, "save", "the deploy password lives in the vault", "--section", "state")
     assert result.exit_code == 0, result.output
     (row,) = json.loads(invoke(env, "log", "--json").stdout)["log"]

@@ -218,6 +218,25 @@ def test_cli_falls_back_to_an_in_memory_index_when_the_database_is_read_only(
     assert "in memory" in captured.err
 
 
+def test_the_mcp_search_tool_says_an_in_memory_index_in_its_result_not_on_stderr(
+        world, capsys, monkeypatch):
+    """The tool captures no output: the library call is told to say nothing."""
+    from memcite.cli import ledger_commands, mcp_tools
+    from memcite.ledger.store import StoreError
+
+    def read_only(db):
+        raise StoreError(f"{db}: read-only (attempt to write a readonly database); left untouched")
+
+    monkeypatch.setattr(ledger_commands, "open_database", read_only)
+    context = mcp_tools.ToolContext(str(world["home"]), str(world["tmp"] / "ro.sqlite"),
+                                    mcp_tools.ConfirmTokens())
+    result = mcp_tools.call_tool(context, None, "search",
+                                 {"cwd": world["here"].cwd, "query": "seed"})
+    captured = capsys.readouterr()
+    assert result["isError"] is False and result["structuredContent"]["in_memory"] is True
+    assert captured.err == "" and captured.out == ""
+
+
 def test_without_fts5_search_says_so(monkeypatch, world):
     from memcite.ledger import store
 

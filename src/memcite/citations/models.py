@@ -9,7 +9,9 @@ JSON shape that ``memcite parse --json`` prints.
 
 from __future__ import annotations
 
-from memcite.value_classes import FrozenSlots, Slots, _set  # noqa: F401 - importable from here too
+from memcite.value_classes import FrozenSlots
+
+_set = object.__setattr__  # a frozen value's fields are set once, in __init__
 
 SEVERITIES = ("info", "warning", "error")
 

@@ -17,7 +17,7 @@ from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, JsonOpt, exit_with
 def trace(
     ident: Annotated[str, typer.Argument(
         metavar="ID", help="A memory's thread id, or FILE:LINE of MEMORY.md or "
-        "memory_summary.md (also raw_memories.md, rollout_summaries/NAME.md).")],
+        "memory_summary.md (also raw_memories.md, a file of rollout_summaries/).")],
     codex_home: CodexHomeOpt = None,
     db: DbOpt = None,
     json: JsonOpt = False,
@@ -49,7 +49,7 @@ def audit(
     ] = None,
     json: JsonOpt = False,
 ) -> None:
-    """Check every memory for poisoned, cross-project and secret text.
+    """Find poisoned, tainted, cross-project or secret memories.
 
     Poisoned (high): a directive (run a command, fetch a URL, skip a check, change config,
     handle a secret, ignore instructions) whose words came from a tool, MCP or web output of

@@ -162,13 +162,14 @@ def doctor(
     """Print one line per check (or one JSON object); exit 1 when any check fails."""
     from memcite.codex.doctor import FAILURE, DoctorInputs, report_dict, run_checks
 
+    where = Locations(db=db, codex_home=codex_home)
     inputs = DoctorInputs(
-        codex_home=Locations(codex_home=codex_home).codex_home_path,
-        db_path=Locations(db=db).db_path,
-        log_path=Locations().hook_log,
-        cache_dir=Locations().cache_dir,
+        codex_home=where.codex_home_path,
+        db_path=where.db_path,
+        log_path=where.hook_log,
+        cache_dir=where.cache_dir,
         cwd=cwd or os.getcwd(),
-        environ=dict(os.environ),
+        environ=where.environ,
     )
     checks = run_checks(inputs)
     if json:

@@ -10,7 +10,11 @@ import os
 import time
 
 from memcite.cli.console import dump_json, note
-from memcite.cli.notes_commands import _confirmed, _location, _out, _report_tightened, _run
+from memcite.cli.note_runs import confirmed as _confirmed
+from memcite.cli.note_runs import note_location as _location
+from memcite.cli.note_runs import out as _out
+from memcite.cli.note_runs import report_tightened as _report_tightened
+from memcite.cli.note_runs import run_body as _run
 
 
 def _event_line(event, hidden: dict[str, str], stale: dict[str, list[str]]) -> str:

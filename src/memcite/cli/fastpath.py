@@ -196,16 +196,19 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         target="memcite.cli.notes_commands:path",
         options=_NOTE_COMMON,
         flags=("--json",),
+        envvars={"session": "MEMCITE_SESSION"},
     ),
     "note recall": FastCommand(
         target="memcite.cli.notes_commands:recall",
         options=_NOTE_COMMON,
         flags=("--check", "--json"),
+        envvars={"session": "MEMCITE_SESSION"},
     ),
     "note list": FastCommand(
         target="memcite.cli.notes_commands:list_notes",
         options=_NOTE_COMMON,
         flags=("--json",),
+        envvars={"session": "MEMCITE_SESSION"},
     ),
     "note save": FastCommand(
         target="memcite.cli.notes_commands:save",
@@ -214,6 +217,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
                  "--source": str, "--evidence": str, "--confidence": str, "--tier": str,
                  "--expires": str},
         flags=("--redact", "--dry-run", "--yes", "--json"),
+        envvars={"session": "MEMCITE_SESSION"},
     ),
 }
 

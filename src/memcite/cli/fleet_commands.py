@@ -32,14 +32,15 @@ def _machine_name(given: str | None, config: dict) -> str:
 def push(to: str | None, db: str | None, codex_home: str | None, machine: str | None,
          since: str | None, dry_run: bool, full: bool, batch: int, json: bool) -> int:  # noqa: A002
     """Push this ledger to the fleet server (see ``memcite.fleet.push``)."""
-    from memcite.cli.retention_commands import _time, locate_home
     from memcite.fleet.connection import FleetError, connect, describe, server_error, server_from
+    from memcite.ledger.codex_home import locate
+    from memcite.retention.stats_report import as_time
 
     try:
         config = _fleet_config()
         conninfo, _source = server_from(to, config)
         name = _machine_name(machine, config)
-        since_time = _time(since, "--since", None)
+        since_time = as_time(since, "--since", None)
         path = Locations(db=db).db_path
         if not os.path.isfile(path):
             raise InputError(f"no memcite database at {path}: nothing to push",
@@ -51,7 +52,7 @@ def push(to: str | None, db: str | None, codex_home: str | None, machine: str | 
 
         local = open_store(path, readonly=True)  # a damaged ledger is said before the home
         try:
-            locations = locate_home(codex_home)
+            locations = locate(Locations(db=db, codex_home=codex_home))
             folder = MemoryFolder(locations.memory_folder,
                                   known_once=inventory_knew(local, locations.codex_home))
             server = connect(conninfo, autocommit=True)
@@ -75,9 +76,9 @@ def push(to: str | None, db: str | None, codex_home: str | None, machine: str | 
         finally:
             local.close()
     except sqlite3.Error as error:
-        from memcite.cli.retention_commands import _failed
+        from memcite.cli.retention_commands import report_read_failure
 
-        return _failed(db, error)
+        return report_read_failure(db, error)
     except KeyboardInterrupt:
         note("interrupted: the batches already sent stay on the server; "
              "run `memcite push` again to go on from there")

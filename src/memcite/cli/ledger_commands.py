@@ -64,7 +64,7 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
                       quick_check=quick_check)
 
 
-def _database_error(db: str | None, exc: Exception,
+def database_error(db: str | None, exc: Exception,
                     consequence: str = "the reply in progress was not recorded") -> MemciteError:
     """A database failure as a memcite error; ``consequence`` says what it cost the command
     (a read-only command says "not read")."""
@@ -195,7 +195,7 @@ def record(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(database_error(db, exc))
 
 
 def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, at,
@@ -248,7 +248,7 @@ def _record_reply(db, reply, reading, profile, policy, root):
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        raise _database_error(db, exc) from None
+        raise database_error(db, exc) from None
 
 
 def _not_recorded(error: MemciteError, reading, json: bool) -> int:
@@ -371,7 +371,7 @@ def sync(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(
+        return report_error(database_error(
             db, exc, "the sync stopped (batches already committed are kept; re-run it)"))
     for warning in report.warnings():
         note(f"WARNING: {warning}")
@@ -469,7 +469,7 @@ def ingest(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc, "nothing was ingested"))
+        return report_error(database_error(db, exc, "nothing was ingested"))
     shown = IngestProgress() if (sys.stderr.isatty() if progress is None else progress) else None
     try:
         for path in readable:
@@ -488,7 +488,7 @@ def ingest(
             if report.problems:
                 code = max(code, EXIT_BAD_INPUT)
     except sqlite3.Error as exc:
-        return report_error(_database_error(
+        return report_error(database_error(
             db, exc, "the file in progress was not finished (re-running records only what is "
             "missing)"))
     finally:
@@ -579,7 +579,7 @@ def ingest_home(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(database_error(db, exc))
 
     def show(result) -> None:
         if result.status != "read":
@@ -596,7 +596,7 @@ def ingest_home(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc))
+        return report_error(database_error(db, exc))
     finally:
         conn.close()
     for problem in summary.failed:
@@ -663,7 +663,7 @@ def rebuild(
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
-        return report_error(_database_error(db, exc, "not read" if check else
+        return report_error(database_error(db, exc, "not read" if check else
                                             "nothing was changed"))
     if json:
         dump_json(report.to_dict())

@@ -298,8 +298,9 @@ class Connection:
 
     def _start_warm_up(self) -> None:
         if self._warm_up is None:
-            self._warm_up = threading.Thread(target=self._warm, name="memcite-mcp-warm-up")
-            self._warm_up.start()
+            warm_up = threading.Thread(target=self._warm, name="memcite-mcp-warm-up")
+            warm_up.start()
+            self._warm_up = warm_up  # set once started: a reader may join it at once
 
     def _warm(self) -> None:
         try:

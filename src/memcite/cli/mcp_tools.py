@@ -18,10 +18,8 @@ directory and the exact arguments, is used once, and expires.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib
-import io
 import json
 import logging
 import os
@@ -434,9 +432,6 @@ def forget(context: ToolContext, cwd: str, arguments: ForgetInput) -> ForgetOutp
     return _refusals(body)
 
 
-_CAPTURE = threading.Lock()
-
-
 def stats(context: ToolContext, arguments: StatsInput) -> StatsOutput:
     """``memcite stats --json``'s report from the library function the command calls
     (``memcite.retention.stats_report.build``, or the fleet's), refusals included (nothing
@@ -684,10 +679,10 @@ def search(context: ToolContext, cwd: str, arguments: SearchInput) -> SearchOutp
     def body() -> SearchOutput:
         if not os.path.isdir(cwd):
             raise InputError(f"cwd: {cwd} is not a folder")
-        with _CAPTURE, contextlib.redirect_stderr(io.StringIO()):  # no note on the server's stderr
-            result = run_search(arguments.query, cwd=cwd, codex_home=context.codex_home,
-                                db=context.db, scope=",".join(arguments.scopes) or "project",
-                                session=None, kind=arguments.kind, limit=arguments.limit)
+        result = run_search(arguments.query, cwd=cwd, codex_home=context.codex_home,
+                            db=context.db, scope=",".join(arguments.scopes) or "project",
+                            session=None, kind=arguments.kind, limit=arguments.limit,
+                            say=lambda _message: None)  # the result's in_memory says it
         return SearchOutput.model_validate(result)
 
     return _refusals(body)

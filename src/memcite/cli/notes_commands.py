@@ -10,13 +10,20 @@ prints its reason on stderr (and the refusal object with ``--json``) and exits 3
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 import time
 
-from memcite.cli.console import dump_json, note, report_error, source_name
+from memcite.cli import note_runs
+from memcite.cli.console import dump_json, note, source_name
 from memcite.cli.ledger_commands import open_database
-from memcite.errors import InputError, MemciteError
+from memcite.cli.note_runs import codex_home_of as _codex_home
+from memcite.cli.note_runs import confirmed as _confirmed
+from memcite.cli.note_runs import note_location as _location
+from memcite.cli.note_runs import out as _out
+from memcite.cli.note_runs import report_tightened as _report_tightened
+from memcite.cli.note_runs import run_body as _run
+from memcite.cli.note_runs import session_of as _session
+from memcite.errors import InputError
 from memcite.paths import Locations
 from memcite.times import iso_utc as _iso
 from memcite.times import utc_day as _today
@@ -31,97 +38,9 @@ RECALL_FRAME = (
 # --------------------------------------------------------------------------- shared
 
 
-def _codex_home(codex_home: str | None) -> str:
-    """The Codex home of this run (``--codex-home``, ``$CODEX_HOME``, ``~/.codex``)."""
-    return Locations(codex_home=codex_home).codex_home_path
-
-
-def _location(cwd: str | None, codex_home: str | None, scope: str | None = None,
-              session: str | None = None):
-    from memcite.notes.storage import locate_note
-
-    folder = cwd or os.getcwd()
-    if not os.path.isdir(folder):
-        raise InputError(f"--cwd: {folder} is not a folder")
-    # only an absent --scope means the project's note: `--scope ''` is a usage error
-    return locate_note(folder, _codex_home(codex_home),
-                       scope="project" if scope is None else scope, session=_session(session))
-
-
-def _session(session: str | None) -> str | None:
-    """``--session``, else ``$MEMCITE_SESSION`` (the fast path and Typer both pass it)."""
-    return session or os.environ.get("MEMCITE_SESSION") or None
-
 
 _SCOPE_WORDS = {"project": "this project's note", "global": "the global note",
                 "session": "this session's note"}
-
-
-def _out(line: str = "") -> None:
-    sys.stdout.write(line + "\n")
-
-
-def _refused(refusal, json: bool) -> int:  # noqa: A002
-    sys.stderr.write(f"memcite: refused ({refusal.reason}): {refusal.message}\n")
-    proposal = refusal.details.get("proposed_note")
-    if json:
-        dump_json(refusal.to_json())
-    elif proposal is not None:
-        sys.stdout.write(proposal if proposal.endswith("\n") else proposal + "\n")
-    return refusal.exit_code
-
-
-def _run(body, db: str | None, json: bool) -> int:  # noqa: A002
-    """Run a command body; map refusals, memcite errors and database errors to exit codes."""
-    from memcite.notes.refusals import NoteRefusal
-
-    try:
-        return body()
-    except NoteRefusal as refusal:
-        return _refused(refusal, json)
-    except MemciteError as error:
-        return report_error(error)
-    except sqlite3.Error as error:
-        from memcite.ledger.store import StoreError
-
-        return report_error(StoreError(
-            f"{db or 'the memcite database'}: {error}; the note's change log could not be written",
-            hint="check the database; the note file itself is verified on every write"))
-    except KeyboardInterrupt:
-        return 130  # memcite.__main__ says "interrupted", once
-
-
-def interactive() -> bool:
-    """Whether a person is there to answer (stdin and stderr are terminals)."""
-    return sys.stdin.isatty() and sys.stderr.isatty()
-
-
-def ask(question: str) -> bool:
-    """Ask a yes/no question on the terminal; only ``y`` or ``yes`` is a yes."""
-    sys.stderr.write(f"{question} [y/N] ")
-    sys.stderr.flush()
-    answer = sys.stdin.readline()
-    return answer.strip().lower() in ("y", "yes")
-
-
-def _confirmed(run, yes: bool):
-    """Run ``run(confirmed_by)``; when it needs confirmation, ask on a terminal and run again."""
-    from memcite.notes.refusals import NoteRefusal
-
-    try:
-        return run("--yes" if yes else None)
-    except NoteRefusal as refusal:
-        if refusal.reason != "needs-confirmation" or yes or not interactive():
-            raise
-        if not ask(f"memcite: {refusal.message.split('. Nothing')[0]}.\nGo ahead?"):
-            raise NoteRefusal("needs-confirmation", "not confirmed; nothing was changed",
-                              **refusal.details) from None
-        return run("terminal")
-
-
-def _report_tightened(tightened: list[str]) -> None:
-    for folder in tightened:
-        note(f"{folder}: was wider than 0700; tightened to 0700")
 
 
 # --------------------------------------------------------------------------- path
@@ -507,8 +426,8 @@ def purge(archived: str, confirm: str | None = None, cwd: str | None = None,
                 raise InputError(f"{target.path}: not in the {scope} archive "
                                  f"({location.archive_dir})")
         confirmed_by = "--confirm"
-        if interactive():
-            if not ask(f"memcite: delete {target.path} for ever? It cannot be brought back."):
+        if note_runs.interactive():
+            if not note_runs.ask(f"memcite: delete {target.path} for ever? It cannot be brought back."):
                 raise NoteRefusal("needs-confirmation", "not confirmed; nothing was deleted",
                                   path=target.path)
             confirmed_by = "--confirm+terminal"
@@ -605,8 +524,8 @@ def move(command: str, entry_id: str, to: str, text: str | None = None, yes: boo
                                to=to, session=_session(session), from_scope=scope, text=text)
         _show_plan(plan)
         confirmed_by = "--yes" if yes else None
-        if confirmed_by is None and interactive():
-            if not ask(f"memcite: {command} [{entry_id}] to {to}?"):
+        if confirmed_by is None and note_runs.interactive():
+            if not note_runs.ask(f"memcite: {command} [{entry_id}] to {to}?"):
                 raise NoteRefusal("needs-confirmation", "not confirmed; nothing was moved",
                                   move=plan.to_json())
             confirmed_by = "terminal"

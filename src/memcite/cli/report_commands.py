@@ -111,7 +111,7 @@ def report(html: str | None = None, open: bool = False,  # noqa: A002 - mirrors 
            since: str | None = None, judge_without_usage: bool = False) -> int:
     """Write the page; print where, and how large; open it when asked. Returns the exit code."""
     from memcite import __version__
-    from memcite.cli.retention_commands import _failed
+    from memcite.cli.retention_commands import report_read_failure
     from memcite.paths import Locations
 
     started = time.perf_counter()
@@ -126,7 +126,7 @@ def report(html: str | None = None, open: bool = False,  # noqa: A002 - mirrors 
         data = render_report(stats, extras, version=__version__).encode("utf-8")
         full = write_page(target, data)
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(where.db_given, error)
+        return report_read_failure(where.db_given, error)
     took = time.perf_counter() - started
     totals = stats["totals"]
     sys.stdout.write(f"wrote {full} ({len(data):,} bytes in {took:.2f} s): "

@@ -14,7 +14,7 @@ import time
 
 from memcite.cli.console import dump_json
 from memcite.cli.ledger_commands import (
-    _database_error,
+    database_error,
     report_error,
 )
 from memcite.errors import EXIT_BAD_INPUT, EXIT_OK, InputError, MemciteError
@@ -23,6 +23,7 @@ from memcite.retention.rules import check_rule
 from memcite.retention.stats_report import (
     JUDGE_OVERRIDE,
     UsageUnknown,
+    require_citation_log,
     require_synced_usage,
     require_usage,
     resolve_settings_for,
@@ -30,44 +31,24 @@ from memcite.retention.stats_report import (
 )
 from memcite.retention.stats_report import as_time as _time
 from memcite.retention.stats_report import check_limit as _check_limit
+from memcite.retention.stats_report import log_root as citation_log_root
 
-__all__ = ["JUDGE_OVERRIDE", "UsageUnknown", "locate_home", "require_synced_usage",
+__all__ = ["JUDGE_OVERRIDE", "UsageUnknown", "require_synced_usage",
            "require_usage", "resolve_settings_for", "store_of"]
 
 
-def locate_home(codex_home: str | None):
-    """The Codex home a command is about (``--codex-home``, ``CODEX_HOME``, ``~/.codex``) and
-    where Codex keeps its databases (config ``sqlite_home``, ``CODEX_SQLITE_HOME``); a home
-    that is not a folder is an error (exit 2)."""
+def _codex_locations(codex_home: str | None):
+    """This run's Codex home as ``CodexLocations`` (``memcite.ledger.codex_home.locate``); a
+    home that is not a folder is an error (exit 2), saying how it was named."""
     from memcite.ledger.codex_home import locate
-    from memcite.paths import Locations
 
     return locate(Locations(codex_home=codex_home))
 
 
-def _inputs(codex_home: str | None, *, rule: str, max_unused_days: int | None,
-            as_of: str | None, limit: int = 0, n: int | None = None):
-    """``(Codex home locations, settings, time to judge at)`` for a retention command,
-    options checked."""
-    check_rule(rule)
-    _check_limit(limit)
-    locations = locate_home(codex_home)
-    settings = resolve_settings_for(locations.codex_home, rule=rule,
-                                    max_unused_days=max_unused_days, n=n)
-    return locations, settings, _time(as_of, "--as-of", int(time.time()))
-
-
-def _db_given(db: str | None) -> bool:
-    """True when the database was named (``--db`` or ``$MEMCITE_DB``), not the default."""
-    from memcite.paths import Locations
-
-    return Locations(db=db).db.given
-
-
-def _failed(db: str | None, error: Exception) -> int:
-    """Report a memcite or database error from a command body; its exit code."""
+def report_read_failure(db: str | None, error: Exception) -> int:
+    """Report a memcite or database error from a command body that reads; its exit code."""
     if isinstance(error, sqlite3.Error):
-        error = _database_error(db, error, "not read; nothing was written")
+        error = database_error(db, error, "not read; nothing was written")
     return report_error(error)
 
 
@@ -123,7 +104,7 @@ def stats(
                        max_unused_days=max_unused_days, since=_time(since, "--since", None),
                        limit=limit, cache=not no_cache, judge_without_usage=judge_without_usage)
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(where.db_given, error)
+        return report_read_failure(where.db_given, error)
     if json:
         dump_json(report.to_dict())
     else:
@@ -739,65 +720,46 @@ def prune(
                 hint="the tier windows are set in memcite's config, [retention.tiers]"))
         return prune_tiered(db, codex_home, limit, as_of, apply=apply,
                             judge_without_usage=judge_without_usage, json=json)
+    from memcite.ledger.codex_home import locate
     from memcite.ledger.store import open_store
-    from memcite.retention.archive import prune_candidates
-    from memcite.retention.forget import WAY_CODEX_DB, WAY_NOTE, ToForget, forget_memories
-    from memcite.retention.rules import clamp_codex, cutoff, load_codex_memories_config
-    from memcite.retention.stats import memories_of, out_of_scope
+    from memcite.retention import prune as pruning
+    from memcite.retention.rules import load_codex_memories_config
 
     result = None
     try:
         if in_codex_db and not apply:
             raise InputError("--in-codex-db says how --apply forgets; add --apply",
                              hint="without --apply, prune only previews")
-        locations, settings, now = _inputs(codex_home, rule=rule,
-                                           max_unused_days=max_unused_days, as_of=as_of,
-                                           limit=limit)
+        check_rule(rule)
+        _check_limit(limit)
+        where = Locations(db=db, codex_home=codex_home)
+        locations = locate(where)
+        codex_memories = load_codex_memories_config(locations.codex_home)  # read once
+        settings = resolve_settings_for(locations.codex_home, rule=rule,
+                                        max_unused_days=max_unused_days,
+                                        codex_memories=codex_memories)
+        now = _time(as_of, "--as-of", int(time.time()))
         require_usage(locations, judge_without_usage)
         if apply:
             from memcite.cli.ledger_commands import open_database
 
             conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         else:
-            conn = open_store(Locations(db=db).db_path, readonly=True)
+            conn = open_store(where.db_path, readonly=True)
         try:
-            require_synced_usage(conn, locations, judge_without_usage)
-            limit_time = cutoff(now, settings.max_unused_days)
-            candidates = prune_candidates(conn, as_of=now,
-                                          max_unused_days=settings.max_unused_days,
-                                          rule=rule, limit=limit,
-                                          codex_home=locations.codex_home)
-            outside = out_of_scope(conn, limit_time=limit_time,
-                                   table=memories_of(conn, locations.codex_home))
+            planned = pruning.plan(conn, locations, settings, rule=rule, now=now, limit=limit,
+                                   judge_without_usage=judge_without_usage)
             if apply:
-                age = clamp_codex("max_rollout_age_days", load_codex_memories_config(
-                    locations.codex_home).get("max_rollout_age_days", 10))
-                result = forget_memories(
-                    conn, [ToForget(c.thread_id, c.last_used, c.reason) for c in candidates],
-                    locations=locations, way=WAY_CODEX_DB if in_codex_db else WAY_NOTE,
-                    rule=rule, max_unused_days=settings.max_unused_days,
-                    limit_time=limit_time, now=int(time.time()), max_rollout_age_days=age,
-                    include_recent=include_recent_threads)
+                result = pruning.apply(conn, planned, in_codex_db=in_codex_db,
+                                       include_recent_threads=include_recent_threads,
+                                       now=int(time.time()), codex_memories=codex_memories)
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
-    folder_only = outside.folder_only if rule == "codex" else 0
-    way = None if result is None else result.way
+        return report_read_failure(db, error)
+    candidates, outside, folder_only = planned.candidates, planned.outside, planned.folder_only
     if json:
-        dump_json({
-            "codex_home": locations.codex_home, "state_db": locations.state_db,
-            "store": store_of(locations), "rule": rule, "as_of": now,
-            "max_unused_days": settings.max_unused_days,
-            "settings": settings.to_dict(), "applied": apply, "way": way,
-            "prune": [{"thread_id": c.thread_id, "label": c.label, "last_used": c.last_used,
-                       "reason": c.reason} for c in candidates],
-            "result": None if result is None else result.to_dict(),
-            "codex_still_sees": ("everything (a preview changes nothing)" if result is None
-                                 else result.codex_still_sees()),
-            "gone_from_codex": outside.gone,
-            "not_in_codex_table": folder_only,
-        })
+        dump_json(planned.to_dict(result, applied=apply))
         return 0
     out = sys.stdout.write
     count = len(candidates)
@@ -828,41 +790,13 @@ TIERED = "tiered"
 PRUNE_RULES = ("memcite", "codex", TIERED)
 
 
-def _log_root(conn, locations) -> str | None:
-    """The memory folder the citation log keeps to: None (every reply) while the database holds
-    no other home, as ``stats`` does."""
-    from memcite.retention.checks import MemoryFolder
-    from memcite.retention.stats import memories_of
-    from memcite.untrusted import storable_or_none
-
-    if memories_of(conn, locations.codex_home) == "memories":
-        return None
-    return storable_or_none(MemoryFolder(locations.memory_folder).root)
-
-
-def require_citation_log(conn, locations, log_root: str | None,
-                         judge_without_usage: bool) -> None:
-    """The tiered rule judges entries by memcite's citation log, not Codex's counters: without
-    a single reply recorded (for this folder), every entry would look unused."""
-    where, args = ("", ()) if log_root is None else (" WHERE memory_root = ?", (log_root,))
-    if judge_without_usage or (conn is not None and conn.execute(
-            f"SELECT 1 FROM replies{where} LIMIT 1", args).fetchone()):
-        return
-    raise UsageUnknown(
-        f"usage unknown: nothing judged. memcite's citation log holds no reply for "
-        f"{locations.memory_folder}, so which entries of MEMORY.md are used is unknown, and "
-        "every one would look unused",
-        hint="record replies first (`memcite setup codex` wires the Stop hook; `memcite "
-             f"ingest --codex-home` reads past sessions); {JUDGE_OVERRIDE} judges anyway, on "
-             "the entries' dates")
-
-
 def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str | None, *,
                  apply: bool, judge_without_usage: bool, json: bool) -> int:  # noqa: A002
     """``prune --rule tiered``: judge MEMORY.md's and memcite's notes' entries by their tier
     windows; with ``apply``, archive the notes' entries and ask Codex (one ad-hoc note) about
     MEMORY.md's."""
     from memcite.codex.consolidation import last_consolidation as tiered_last_consolidation
+    from memcite.ledger.codex_home import locate
     from memcite.ledger.store import open_store
     from memcite.retention.entry_report import (
         is_v2_folder,
@@ -878,22 +812,23 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
     notes_result: dict | None = None
     try:
         _check_limit(limit)
-        locations = locate_home(codex_home)
+        where = Locations(db=db, codex_home=codex_home)
+        locations = locate(where)
         now = _time(as_of, "--as-of", int(time.time()))
-        settings = resolve_settings_for(locations.codex_home)
-        mine = load_memcite_config(Locations().config.path)
+        settings = resolve_settings_for(locations.codex_home, config_path=where.config.path)
+        mine = load_memcite_config(where.config.path)
         windows = TierWindows.from_config(mine.get("tiers"), mine.get("decay"))
         last_consolidation = tiered_last_consolidation(locations.state_db)
         if apply:
             from memcite.cli.ledger_commands import open_database
 
             conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
-        elif not _db_given(db) and not os.path.exists(Locations(db=db).db_path):
+        elif not where.db.given and not os.path.exists(where.db_path):
             conn = None  # no ledger yet: no citation log (refused below unless judged anyway)
         else:
-            conn = open_store(Locations(db=db).db_path, readonly=True)
+            conn = open_store(where.db_path, readonly=True)
         try:
-            log_root = None if conn is None else _log_root(conn, locations)
+            log_root = None if conn is None else citation_log_root(conn, locations)
             require_citation_log(conn, locations, log_root, judge_without_usage)
             citations = [] if conn is None else memory_citations(
                 conn, log_root, v2=is_v2_folder(locations.memory_folder))
@@ -915,7 +850,7 @@ def prune_tiered(db: str | None, codex_home: str | None, limit: int, as_of: str 
             if conn is not None:
                 conn.close()
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     preview = [item.to_dict() for item in judged]
     if json:
         dump_json({
@@ -1039,11 +974,10 @@ def restore(
 ) -> int:
     """Undo ``prune --apply`` for the given ids, ``--all``, ``--since TIME`` or ``--batch``:
     requests withdrawn, rows put back into Codex's table, files an older memcite moved put back."""
-    from memcite.citations.thread_ids import normalize_thread_id
     from memcite.cli.ledger_commands import open_database
     from memcite.ledger.store import open_store
-    from memcite.retention.archive import restore_memories
-    from memcite.retention.forget import undo_requests
+    from memcite.retention.restore import restore as restore_requests
+    from memcite.retention.restore import thread_ids_to_restore
 
     thread_ids = list(thread_ids or [])
     try:
@@ -1051,43 +985,21 @@ def restore(
             raise InputError("say what to restore: thread ids, --all, --since TIME or --batch",
                              hint="`memcite archived` lists what can be restored")
         since_time = _time(since, "--since", None)
-        wanted = []
-        for given in thread_ids:
-            normalized = normalize_thread_id(given.strip())
-            if normalized is None:
-                raise InputError(f"{given!r} is not a thread id (a UUID)",
-                                 hint="`memcite archived` lists the ids")
-            wanted.append(normalized)
+        wanted = thread_ids_to_restore(thread_ids)
         path = Locations(db=db).db_path
         open_store(path, readonly=True).close()  # a missing database is an error, not created
         conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
         try:
-            now = int(time.time())
-            query = ("SELECT id, thread_id FROM forget_requests WHERE state IN ('done',"
-                     " 'forgotten', 'pending')")
-            rows = conn.execute(query).fetchall()
-            picked = [rid for rid, thread in rows if all or thread in wanted]
-            if since_time is not None:
-                picked += [r[0] for r in conn.execute(
-                    query + " AND requested_at >= ?", (since_time,))]
-            if batch is not None:
-                picked += [r[0] for r in conn.execute(query + " AND batch LIKE ?",
-                                                      (batch.strip() + "%",))]
-            undone = undo_requests(conn, picked, now=now)
-            found = {u.thread_id for u in undone}
-            legacy = restore_memories(
-                conn, thread_ids=[t for t in wanted if t not in found], all_archived=all,
-                since=since_time, now=now, missing_ok=True)
+            restored = restore_requests(conn, thread_ids=wanted, every=all, since=since_time,
+                                        batch=batch, now=int(time.time()))
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
-    done = [u for u in undone if u.done] + [r for r in legacy if r.done]
-    unknown = [t for t in wanted if t not in found and not any(r.thread_id == t for r in legacy)]
+        return report_read_failure(db, error)
+    undone, legacy, unknown, done = (restored.undone, restored.legacy, restored.unknown,
+                                     restored.done)
     if json:
-        dump_json({"restored": [u.to_dict() for u in undone],
-               "legacy_archive": [r.to_dict() for r in legacy],
-               "not_found": unknown})
+        dump_json(restored.to_dict())
     else:
         out = sys.stdout.write
         out(f"restored {len(done)} memor{'y' if len(done) == 1 else 'ies'}\n")
@@ -1140,7 +1052,7 @@ def archived(
 
     try:
         _check_limit(limit)
-        home = None if all_homes else locate_home(codex_home).codex_home
+        home = None if all_homes else _codex_locations(codex_home).codex_home
         conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             requests = list_requests(conn, codex_home=home, limit=limit)
@@ -1150,7 +1062,7 @@ def archived(
         outcomes = request_outcomes(requests, sqlite_homes=_sqlite_homes(requests),
                                     now=int(time.time()))
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     for item in requests:
         item["consolidation"] = outcomes.get(item["id"])
     if json:
@@ -1214,69 +1126,29 @@ def select(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
     judge_without_usage: bool = False,
 ) -> int:
-    """Print the memories Codex's next consolidation would take, in its order."""
-    from memcite.ledger.codex_home import iter_stage1_outputs
-    from memcite.retention.labels import memory_label
-    from memcite.retention.rules import MemoryUsage, consolidation_selection
+    """Print the memories Codex's next consolidation would take, in its order
+    (``memcite.retention.selection.build``)."""
+    from memcite.codex.consolidation import enabled_threads
+    from memcite.retention.selection import build
 
     try:
-        locations, settings, now = _inputs(codex_home, rule="codex",
-                                           max_unused_days=max_unused_days, as_of=as_of, n=n)
-        require_usage(locations, judge_without_usage)
-        codex_db = locations.state_db
-        memories: list[MemoryUsage] = []
-        labels: dict[str, str] = {}
-        if os.path.isfile(codex_db):
-            source = codex_db
-            for row in iter_stage1_outputs(codex_db):
-                thread, updated, _gen, slug, uses, last, selected, _at, raw, summary = row
-                labels[thread] = memory_label(slug, None, None)
-                memories.append(MemoryUsage(thread, updated, None, last, 0, uses,
-                                            bool(selected), bool(raw or summary)))
-        else:
-            from memcite.ledger.store import open_store
-            from memcite.retention.labels import LABEL_COLUMNS
-            from memcite.retention.stats import RULE_SCOPE, memories_of
-
-            source = Locations(db=db).db_path
-            if not _db_given(db) and not os.path.exists(source):
-                raise _nothing_to_report(source, locations.codex_home)
-            conn = open_store(source, readonly=True)
-            try:
-                table = memories_of(conn, locations.codex_home)
-                for row in conn.execute(
-                        "SELECT thread_id, source_updated_at, codex_last_usage, codex_usage_count,"
-                        f" selected_for_phase2, has_raw_memory OR has_rollout_summary,"
-                        f" {LABEL_COLUMNS} FROM {table} WHERE archived_at IS NULL"
-                        f" AND {RULE_SCOPE['codex']}"):
-                    labels[row[0]] = memory_label(*row[6:9])
-                    memories.append(MemoryUsage(row[0], row[1], None, row[2], 0, row[3],
-                                                bool(row[4]), bool(row[5])))
-            finally:
-                conn.close()
-        # As Codex: only the threads its state database lets memories be made from.
-        from memcite.codex.consolidation import enabled_threads
-
-        enabled = enabled_threads(locations.sqlite_home)
-        chosen = consolidation_selection(
-            [m for m in memories if enabled is None or m.thread_id in enabled], now=now,
-            max_unused_days=settings.max_unused_days,
-            n=settings.max_raw_memories_for_consolidation)
+        where = Locations(db=db, codex_home=codex_home)
+        selection = build(where, now=_time(as_of, "--as-of", int(time.time())), n=n,
+                          max_unused_days=max_unused_days,
+                          judge_without_usage=judge_without_usage,
+                          enabled_threads=enabled_threads)
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     if json:
-        dump_json({"codex_home": locations.codex_home, "source": source, "as_of": now,
-               "settings": settings.to_dict(),
-               "selected": [{"thread_id": m.thread_id, "label": labels.get(m.thread_id, "-"),
-                             "usage_count": m.codex_usage_count,
-                             "last_usage": m.codex_last_usage,
-                             "source_updated_at": m.source_updated_at} for m in chosen]})
+        dump_json(selection.to_dict())
         return 0
+    settings, chosen, labels = selection.settings, selection.chosen, selection.labels
     sys.stdout.write(
-        f"Codex's next consolidation for the Codex home {locations.codex_home} would take "
-        f"{len(chosen)} of {len(memories)} memories "
+        f"Codex's next consolidation for the Codex home {selection.locations.codex_home} would "
+        f"take {len(chosen)} of {len(selection.memories)} memories "
         f"(n = {settings.max_raw_memories_for_consolidation}, used within "
-        f"{_plural(settings.max_unused_days, 'day')} of {_day(now)}; from {source}):\n")
+        f"{_plural(settings.max_unused_days, 'day')} of {_day(selection.as_of)}; "
+        f"from {selection.source}):\n")
     for m in chosen:
         sys.stdout.write(f"  {m.thread_id}  Codex uses {m.codex_usage_count or 0:>4}  "
                          f"updated {_day(m.source_updated_at)}  {labels.get(m.thread_id, '-')}\n")
@@ -1299,7 +1171,7 @@ def show(
 
     try:
         _check_limit(limit)
-        locations = locate_home(codex_home)
+        locations = _codex_locations(codex_home)
         conn = open_store(Locations(db=db).db_path, readonly=True)
         try:
             card = memory_card(conn, thread_id, memory_root=locations.memory_folder,
@@ -1307,7 +1179,7 @@ def show(
         finally:
             conn.close()
     except (MemciteError, sqlite3.Error) as error:
-        return _failed(db, error)
+        return report_read_failure(db, error)
     if json:
         dump_json(card)
         return 0

@@ -35,10 +35,11 @@ def scopes_of(scope: str | None, session: str | None) -> tuple[str, ...]:
     return scopes
 
 
-def open_index(db: str | None):
+def open_index(db: str | None, say=note):
     """memcite's database, created as the other commands create it; ``(conn, in_memory)``.
     When it cannot be opened for writing (read-only, a folder that cannot be made), the
-    index is built in memory for this run, and that is said; a damaged one is refused."""
+    index is built in memory for this run, and that is said with ``say``; a damaged one is
+    refused."""
     from memcite.cli.ledger_commands import open_database
     from memcite.ledger.store import DamagedStoreError, StoreError
     from memcite.notes.search import in_memory_index
@@ -48,13 +49,15 @@ def open_index(db: str | None):
     except DamagedStoreError:
         raise
     except StoreError as error:
-        note(f"{error}; searching with an index in memory for this run only")
+        say(f"{error}; searching with an index in memory for this run only")
         return in_memory_index(), True
 
 
 def run_search(query_text: str, *, cwd: str | None, codex_home: str | None, db: str | None,
-               scope: str | None, session: str | None, kind: str | None, limit: int) -> dict:
-    """Refresh and query; the ``--json`` object (the MCP tool returns it too)."""
+               scope: str | None, session: str | None, kind: str | None, limit: int,
+               say=note) -> dict:
+    """Refresh and query; the ``--json`` object (the MCP tool returns it too). ``say`` tells
+    of an index kept in memory (the object's ``in_memory`` says it too)."""
     from memcite.ledger.codex_home import codex_memory_folder
     from memcite.notes import search
     from memcite.notes.storage import locate_note
@@ -78,7 +81,7 @@ def run_search(query_text: str, *, cwd: str | None, codex_home: str | None, db: 
 
         memory = memory_folder(home)
     sources = search.sources_for(location, kinds, scopes, memory, session)
-    conn, in_memory = open_index(db)
+    conn, in_memory = open_index(db, say)
     try:
         search.ensure_schema(conn)
         stats = search.refresh(conn, sources)
@@ -99,7 +102,7 @@ def search(query_text: str | None, scope: str | None = None, session: str | None
            codex_home: str | None = None, db: str | None = None,
            json: bool = False) -> int:  # noqa: A002
     """``memcite search``: print the hits, best first (exit 0 even when none)."""
-    from memcite.cli.notes_commands import _run
+    from memcite.cli.note_runs import run_body as _run
 
     def body() -> int:
         result = run_search(query_text or "", cwd=cwd, codex_home=codex_home, db=db,

@@ -52,7 +52,7 @@ def thread(
             raise InputError("--since goes with --cost")
         from memcite.paths import Locations
 
-        located = Locations(codex_home=codex_home)
+        located = Locations(db=db, codex_home=codex_home)
         home = located.codex_home_path
         env_sqlite = located.codex_sqlite_home_env
         if cost:
@@ -71,7 +71,7 @@ def thread(
         from memcite.readpath.projects import find_project_root
 
         report = thread_report(home, thread_id, last_in=find_project_root(cwd) if last else None,
-                               db_path=Locations(db=db).db_path, env_sqlite_home=env_sqlite,
+                               db_path=located.db_path, env_sqlite_home=env_sqlite,
                                cwd=cwd, now=now)
     except MemciteError as error:
         return report_error(error)

@@ -799,12 +799,12 @@ def stale_hours_setting(environ) -> tuple[int, str]:
     """``[consolidation] stale_hours`` of memcite's config file (checked as the whole file
     is), else the default: ``(hours, where it came from)``."""
     from memcite.retention.rules import (
-        _load_toml,
         check_memcite_config,
+        load_toml,
     )
 
     path = Locations(environ=environ).config.path
-    data = _load_toml(path) if path else None
+    data = load_toml(path) if path else None
     if not data:
         return DEFAULT_STALE_HOURS, "default"
     check_memcite_config(data, path)

@@ -521,7 +521,7 @@ def origin_dict(origin: provenance.Origin | None) -> dict | None:
             "share": origin.share, "tainted": segment.tainted}
 
 
-class _Sessions:
+class SessionIndex:
     """Source sessions read with their segment index, the last ``KEPT`` of them kept (a
     home's sessions are never all held at once)."""
 
@@ -655,7 +655,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     codex_home = home.locations.codex_home
     project = os.path.realpath(project) if project else None
     problems = home.problems
-    sessions = _Sessions(problems)
+    sessions = SessionIndex(problems)
     findings: list[dict] = []
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]

@@ -258,7 +258,7 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
     verdict.directives = len(candidates)
     if not candidates:
         return verdict
-    from memcite.codex.memory_audit import _Sessions, read_memory_home
+    from memcite.codex.memory_audit import SessionIndex, read_memory_home
 
     threshold = threshold or DEFAULT_THRESHOLD
     sentences = [c[2] for c in candidates]
@@ -267,7 +267,7 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
         with read_memory_home(codex_home) as home:
             verdict.problems.extend(home.problems[:20])
             sources = _sources(home, sentences, threshold)
-    sessions = _Sessions(verdict.problems)
+    sessions = SessionIndex(verdict.problems)
     for name, line, sentence, rule in candidates:
         judged, found = judge_sentence(sentence, sources, sessions.index, threshold)
         if judged == "user":

@@ -134,10 +134,10 @@ def check_after_reply(conn, db_path: str, codex_home: str, memory_folder: str, *
     if stamp is None:
         return None
     from memcite.codex.memory_gate import gate_setting
-    from memcite.retention.rules import default_memcite_config_path
+    from memcite.paths import Locations
 
     save_stamp(db_path, memory_folder, stamp)
-    if not gate_setting(config_path or default_memcite_config_path()):
+    if not gate_setting(config_path or Locations().config.path):
         return None
     if detach:
         return {"detached": spawn_quarantine(db_path, codex_home)}

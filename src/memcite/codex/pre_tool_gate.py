@@ -298,9 +298,8 @@ def memory_write_output(payload: dict, codex_home: str, entry: dict,
             added_memory_lines(patch, cwd, codex_home)[0] is None:
         return None  # not a memory write: the event log's gate goes on
     from memcite.codex.memory_gate import deny_reason, gate_setting, memory_write_verdict
-    from memcite.retention.rules import default_memcite_config_path
 
-    if not gate_setting(config_path or default_memcite_config_path()):
+    if not gate_setting(config_path or Locations().config.path):
         entry["memory_write"] = "gate off ([gate] memory_writes = false)"
         return None
     verdict = memory_write_verdict(payload, codex_home)
@@ -390,7 +389,7 @@ def hook_pre_tool(db: str | None = None, codex_home: str | None = None, block: s
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, GateError):
         return str(exc)
-    from memcite.codex.stop_hook import _describe as describe
+    from memcite.codex.stop_hook import describe_error as describe
 
     return describe(exc)
 

@@ -129,7 +129,7 @@ def _read_object(stream, limit: int) -> bytes:
     return data
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     import sqlite3
 
     from memcite.errors import MemciteError
@@ -163,14 +163,15 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
     from memcite.ledger.session_offsets import ingest_session_file
     from memcite.ledger.store import open_store
 
-    home = codex_home or codex_home_of(transcript) or Locations().codex_home_path
-    folder = Locations(db=db).default_db_folder  # as ledger_commands.open_database, without its imports
+    where = Locations(db=db)
+    home = codex_home or codex_home_of(transcript) or where.codex_home_path
+    folder = where.default_db_folder  # as ledger_commands.open_database, without its imports
     if folder is not None and not os.path.isdir(folder):
         os.makedirs(folder, mode=0o700, exist_ok=True)
     from memcite.ledger.codex_home import codex_memory_folder
 
     root = codex_memory_folder(home)  # the store Codex reads: memories, or memories_v2
-    conn = open_store(Locations(db=db).db_path, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+    conn = open_store(where.db_path, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
     try:
         read = [ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
                                     memory_root=root, origin="hook")]
@@ -207,7 +208,7 @@ def _quarantine(entry: dict, conn, db_path: str, home: str, root: str) -> None:
     try:
         done = check_after_reply(conn, db_path, home, root, now=int(time.time()), detach=True)
     except Exception as exc:  # noqa: BLE001 - logged; the reply is recorded all the same
-        entry["quarantine_error"] = _describe(exc)
+        entry["quarantine_error"] = describe_error(exc)
         return
     if done is not None:
         entry["quarantine"] = done  # {"detached": pid}: its own line follows in the log
@@ -272,7 +273,7 @@ def hook_stop(db: str | None = None, codex_home: str | None = None,
     except _Skip as reason:
         entry.update(status="skipped", reason=str(reason))
     except BaseException as exc:  # noqa: BLE001 - a hook never fails, whatever happened
-        entry.update(status="error", error=_describe(exc))
+        entry.update(status="error", error=describe_error(exc))
     finally:
         try:
             _set_deadline(0)

@@ -39,7 +39,6 @@ from memcite.readpath.event_keys import APPROACHES_FILE, EVENTS_FILE, GATE_DIR
 from memcite.readpath.event_log import (  # noqa: F401 - the log's reading, under this name too
     KINDS,
     Event,
-    _shown,
     current,
     find_event,
     gate_index,
@@ -55,6 +54,7 @@ from memcite.readpath.event_log import (  # noqa: F401 - the log's reading, unde
     stale_note_entries,
     superseded_by,
 )
+from memcite.readpath.event_log import shown_value as _shown
 from memcite.times import iso_utc as _iso
 
 MAX_TEXT_CHARS = 2000
@@ -145,7 +145,7 @@ def add_event(location: NoteLocation, *, kind: str, text: str, files: list[str] 
     in the log. ``confirmed_by`` (``--yes``, ``terminal``, ``mcp-confirm``) marks it confirmed."""
     from memcite.notes import checks
     from memcite.notes.changelog import current_user
-    from memcite.notes.operations import _prepare_folders
+    from memcite.notes.operations import prepare_folders
 
     if kind not in KINDS:
         raise InputError(f"--kind: {_shown(str(kind))} is not one of {', '.join(KINDS)}")
@@ -171,7 +171,7 @@ def add_event(location: NoteLocation, *, kind: str, text: str, files: list[str] 
         raise NoteRefusal("needs-confirmation", f"the event mentions {', '.join(subjects)}: "
                           "confirm that it belongs in the project's log. Nothing was recorded",
                           subjects=subjects)
-    tightened = _prepare_folders(location, location.project_dir)
+    tightened = prepare_folders(location, location.project_dir)
     path = events_path(location)
     with storage.locked(location.project_dir):
         known = read_events(location)

@@ -438,9 +438,9 @@ class _State:
                 return "skipped", skipped[0], skipped[1], event.id
             message = "would be appended"
         else:
-            from memcite.notes.operations import _prepare_folders
+            from memcite.notes.operations import prepare_folders
 
-            self.tightened += _prepare_folders(location, location.project_dir)
+            self.tightened += prepare_folders(location, location.project_dir)
             with storage.locked(location.project_dir):
                 skipped = check(read_events(location))
                 if skipped:
@@ -468,7 +468,7 @@ def _event_content(event) -> tuple:
 
 
 def _shown(value: str) -> str:
-    from memcite.readpath.event_log import _shown as shown
+    from memcite.readpath.event_log import shown_value as shown
 
     return shown(value)
 

@@ -21,11 +21,11 @@ from memcite.notes import checks, storage
 from memcite.notes.changelog import Change, log_changes
 from memcite.notes.model import Entry, new_note, render_note
 from memcite.notes.operations import (
-    _archive_name,
-    _prepare_folders,
-    _section_like,
+    archive_name,
     confirmation_line,
+    prepare_folders,
     read_note,
+    section_like,
 )
 from memcite.notes.refusals import NoteRefusal
 from memcite.notes.storage import NoteLocation, locate_note
@@ -165,8 +165,8 @@ def move_entry(plan: MovePlan, *, now: float, today: str, conn: sqlite3.Connecti
             questions=[f"{plan.command} [{plan.entry_id}] to {plan.target.scope}?"],
             move=plan.to_json())
     source, target = plan.source, plan.target
-    tightened = _prepare_folders(source, source.project_dir)
-    tightened += _prepare_folders(target, target.project_dir)
+    tightened = prepare_folders(source, source.project_dir)
+    tightened += prepare_folders(target, target.project_dir)
     first, second = sorted([source.project_dir, target.project_dir])
     with storage.locked(first), storage.locked(second):
         note = read_note(source)
@@ -183,7 +183,7 @@ def move_entry(plan: MovePlan, *, now: float, today: str, conn: sqlite3.Connecti
             raise InputError(f"the {target.scope} note already has an entry {plan.entry_id} "
                              f"({existing[1].text[:60]!r}); nothing was moved",
                              hint="forget one of the two first")
-        _section_like(destination, plan.heading).add(entry)
+        section_like(destination, plan.heading).add(entry)
         destination.set_header("Updated", today)
         storage.atomic_write(target.note_file,
                              render_note(destination).encode("utf-8", "surrogateescape"))
@@ -215,12 +215,12 @@ def end_session(cwd: str, home: str, session: str, *, now: float,
     location = locate_note(cwd, home, scope="session", session=session)
     if not os.path.isfile(location.note_file):
         return EndResult(location, None)
-    _prepare_folders(location, location.archive_dir)
+    prepare_folders(location, location.archive_dir)
     with storage.locked(location.project_dir):
         note = read_note(location)
         ids = [entry.id for _, entry in note.entries() if entry.id] if note else []
         data = storage.read_file(location.note_file) or b""
-        target = _archive_name(location.archive_dir, now, "memory")
+        target = archive_name(location.archive_dir, now, "memory")
         storage.move_file(location.note_file, target)
         import hashlib
 

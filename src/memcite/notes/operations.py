@@ -251,7 +251,7 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
     if conn is None:
         raise ValueError("save needs the database for its change log")
     try:
-        tightened = _prepare_folders(location, location.project_dir)
+        tightened = prepare_folders(location, location.project_dir)
     except NoteRefusal as refusal:
         if refusal.reason == "not-writable":
             raise _with_proposal(refusal, location, drafts, today) from None
@@ -268,7 +268,7 @@ def save_entries(location: NoteLocation, drafts: list[EntryDraft], *, today: str
                                              stamp=_stamp(via, confirmed_by, today))
         archived = []
         if previous:
-            tightened += _prepare_folders(location, location.archive_dir)
+            tightened += prepare_folders(location, location.archive_dir)
             for entry_id, old in previous:
                 path = _archive_entries(location, [old], now, f"previous-{entry_id}")
                 archived.append(path)
@@ -497,7 +497,7 @@ def _hand_changes(note: Note, known: dict[str, str | None]) -> list[Change]:
     return changes
 
 
-def _prepare_folders(location: NoteLocation, folder: str) -> list[str]:
+def prepare_folders(location: NoteLocation, folder: str) -> list[str]:
     if not os.path.isdir(location.home):
         try:
             os.makedirs(location.home, mode=storage.DIR_MODE, exist_ok=True)
@@ -524,7 +524,7 @@ def _with_proposal(refusal: NoteRefusal, location: NoteLocation, drafts: list[En
 # --------------------------------------------------------------------------- archive
 
 
-def _archive_name(folder: str, now: float, what: str) -> str:
+def archive_name(folder: str, now: float, what: str) -> str:
     base = f"{stamp(now)}-{what}"
     path = os.path.join(folder, f"{base}.md")
     counter = 2
@@ -536,7 +536,7 @@ def _archive_name(folder: str, now: float, what: str) -> str:
 
 def _archive_entries(location: NoteLocation, notes: list[Note], now: float, what: str) -> str:
     """Write a small note (header and the entries) into the archive; its path."""
-    path = _archive_name(location.archive_dir, now, what)
+    path = archive_name(location.archive_dir, now, what)
     text = render_note(notes[0])
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, storage.FILE_MODE)
     os.close(fd)
@@ -544,7 +544,7 @@ def _archive_entries(location: NoteLocation, notes: list[Note], now: float, what
     return path
 
 
-def _section_like(note: Note, heading: str):
+def section_like(note: Note, heading: str):
     """The note's section with this heading (one of the three by its key, else by its text),
     added at the end when it has none."""
     key = section_key(heading[3:])
@@ -589,15 +589,15 @@ def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, tod
             f"forget moves {what} of {location.project} into {location.archive_dir} "
             "(recoverable with `memcite note restore`). Nothing was moved; run it on a terminal "
             "to be asked, or pass --yes", questions=[f"forget {what}?"])
-    tightened = _prepare_folders(location, location.archive_dir)
-    tightened += _prepare_folders(location, location.project_dir)
+    tightened = prepare_folders(location, location.archive_dir)
+    tightened += prepare_folders(location, location.project_dir)
     with storage.locked(location.project_dir):
         note = read_note(location)
         if note is None:
             raise InputError(f"no note for {location.project}; nothing to forget")
         if entry_id is None:
             data = storage.read_file(location.note_file) or b""
-            target = _archive_name(location.archive_dir, now, "memory")
+            target = archive_name(location.archive_dir, now, "memory")
             storage.move_file(location.note_file, target)
             changes = [Change("forget", entry.id, entry.content_hash(), None, target)
                        for _, entry in note.entries() if entry.id]
@@ -609,7 +609,7 @@ def forget_note(location: NoteLocation, *, entry_id: str | None, now: float, tod
                                  hint="`memcite note recall` lists the entries with their ids")
             section, entry = found
             small = new_note(location.owner, today, scope=location.scope)
-            _section_like(small, section.heading).add(entry)
+            section_like(small, section.heading).add(entry)
             target = _archive_entries(location, [small], now, f"entry-{entry_id}")
             note.remove(entry_id)
             note.set_header("Updated", today)
@@ -669,7 +669,7 @@ def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
     archived = read_note(location, path=source)
     if archived is None:
         raise InputError(f"{source}: no such archived file")
-    tightened = _prepare_folders(location, location.project_dir)
+    tightened = prepare_folders(location, location.project_dir)
     with storage.locked(location.project_dir):
         active = read_note(location)
         replaced_to = None
@@ -683,8 +683,8 @@ def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
                 "--replace to archive it first and put the archived note in its place",
                 questions=["merge or replace the active note?"])
         if active is not None and mode == "replace":
-            tightened += _prepare_folders(location, location.archive_dir)
-            replaced_to = _archive_name(location.archive_dir, now, "memory")
+            tightened += prepare_folders(location, location.archive_dir)
+            replaced_to = archive_name(location.archive_dir, now, "memory")
             storage.move_file(location.note_file, replaced_to)
             gone = [Change("forget", e.id, e.content_hash(), None, replaced_to)
                     for _, e in active.entries() if e.id]
@@ -708,7 +708,7 @@ def restore_note(location: NoteLocation, name: str, *, now: float, today: str,
                         if found[1].content_hash() != entry.content_hash():
                             kept.append(entry.id)
                         continue
-                    _section_like(target, section.heading).add(entry)
+                    section_like(target, section.heading).add(entry)
                     restored.append(entry.id)
                     changes.append(Change("restore", entry.id, None, entry.content_hash(),
                                           source))

@@ -44,7 +44,7 @@ def is_event_id(value: str) -> bool:
     return bool(_ID_RE.match(value))
 
 
-def _shown(value: str) -> str:
+def shown_value(value: str) -> str:
     from memcite.secrets import mask, scan
 
     return repr(value) if len(value) <= 60 and not scan(value) else mask(value)
@@ -150,14 +150,14 @@ def current(events: list[Event]) -> list[Event]:
 
 def select(events: list[Event], *, kind: str | None = None, file: str | None = None) -> list[Event]:
     if kind is not None and kind not in KINDS:
-        raise InputError(f"--kind: {_shown(kind)} is not one of {', '.join(KINDS)}")
+        raise InputError(f"--kind: {shown_value(kind)} is not one of {', '.join(KINDS)}")
     return [event for event in events if (kind is None or event.kind == kind)
             and (file is None or file in event.files)]
 
 
 def find_event(events: list[Event], event_id: str) -> Event:
     if not isinstance(event_id, str) or not is_event_id(event_id):
-        raise InputError(f"{_shown(str(event_id))} is not an event id (ev- and 8 letters or "
+        raise InputError(f"{shown_value(str(event_id))} is not an event id (ev- and 8 letters or "
                          "digits, as event list shows)")
     for event in events:
         if event.id == event_id:

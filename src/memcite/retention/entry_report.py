@@ -179,7 +179,7 @@ def _month_days(year: int, month: int) -> int:
     return 30 if month in (4, 6, 9, 11) else 31
 
 
-def _entry_date(entry: Entry) -> int | None:
+def entry_date(entry: Entry) -> int | None:
     """A note entry's ``Date: YYYY-MM-DD`` line (the reader keeps it in the body) in Unix seconds."""
     for line in entry.body.split("\n"):
         if line[:5].lower() == "date:":
@@ -208,7 +208,7 @@ def note_entries(codex_home: str | None, *, now: int) -> list[FileEntries]:
                 continue
             usage = []
             for entry in read_entries(data.decode("utf-8", errors="replace")):
-                written = _entry_date(entry) or mtime
+                written = entry_date(entry) or mtime
                 usage.append(EntryUsage(entry, 0, None, relevance(entry.tier, None, written, now)))
             found.append(FileEntries(path, "note", tuple(usage), mtime))
     return found
@@ -217,7 +217,7 @@ def note_entries(codex_home: str | None, *, now: int) -> list[FileEntries]:
 def created_of(file: FileEntries, usage: EntryUsage) -> int | None:
     """When an entry counts as written: a note's ``Date:`` line, else the file's mtime."""
     if file.kind == "note":
-        return _entry_date(usage.entry) or file.created_at
+        return entry_date(usage.entry) or file.created_at
     return file.created_at
 
 

@@ -197,7 +197,8 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read(path: str) -> bytes | None:
+def read_note_bytes(path: str) -> bytes | None:
+    """The first MiB of ``path``, never through a link; None when it cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -209,7 +210,7 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _temp_path(path: str) -> str:
+def temp_path(path: str) -> str:
     folder, name = os.path.split(path)
     return os.path.join(folder, f".{name}{TEMP_SUFFIX}")
 
@@ -237,7 +238,7 @@ def write_new_file(path: str, data: bytes, checkpoint: Checkpoint = _no_checkpoi
     relative = os.path.relpath(folder_path, root)
     parts = () if relative == os.curdir else tuple(relative.split(os.sep))
     folder = open_folder(root, parts, create=True, mode=0o700)
-    temp = os.path.basename(_temp_path(path))
+    temp = os.path.basename(temp_path(path))
     try:
         remove_stale_temporaries(folder, {name})  # a killed run's, else O_EXCL refuses forever
         create_file_at(folder, temp, data, 0o600)
@@ -591,8 +592,8 @@ def settle_pending(conn: sqlite3.Connection, *, now: int) -> list[dict]:
     for request_id, batch, thread_id, way, note_path, digest, codex_db, stage1_row in rows:
         if way == WAY_NOTE:
             done = note_path is not None and _sha(note_path) == digest
-            if not done and note_path and os.path.lexists(_temp_path(note_path)):
-                os.unlink(_temp_path(note_path))  # a partial copy
+            if not done and note_path and os.path.lexists(temp_path(note_path)):
+                os.unlink(temp_path(note_path))  # a partial copy
         else:
             done = _row_gone(codex_db, thread_id, stage1_row)
         state = "done" if done else "rolled_back"
@@ -607,7 +608,7 @@ def settle_pending(conn: sqlite3.Connection, *, now: int) -> list[dict]:
 
 
 def _sha(path: str) -> str | None:
-    data = _read(path)
+    data = read_note_bytes(path)
     return None if data is None else _sha256(data)
 
 

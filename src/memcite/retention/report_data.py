@@ -51,8 +51,8 @@ def ages_part(conn: sqlite3.Connection, stats: dict, *, codex_home: str | None) 
     from memcite.retention.stats import (
         RULE_LAST_USED,
         RULE_SCOPE,
-        _count_before,
         asked_to_forget,
+        count_before,
         memories_of,
         out_of_scope,
     )
@@ -69,7 +69,7 @@ def ages_part(conn: sqlite3.Connection, stats: dict, *, codex_home: str | None) 
     edges = age_edges(days)
 
     def before(time: int) -> int:  # judged memories last used before ``time``, as stats counts
-        count = _count_before(conn, column, time, active, table, rule=rule)
+        count = count_before(conn, column, time, active, table, rule=rule)
         if outside:
             count -= out_of_scope(conn, limit_time=time, table=table).dead[rule]
         return count
@@ -116,12 +116,12 @@ def codex_ages_part(codex_db: str | os.PathLike, stats: dict) -> dict:
     """``ages_part`` for a report read from Codex's ``memories_1.sqlite`` alone (one scan of
     its table, grouped in SQL; nobody was asked to forget anything)."""
     from memcite.ledger.codex_home import query_stage1_outputs
-    from memcite.retention.stats import _CODEX_LAST_USED
+    from memcite.retention.stats import CODEX_LAST_USED
 
     rule, as_of, days = stats["rule"], stats["as_of"], stats["max_unused_days"]
     check_rule(rule)
     edges = age_edges(days)
-    last = _CODEX_LAST_USED[rule]
+    last = CODEX_LAST_USED[rule]
     cases = " ".join(f"WHEN used >= {int(cutoff(as_of, edge))} THEN {index}"
                      for index, edge in enumerate(edges))
     rows = query_stage1_outputs(codex_db, lambda conn, table: conn.execute(
@@ -243,7 +243,7 @@ def notes_part(codex_home: str | None) -> list[dict]:
         return []
     from memcite.ledger.memory_files import MAX_FILE_BYTES, MemoryRoot
     from memcite.retention.entries import TIERS, read_entries
-    from memcite.retention.entry_report import NOTE_FILE, NOTES_FOLDER, _entry_date
+    from memcite.retention.entry_report import NOTE_FILE, NOTES_FOLDER, entry_date
 
     folder = os.path.join(codex_home, NOTES_FOLDER)
     places: list[tuple[str, str, str]] = [("global", "global", f"global/{NOTE_FILE}")]
@@ -274,7 +274,7 @@ def notes_part(codex_home: str | None) -> list[dict]:
             dates = []
             for entry in entries:
                 tiers[entry.tier or "none"] += 1
-                day = _entry_date(entry)
+                day = entry_date(entry)
                 if day is not None:
                     dates.append(day)
             found.append(_note(scope, name, folder, inside, entries=len(entries), tiers=tiers,

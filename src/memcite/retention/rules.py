@@ -315,7 +315,7 @@ _SOURCE_NAMES = {"cli": "command line", "memcite": "memcite config",
                  "codex": "Codex config.toml", "default": "Codex default"}
 
 
-def _load_toml(path: str) -> dict | None:
+def load_toml(path: str) -> dict | None:
     if not os.path.lexists(path):
         return None  # the common case, without importing tomllib
     import tomllib
@@ -359,7 +359,7 @@ def _table(data: dict | None, name: str, path: str) -> dict:
 def load_codex_memories_config(codex_home: str | os.PathLike) -> dict:
     """The ``[memories]`` table of ``$CODEX_HOME/config.toml`` ({} when there is none)."""
     path = os.path.join(os.fspath(codex_home), "config.toml")
-    return _table(_load_toml(path), "memories", path)
+    return _table(load_toml(path), "memories", path)
 
 
 def load_memcite_config(path: str | os.PathLike | None) -> dict:
@@ -371,7 +371,7 @@ def load_memcite_config(path: str | os.PathLike | None) -> dict:
     if path is None:
         return {}
     path = os.fspath(path)
-    data = _load_toml(path)
+    data = load_toml(path)
     if data is None:
         return {}
     check_memcite_config(data, path)
@@ -383,7 +383,7 @@ def load_fleet_config(path: str | os.PathLike | None) -> dict:
     if path is None:
         return {}
     path = os.fspath(path)
-    data = _load_toml(path)
+    data = load_toml(path)
     if data is None:
         return {}
     check_memcite_config(data, path)
@@ -395,7 +395,7 @@ def load_gate_config(path: str | os.PathLike | None) -> dict:
     if path is None:
         return {}
     path = os.fspath(path)
-    data = _load_toml(path)
+    data = load_toml(path)
     if data is None:
         return {}
     check_memcite_config(data, path)

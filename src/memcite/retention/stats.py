@@ -312,7 +312,7 @@ def dead_from_store(conn: sqlite3.Connection, *, as_of: int, max_unused_days: in
     limit_time = cutoff(as_of, max_unused_days)
     if outside is None or outside.limit_time != limit_time:
         outside = out_of_scope(conn, limit_time=limit_time, table=table)
-    count = _count_before(conn, column, limit_time, active, table,
+    count = count_before(conn, column, limit_time, active, table,
                           rule=rule) - outside.dead[rule]
     rows = conn.execute(
         f"SELECT {USAGE_COLUMNS}, {column}, {LABEL_COLUMNS} FROM {table} WHERE"
@@ -333,7 +333,7 @@ def dead_entry(row, rule: str, as_of: int, asked=()) -> dict:
             "asked_to_forget": memory.thread_id in asked}
 
 
-def _count_before(conn: sqlite3.Connection, column: str, limit_time: int,
+def count_before(conn: sqlite3.Connection, column: str, limit_time: int,
                   active: int | None, table: str = "memories", *, rule: str | None = None) -> int:
     """Active rows with ``column < limit_time``: the kept counts per day of last use for the
     days before the cutoff's, and the cutoff's day counted in the index. Without them (several
@@ -750,7 +750,7 @@ def collect_codex_stats(
 
 # A row's last use under each rule (``memcite.retention.rules.last_used``) on Codex's table,
 # where memcite's own counters are empty: memcite's gives 0 when nothing is known, Codex's NULL.
-_CODEX_LAST_USED = {
+CODEX_LAST_USED = {
     "memcite": "max(coalesce(last_usage, 0), coalesce(source_updated_at, 0))",
     "codex": "coalesce(last_usage, source_updated_at)",
 }
@@ -762,7 +762,7 @@ def _codex_parts(conn: sqlite3.Connection, table: str, rule: str, limit_time: in
                  limit: int) -> tuple[tuple[int, int, int, int], list, list]:
     """Counts (rows, cited, citations, dead), the stalest dead rows and the most cited rows of
     Codex's table, each counted or ranked in SQL (a top-N sort: memory stays flat)."""
-    last = _CODEX_LAST_USED[rule]
+    last = CODEX_LAST_USED[rule]
     counts = conn.execute(
         f"SELECT count(*), coalesce(sum({_CODEX_CITED}), 0), coalesce(sum(usage_count), 0),"
         f" coalesce(sum({last} < :cut), 0) FROM {table}", {"cut": limit_time}).fetchone()

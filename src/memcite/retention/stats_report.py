@@ -45,10 +45,11 @@ def check_limit(limit: int, option: str = "--limit") -> int:
 
 def resolve_settings_for(codex_home: str | None, *, rule: str = "memcite",
                          max_unused_days: int | None = None, n: int | None = None,
-                         config_path: str | None = None):
+                         config_path: str | None = None, codex_memories: dict | None = None):
     """The retention settings: command line, memcite's config ``config_path`` (not read for
     Codex's rules: ``rule`` ``codex``, and ``select``), Codex's ``[memories]`` in
-    ``codex_home`` (none when ``codex_home`` is None), defaults."""
+    ``codex_home`` (none when ``codex_home`` is None; ``codex_memories`` when the caller has
+    read it already), defaults."""
     from memcite.retention.rules import (
         load_codex_memories_config,
         load_memcite_config,
@@ -60,7 +61,9 @@ def resolve_settings_for(codex_home: str | None, *, rule: str = "memcite",
                                    else Locations().config.path)
     else:
         mine = None
-    codex = load_codex_memories_config(codex_home) if codex_home is not None else None
+    codex = codex_memories
+    if codex is None and codex_home is not None:
+        codex = load_codex_memories_config(codex_home)
     return resolve_settings(
         {"max_unused_days": max_unused_days, "max_raw_memories_for_consolidation": n},
         mine, codex, rule=rule)
@@ -122,6 +125,35 @@ def require_synced_usage(conn, locations, judge_without_usage: bool) -> None:
              f"{JUDGE_OVERRIDE} judges anyway")
 
 
+def log_root(conn, locations) -> str | None:
+    """The memory folder the citation log keeps to (for ``prune --rule tiered``): None (every
+    reply) while the database holds no other home, as ``stats`` does."""
+    from memcite.retention.checks import MemoryFolder
+    from memcite.retention.stats import memories_of
+    from memcite.untrusted import storable_or_none
+
+    if memories_of(conn, locations.codex_home) == "memories":
+        return None
+    return storable_or_none(MemoryFolder(locations.memory_folder).root)
+
+
+def require_citation_log(conn, locations, log_root: str | None,
+                         judge_without_usage: bool) -> None:
+    """The tiered rule judges entries by memcite's citation log, not Codex's counters: without
+    a single reply recorded (for this folder), every entry would look unused."""
+    where, args = ("", ()) if log_root is None else (" WHERE memory_root = ?", (log_root,))
+    if judge_without_usage or (conn is not None and conn.execute(
+            f"SELECT 1 FROM replies{where} LIMIT 1", args).fetchone()):
+        return
+    raise UsageUnknown(
+        f"usage unknown: nothing judged. memcite's citation log holds no reply for "
+        f"{locations.memory_folder}, so which entries of MEMORY.md are used is unknown, and "
+        "every one would look unused",
+        hint="record replies first (`memcite setup codex` wires the Stop hook; `memcite "
+             f"ingest --codex-home` reads past sessions); {JUDGE_OVERRIDE} judges anyway, on "
+             "the entries' dates")
+
+
 def nothing_to_report(where, home: str) -> MemciteError:
     """Neither a ledger nor Codex's table: the error, with a hint true to how the home came."""
     if where.codex_home.from_option:
@@ -160,7 +192,6 @@ def build_page(where, *, now: int, limit: int, since: int | None = None,
 def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: int | None,
              limit: int, cache: bool, judge_without_usage: bool, extras: bool = False):
     from memcite.ledger.codex_home import locate
-    from memcite.retention.audit_counts import audit_of
     from memcite.retention.rules import check_rule
 
     check_rule(rule)
@@ -184,16 +215,7 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
                              hint="record replies or run `memcite sync` first")
         report = collect_codex_stats(codex_db, codex_home=locations.codex_home, **common)
         report.codex_home = locations.codex_home
-        report.state_db = codex_db if locations.has_usage_data else None
-        report.store = store_of(locations)
-        report.audit = audit_of(where.cache_dir, locations)
-        if not extras:
-            return report, None
-        from memcite.retention.report_data import report_extras
-
-        stats = report.to_dict()
-        return stats, report_extras(None, stats, codex_home=locations.codex_home,
-                                    memory_folder=root, codex_db=codex_db)
+        return _finish(report, where, locations, None, extras)
     if not where.db.given and not os.path.exists(path):
         raise nothing_to_report(where, locations.codex_home)
     from memcite.ledger.store import open_store
@@ -205,18 +227,27 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
         report = collect_stats(conn, since=since, weeks=True,
                                cache_dir=where.cache_dir if cache else None,
                                codex_home=locations.codex_home, **common)
-        report.state_db = codex_db if locations.has_usage_data else None
-        report.store = store_of(locations)
-        report.audit = audit_of(where.cache_dir, locations)
-        if not extras:
-            return report, None
-        from memcite.retention.report_data import report_extras
-
-        stats = report.to_dict()
-        return stats, report_extras(conn, stats, codex_home=locations.codex_home,
-                                    memory_folder=root)
+        return _finish(report, where, locations, conn, extras)
     finally:
         conn.close()
+
+
+def _finish(report, where, locations, conn, extras: bool):
+    """``(report, None)``, or with ``extras`` ``(its dict, the page's extras)``: from the
+    ledger ``conn``, or from Codex's table when ``conn`` is None."""
+    from memcite.retention.audit_counts import audit_of
+
+    report.state_db = locations.state_db if locations.has_usage_data else None
+    report.store = store_of(locations)
+    report.audit = audit_of(where.cache_dir, locations)
+    if not extras:
+        return report, None
+    from memcite.retention.report_data import report_extras
+
+    stats = report.to_dict()
+    more = {} if conn is not None else {"codex_db": locations.state_db}
+    return stats, report_extras(conn, stats, codex_home=locations.codex_home,
+                                memory_folder=locations.memory_folder, **more)
 
 
 def fleet_settings(where, *, rule: str, max_unused_days: int | None):

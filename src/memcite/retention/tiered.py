@@ -200,16 +200,16 @@ def _finish(conn: sqlite3.Connection, batch: str, state: str, now: int,
 def settle_entry_requests(conn: sqlite3.Connection, *, now: int) -> list[dict]:
     """Finish or roll back requests a run that died left ``pending``: done when the note is
     there with the bytes memcite meant to write, else rolled back (a partial note removed)."""
-    from memcite.retention.forget import _read, _temp_path
+    from memcite.retention.forget import read_note_bytes, temp_path
 
     rows = conn.execute("SELECT DISTINCT batch, note_path, note_sha256 FROM entry_requests"
                         " WHERE state = 'pending'").fetchall()
     settled = []
     for batch, note_path, digest in rows:
-        data = _read(note_path)
+        data = read_note_bytes(note_path)
         done = data is not None and hashlib.sha256(data).hexdigest() == digest
-        if not done and os.path.lexists(_temp_path(note_path)):
-            os.unlink(_temp_path(note_path))
+        if not done and os.path.lexists(temp_path(note_path)):
+            os.unlink(temp_path(note_path))
         _finish(conn, batch, "done" if done else "rolled_back", now,
                 None if done else "memcite stopped before this was done")
         settled.append({"batch": batch, "note_path": note_path,
