@@ -7,14 +7,13 @@ import io
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 from memcite.cli.demo import demo_paths, run_demo
 from memcite.cli.retention_commands import _columns, _print_weeks, print_stats, text_width
 from memcite.retention.stats import fill_weeks
+from memcite_process import run_memcite
 
 NOW = 1_800_000_000
 DAY = 86_400
@@ -32,10 +31,9 @@ def demo(tmp_path_factory):
 
 
 def run(args, **env):
-    done = subprocess.run([sys.executable, "-m", "memcite", *args], capture_output=True,
-                          timeout=60, env={**os.environ, **env})
-    assert done.returncode == 0, done.stderr.decode()
-    return done.stdout.decode()
+    code, out, err = run_memcite(args, env)
+    assert code == 0, err
+    return out.decode()
 
 
 def stats(demo, *more, columns="80", **env):
