@@ -1,6 +1,10 @@
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
+import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -85,3 +89,156 @@ def pg_server_url():
         yield pg_server.start(folder)
     finally:
         pg_server.stop(folder)
+
+
+# ------------------------------------------------------------------------ shared test worlds
+# A Codex home, a ledger and a memcite run, built the same way for every module that needs
+# one (each inside the test's own tmp_path). ``SAMPLE_NOW`` is the sample builder's clock.
+SAMPLE_NOW = 1_800_000_000
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+@pytest.fixture(scope="session")
+def sample_builder():
+    """corpus/build_codex_home.py, loaded once for the session."""
+    from memcite.cli.demo import load_sample_builder
+
+    return load_sample_builder(CORPUS)
+
+
+@pytest.fixture
+def codex_home(tmp_path, sample_builder) -> Path:
+    """The sample Codex home (``build_codex_home`` at ``SAMPLE_NOW``) in ``tmp_path/codex``."""
+    return Path(sample_builder.build_codex_home(str(tmp_path / "codex"), now=SAMPLE_NOW))
+
+
+@pytest.fixture
+def memory_home(tmp_path) -> Path:
+    """A bare Codex home in ``tmp_path/codex``: only memories/MEMORY.md."""
+    from codex_sessions import memory_folder
+
+    home = tmp_path / "codex"
+    memory_folder(home)
+    return home
+
+
+@pytest.fixture
+def corpus_home(tmp_path) -> Path:
+    """A copy of corpus/memory_home (the golden memory folder) in ``tmp_path/codex``."""
+    target = tmp_path / "codex"
+    shutil.copytree(CORPUS / "memory_home", target)
+    return target
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    """A fresh memcite ledger at ``tmp_path/memcite.sqlite``, closed after the test."""
+    from memcite.ledger.store import open_store
+
+    conn = open_store(tmp_path / "memcite.sqlite")
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="session")
+def empty_ledger_copy(tmp_path_factory):
+    """``copy(path)``: a freshly migrated empty ledger written at ``path`` (a copy of one
+    migrated once per session: migrating costs ~45 ms, a copy ~4 ms, for the properties that
+    open a new ledger per example)."""
+    from memcite.ledger.store import open_store
+
+    template = tmp_path_factory.mktemp("ledger-template") / "memcite.sqlite"
+    open_store(template).close()
+    names = set(os.listdir(template.parent))
+    assert names == {"memcite.sqlite"}, names  # closed cleanly: no -wal/-shm to copy too
+
+    def copy(path):
+        shutil.copyfile(template, path)
+        return path
+
+    return copy
+
+
+@pytest.fixture
+def synced_ledger(ledger, codex_home):
+    """``ledger`` with the sample ``codex_home`` synced into it at ``SAMPLE_NOW``."""
+    from memcite.ledger.sync import sync_codex_home
+
+    sync_codex_home(ledger, codex_home, now=SAMPLE_NOW)
+    return ledger
+
+
+@pytest.fixture
+def sample_env(tmp_path, codex_home) -> dict[str, str]:
+    """Environment values for a memcite run on the sample ``codex_home``: a database path in
+    ``tmp_path``, a scratch HOME and XDG_DATA_HOME, MEMCITE_HOME and the fast-path switch empty."""
+    return {"MEMCITE_DB": str(tmp_path / "memcite.sqlite"), "CODEX_HOME": str(codex_home),
+            "HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "xdg"),
+            "MEMCITE_HOME": "", "MEMCITE_NO_FASTPATH": ""}
+
+
+@pytest.fixture
+def memcite_run():
+    """``python -m memcite`` as a real process in the test's world: see memcite_process.py."""
+    from memcite_process import run_memcite
+
+    return run_memcite
+
+
+@pytest.fixture
+def memcite_invoke():
+    """memcite's Typer app invoked in-process (CliRunner): ``invoke(*args, env=None, input=None)``."""
+    from typer.testing import CliRunner
+
+    from memcite.cli.app import app
+
+    runner = CliRunner()
+
+    def invoke(*args, **options):
+        return runner.invoke(app, [str(a) for a in args], **options)
+
+    return invoke
+
+
+# ------------------------------------------------- what starting ``python -m memcite`` costs
+# MEMCITE_TEST_LAUNCHES=FILE counts every ``python -m memcite`` the tests start and the
+# seconds from its start to its end, per test, and writes them to FILE as JSON Lines at the
+# end of the session (nothing is printed, so -q stays clean).
+_LAUNCHES: list[dict] = []
+
+
+def _is_memcite_launch(args) -> bool:
+    words = [a.decode() if isinstance(a, bytes) else str(a) for a in
+             (args if isinstance(args, (list, tuple)) else [args])]
+    return any(w == "-m" and i + 1 < len(words) and words[i + 1] == "memcite"
+               for i, w in enumerate(words))
+
+
+def pytest_configure(config):
+    if not os.environ.get("MEMCITE_TEST_LAUNCHES"):
+        return
+    original_init, original_wait = subprocess.Popen.__init__, subprocess.Popen._wait
+
+    def init(self, args, *rest, **options):
+        self._memcite_started = time.monotonic() if _is_memcite_launch(args) else None
+        original_init(self, args, *rest, **options)
+
+    def wait(self, *rest, **options):
+        code = original_wait(self, *rest, **options)
+        started = getattr(self, "_memcite_started", None)
+        if started is not None:
+            self._memcite_started = None
+            _LAUNCHES.append({"test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
+                              "seconds": round(time.monotonic() - started, 4)})
+        return code
+
+    subprocess.Popen.__init__, subprocess.Popen._wait = init, wait
+
+
+def pytest_unconfigure(config):
+    target = os.environ.get("MEMCITE_TEST_LAUNCHES")
+    if target and _LAUNCHES:
+        import json
+
+        with open(target, "a") as handle:
+            handle.writelines(json.dumps(launch) + "\n" for launch in _LAUNCHES)

@@ -8,8 +8,6 @@ import os
 
 import pytest
 
-from memcite.cli.demo import load_sample_builder
-from memcite.ledger.store import open_store
 from memcite.ledger.sync import sync_codex_home
 from memcite.retention.archive import (
     ArchiveError,
@@ -35,14 +33,8 @@ def _tree(folder) -> dict[str, str]:
 
 
 @pytest.fixture
-def home(tmp_path):
-    builder = load_sample_builder()
-    home = tmp_path / "codex_home"
-    builder.build_codex_home(str(home), now=NOW)
-    conn = open_store(tmp_path / "memcite.sqlite")
-    sync_codex_home(conn, home, now=NOW)
-    yield conn, home
-    conn.close()
+def home(synced_ledger, codex_home):
+    return synced_ledger, codex_home
 
 
 def _archive(conn, home, candidates, when=NOW + 10):

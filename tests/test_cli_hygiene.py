@@ -29,6 +29,7 @@ from memcite.errors import (
     EXIT_OK,
     EXIT_REFUSED,
 )
+from memcite_process import run_memcite
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -42,11 +43,8 @@ BOTH_PATHS = [pytest.param({}, id="fast path"), pytest.param({"MEMCITE_NO_FASTPA
 
 
 @pytest.fixture
-def env(tmp_path):
-    home = BUILDER.build_codex_home(str(tmp_path / "codex"), now=NOW)
-    return {"MEMCITE_DB": str(tmp_path / "memcite.sqlite"), "CODEX_HOME": home,
-            "HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "xdg"),
-            "MEMCITE_HOME": "", "MEMCITE_NO_FASTPATH": ""}
+def env(sample_env):
+    return sample_env
 
 
 def _env(extra=None) -> dict:
@@ -54,9 +52,7 @@ def _env(extra=None) -> dict:
 
 
 def run(args, env=None, stdin: bytes = b"", **popen):
-    done = subprocess.run([sys.executable, "-m", "memcite", *args], input=stdin,
-                          capture_output=True, env=_env(env), timeout=120, **popen)
-    return done.returncode, done.stdout, done.stderr.decode("utf-8", "replace")
+    return run_memcite(args, env, stdin=stdin, timeout=120, **popen)
 
 
 # --------------------------------------------------------------------------- exit codes

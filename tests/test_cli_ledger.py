@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from memcite.cli.app import app
 from memcite.cli.demo import load_sample_builder
+from memcite_process import run_memcite
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -35,27 +36,14 @@ VISIBLE = "The weekly report is a table.\n\n"
 
 
 @pytest.fixture
-def env(tmp_path):
+def env(sample_env):
     """An isolated environment: a sample Codex home, a database path, a scratch HOME."""
-    home = BUILDER.build_codex_home(str(tmp_path / "codex"), now=1_800_000_000)
-    values = {
-        "MEMCITE_DB": str(tmp_path / "memcite.sqlite"),
-        "CODEX_HOME": home,
-        "HOME": str(tmp_path / "home"),
-        "XDG_DATA_HOME": str(tmp_path / "xdg"),
-        "MEMCITE_HOME": "",
-        "MEMCITE_NO_FASTPATH": "",
-    }
-    return values
+    return sample_env
 
 
 def run(args, env, stdin: bytes = b"", **extra):
     """``python -m memcite`` as a real process: (exit code, stdout bytes, stderr text)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "memcite", *args], input=stdin, capture_output=True,
-        env={**os.environ, **env, **extra}, timeout=60,
-    )
-    return done.returncode, done.stdout, done.stderr.decode("utf-8", "replace")
+    return run_memcite(args, {**env, **extra}, stdin=stdin)
 
 
 def invoke(args, env, input=None):  # noqa: A002 - CliRunner's name

@@ -1,7 +1,6 @@
 """`memcite parse` and `memcite strip`, through Typer's CliRunner and as real processes."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from typer.testing import CliRunner
 
 from memcite.cli.app import app
 from memcite.cli.fastpath import FAST_COMMANDS
+from memcite_process import run_memcite
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "replies"
 TYPICAL = CORPUS / "typical.txt"
@@ -20,12 +20,7 @@ runner = CliRunner()
 
 def run(*args, stdin: bytes = b"", env_extra=None, cwd=None):
     """Run ``python -m memcite`` as a real process; returns (code, stdout bytes, stderr text)."""
-    env = {**os.environ, **(env_extra or {})}
-    done = subprocess.run(
-        [sys.executable, "-m", "memcite", *args],
-        input=stdin, capture_output=True, env=env, cwd=cwd, timeout=60,
-    )
-    return done.returncode, done.stdout, done.stderr.decode("utf-8", "replace")
+    return run_memcite(args, env_extra, stdin=stdin, cwd=cwd)
 
 
 def test_parse_json_matches_the_golden_file():
@@ -177,8 +172,6 @@ def test_help_lists_every_command():
 
 def test_thousands_of_problems_are_capped_with_a_count_in_text_and_listed_in_json(tmp_path):
     import json as json_module
-    import subprocess
-    import sys
 
     ids = "\n".join(f"not-a-uuid-{i}" for i in range(3000))
     reply = tmp_path / "many.txt"

@@ -16,15 +16,13 @@ from memcite.cli.app import app
 from memcite.cli.fastpath import FAST_COMMANDS
 from memcite.readpath.projects import find_project_root, project_note_path, project_slug
 
-CORPUS_HOME = Path(__file__).resolve().parent.parent / "corpus" / "memory_home"
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
+def env(tmp_path, monkeypatch, corpus_home):
     """A private Codex home, cache and working directory; nothing touches the real ones."""
-    home = tmp_path / "codex"
-    shutil.copytree(CORPUS_HOME, home)
+    home = corpus_home
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     values = {

@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.demo import load_sample_builder
 from memcite.ledger.recording import ReplyInput, record_reply
 from memcite.ledger.store import open_store
 from memcite.ledger.sync import sync_codex_home
+from memcite_process import run_memcite
 
 NOW = 1_800_000_000
 AS_OF = str(NOW)
@@ -23,11 +23,9 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
+def env(tmp_path, monkeypatch, sample_builder, codex_home):
     """A synced sample home, a recorded reply, and an environment pointing memcite at them."""
-    builder = load_sample_builder()
-    home = tmp_path / "codex_home"
-    builder.build_codex_home(str(home), now=NOW)
+    builder, home = sample_builder, codex_home
     db = tmp_path / "memcite.sqlite"
     conn = open_store(db)
     sync_codex_home(conn, home, now=NOW)
@@ -44,9 +42,8 @@ def env(tmp_path, monkeypatch):
 
 
 def run(args, env):
-    done = subprocess.run([sys.executable, "-m", "memcite", *args], capture_output=True,
-                          env=env, timeout=60)
-    return done.returncode, done.stdout.decode(), done.stderr.decode()
+    code, out, err = run_memcite(args, env)
+    return code, out.decode(), err
 
 
 def test_stats_json_shape(env):

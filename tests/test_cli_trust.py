@@ -13,7 +13,6 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.demo import load_sample_builder
 
 NOW = 1_800_000_000
 AS_OF = str(NOW)
@@ -21,12 +20,10 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
+def env(tmp_path, monkeypatch, sample_builder, codex_home):
     """The sample Codex home and an empty memcite database folder, pointed at by the
     environment (nothing synced yet)."""
-    builder = load_sample_builder()
-    home = tmp_path / "codex_home"
-    builder.build_codex_home(str(home), now=NOW)
+    builder, home = sample_builder, codex_home
     values = {"MEMCITE_DB": str(tmp_path / "memcite.sqlite"), "CODEX_HOME": str(home),
               "MEMCITE_HOME": str(tmp_path), "MEMCITE_CONFIG": str(tmp_path / "none.toml")}
     for key, value in values.items():

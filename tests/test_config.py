@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.demo import load_sample_builder
 from memcite.contracts.config import MemciteConfig, RetentionConfig, config_problems
 from memcite.retention.rules import (
     RETENTION_SETTINGS,
@@ -104,9 +103,8 @@ def test_no_config_file_is_no_settings(tmp_path):
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    builder = load_sample_builder()
-    codex = builder.build_codex_home(str(tmp_path / "codex"), now=1_800_000_000)
+def home(tmp_path, monkeypatch, codex_home):
+    codex = str(codex_home)
     config = tmp_path / "config.toml"
     for key, value in {"CODEX_HOME": codex, "MEMCITE_HOME": str(tmp_path),
                        "MEMCITE_CONFIG": str(config)}.items():

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from codex_sessions import memory_folder, session_id, session_path, write_session
+from codex_sessions import session_id, session_path, write_session
 
 TIMEOUT = 10  # seconds: far more than any of these needs, far less than a hang
 PROMPT = 5  # what "at once" means here, start-up included
@@ -69,9 +69,8 @@ def python(code: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture
-def env(tmp_path):
-    codex = tmp_path / "codex"
-    memory_folder(codex)
+def env(tmp_path, memory_home):
+    codex = memory_home
     (tmp_path / "memcite").mkdir()
     return {"CODEX_HOME": str(codex), "MEMCITE_HOME": str(tmp_path / "memcite"),
             "MEMCITE_DB": str(tmp_path / "memcite" / "memcite.sqlite"),

@@ -17,7 +17,6 @@ import pytest
 from codex_sessions import (
     MEMORIES,
     cited_reply,
-    memory_folder,
     session_bytes,
     session_id,
     turn,
@@ -32,10 +31,9 @@ SESSION = session_id(7)
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
+def home(tmp_path, monkeypatch, memory_home):
     """A Codex home with a memory folder, memcite's data folder beside it, both in the environment."""
-    codex = tmp_path / "codex"
-    memory_folder(codex)
+    codex = memory_home
     monkeypatch.setenv("CODEX_HOME", str(codex))
     monkeypatch.setenv("MEMCITE_HOME", str(tmp_path / "memcite"))
     monkeypatch.delenv("MEMCITE_DB", raising=False)

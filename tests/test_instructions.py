@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -21,15 +20,11 @@ from memcite.readpath.tokens import get_tokenizer
 from memcite.readpath.truncation import truncate_approx
 from memcite.rust_text import rust_trim
 
-CORPUS_HOME = Path(__file__).resolve().parent.parent / "corpus" / "memory_home"
-
 
 @pytest.fixture
-def home(tmp_path):
+def home(corpus_home):
     """A copy of the sample Codex home (memories/) in a temporary folder."""
-    target = tmp_path / "codex"
-    shutil.copytree(CORPUS_HOME, target)
-    return target
+    return corpus_home
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from memcite.cli import note_runs
 from memcite.cli.app import app
 from memcite.notes.model import parse_note
+from memcite_process import run_memcite
 
 runner = CliRunner()
 
@@ -42,9 +43,8 @@ def note_file(env) -> str:
 
 
 def run(env, *args, stdin: bytes | None = None):
-    done = subprocess.run([sys.executable, "-m", "memcite", "note", *args], capture_output=True,
-                          env=env["env"], cwd=env["project"], input=stdin, timeout=60)
-    return done.returncode, done.stdout.decode(), done.stderr.decode()
+    code, out, err = run_memcite(["note", *args], env["env"], stdin=stdin, cwd=env["project"])
+    return code, out.decode(), err
 
 
 def test_path_names_project_slug_note_and_archive(env):

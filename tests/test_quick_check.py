@@ -18,8 +18,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from codex_sessions import memory_folder, session_id, write_session
+from memcite.cli.app import app
 from memcite.ledger.store import DamagedStoreError, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,9 +41,11 @@ def memcite(args: list[str], env: dict) -> tuple[int, str, str]:
 
 
 def ok(args: list[str], env: dict) -> str:
-    code, out, err = memcite(args, env)
-    assert code == 0, (args, out, err)
-    return out
+    """A command that builds the healthy ledger, run in-process (Typer's CliRunner): only
+    the refusals below need a real process, for their exit code and stderr."""
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, (args, result.stdout, result.stderr, result.exception)
+    return result.stdout
 
 
 def codex_home(folder: Path) -> Path:

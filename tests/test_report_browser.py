@@ -188,8 +188,15 @@ def test_the_network_detector_sees_a_page_that_loads_something(tmp_path):
     assert any("Uncaught" in line for line in run.console)
 
 
-def test_the_page_loads_with_no_console_message_and_no_request(page):
-    run = chromium(page.as_uri(), "--dump-dom")
+@pytest.fixture(scope="module")
+def loaded(page) -> Run:
+    """The page loaded once with no fragment (its DOM dump): three tests read the same run,
+    one Chromium start instead of three."""
+    return chromium(page.as_uri(), "--dump-dom")
+
+
+def test_the_page_loads_with_no_console_message_and_no_request(loaded):
+    run = loaded
     assert run.console == [], run.console
     assert run.from_page == [], run.from_page
     dom = run.stdout
@@ -219,8 +226,8 @@ def _dead_rows(dom: str) -> list[tuple[int, str]]:
     return rows
 
 
-def test_a_fragment_sorts_and_filters_the_dead_memories(page):
-    stalest_first = _dead_rows(chromium(page.as_uri(), "--dump-dom").stdout)
+def test_a_fragment_sorts_and_filters_the_dead_memories(page, loaded):
+    stalest_first = _dead_rows(loaded.stdout)
     assert [days for days, _ in stalest_first] == sorted((d for d, _ in stalest_first),
                                                           reverse=True)
     run = chromium(page.as_uri() + "#sort=dead:days", "--dump-dom")
@@ -266,7 +273,7 @@ def test_the_page_prints(page, tmp_path):
     assert data.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page\b", data)) >= 3
 
 
-def test_the_page_reads_whole_with_javascript_off(page, tmp_path):
+def test_the_page_reads_whole_with_javascript_off(page, loaded, tmp_path):
     """The page as a browser with JavaScript off shows it: its script removed (Chromium's own
     switch for scripts also stops its DOM dump and screenshots). Every table, row, chart and
     number is there, in the file's order; only the sorting buttons and filters are not."""
@@ -278,7 +285,7 @@ def test_the_page_reads_whole_with_javascript_off(page, tmp_path):
     assert run.console == [] and run.from_page == []
     dom = run.stdout
     assert "<button" not in dom and 'data-filter-for="' not in dom
-    with_script = chromium(page.as_uri(), "--dump-dom").stdout
+    with_script = loaded.stdout
     assert dom.count("data-key=") == with_script.count("data-key=") > 300
     assert dom.count("<td") == with_script.count("<td")
     for chart in ("weeks", "ages", "checks"):

@@ -295,10 +295,10 @@ def _fill(conn, memories, folder_sources):
 @given(_memories, st.integers(0, 365), st.sampled_from(["memcite", "codex"]),
        st.integers(0, 30), st.lists(st.sampled_from(["raw_memories", "rollout_summary"]),
                                     min_size=40, max_size=40))
-def test_sql_dead_and_prune_agree_with_the_pure_rules(tmp_path_factory, memories, days, rule,
-                                                      limit, folder_sources):
+def test_sql_dead_and_prune_agree_with_the_pure_rules(tmp_path_factory, empty_ledger_copy, memories,
+                                                      days, rule, limit, folder_sources):
     """Folder-only and gone rows included: the SQL judges exactly the rows the pure rule does."""
-    conn = open_store(tmp_path_factory.mktemp("db") / "m.sqlite")
+    conn = open_store(empty_ledger_copy(tmp_path_factory.mktemp("db") / "m.sqlite"))
     try:
         _fill(conn, memories, folder_sources)
         count, rows = dead_from_store(conn, as_of=NOW, max_unused_days=days, rule=rule, limit=0)

@@ -380,15 +380,16 @@ _ID_CHOICES = [2, 3, 6, "0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee", "not-a-uuid", "N
     since_days=st.sampled_from([None, 5]),
 )
 def test_the_cached_tally_brought_up_to_date_equals_a_full_count(
-        tmp_path_factory, batches, sync_after, edit_between, limit, since_days):
+        tmp_path_factory, sample_builder, empty_ledger_copy, batches, sync_after, edit_between,
+        limit, since_days):
     """Whatever is recorded or synced between two reports, bringing the cached tally up
     to date gives exactly the report a full count gives."""
     tmp_path = tmp_path_factory.mktemp("incremental")
-    builder = load_sample_builder()
+    builder = sample_builder  # loaded once, not per example
     home = tmp_path / "codex_home"
     builder.build_codex_home(str(home), now=NOW)
     root = home / "memories"
-    conn = open_store(tmp_path / "memcite.sqlite")
+    conn = open_store(empty_ledger_copy(tmp_path / "memcite.sqlite"))  # copied, not migrated
     cache = tmp_path / "cache"
     since = None if since_days is None else NOW - since_days * DAY
     serial = iter(range(10_000))

@@ -226,11 +226,14 @@ def _straightforward_tally(conn: sqlite3.Connection, root: str, scope: ReplyScop
 @settings(max_examples=100)
 @given(replies=st.lists(REPLY, min_size=1, max_size=8), since_days=st.sampled_from([None, 4]),
        one_root=st.booleans())
-def test_the_sql_grouped_tally_equals_one_row_at_a_time(replies, since_days, one_root):
+def test_the_sql_grouped_tally_equals_one_row_at_a_time(empty_ledger_copy, replies, since_days,
+                                                         one_root):
     with tempfile.TemporaryDirectory() as base:
         root = _memory_folder(base)
         real_root = os.path.realpath(root)
-        conn = _write_ledger(os.path.join(base, "memcite.sqlite"), real_root, replies)
+        # a copy of a migrated empty ledger, not a new migration per example
+        db = empty_ledger_copy(os.path.join(base, "memcite.sqlite"))
+        conn = _write_ledger(db, real_root, replies)
         scope = ReplyScope(None if since_days is None else NOW - since_days * 86_400,
                            real_root if one_root else None)
         folder = MemoryFolder(root)

@@ -7,11 +7,11 @@ import io
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
+from typer.testing import CliRunner
 
+from memcite.cli.app import app
 from memcite.cli.demo import demo_paths, run_demo
 from memcite.cli.retention_commands import _columns, _print_weeks, print_stats, text_width
 from memcite.retention.stats import fill_weeks
@@ -32,10 +32,12 @@ def demo(tmp_path_factory):
 
 
 def run(args, **env):
-    done = subprocess.run([sys.executable, "-m", "memcite", *args], capture_output=True,
-                          timeout=60, env={**os.environ, **env})
-    assert done.returncode == 0, done.stderr.decode()
-    return done.stdout.decode()
+    """``memcite ARGS`` in-process (Typer's CliRunner, ``env`` laid over the test's world):
+    what is read here is the report's text, which the fast path prints byte for byte the same
+    (test_cli_retention's fast-path test), so no process is started for it."""
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, (result.stderr, result.exception)
+    return result.stdout
 
 
 def stats(demo, *more, columns="80", **env):

@@ -35,15 +35,13 @@ FOLDER_ONLY = [t for t, row in THREADS.items() if row[-1] == "folder"]
 
 
 @pytest.fixture
-def home(tmp_path):
-    return Path(BUILDER.build_codex_home(str(tmp_path / "codex"), now=NOW))
+def home(codex_home):
+    return codex_home
 
 
 @pytest.fixture
-def conn(tmp_path):
-    connection = open_store(tmp_path / "m.sqlite")
-    yield connection
-    connection.close()
+def conn(ledger):
+    return ledger
 
 
 def _tree_digest(folder: Path) -> dict[str, str]:
