@@ -152,11 +152,13 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     """Run the loop in ``folder`` (an empty folder); print each step to ``out``; return
     the stats report as a dict."""
     from memcite.cli.retention_commands import print_stats
-    from memcite.ledger.codex_home import memory_folder
+    from memcite.ledger.codex_home import locate_codex_home, memory_folder
     from memcite.ledger.recording import ReplyInput, record_reply
     from memcite.ledger.store import open_store
     from memcite.ledger.sync import sync_codex_home
+    from memcite.paths import Locations
     from memcite.retention.archive import prune_candidates
+    from memcite.retention.audit_counts import audit_of
     from memcite.retention.stats import collect_stats
 
     out = out or sys.stdout
@@ -245,6 +247,7 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
             with open(payload_path, "w", encoding="utf-8") as handle:
                 json.dump(stop_payload(live, transcript, builder.SESSION_MODEL), handle)
             write(_hook_step(db_path, payload_path, live["id"]))
+            _wait_for_background_work()  # the hook's quarantine look, before the next step
         else:
             write("   (skipped: this corpus's sample home has no session files)\n\n")
 
@@ -258,6 +261,7 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
         stats.state_db = report.state_db
         stats.store = {"store": report.store, "store_from": report.store_from,
                        "memory_folder": report.memory_folder, "dual_write": report.dual_write}
+        stats.audit = audit_of(Locations().cache_dir, locate_codex_home(home))
         print_stats(stats, file=out)
         write(f"\n== 8. memcite prune {where} --as-of {day} --max-unused-days 30\n"
               "   (a preview: nothing is asked without --apply)\n")
@@ -361,6 +365,25 @@ def _instructions_excerpt(root: str, home: str, cwd: str) -> str:
             f"{'truncated' if result.truncated else 'whole'}\n{shown}{more}\n")
 
 
+BACKGROUND_WAIT_SECONDS = 60
+
+
+def _wait_for_background_work() -> None:
+    """Wait for what the demo's Stop hook started in the background (the quarantine's audit
+    of the sample home, a second or two), so that it writes nothing into the folder while
+    later steps read it or after the demo is done; past the time limit it is left alone."""
+    import time
+
+    deadline = time.monotonic() + BACKGROUND_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:  # no child left
+            return
+        if pid == 0:
+            time.sleep(0.05)
+
+
 def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
     """``memcite demo``: run the loop in a temporary folder (or ``keep``) and print it."""
     import time
@@ -374,6 +397,7 @@ def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
         try:
             run_demo(folder, now=now)
         finally:
+            _wait_for_background_work()  # an interrupted run's hook step may have left one
             if keep is None:
                 shutil.rmtree(folder, ignore_errors=True)
     except MemciteError as error:

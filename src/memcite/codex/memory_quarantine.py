@@ -53,7 +53,7 @@ def _stamps_path(db_path: str) -> str:
 
 def read_stamps(db_path: str) -> dict:
     """The stamps saved so far ({} when none, or when the file is not memcite's)."""
-    from memcite.untrusted import open_regular
+    from memcite.untrusted import loads_json, open_regular
 
     try:
         fd = open_regular(_stamps_path(db_path))
@@ -62,7 +62,7 @@ def read_stamps(db_path: str) -> dict:
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(MAX_STAMP_FILE_BYTES + 1)
     try:
-        stamps = json.loads(data) if len(data) <= MAX_STAMP_FILE_BYTES else {}
+        stamps = loads_json(data) if len(data) <= MAX_STAMP_FILE_BYTES else {}
     except ValueError:
         return {}
     return stamps if isinstance(stamps, dict) else {}

@@ -331,8 +331,8 @@ def _same_content(name: str, found: str, after: str | None) -> bool:
     if name != HOOKS_FILE:
         return found == (after or "")
     try:
-        return _settled(json.loads(found)) == _settled({} if after is None else json.loads(after))
-    except (ValueError, RecursionError):
+        return _settled(loads_json(found)) == _settled({} if after is None else loads_json(after))
+    except ValueError:  # not JSON, or nested too deeply
         return False
 
 
