@@ -55,10 +55,10 @@ def test_the_tools_are_in_the_first_request_of_every_session(set_up, capsys):
         delays.append(world.model.request_times[first] - started)
         if memcite_tools(world.model.requests[first]) == TOOLS:
             present += 1
-    with capsys.disabled():
-        print(f"\nmemcite's MCP tools in the first request: {present} of {RUNS} sessions; "
-              f"first request {statistics.median(delays) * 1000:.0f} ms after start (median, "
-              f"min {min(delays) * 1000:.0f} ms)")
+    # the figures: `pytest -rP` or `-s` shows them; `-q` prints no stray line
+    print(f"\nmemcite's MCP tools in the first request: {present} of {RUNS} sessions; "
+          f"first request {statistics.median(delays) * 1000:.0f} ms after start (median, "
+          f"min {min(delays) * 1000:.0f} ms)")
     assert present == RUNS
 
 

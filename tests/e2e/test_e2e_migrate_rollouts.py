@@ -127,14 +127,14 @@ def test_migrate_rollouts_keeps_every_reply_once(world, capsys):
         old = [(r.text, r.at) for r in iter_rollout_replies(scratch)]
         assert [(r.text, r.at) for r in iter_rollout_replies(paths[session])] == old
 
-    with capsys.disabled():
-        print(f"\nmigrate-rollouts {world.codex}: {FILES} legacy files, "
-              f"{dry['eligible']} eligible, {applied['migrated']} migrated, "
-              f"{applied['already_paginated']} already paginated; {len(moved_files)} files with "
-              f"replies on other lines ({len(after['keys'] - before['keys'])} replies re-keyed, "
-              f"{FILES - len(moved_files)} files whose replies kept their lines); replies {sum(before['replies'].values())} before, "
-              f"{sum(after['replies'].values())} after; counted citations "
-              f"{before['counted']} before, {after['counted']} after; usage {after['usage']}")
+    # the figures: `pytest -rP` or `-s` shows them; `-q` prints no stray line
+    print(f"\nmigrate-rollouts {world.codex}: {FILES} legacy files, "
+          f"{dry['eligible']} eligible, {applied['migrated']} migrated, "
+          f"{applied['already_paginated']} already paginated; {len(moved_files)} files with "
+          f"replies on other lines ({len(after['keys'] - before['keys'])} replies re-keyed, "
+          f"{FILES - len(moved_files)} files whose replies kept their lines); replies {sum(before['replies'].values())} before, "
+          f"{sum(after['replies'].values())} after; counted citations "
+          f"{before['counted']} before, {after['counted']} after; usage {after['usage']}")
 
 
 def test_a_migrated_session_goes_on_and_its_new_reply_counts_once(world):
