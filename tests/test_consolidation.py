@@ -26,29 +26,9 @@ H = 3_600
 runner = CliRunner()
 
 # Codex 0.171's tables, as `sqlite3 memories_1.sqlite .schema` printed them: the sample
-# home's stage1_outputs, and the job tables the sample leaves out.
-CODEX_TABLES = load_sample_builder().CODEX_SCHEMA + """
-CREATE TABLE jobs (
-    kind TEXT NOT NULL,
-    job_key TEXT NOT NULL,
-    status TEXT NOT NULL,
-    worker_id TEXT,
-    ownership_token TEXT,
-    started_at INTEGER,
-    finished_at INTEGER,
-    lease_until INTEGER,
-    retry_at INTEGER,
-    retry_remaining INTEGER NOT NULL,
-    last_error TEXT,
-    input_watermark INTEGER,
-    last_success_watermark INTEGER,
-    PRIMARY KEY (kind, job_key)
-);
-CREATE TABLE consolidation_progress (
-    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-    max_thread_count INTEGER NOT NULL DEFAULT 0
-);
-"""
+# home's stage1_outputs and job tables (one copy of each, in the sample builder).
+BUILDER = load_sample_builder()
+CODEX_TABLES = BUILDER.CODEX_SCHEMA + BUILDER.JOBS_SCHEMA
 WORKER = "01a231de-de10-79b2-891e-cf0f5fbcfa0d"
 # The rows Codex 0.171 left (times moved to NOW): a success, a failure, a stage-1 failure.
 SUCCEEDED = ("memory_consolidate_global", "global", "done", WORKER, "token", NOW - 2 * H - 1,
