@@ -368,30 +368,21 @@ def load_memcite_config(path: str | os.PathLike | None) -> dict:
     The whole file is checked against ``memcite.contracts.config.MemciteConfig``: an unknown
     key or a bad value is a ``ConfigError`` naming the file, the key and the closest valid key.
     """
-    if path is None:
-        return {}
-    path = os.fspath(path)
-    data = load_toml(path)
-    if data is None:
-        return {}
-    check_memcite_config(data, path)
-    return dict(data.get("retention", {}))
+    return _memcite_config_table(path, "retention")
 
 
 def load_fleet_config(path: str | os.PathLike | None) -> dict:
     """The ``[fleet]`` table of memcite's config file ({} when there is none), checked."""
-    if path is None:
-        return {}
-    path = os.fspath(path)
-    data = load_toml(path)
-    if data is None:
-        return {}
-    check_memcite_config(data, path)
-    return dict(data.get("fleet", {}))
+    return _memcite_config_table(path, "fleet")
 
 
 def load_gate_config(path: str | os.PathLike | None) -> dict:
     """The ``[gate]`` table of memcite's config file ({} when there is none), checked."""
+    return _memcite_config_table(path, "gate")
+
+
+def _memcite_config_table(path: str | os.PathLike | None, table: str) -> dict:
+    """One table of memcite's config file, the whole file checked first."""
     if path is None:
         return {}
     path = os.fspath(path)
@@ -399,7 +390,7 @@ def load_gate_config(path: str | os.PathLike | None) -> dict:
     if data is None:
         return {}
     check_memcite_config(data, path)
-    return dict(data.get("gate", {}))
+    return dict(data.get(table, {}))
 
 
 def _plainly_valid(data: dict) -> bool:
