@@ -137,10 +137,7 @@ def note_text(memories: list[dict], *, rule: str, max_unused_days: int, at: int,
         "",
     ]
     for memory in memories:
-        lines.append(f"- thread `{memory['thread_id']}`")
-        lines.append(f"  - slug: {memory.get('label') or '-'}")
-        if memory.get("summary_file"):
-            lines.append(f"  - summary file: rollout_summaries/{memory['summary_file']}")
+        lines += _memory_lines(memory)
         if memory.get("cwd"):
             lines.append(f"  - cwd: {memory['cwd']}")
         lines.append(f"  - why: {memory.get('reason') or 'unused'}")
@@ -166,10 +163,7 @@ def _quarantine_text(memories: list[dict], *, at: int, batch: str) -> str:
         "",
     ]
     for memory in memories:
-        lines.append(f"- thread `{memory['thread_id']}`")
-        lines.append(f"  - slug: {memory.get('label') or '-'}")
-        if memory.get("summary_file"):
-            lines.append(f"  - summary file: rollout_summaries/{memory['summary_file']}")
+        lines += _memory_lines(memory)
         lines.append(f"  - why: {memory.get('reason') or 'poisoned'}")
     return "\n".join(lines) + "\n"
 
@@ -802,3 +796,11 @@ def list_requests(conn: sqlite3.Connection, *, codex_home: str | None = None,
             "seen_gone_at", "undone_at", "undo_note_path", "problem")
     return [dict(zip(keys, row, strict=True))
             for row in conn.execute(sql, (*args, -1 if limit == 0 else limit))]
+
+
+def _memory_lines(memory: dict) -> list[str]:
+    """A memory's entry in a note's "Memories to drop" list: its thread, slug, summary file."""
+    lines = [f"- thread `{memory['thread_id']}`", f"  - slug: {memory.get('label') or '-'}"]
+    if memory.get("summary_file"):
+        lines.append(f"  - summary file: rollout_summaries/{memory['summary_file']}")
+    return lines
