@@ -45,6 +45,18 @@ def out(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 
 
+def write_lines(lines: list[tuple[str, str]]) -> None:
+    """Write a command's lines in order (``memcite.notes.render``): ``out`` on stdout, ``note``
+    on stderr after ``memcite: ``, ``err`` on stderr as given."""
+    for stream, text in lines:
+        if stream == "out":
+            out(text)
+        elif stream == "note":
+            note(text)
+        else:
+            sys.stderr.write(text + "\n")
+
+
 def _refused(refusal, json: bool) -> int:  # noqa: A002
     sys.stderr.write(f"memcite: refused ({refusal.reason}): {refusal.message}\n")
     proposal = refusal.details.get("proposed_note")
