@@ -21,16 +21,18 @@ def codex_home_of(codex_home: str | None) -> str:
 
 
 def note_location(cwd: str | None, codex_home: str | None, scope: str | None = None,
-                  session: str | None = None):
+                  session: str | None = None, locations: Locations | None = None):
     """The note a command is about: the project of ``cwd`` (or the working directory), in the
-    scope asked for (the project's by default)."""
+    scope asked for (the project's by default); ``locations``: the command's own, when it
+    built one (else one is built from ``codex_home``)."""
     from memcite.notes.storage import locate_note
 
     folder = cwd or os.getcwd()
     if not os.path.isdir(folder):
         raise InputError(f"--cwd: {folder} is not a folder")
     # only an absent --scope means the project's note: `--scope ''` is a usage error
-    return locate_note(folder, codex_home_of(codex_home),
+    home = locations.codex_home_path if locations is not None else codex_home_of(codex_home)
+    return locate_note(folder, home,
                        scope="project" if scope is None else scope, session=session_of(session))
 
 

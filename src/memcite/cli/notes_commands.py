@@ -289,7 +289,7 @@ def log(entry: str | None = None, limit: int = 0, cwd: str | None = None,
         if limit < 0:
             raise InputError(f"--limit: must be 0 (everything) or more, not {limit}")
         locations = Locations(db=db, codex_home=codex_home)
-        location = _location(cwd, codex_home, scope, session)
+        location = _location(cwd, codex_home, scope, session, locations)
         slugs, rows = note_history(location, locations.db_path, entry_id=entry, limit=limit,
                                    across_scopes=scope is None, session=_session(session))
         if json:
