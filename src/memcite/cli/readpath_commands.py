@@ -82,7 +82,7 @@ def instructions(
         for warning in result.warnings:
             warn(warning)
     if json:
-        from memcite.readpath.instructions import instructions_json
+        from memcite.readpath.explain import instructions_json
 
         dump_json(instructions_json(result, found_problems, explain))
     elif explain:

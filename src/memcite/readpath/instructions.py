@@ -321,14 +321,3 @@ def instructions_for(codex_home: str, *, memory_root: str | None, cwd: str | Non
         cache_dir=cache_dir, scopes=scopes, session=session, today=today, store=store)
     return result, problems
 
-
-def instructions_json(result: Instructions, problems: list[str], explain: bool) -> dict:
-    """The ``--json`` object (``InstructionsOutput``): the problems found before the reader's
-    warnings, and the explain table when asked."""
-    payload = result.to_dict()
-    payload["warnings"] = problems + payload["warnings"]
-    if explain:
-        from memcite.readpath.explain import explain as explain_table
-
-        payload["explain"] = explain_table(result)
-    return payload
