@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 
-from memcite.citations.summary import format_reading, problem_lines
 from memcite.cli.console import check_choice, dump_json, report_error, source_name
 from memcite.cli.inputs import DEFAULT_MAX_BYTES, read_text
 from memcite.errors import CitationError, MemciteError
@@ -18,7 +17,7 @@ from memcite.errors import CitationError, MemciteError
 PROFILE_CHOICES = ("codex", "strict")
 ERROR_CHOICES = ("strict", "replace")
 
-__all__ = ["format_reading", "parse", "report_error", "report_strict_failure", "strip", "write_visible"]
+__all__ = ["parse", "report_error", "report_strict_failure", "strip", "write_visible"]
 
 
 def report_strict_failure(error: CitationError, name: str) -> int:
@@ -33,6 +32,10 @@ def report_strict_failure(error: CitationError, name: str) -> int:
 
 
 def _print_diagnostics(reading_or_error, name: str) -> None:
+    if not reading_or_error.diagnostics:  # the usual reply: strip imports no more than it needs
+        return
+    from memcite.citations.summary import problem_lines
+
     for line in problem_lines(reading_or_error.diagnostics, name):
         sys.stderr.write(line + "\n")
 
@@ -97,5 +100,7 @@ def parse(
     if json:
         dump_json(reading.to_dict())
     else:
+        from memcite.citations.summary import format_reading
+
         sys.stdout.write(format_reading(reading, name))
     return 0
