@@ -192,7 +192,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     ),
     # Two words: a subcommand. No CODEX_HOME default: the session file says which home.
     "hook stop": FastCommand(
-        target="memcite.codex.stop_hook:hook_stop",
+        target="memcite.cli.gate_commands:hook_stop",
         options={"--db": str, "--codex-home": str},
         tolerant=True,
     ),
