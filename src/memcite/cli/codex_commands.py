@@ -170,6 +170,7 @@ def doctor(
         cache_dir=where.cache_dir,
         cwd=cwd or os.getcwd(),
         environ=where.environ,
+        config_path=where.config.path,
     )
     checks = run_checks(inputs)
     if json:
