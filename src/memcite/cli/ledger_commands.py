@@ -1,11 +1,12 @@
 """The bodies of ``memcite record``, ``sync``, ``ingest`` and ``rebuild``; each returns the exit code.
 
-Shared by the Typer commands (``memcite.cli.ledger_app``) and, for ``record``, the
-fast path: this module imports neither Typer, rich nor sqlite-utils. Default
-locations come from ``memcite.paths``; resolving them creates nothing: the
-default data folder is created only by a command about to write to its
-database, and every input (a reply, a Codex home, a rollout or JSON Lines file)
-is checked before the database is opened.
+Shared by the Typer commands (``memcite.cli.ledger_app``) and, for ``record`` and
+``ingest``, the fast path: this module imports neither Typer, rich (but for a progress
+bar on a terminal) nor sqlite-utils. Default locations come from ``memcite.paths``;
+resolving them creates nothing: the default data folder is created only by a command
+about to write to its database, and every input (a reply, a Codex home, a rollout or JSON
+Lines file) is checked before the database is opened. The work is in the ledger wing
+(``memcite.ledger.jsonl_batch``, ``ingest_run``, ``sync.sync_home``, ``recording``).
 """
 
 from __future__ import annotations
