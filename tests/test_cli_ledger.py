@@ -287,6 +287,39 @@ def test_ingest_of_a_missing_file_is_exit_2_and_goes_on(env, tmp_path):
     assert "3 recorded" in result.stdout
 
 
+@pytest.mark.parametrize("args", [
+    ["ingest", str(ROLLOUT)],
+    ["ingest", "--json", "--profile", "strict", str(ROLLOUT), str(ROLLOUT)],
+    ["ingest", "--since", "1700000000", str(ROLLOUT)],  # refused: --since is for a home
+    ["ingest", "--max-bytes", "1000", "/nonexistent/rollout.jsonl", str(ROLLOUT)],
+    ["ingest"],  # every session of the home
+    ["ingest", "--json"],
+])
+def test_ingest_fast_path_and_typer_print_the_same(env, tmp_path, args):
+    """``ingest`` runs on the fast path (an explicit re-ingest of an unchanged file is one
+    look-up, Typer's start-up most of it): both paths print the same bytes, twice (first
+    read, then a re-read)."""
+    for _ in range(2):
+        fast = run(args, env, MEMCITE_DB=str(tmp_path / "fast.sqlite"))
+        slow = run(args, env, MEMCITE_DB=str(tmp_path / "slow.sqlite"), MEMCITE_NO_FASTPATH="1")
+        assert fast == slow
+        assert fast[2].count("Traceback") == 0
+
+
+def test_ingest_fast_path_imports_nothing_heavy(env, tmp_path):
+    probe = (
+        "import sys\nfrom memcite.__main__ import main\n"
+        f"try:\n    main(['ingest', {str(ROLLOUT)!r}])\nexcept SystemExit:\n    pass\n"
+        "heavy = {'typer', 'click', 'rich', 'pydantic', 'sqlite_utils', 'tiktoken',"
+        " 'platformdirs'}\n"
+        "sys.stderr.write('LOADED=' + ','.join(sorted(heavy & set(sys.modules))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                          env={**os.environ, **env}, timeout=60)
+    assert done.stdout.startswith(f"{ROLLOUT}: 3 replies".encode()), done.stderr
+    assert done.stderr.decode().rsplit("LOADED=", 1)[1] == ""
+
+
 def test_rebuild_check_reports_and_rebuild_fixes(env):
     invoke(["sync"], env)
     invoke(["ingest", str(ROLLOUT)], env)

@@ -210,7 +210,7 @@ def test_the_gate_masks_and_escapes_what_it_tells_the_agent():
 
 
 def test_the_gate_on_a_hand_written_log_line(project, capsys):
-    from memcite.codex import pre_tool_gate as gate
+    from memcite.cli import gate_commands
     from memcite.notes import events
     from memcite.notes.storage import locate_note
 
@@ -226,8 +226,8 @@ def test_the_gate_on_a_hand_written_log_line(project, capsys):
     out = io.StringIO()
     payload = {"cwd": str(repo), "tool_name": "apply_patch", "tool_input": {
         "command": "*** Begin Patch\n*** Update File: src/x.py\n@@\n-a\n+b\n*** End Patch\n"}}
-    gate.hook_pre_tool(codex_home=str(home), stdin=io.BytesIO(json.dumps(payload).encode()),
-                       stdout=out)
+    gate_commands.hook_pre_tool(codex_home=str(home),
+                                stdin=io.BytesIO(json.dumps(payload).encode()), stdout=out)
     context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
     assert "src/x.py" in context and TOKEN not in context
 

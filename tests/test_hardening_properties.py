@@ -13,9 +13,9 @@ import tempfile
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcite.cli.ledger_commands import _jsonl_replies
 from memcite.errors import InputError, MemciteError
 from memcite.ledger.ingest import ingest_rollout
+from memcite.ledger.jsonl_batch import jsonl_replies
 from memcite.ledger.memory_files import FileLines, byte_lines, locate
 from memcite.ledger.recording import MemoryFiles, record_replies
 from memcite.ledger.store import open_store
@@ -84,7 +84,7 @@ CONN = open_store(os.path.join(WORK, "ledger.sqlite"))
 def test_a_jsonl_batch_never_crashes_and_every_line_is_accounted_for(lines):
     data = "\n".join(lines).encode("utf-8", "surrogatepass") + b"\n"
     problems: list[str] = []
-    replies = _jsonl_replies(io.BytesIO(data), "<batch>", 1 << 16, "replace", problems)
+    replies = jsonl_replies(io.BytesIO(data), "<batch>", 1 << 16, "replace", problems.append)
     results = list(record_replies(CONN, replies, memory_root=ROOT))
     non_blank = sum(1 for line in data.split(b"\n") if line.strip())
     assert len(results) + len(problems) == non_blank

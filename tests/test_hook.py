@@ -22,7 +22,8 @@ from codex_sessions import (
     turn,
     write_session,
 )
-from memcite.codex.stop_hook import codex_home_of, hook_stop
+from memcite.cli.gate_commands import hook_stop
+from memcite.codex.stop_hook import codex_home_of
 from memcite.ledger import hook_log
 from memcite.ledger.hook_log import append_entry, read_entries
 from memcite.ledger.store import open_store, transaction

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
+from memcite.cli import gate_commands
 from memcite.codex import memory_gate
-from memcite.codex import pre_tool_gate as gate
 from poisoned_home import build_home
 
 
@@ -42,7 +42,7 @@ def _patch(folder, lines: list[str], name: str = "MEMORY.md", header: str = "Add
 
 def _run(codex, payload) -> tuple[int, dict | None]:
     out = io.StringIO()
-    code = gate.hook_pre_tool(codex_home=str(codex), stdin=io.BytesIO(json.dumps(payload).encode()),
+    code = gate_commands.hook_pre_tool(codex_home=str(codex), stdin=io.BytesIO(json.dumps(payload).encode()),
                               stdout=out)
     return code, json.loads(out.getvalue()) if out.getvalue() else None
 

@@ -105,7 +105,7 @@ def test_the_stop_hook_quarantines_and_logs_it_once(home, tmp_path, monkeypatch)
     import io
     import json
 
-    from memcite.codex.stop_hook import hook_stop
+    from memcite.cli.gate_commands import hook_stop
     from memcite.ledger.hook_log import read_entries
 
     codex, planted, conn, db = home

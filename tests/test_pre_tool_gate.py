@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from memcite.cli import gate_commands
 from memcite.codex import pre_tool_gate as gate
 from memcite.notes import events
 from memcite.notes.storage import locate_note
@@ -37,7 +38,7 @@ def project(tmp_path, monkeypatch):
 def run(payload, home, block=None) -> tuple[int, str]:
     out = io.StringIO()
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    code = gate.hook_pre_tool(codex_home=str(home), block=block, stdin=io.BytesIO(data),
+    code = gate_commands.hook_pre_tool(codex_home=str(home), block=block, stdin=io.BytesIO(data),
                               stdout=out)
     return code, out.getvalue()
 

@@ -116,6 +116,11 @@ def resolve_codex_home(codex_home: str | os.PathLike | None = None, environ=os.e
     return _expand(os.path.join("~", ".codex"))
 
 
+def codex_sqlite_home_env(environ=os.environ) -> str | None:
+    """``$CODEX_SQLITE_HOME`` as set (Codex's config.toml ``sqlite_home`` comes first)."""
+    return environ.get(SQLITE_HOME_VARIABLE) or None
+
+
 def hook_log_path(environ=os.environ) -> str:
     """memcite's own log of its Codex hook runs (rotated, bounded), in the data folder."""
     return os.path.join(user_data_dir(environ), HOOK_LOG_NAME)
@@ -291,7 +296,7 @@ class Locations:
     @property
     def codex_sqlite_home_env(self) -> str | None:
         """``$CODEX_SQLITE_HOME`` as set (Codex's config.toml ``sqlite_home`` comes first)."""
-        return self._environ.get(SQLITE_HOME_VARIABLE) or None
+        return codex_sqlite_home_env(self._environ)
 
     @property
     def codex_config(self) -> str:

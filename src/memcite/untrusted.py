@@ -25,6 +25,8 @@ import errno
 import os
 import stat
 
+from memcite.errors import InputError
+
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 BINARY = getattr(os, "O_BINARY", 0)
@@ -177,3 +179,19 @@ def not_regular(mode: int) -> str | None:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "a special file"
+
+
+ERROR_MODES = ("strict", "replace")
+
+
+def decode_utf8(data: bytes, *, name: str = "<input>", errors: str = "strict") -> str:
+    """Decode UTF-8; with ``errors="strict"`` a bad byte is an error naming its offset."""
+    if errors not in ERROR_MODES:
+        raise InputError(f"unknown --errors mode {errors!r}: use one of {', '.join(ERROR_MODES)}")
+    try:
+        return data.decode("utf-8", errors)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{name}: invalid UTF-8 at byte offset {exc.start} ({exc.reason})",
+            hint="pass --errors replace to read it with U+FFFD in place of the bad bytes",
+        ) from None

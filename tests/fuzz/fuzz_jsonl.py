@@ -21,7 +21,7 @@ sys.path.insert(0, HERE)
 from _harness import main  # noqa: E402
 
 with atheris.instrument_imports():
-    from memcite.cli.ledger_commands import _jsonl_replies
+    from memcite.ledger.jsonl_batch import jsonl_replies
     from memcite.ledger.recording import record_replies
     from memcite.ledger.store import open_store
 
@@ -34,7 +34,7 @@ with open(os.path.join(WORK, "memories", "MEMORY.md"), "wb") as _handle:
 
 def check_one_input(data: bytes) -> None:
     problems: list[str] = []
-    replies = _jsonl_replies(io.BytesIO(data), "<fuzz>", 4096, "replace", problems)
+    replies = jsonl_replies(io.BytesIO(data), "<fuzz>", 4096, "replace", problems.append)
     for result in record_replies(CONN, replies, memory_root=os.path.join(WORK, "memories")):
         assert result.status in ("recorded", "duplicate", "rejected")
         json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")  # printable

@@ -1,6 +1,6 @@
 """memcite inside Codex: ``memcite hook stop``, ``memcite setup codex`` and ``memcite doctor``.
 
-The bodies live in ``memcite.codex.stop_hook`` (run on the fast path, without
+The bodies live in ``memcite.cli.gate_commands`` (the hooks, run on the fast path, without
 Typer) and ``memcite.cli.codex_commands``; these wrappers declare the options.
 """
 
@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memcite.cli import codex_commands
+from memcite.cli import codex_commands, gate_commands
 from memcite.cli.options import (
     COMMAND,
     CodexHomeOpt,
@@ -19,7 +19,6 @@ from memcite.cli.options import (
     JsonOpt,
     exit_with,
 )
-from memcite.codex import stop_hook
 
 hook_app = typer.Typer(
     name="hook",
@@ -52,7 +51,7 @@ def stop(
     payload (JSON) on stdin: the replies the session file gained since the last run are
     recorded. It prints nothing and always exits 0; problems go to memcite's hook log.
     """
-    exit_with(stop_hook.hook_stop(db=db, codex_home=codex_home))
+    exit_with(gate_commands.hook_stop(db=db, codex_home=codex_home))
 
 
 @hook_app.command("pre-tool", **COMMAND)
@@ -79,8 +78,6 @@ def pre_tool(
         memcite hook pre-tool < payload.json
         memcite hook pre-tool --block fragile < payload.json
     """
-    from memcite.cli import gate_commands
-
     exit_with(gate_commands.pre_tool(db=db, codex_home=codex_home, block=block))
 
 

@@ -36,7 +36,7 @@ def consolidation(codex_home: str | None = None, json: bool = False,  # noqa: A0
     try:
         where = Locations(codex_home=codex_home)
         locations = locate(where)
-        stale_hours, stale_from = stale_hours_setting(where.environ)
+        stale_hours, stale_from = stale_hours_setting(where.config.path)
         settings = resolve_settings(None, None, load_codex_memories_config(locations.codex_home),
                                     rule="codex")
         report = consolidation_report(

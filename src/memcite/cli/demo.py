@@ -298,7 +298,7 @@ def _hook_step(db_path: str, payload_path: str, session_id: str) -> str:
     """Run ``memcite hook stop`` on the payload file, as Codex would; say what its log line says."""
     import signal
 
-    from memcite.codex.stop_hook import hook_stop
+    from memcite.cli.gate_commands import hook_stop
     from memcite.ledger.hook_log import read_entries
 
     with open(payload_path, "rb") as handle:

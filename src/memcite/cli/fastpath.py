@@ -32,7 +32,7 @@ class FastCommand:
         variadic: bool = False,  # the last positional takes every remaining argument, as a list
         options: dict[str, type] | None = None,  # "--max-bytes": int
         flags: tuple[str, ...] = (),  # "--json": boolean, False unless given
-        defaults: dict[str, object] | None = None,  # env-dependent defaults
+        defaults: dict[str, object] | None = None,  # a flag's value when not given (else False)
         envvars: dict[str, str] | None = None,  # kwarg name -> environment variable
         # A hook's command: arguments it cannot read are passed on as ``ignored_args`` rather
         # than handed to Typer, whose usage error (exit 2) would reach the agent.
@@ -173,9 +173,26 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         },
         flags=("--json",),
     ),
+    # An explicit re-ingest of an unchanged file is one look-up: Typer's start-up would be
+    # most of it. --no-progress (and --help) go to Typer; progress None: only on a terminal.
+    "ingest": FastCommand(
+        target="memcite.cli.ledger_commands:ingest",
+        positionals=("rollouts",),
+        variadic=True,
+        options={
+            "--db": str,
+            "--codex-home": str,
+            "--since": str,
+            "--policy": choice("default", "codex"),
+            "--profile": PROFILE,
+            "--max-bytes": positive_int,
+        },
+        flags=("--json", "--progress"),
+        defaults={"progress": None},
+    ),
     # Two words: a subcommand. No CODEX_HOME default: the session file says which home.
     "hook stop": FastCommand(
-        target="memcite.codex.stop_hook:hook_stop",
+        target="memcite.cli.gate_commands:hook_stop",
         options={"--db": str, "--codex-home": str},
         tolerant=True,
     ),
@@ -231,6 +248,7 @@ def _option_name(option: str) -> str:
 def parse_args(spec: FastCommand, args: list[str]) -> dict | None:
     """Keyword arguments for ``spec.target``, or None when Typer should read ``args``."""
     kwargs: dict[str, object] = {_option_name(flag): False for flag in spec.flags}
+    kwargs.update(spec.defaults)
     for name, variable in spec.envvars.items():
         if os.environ.get(variable):
             kwargs[name] = os.environ[variable]

@@ -6,10 +6,11 @@ import os
 import sys
 
 from memcite.errors import InputError
-from memcite.untrusted import NotRegularFile, open_regular
+from memcite.untrusted import ERROR_MODES, NotRegularFile, decode_utf8, open_regular
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-ERROR_MODES = ("strict", "replace")
+__all__ = ["DEFAULT_MAX_BYTES", "ERROR_MODES", "decode_utf8", "hint_if_terminal", "read_bytes",
+           "read_text"]
 
 
 def read_bytes(source: str | os.PathLike | None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -49,19 +50,6 @@ def hint_if_terminal(what: str = "the reply") -> None:
         sys.stderr.write(f"memcite: reading {what} from the terminal; end it with Ctrl-D "
                          "(or give a FILE, or pipe it in)\n")
         sys.stderr.flush()
-
-
-def decode_utf8(data: bytes, *, name: str = "<input>", errors: str = "strict") -> str:
-    """Decode UTF-8; with ``errors="strict"`` a bad byte is an error naming its offset."""
-    if errors not in ERROR_MODES:
-        raise InputError(f"unknown --errors mode {errors!r}: use one of {', '.join(ERROR_MODES)}")
-    try:
-        return data.decode("utf-8", errors)
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{name}: invalid UTF-8 at byte offset {exc.start} ({exc.reason})",
-            hint="pass --errors replace to read it with U+FFFD in place of the bad bytes",
-        ) from None
 
 
 def read_text(

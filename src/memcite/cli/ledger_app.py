@@ -1,7 +1,8 @@
 """The ledger commands, ``memcite sync``, ``record``, ``ingest`` and ``rebuild``, added to the Typer app.
 
 The bodies live in ``memcite.cli.ledger_commands`` (``record`` also runs there on
-the fast path, without Typer); these wrappers only declare the options.
+the fast path, without Typer, and so does ``ingest``); these wrappers only declare the
+options.
 """
 
 from __future__ import annotations
@@ -115,40 +116,13 @@ def sync(db: DbOpt = None, codex_home: CodexSqliteHomeOpt = None, json: JsonOpt 
     """
     progress = None
     if not json and sys.stderr.isatty():
-        progress = _rich_progress()
+        progress = ledger_commands.RichProgress()
     try:
         exit_with(ledger_commands.sync(db=db, codex_home=codex_home, json=json,
                                    progress=progress))
     finally:
         if progress is not None:
             progress.stop()
-
-
-class _rich_progress:  # noqa: N801 - used as a callback
-    """A progress bar on stderr, started at the first report."""
-
-    def __init__(self) -> None:
-        self._progress = None
-        self._tasks: dict[str, object] = {}
-
-    def __call__(self, phase: str, done: int, total: int | None) -> None:
-        import sys
-
-        from rich.console import Console
-        from rich.progress import Progress
-
-        from memcite.display import styled
-
-        if self._progress is None:  # memcite's own phase names: the bar's sequences go raw
-            self._progress = Progress(console=Console(file=styled(sys.stderr)), transient=True)
-            self._progress.start()
-        if phase not in self._tasks:
-            self._tasks[phase] = self._progress.add_task(phase, total=total)
-        self._progress.update(self._tasks[phase], completed=done, total=total)
-
-    def stop(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
 
 
 def ingest(
@@ -194,17 +168,9 @@ def ingest(
         memcite ingest --codex-home ~/.codex --since 2026-11-01
         memcite ingest ~/.codex/sessions/2026/01/20/rollout-*.jsonl
     """
-    home_progress = None
-    if not rollouts and not json and (sys.stderr.isatty() if progress is None else progress):
-        home_progress = _rich_progress()
-    try:
-        exit_with(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
-                                         profile=profile, json=json, since=since,
-                                         progress=progress, home_progress=home_progress,
-                                         max_bytes=max_bytes))
-    finally:
-        if home_progress is not None:
-            home_progress.stop()
+    exit_with(ledger_commands.ingest(rollouts, db=db, codex_home=codex_home, policy=policy,
+                                     profile=profile, json=json, since=since,
+                                     progress=progress, max_bytes=max_bytes))
 
 
 def rebuild(

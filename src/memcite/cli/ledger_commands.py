@@ -1,24 +1,23 @@
 """The bodies of ``memcite record``, ``sync``, ``ingest`` and ``rebuild``; each returns the exit code.
 
-Shared by the Typer commands (``memcite.cli.ledger_app``) and, for ``record``, the
-fast path: this module imports neither Typer, rich nor sqlite-utils. Default
-locations come from ``memcite.paths``; resolving them creates nothing: the
-default data folder is created only by a command about to write to its
-database, and every input (a reply, a Codex home, a rollout or JSON Lines file)
-is checked before the database is opened.
+Shared by the Typer commands (``memcite.cli.ledger_app``) and, for ``record`` and
+``ingest``, the fast path: this module imports neither Typer, rich (but for a progress
+bar on a terminal) nor sqlite-utils. Default locations come from ``memcite.paths``;
+resolving them creates nothing: the default data folder is created only by a command
+about to write to its database, and every input (a reply, a Codex home, a rollout or JSON
+Lines file) is checked before the database is opened. The work is in the ledger wing
+(``memcite.ledger.jsonl_batch``, ``ingest_run``, ``sync.sync_home``, ``recording``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
 
 from memcite.cli.citations_commands import report_strict_failure, write_visible
 from memcite.cli.console import check_choice, dump_json, masked, note, report_error, source_name
 from memcite.cli.inputs import DEFAULT_MAX_BYTES, decode_utf8, hint_if_terminal, read_bytes
 from memcite.errors import (
-    EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
     CitationError,
@@ -27,7 +26,6 @@ from memcite.errors import (
 )
 from memcite.ledger.database import database_error, open_ledger
 from memcite.paths import Locations, resolve_codex_home, resolve_db_path
-from memcite.untrusted import bounded_lines
 
 # resolve_* and report_error are also used by memcite.cli.retention_commands.
 __all__ = ["ingest", "ingest_home", "open_database", "rebuild", "record", "report_error", "resolve_codex_home",
@@ -50,71 +48,6 @@ def open_database(db: str | None, *, readonly: bool = False, migrate_schema: boo
 
 
 # --------------------------------------------------------------------------- record
-
-
-def _open_jsonl(source: str):
-    """The binary handle of a JSON Lines input (stdin for ``-``); a clear error if it cannot be read."""
-    name = source_name(source)
-    if source == "-":
-        hint_if_terminal("JSON Lines")
-        return sys.stdin.buffer
-    from memcite.ledger.memory_files import open_regular
-
-    try:
-        return os.fdopen(open_regular(source), "rb")  # a FIFO or a device: refused, never a hang
-    except FileNotFoundError:
-        raise InputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{name}: is a directory, not a JSON Lines file") from None
-    except ValueError:
-        raise InputError(f"{name!r}: not a usable file name (it holds a NUL byte)") from None
-    except OSError as exc:
-        raise InputError(f"{name}: cannot read: {exc.strerror or exc}",
-                         hint="to read from a pipe, pass --jsonl - and pipe into stdin") from None
-
-
-def _jsonl_replies(handle, name: str, max_bytes: int, errors: str, problems) -> Iterator:
-    """Yield ``ReplyInput``s from a JSON Lines handle; a bad line is noted and skipped."""
-
-    from memcite.ledger.recording import ReplyInput, parse_time
-    from memcite.untrusted import loads_json
-
-    for number, raw in enumerate(bounded_lines(handle, max_bytes), start=1):
-        where = f"{name}:{number}"
-        if raw is None:
-            problems.append(f"{where}: longer than the limit of {max_bytes} bytes (skipped)")
-            continue
-        if not raw.strip():
-            continue
-        try:
-            item = loads_json(decode_utf8(raw, name=where, errors=errors))
-        except InputError as error:
-            problems.append(f"{error} (skipped)")
-            continue
-        except ValueError as exc:
-            problems.append(f"{where}: not JSON ({exc}) (skipped)")
-            continue
-        try:
-            yield _reply_from_object(item, where, ReplyInput, parse_time)
-        except InputError as error:
-            problems.append(f"{error} (skipped)")
-
-
-def _reply_from_object(item, where, reply_type, parse_time):
-    if not isinstance(item, dict) or not isinstance(item.get("text"), str):
-        raise InputError(f'{where}: expected an object with a "text" string')
-    if not item["text"].strip():
-        raise InputError(f'{where}: "text" is empty')
-    fields = {}
-    for name in ("id", "thread_id", "cwd"):
-        value = item.get(name)
-        if value is not None and not isinstance(value, str):
-            raise InputError(f'{where}: "{name}" must be a string')
-        fields[name] = value or None
-    at = item.get("at")
-    if at is not None:
-        at = parse_time(at, what=f'{where}: "at"')
-    return reply_type(text=item["text"], at=at, where=where, **fields)
 
 
 def record(
@@ -253,65 +186,35 @@ def _report_result(result, *, quiet: bool) -> None:
              "(run `memcite sync` if it is new)")
 
 
-def _is_regular_file(handle) -> bool:
-    """Whether ``handle`` reads a file (read through at once), not a pipe or a terminal."""
-    import stat
-
-    try:
-        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-class _Problems:
-    """Bad input lines: printed to stderr as they are found, and counted."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def append(self, message: str) -> None:
-        self.count += 1
-        note(message)
-
-
 def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> int:
-    from memcite.ledger.recording import BATCH_REPLIES, record_replies
+    from memcite.ledger.jsonl_batch import open_jsonl, record_jsonl
 
-    problems = _Problems()
-    totals = {"recorded": 0, "duplicate": 0, "rejected": 0}
-    counted = 0
-    unknown: set[str] = set()
-    not_uuid: set[str] = set()
-    handle = _open_jsonl(jsonl)  # before the database: a bad input creates nothing
+    name = source_name(jsonl)
+    if jsonl == "-":
+        hint_if_terminal("JSON Lines")
+        handle = sys.stdin.buffer
+    else:
+        handle = open_jsonl(jsonl, name)  # before the database: a bad input creates nothing
+
+    def show(result) -> None:
+        if json:
+            dump_json(result.to_dict())
+        elif result.status == "rejected":
+            note(f"{result.where}: {result.error} (not recorded)")
+
     try:
         conn = open_database(db)
         try:
-            replies = _jsonl_replies(handle, source_name(jsonl), max_bytes, errors, problems)
-            batch = BATCH_REPLIES if _is_regular_file(handle) else 1  # a live pipe: each reply
-            for result in record_replies(conn, replies, profile=profile, policy=policy,
-                                         memory_root=root, batch_replies=batch):
-                totals[result.status] += 1
-                counted += len(result.counted)
-                unknown.update(result.unknown)
-                not_uuid.update(result.not_uuid)
-                if json:
-                    dump_json(result.to_dict())
-                elif result.status == "rejected":
-                    note(f"{result.where}: {result.error} (not recorded)")
+            totals = record_jsonl(conn, handle, name, policy=policy, profile=profile,
+                                  errors=errors, max_bytes=max_bytes, memory_root=root,
+                                  on_result=show, on_problem=note)
         finally:
             conn.close()
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
-    summary = (
-        f"recorded {totals['recorded']} repl{'y' if totals['recorded'] == 1 else 'ies'}"
-        f" ({totals['duplicate']} already recorded, {totals['rejected']} rejected,"
-        f" {problems.count} line(s) skipped): {counted} citation(s) counted,"
-        f" {len(unknown)} id(s) not in the inventory, {len(not_uuid)} id(s) not UUIDs"
-    )
-    (sys.stderr if json else sys.stdout).write(summary + "\n")
-    code = EXIT_FINDINGS if totals["rejected"] else EXIT_OK
-    return EXIT_BAD_INPUT if problems.count else code
+    (sys.stderr if json else sys.stdout).write(totals.summary() + "\n")
+    return totals.exit_code()
 
 
 # --------------------------------------------------------------------------- sync, ingest, rebuild
@@ -326,18 +229,12 @@ def sync(
     """Fill the inventory from a Codex home and print what changed."""
     import sqlite3
 
-    from memcite.ledger.codex_home import locate
-    from memcite.ledger.sync import check_codex_home, sync_codex_home
-    from memcite.paths import Locations
+    from memcite.ledger.sync import render_notes, render_text, sync_home
 
     try:
-        locations = locate(Locations(db=db, codex_home=codex_home))
-        check_codex_home(locations)  # before the database: a wrong home creates nothing
-        conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
-        try:
-            report = sync_codex_home(conn, locations, progress=progress)
-        finally:
-            conn.close()
+        # a batch write: a damaged file refused
+        report = sync_home(Locations(db=db, codex_home=codex_home),
+                           lambda: open_database(db, quick_check=True), progress=progress)
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
@@ -348,40 +245,9 @@ def sync(
     if json:
         dump_json(report.to_dict())
         return 0
-    found = []
-    if report.stage1_found:
-        found.append(f"{report.stage1_rows} row(s) from {report.state_db}")
-    if report.folder_found:
-        found.append(f"{report.raw_sections} raw_memories.md section(s) and "
-                     f"{report.summary_headers} rollout summary header(s)")
-    also = f"; dual_write: Codex also consolidates {'v2' if report.store == 'v1' else 'v1'}" \
-        if report.dual_write else ""
-    sys.stdout.write(
-        f"synced {report.codex_home}: {', '.join(found)}\n"
-        f"  memory store {report.store}, the one Codex reads ({report.store_from}){also}\n"
-        f"  {report.inserted} new, {report.updated} changed, {report.unchanged} unchanged "
-        f"(not rewritten), {report.marked_missing} marked missing (gone from Codex, kept)\n"
-        + (f"  of those gone: {report.gone_asked} memcite had asked Codex to forget, "
-           f"{report.marked_missing - report.gone_asked} Codex removed by itself (its start-up "
-           "pruning of unused memories, or its consolidation)\n" if report.marked_missing else "")
-    )
-    counts = report.counts or {}
-    if report.stage1_found:
-        sys.stdout.write(
-            f"  memories {counts.get('memories', 0)}; cited: by Codex's counters "
-            f"{counts.get('cited_codex', 0)} ({counts.get('codex_citations', 0)} citations), "
-            f"by memcite's log {counts.get('cited_memcite', 0)}\n")
-    else:
-        sys.stdout.write(f"  memories {counts.get('memories', 0)}; usage unknown (no Codex "
-                         "memories database)\n")
-    if report.forget_requests_seen_gone:
-        sys.stdout.write(f"  {report.forget_requests_seen_gone} memor"
-                         f"{'y' if report.forget_requests_seen_gone == 1 else 'ies'} memcite "
-                         "asked Codex to forget are gone from Codex now\n")
-    if report.invalid_ids:
-        note(f"note: {report.invalid_ids} row(s) with a thread id that is not a UUID skipped")
-    for line in report.skipped:
-        note(f"warning: {line}")
+    sys.stdout.write(render_text(report))
+    for line in render_notes(report):
+        note(line)
     return 0
 
 
@@ -400,22 +266,28 @@ def ingest(
     """Record the assistant replies of the given rollout files; print one line per file.
 
     With no files, every session file of the Codex home, each read from where the
-    last read stopped (``ingest_home``; ``home_progress`` is its progress callback).
-    Each reply is keyed by its session and line (see ``memcite.ledger.ingest``). A file
-    that cannot be read or a line that is bad is reported and skipped; the rest is
-    recorded and the exit code is 2 ("done with problems"); 1 when a strict reading
-    rejected replies. ``progress``: None shows it on a terminal's stderr only.
+    last read stopped (``ingest_home``; ``home_progress`` is its progress callback, by
+    default a bar on a terminal's stderr). Each reply is keyed by its session and line
+    (see ``memcite.ledger.ingest``). A file that cannot be read or a line that is bad is
+    reported and skipped; the rest is recorded and the exit code is 2 ("done with
+    problems"); 1 when a strict reading rejected replies. ``progress``: None shows it on a
+    terminal's stderr only. Also run by the fast path: it imports neither Typer nor rich.
     """
     import sqlite3
 
-    from memcite.ledger.codex_home import codex_memory_folder
-    from memcite.ledger.ingest import check_rollout, ingest_rollout
+    from memcite.ledger.ingest_run import FileInterrupted, ingest_files
     from memcite.ledger.recording import POLICIES
 
     if not rollouts:
-        return ingest_home(db=db, codex_home=codex_home, policy=policy, profile=profile,
-                           json=json, since=since, progress=home_progress)
-    code = 0
+        shown = home_progress
+        if shown is None and not json and (sys.stderr.isatty() if progress is None else progress):
+            shown = RichProgress()
+        try:
+            return ingest_home(db=db, codex_home=codex_home, policy=policy, profile=profile,
+                               json=json, since=since, progress=shown)
+        finally:
+            if shown is not None and shown is not home_progress:
+                shown.stop()
     try:
         check_choice(policy, POLICIES, "--policy")
         check_choice(profile, PROFILE_CHOICES, "--profile")
@@ -424,46 +296,48 @@ def ingest(
                              "with files named, leave it out")
         if max_bytes < 1:
             raise InputError(f"--max-bytes: {max_bytes} is not a positive number of bytes")
-        root = codex_memory_folder(Locations(codex_home=codex_home).codex_home_path)
-        readable = []
-        for path in rollouts:  # before the database: bad inputs alone create nothing
-            try:
-                check_rollout(path)
-            except MemciteError as error:
-                code = max(code, report_error(error))
-                continue
-            readable.append(path)
-        if not readable:
-            return code
-        conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
+        shown = IngestProgress() if (sys.stderr.isatty() if progress is None else progress) \
+            else None
+        # a batch write: a damaged file refused
+        return ingest_files(
+            rollouts, lambda: open_database(db, quick_check=True),
+            codex_home=Locations(codex_home=codex_home).codex_home_path, policy=policy,
+            profile=profile, max_bytes=max_bytes, progress=shown,
+            on_report=lambda path, report: _print_ingest_report(path, report, json, max_bytes),
+            on_error=report_error)
     except MemciteError as error:
         return report_error(error)
+    except FileInterrupted as stop:
+        return report_error(database_error(
+            db, stop.error, "the file in progress was not finished (re-running records only "
+            "what is missing)"))
     except sqlite3.Error as exc:
         return report_error(database_error(db, exc, "nothing was ingested"))
-    shown = IngestProgress() if (sys.stderr.isatty() if progress is None else progress) else None
-    try:
-        for path in readable:
-            try:
-                report = ingest_rollout(conn, path, profile=profile, policy=policy,
-                                        memory_root=root, progress=shown, max_bytes=max_bytes)
-            except MemciteError as error:
-                code = max(code, report_error(error))
-                continue
-            finally:
-                if shown is not None:
-                    shown.done()
-            _print_ingest_report(path, report, json, max_bytes)
-            if report.rejected:
-                code = max(code, EXIT_FINDINGS)
-            if report.problems:
-                code = max(code, EXIT_BAD_INPUT)
-    except sqlite3.Error as exc:
-        return report_error(database_error(
-            db, exc, "the file in progress was not finished (re-running records only what is "
-            "missing)"))
-    finally:
-        conn.close()
-    return code
+
+
+class RichProgress:
+    """A progress bar on stderr (rich, imported at the first report), started then."""
+
+    def __init__(self) -> None:
+        self._progress = None
+        self._tasks: dict[str, object] = {}
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        from memcite.display import styled
+
+        if self._progress is None:  # memcite's own phase names: the bar's sequences go raw
+            self._progress = Progress(console=Console(file=styled(sys.stderr)), transient=True)
+            self._progress.start()
+        if phase not in self._tasks:
+            self._tasks[phase] = self._progress.add_task(phase, total=total)
+        self._progress.update(self._tasks[phase], completed=done, total=total)
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
 
 
 class IngestProgress:
@@ -532,24 +406,8 @@ def ingest_home(
     """Bring every session file of a Codex home up to date, from the stored offsets."""
     import sqlite3
 
-    from memcite.ledger.codex_home import codex_memory_folder
+    from memcite.ledger.ingest_run import home_exit_code, home_summary_line, ingest_home_sessions
     from memcite.ledger.recording import POLICIES, parse_time
-    from memcite.ledger.session_offsets import SESSION_FOLDERS, ingest_codex_home
-
-    try:
-        check_choice(policy, POLICIES, "--policy")
-        check_choice(profile, PROFILE_CHOICES, "--profile")
-        after = None if since is None else parse_time(since, what="--since")
-        home = Locations(codex_home=codex_home).codex_home_path
-        if not any(os.path.isdir(os.path.join(home, f)) for f in SESSION_FOLDERS):
-            raise InputError(f"{home}: no sessions/ or archived_sessions/ folder, no session "
-                             "to ingest", hint="pass Codex's home with --codex-home DIR, or "
-                             "name session files")
-        conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
-    except MemciteError as error:
-        return report_error(error)
-    except sqlite3.Error as exc:
-        return report_error(database_error(db, exc))
 
     def show(result) -> None:
         if result.status != "read":
@@ -560,55 +418,34 @@ def ingest_home(
             _print_ingest_report(result.path, result.report, False)
 
     try:
-        summary = ingest_codex_home(conn, home, since=after, progress=progress, on_file=show,
-                                    profile=profile, policy=policy,
-                                    memory_root=codex_memory_folder(home))
+        check_choice(policy, POLICIES, "--policy")
+        check_choice(profile, PROFILE_CHOICES, "--profile")
+        after = None if since is None else parse_time(since, what="--since")
+        # a batch write: a damaged file refused
+        summary = ingest_home_sessions(
+            Locations(codex_home=codex_home).codex_home_path,
+            lambda: open_database(db, quick_check=True), since=after, policy=policy,
+            profile=profile, progress=progress, on_file=show)
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
         return report_error(database_error(db, exc))
-    finally:
-        conn.close()
     for problem in summary.failed:
         note(f"{problem} (skipped)")
-    (sys.stderr if json else sys.stdout).write(
-        f"{summary.codex_home}: {summary.files} session file(s), {summary.read} read "
-        f"({summary.reread} again from the start), {summary.unchanged} unchanged; "
-        f"{summary.replies} repl{'y' if summary.replies == 1 else 'ies'}, {summary.recorded} "
-        f"recorded, {summary.duplicates} already recorded, {summary.counted} citation(s) counted\n")
-    if summary.failed:
-        return EXIT_BAD_INPUT  # done with problems: the other files were read
-    return EXIT_FINDINGS if summary.rejected else EXIT_OK
+    (sys.stderr if json else sys.stdout).write(home_summary_line(summary))
+    return home_exit_code(summary)
 
 
 def _print_ingest_report(path: str, report, json: bool,
                          max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    if report.bad_line_count:
-        lines = ", ".join(str(n) for n in report.bad_lines)
-        more = "…" if report.bad_line_count > len(report.bad_lines) else ""
-        note(f"{path}: {report.bad_line_count} line(s) are not JSON or nested too deeply "
-             f"(lines {lines}{more}); skipped")
-    if report.long_line_count:
-        lines = ", ".join(str(n) for n in report.long_lines)
-        more = "…" if report.long_line_count > len(report.long_lines) else ""
-        note(f"{path}: {report.long_line_count} reply line(s) longer than the limit of "
-             f"{max_bytes} bytes (lines {lines}{more}); skipped without being read whole "
-             "(raise it with --max-bytes)")
-    if report.session_id is None and report.replies:
-        note(f"{path}: no session_meta line; replies recorded without a thread id")
+    from memcite.ledger.ingest_run import report_line, report_notes
+
+    for line in report_notes(path, report, max_bytes):
+        note(line)
     if json:
         dump_json(report.to_dict())
         return
-    sys.stdout.write(
-        f"{path}: {report.replies} repl{'y' if report.replies == 1 else 'ies'},"
-        f" {report.recorded} recorded, {report.duplicates} already recorded,"
-        f" {report.counted} citation(s) counted"
-        + (f", {len(report.unknown_ids)} id(s) not in the inventory"
-           if report.unknown_ids else "")
-        + (f", {len(report.not_uuid_ids)} id(s) not UUIDs"
-           if report.not_uuid_ids else "")
-        + "\n"
-    )
+    sys.stdout.write(report_line(path, report))
 
 
 def rebuild(
@@ -638,20 +475,5 @@ def rebuild(
     if json:
         dump_json(report.to_dict())
     else:
-        if not report.differences:
-            sys.stdout.write(f"checked {report.memories} memories: the counts match the log\n")
-        else:
-            verb = "fixed" if report.applied else "differ"
-            sys.stdout.write(f"checked {report.memories} memories: "
-                             f"{len(report.differences)} {verb}\n")
-            for d in report.differences:
-                sys.stdout.write(
-                    f"  {d.thread_id}: usage_count {d.usage_count} -> {d.logged_usage_count},"
-                    f" last_usage {d.last_usage} -> {d.logged_last_usage}\n"
-                )
-        if report.counters:
-            verb = "recounted" if report.applied else "differ from a fresh count"
-            sys.stdout.write(f"{len(report.counters)} counter(s) kept for stats {verb}\n")
-            for c in report.counters:
-                sys.stdout.write(f"  {c['counter']}: {c['stored']} -> {c['counted']}\n")
+        sys.stdout.write(report.render_text())
     return EXIT_FINDINGS if check and (report.differences or report.counters) else EXIT_OK

@@ -41,7 +41,6 @@ from memcite.ledger.codex_home import (
     open_codex_db,
     state_db_path,
 )
-from memcite.paths import Locations
 
 HOUR = 3_600
 DAY = 86_400
@@ -795,15 +794,15 @@ def consolidation_report(locations: CodexLocations, *, now: int, max_unused_days
     return ConsolidationReport(locations, now, stale_hours, stale_hours_from, settings, stores)
 
 
-def stale_hours_setting(environ) -> tuple[int, str]:
-    """``[consolidation] stale_hours`` of memcite's config file (checked as the whole file
-    is), else the default: ``(hours, where it came from)``."""
+def stale_hours_setting(config_path: str | None) -> tuple[int, str]:
+    """``[consolidation] stale_hours`` of memcite's config file ``config_path`` (checked as
+    the whole file is), else the default: ``(hours, where it came from)``."""
     from memcite.retention.rules import (
         check_memcite_config,
         load_toml,
     )
 
-    path = Locations(environ=environ).config.path
+    path = config_path
     data = load_toml(path) if path else None
     if not data:
         return DEFAULT_STALE_HOURS, "default"

@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 
 from memcite.codex import setup as codex_setup
-from memcite.paths import Locations
 from memcite.untrusted import NotRegularFile, check_regular, loads_json, loads_toml, open_regular
 
 OK, WARNING, FAILURE = "ok", "warning", "failure"
@@ -53,6 +52,13 @@ class DoctorInputs:
     cache_dir: str
     cwd: str
     environ: dict
+    config_path: str | None = None  # memcite's config; None: the one ``environ`` names
+
+    def memcite_config(self) -> str:
+        """memcite's config file, as the command resolved it (else as ``environ`` names it)."""
+        from memcite.paths import memcite_config_path
+
+        return self.config_path or memcite_config_path(self.environ)
 
 
 # --------------------------------------------------------------------------- Codex
@@ -92,9 +98,9 @@ def check_codex_config(inputs: DoctorInputs, config: dict | None, error: str | N
 
 def _env_sqlite_home(inputs: DoctorInputs) -> str | None:
     """``$CODEX_SQLITE_HOME`` in the doctor's environment (read as ``memcite.paths`` reads it)."""
-    from memcite.paths import Locations
+    from memcite.paths import codex_sqlite_home_env
 
-    return Locations(environ=inputs.environ).codex_sqlite_home_env
+    return codex_sqlite_home_env(inputs.environ)
 
 
 def sqlite_home(inputs: DoctorInputs, config: dict | None) -> str:
@@ -188,7 +194,7 @@ def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
         locations = locate_codex_home(inputs.codex_home, cwd=inputs.cwd,
                                       env_sqlite_home=_env_sqlite_home(inputs))
         try:
-            stale_hours, _source = stale_hours_setting(inputs.environ)
+            stale_hours, _source = stale_hours_setting(inputs.memcite_config())
         except MemciteError:  # said by the memcite-config check
             stale_hours = DEFAULT_STALE_HOURS
         settings = resolve_settings(None, None, load_codex_memories_config(locations.codex_home),
@@ -493,7 +499,7 @@ def check_memcite_config(inputs: DoctorInputs) -> Check:
     from memcite.errors import MemciteError
     from memcite.retention.rules import load_memcite_config
 
-    path = Locations(environ=inputs.environ).config.path
+    path = inputs.memcite_config()
     if path is None or not os.path.lexists(path):
         return Check("memcite-config", OK, f"{path}: none (memcite's defaults apply)")
     try:

@@ -125,48 +125,52 @@ def quarantine_poisoned(conn, codex_home: str, *, now: int, audit: dict | None =
 
 
 def check_after_reply(conn, db_path: str, codex_home: str, memory_folder: str, *, now: int,
-                      config_path: str | None = None, detach: bool = False) -> dict | None:
+                      config_path: str | None = None, detach: bool = False,
+                      hook_log: str | None = None) -> dict | None:
     """The Stop hook's look at the memory folder: None when unchanged (or the quarantine is
     off). Changed: what the quarantine did, or, with ``detach``, ``{"detached": PID}``: the
-    audit runs in a process of its own (``run_detached``), so the turn does not wait for it
-    (an audit of a large home takes seconds to minutes)."""
+    audit runs in a process of its own (``run_detached``, which logs to ``hook_log``), so the
+    turn does not wait for it (an audit of a large home takes seconds to minutes).
+
+    ``config_path`` and ``hook_log`` come from the caller's ``memcite.paths.Locations``
+    (the Stop hook passes both); without them, the ones the environment names.
+    """
     stamp = changed_folder(db_path, memory_folder)
     if stamp is None:
         return None
     from memcite.codex.memory_gate import gate_setting
-    from memcite.paths import Locations
+    from memcite.paths import hook_log_path, memcite_config_path
 
     save_stamp(db_path, memory_folder, stamp)
-    if not gate_setting(config_path or Locations().config.path):
+    if not gate_setting(config_path or memcite_config_path()):
         return None
     if detach:
-        return {"detached": spawn_quarantine(db_path, codex_home)}
+        return {"detached": spawn_quarantine(db_path, codex_home, hook_log or hook_log_path())}
     return quarantine_poisoned(conn, codex_home, now=now)
 
 
 DETACHED_DEADLINE_SECONDS = 900
 
 
-def spawn_quarantine(db_path: str, codex_home: str) -> int:
+def spawn_quarantine(db_path: str, codex_home: str, hook_log: str) -> int:
     """Start ``run_detached`` in a new session, its output nowhere; its process id."""
     import subprocess
     import sys
 
     child = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
-        [sys.executable, "-m", "memcite.codex.memory_quarantine", db_path, codex_home],
+        [sys.executable, "-m", "memcite.codex.memory_quarantine", db_path, codex_home, hook_log],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True)
     return child.pid
 
 
-def run_detached(db_path: str, codex_home: str) -> int:
+def run_detached(db_path: str, codex_home: str, hook_log: str) -> int:
     """The quarantine as its own process: audit, note, and one line in the hook log
-    (``event`` ``quarantine``); always 0."""
+    ``hook_log`` (``event`` ``quarantine``); always 0."""
     import signal
     import time
 
     from memcite.ledger.hook_log import append_entry, log_time
-    from memcite.paths import Locations
 
     clock = time.monotonic()
     entry: dict = {"event": "quarantine", "codex_home": codex_home}
@@ -187,7 +191,7 @@ def run_detached(db_path: str, codex_home: str) -> int:
     entry["ms"] = round((time.monotonic() - clock) * 1000, 1)
     try:
         entry.update(log_time(time.time()))
-        append_entry(Locations().hook_log, entry)
+        append_entry(hook_log, entry)
     except BaseException:  # noqa: BLE001, S110 - nowhere left to report it
         pass
     return 0
@@ -196,4 +200,4 @@ def run_detached(db_path: str, codex_home: str) -> int:
 if __name__ == "__main__":
     import sys
 
-    raise SystemExit(run_detached(sys.argv[1], sys.argv[2]) if len(sys.argv) == 3 else 2)
+    raise SystemExit(run_detached(*sys.argv[1:]) if len(sys.argv) == 4 else 2)

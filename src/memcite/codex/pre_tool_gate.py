@@ -36,8 +36,6 @@ import os
 import sys
 import time
 
-from memcite.paths import Locations
-
 BLOCKABLE = ("failures", "fragile", "approaches")
 MAX_FILES = 64  # looked up per call
 MAX_CONTEXT_CHARS = 4000
@@ -286,7 +284,7 @@ def hook_output(text: str, kinds: frozenset[str], block: frozenset[str]) -> dict
 
 
 def memory_write_output(payload: dict, codex_home: str, entry: dict,
-                        config_path: str | None = None) -> dict | None:
+                        config_path: str) -> dict | None:
     """A deny for a write into Codex's memory folder that would add a poisoned line (see
     ``memcite.codex.memory_gate``); None for any other action, a clean write, or with
     ``[gate] memory_writes = false``. ``entry`` (the hook log's line) says what was found."""
@@ -299,7 +297,7 @@ def memory_write_output(payload: dict, codex_home: str, entry: dict,
         return None  # not a memory write: the event log's gate goes on
     from memcite.codex.memory_gate import deny_reason, gate_setting, memory_write_verdict
 
-    if not gate_setting(config_path or Locations().config.path):
+    if not gate_setting(config_path):
         entry["memory_write"] = "gate off ([gate] memory_writes = false)"
         return None
     verdict = memory_write_verdict(payload, codex_home)
@@ -321,9 +319,13 @@ def memory_write_output(payload: dict, codex_home: str, entry: dict,
 # --------------------------------------------------------------------------- the command
 
 
-def hook_pre_tool(db: str | None = None, codex_home: str | None = None, block: str | None = None,
-                  ignored_args: list[str] | None = None, stdin=None, stdout=None) -> int:
-    """Give the agent the log's history for the action; always 0, never blocks on an error."""
+def run_pre_tool_gate(where, *, codex_home: str | None = None, block: str | None = None,
+                      ignored_args: list[str] | None = None, stdin=None, stdout=None) -> int:
+    """Give the agent the log's history for the action; always 0, never blocks on an error.
+
+    ``where`` (a ``memcite.paths.Locations``, built by the command) says where memcite's
+    config and hook log are, and Codex's home unless ``codex_home`` (as given) names it.
+    """
     import json
 
     clock = time.monotonic()
@@ -345,8 +347,8 @@ def hook_pre_tool(db: str | None = None, codex_home: str | None = None, block: s
         for key in ("session_id", "turn_id", "tool_name", "tool_use_id"):
             if isinstance(payload.get(key), str):
                 entry[key] = payload[key][:100]
-        home = os.path.abspath(codex_home or Locations().codex_home_path)
-        output = memory_write_output(payload, home, entry)
+        home = os.path.abspath(codex_home or where.codex_home_path)
+        output = memory_write_output(payload, home, entry, where.config.path)
         if output is None and "memory_write" not in entry:
             found = findings(payload, home)
             text, kinds = feedback(found)
@@ -380,7 +382,7 @@ def hook_pre_tool(db: str | None = None, codex_home: str | None = None, block: s
             from memcite.ledger.hook_log import append_entry, log_time
 
             entry.update(log_time(time.time()))
-            append_entry(Locations().hook_log, entry)
+            append_entry(where.hook_log, entry)
         except BaseException:  # noqa: BLE001, S110 - nowhere left to report it
             pass
     return 0

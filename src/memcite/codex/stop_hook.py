@@ -15,7 +15,8 @@ it exited 2 or printed a ``decision``. So whatever happens this exits 0 and
 writes nothing to stdout or stderr; it waits for a busy database for at most
 ``HOOK_BUSY_TIMEOUT_MS`` and then gives up; and every run, with its counts or
 its error, is a line in memcite's hook log (``memcite.ledger.hook_log``) that
-``memcite doctor`` shows. Run on the fast path: Typer is never imported.
+``memcite doctor`` shows. Run on the fast path (``memcite.cli.gate_commands.hook_stop``
+builds the locations): Typer is never imported.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import os
 import sys
 import time
 
-from memcite.paths import Locations
 from memcite.untrusted import loads_json
 
 HOOK_BUSY_TIMEOUT_MS = 1000
@@ -143,7 +143,7 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> None:
+def _run_stop(entry: dict, where, codex_home: str | None, stdin) -> None:
     payload = read_payload(stdin)
     for key in ("session_id", "turn_id", "hook_event_name", "agent_id", "agent_type"):
         if isinstance(payload.get(key), str):
@@ -163,7 +163,6 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
     from memcite.ledger.session_offsets import ingest_session_file
     from memcite.ledger.store import open_store
 
-    where = Locations(db=db)
     home = codex_home or codex_home_of(transcript) or where.codex_home_path
     folder = where.default_db_folder  # as ledger_commands.open_database, without its imports
     if folder is not None and not os.path.isdir(folder):
@@ -182,7 +181,7 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
             entry["waited_for_reply"] = True
             read.append(ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
                                             memory_root=root, origin="hook"))
-        _quarantine(entry, conn, Locations(db=db).db_path, home, root)
+        _quarantine(entry, conn, where, home, root)
     finally:
         conn.close()
     reports = [r.report for r in read if r.report is not None]
@@ -200,13 +199,15 @@ def _run_stop(entry: dict, db: str | None, codex_home: str | None, stdin) -> Non
         entry["bad_lines"] = sum(r.bad_line_count for r in reports)
 
 
-def _quarantine(entry: dict, conn, db_path: str, home: str, root: str) -> None:
+def _quarantine(entry: dict, conn, where, home: str, root: str) -> None:
     """When the memory folder changed since the last reply, quarantine its poisoned memories
     (``memcite.codex.memory_quarantine``); its errors are logged, the turn stays recorded."""
     from memcite.codex.memory_quarantine import check_after_reply
 
     try:
-        done = check_after_reply(conn, db_path, home, root, now=int(time.time()), detach=True)
+        done = check_after_reply(conn, where.db_path, home, root, now=int(time.time()),
+                                 config_path=where.config.path, detach=True,
+                                 hook_log=where.hook_log)
     except Exception as exc:  # noqa: BLE001 - logged; the reply is recorded all the same
         entry["quarantine_error"] = describe_error(exc)
         return
@@ -254,9 +255,14 @@ def wait_for_growth(path: str, size: int, seconds: float) -> bool:
     return False
 
 
-def hook_stop(db: str | None = None, codex_home: str | None = None,
-              ignored_args: list[str] | None = None, stdin=None) -> int:
-    """Record what the session file gained since the last turn; always 0, never a byte on stdout."""
+def run_stop_hook(where, *, codex_home: str | None = None,
+                  ignored_args: list[str] | None = None, stdin=None) -> int:
+    """Record what the session file gained since the last turn; always 0, never a byte on stdout.
+
+    ``where`` (a ``memcite.paths.Locations``, built by the command) says where memcite's
+    database, config and hook log are; ``codex_home`` is ``--codex-home`` as given (else the
+    session file's home, else ``where``'s).
+    """
     from memcite.ledger.hook_log import append_entry, log_time
 
     clock = time.monotonic()
@@ -269,7 +275,7 @@ def hook_stop(db: str | None = None, codex_home: str | None = None,
         sink = open(os.devnull, "w")  # noqa: SIM115 - whatever a library prints goes nowhere
         sys.stdout = sys.stderr = sink
         _set_deadline(HOOK_DEADLINE_SECONDS)
-        _run_stop(entry, db, codex_home, stdin if stdin is not None else sys.stdin.buffer)
+        _run_stop(entry, where, codex_home, stdin if stdin is not None else sys.stdin.buffer)
     except _Skip as reason:
         entry.update(status="skipped", reason=str(reason))
     except BaseException as exc:  # noqa: BLE001 - a hook never fails, whatever happened
@@ -284,7 +290,7 @@ def hook_stop(db: str | None = None, codex_home: str | None = None,
             sink.close()
         entry["ms"] = round((time.monotonic() - clock) * 1000, 1)
         try:
-            append_entry(Locations().hook_log, entry)
+            append_entry(where.hook_log, entry)
         except BaseException:  # noqa: BLE001, S110 - nowhere left to report it
             pass
     return 0

@@ -619,6 +619,24 @@ class RebuildReport(FrozenSlots):
             "counters": [dict(c) for c in self.counters],
         }
 
+    def render_text(self) -> str:
+        """What ``memcite rebuild`` prints about this report."""
+        if not self.differences:
+            text = f"checked {self.memories} memories: the counts match the log\n"
+        else:
+            verb = "fixed" if self.applied else "differ"
+            text = f"checked {self.memories} memories: {len(self.differences)} {verb}\n"
+            for d in self.differences:
+                text += (f"  {d.thread_id}: usage_count {d.usage_count} -> "
+                         f"{d.logged_usage_count}, last_usage {d.last_usage} -> "
+                         f"{d.logged_last_usage}\n")
+        if self.counters:
+            verb = "recounted" if self.applied else "differ from a fresh count"
+            text += f"{len(self.counters)} counter(s) kept for stats {verb}\n"
+            for c in self.counters:
+                text += f"  {c['counter']}: {c['stored']} -> {c['counted']}\n"
+        return text
+
 
 _LOGGED_USAGE = """
     WITH logged AS (

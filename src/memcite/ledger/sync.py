@@ -796,3 +796,62 @@ def _folder_params(item: home.FolderMemory) -> dict:
         "has_rollout_summary": int(item.source == "rollout_summary" and item.has_text),
         "source": item.source,
     }
+
+
+def sync_home(where, open_ledger: Callable[[], sqlite3.Connection], *,
+              progress=None) -> SyncReport:
+    """``memcite sync``: fill the inventory of the ledger ``open_ledger`` opens from the Codex
+    home ``where`` (a ``memcite.paths.Locations``) names. The home is checked before the
+    ledger is opened: a wrong home creates nothing."""
+    locations = home.locate(where)
+    check_codex_home(locations)
+    conn = open_ledger()
+    try:
+        return sync_codex_home(conn, locations, progress=progress)
+    finally:
+        conn.close()
+
+
+def render_text(report: SyncReport) -> str:
+    """What ``memcite sync`` prints on stdout about ``report`` (its notes go to stderr)."""
+    found = []
+    if report.stage1_found:
+        found.append(f"{report.stage1_rows} row(s) from {report.state_db}")
+    if report.folder_found:
+        found.append(f"{report.raw_sections} raw_memories.md section(s) and "
+                     f"{report.summary_headers} rollout summary header(s)")
+    also = f"; dual_write: Codex also consolidates {'v2' if report.store == 'v1' else 'v1'}" \
+        if report.dual_write else ""
+    text = (
+        f"synced {report.codex_home}: {', '.join(found)}\n"
+        f"  memory store {report.store}, the one Codex reads ({report.store_from}){also}\n"
+        f"  {report.inserted} new, {report.updated} changed, {report.unchanged} unchanged "
+        f"(not rewritten), {report.marked_missing} marked missing (gone from Codex, kept)\n"
+        + (f"  of those gone: {report.gone_asked} memcite had asked Codex to forget, "
+           f"{report.marked_missing - report.gone_asked} Codex removed by itself (its start-up "
+           "pruning of unused memories, or its consolidation)\n" if report.marked_missing else "")
+    )
+    counts = report.counts or {}
+    if report.stage1_found:
+        text += (
+            f"  memories {counts.get('memories', 0)}; cited: by Codex's counters "
+            f"{counts.get('cited_codex', 0)} ({counts.get('codex_citations', 0)} citations), "
+            f"by memcite's log {counts.get('cited_memcite', 0)}\n")
+    else:
+        text += (f"  memories {counts.get('memories', 0)}; usage unknown (no Codex "
+                 "memories database)\n")
+    if report.forget_requests_seen_gone:
+        text += (f"  {report.forget_requests_seen_gone} memor"
+                 f"{'y' if report.forget_requests_seen_gone == 1 else 'ies'} memcite "
+                 "asked Codex to forget are gone from Codex now\n")
+    return text
+
+
+def render_notes(report: SyncReport) -> list[str]:
+    """The notes ``memcite sync`` prints on stderr after its report (without ``memcite: ``)."""
+    notes = []
+    if report.invalid_ids:
+        notes.append(f"note: {report.invalid_ids} row(s) with a thread id that is not a UUID "
+                     "skipped")
+    notes.extend(f"warning: {line}" for line in report.skipped)
+    return notes
