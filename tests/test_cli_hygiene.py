@@ -140,7 +140,7 @@ def test_record_into_a_closed_pipe_still_records(paths, env, tmp_path):
 
 
 def test_the_chart_reports_a_broken_pipe_instead_of_exiting_1():
-    from memcite.cli.retention_commands import _print_weeks
+    from memcite.retention.stats_text import print_weeks as _print_weeks
 
     class Closed(io.StringIO):
         def write(self, text):

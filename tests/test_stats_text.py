@@ -13,8 +13,10 @@ from typer.testing import CliRunner
 
 from memcite.cli.app import app
 from memcite.cli.demo import demo_paths, run_demo
-from memcite.cli.retention_commands import _columns, _print_weeks, print_stats, text_width
 from memcite.retention.stats import fill_weeks
+from memcite.retention.stats_text import columns as _columns
+from memcite.retention.stats_text import print_stats, text_width
+from memcite.retention.stats_text import print_weeks as _print_weeks
 
 NOW = 1_800_000_000
 DAY = 86_400

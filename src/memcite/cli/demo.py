@@ -151,7 +151,6 @@ def _summary_name(corpus: str, slug: str) -> str:
 def run_demo(folder: str, *, now: int, out=None) -> dict:
     """Run the loop in ``folder`` (an empty folder); print each step to ``out``; return
     the stats report as a dict."""
-    from memcite.cli.retention_commands import print_stats
     from memcite.ledger.codex_home import locate_codex_home, memory_folder
     from memcite.ledger.recording import ReplyInput, record_reply
     from memcite.ledger.store import open_store
@@ -160,6 +159,7 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     from memcite.retention.archive import prune_candidates
     from memcite.retention.audit_counts import audit_of
     from memcite.retention.stats import collect_stats
+    from memcite.retention.stats_text import print_stats
 
     out = out or sys.stdout
     write = out.write
