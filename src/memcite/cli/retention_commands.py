@@ -167,7 +167,7 @@ def prune(
     from memcite.ledger.codex_home import locate
     from memcite.ledger.store import open_store
     from memcite.retention import prune as pruning
-    from memcite.retention.rules import load_codex_memories_config
+    from memcite.retention.rules import codex_memories_of
 
     result = None
     try:
@@ -178,9 +178,10 @@ def prune(
         _check_limit(limit)
         where = Locations(db=db, codex_home=codex_home)
         locations = locate(where)
-        codex_memories = load_codex_memories_config(locations.codex_home)  # read once
+        codex_memories = codex_memories_of(locations)  # config.toml as locate read it
         settings = resolve_settings_for(locations.codex_home, rule=rule,
                                         max_unused_days=max_unused_days,
+                                        config_path=where.config.path,
                                         codex_memories=codex_memories)
         now = _time(as_of, "--as-of", int(time.time()))
         require_usage(locations, judge_without_usage)

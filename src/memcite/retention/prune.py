@@ -78,11 +78,11 @@ def apply(conn, planned: PrunePlan, *, in_codex_db: bool, include_recent_threads
     ``[memories]`` table when the caller has read it. The result of
     ``memcite.retention.forget.forget_memories``."""
     from memcite.retention.forget import WAY_CODEX_DB, WAY_NOTE, ToForget, forget_memories
-    from memcite.retention.rules import clamp_codex, load_codex_memories_config
+    from memcite.retention.rules import clamp_codex, codex_memories_of
 
     locations = planned.locations
     if codex_memories is None:
-        codex_memories = load_codex_memories_config(locations.codex_home)
+        codex_memories = codex_memories_of(locations)
     age = clamp_codex("max_rollout_age_days", codex_memories.get("max_rollout_age_days", 10))
     return forget_memories(
         conn, [ToForget(c.thread_id, c.last_used, c.reason) for c in planned.candidates],

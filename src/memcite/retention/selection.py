@@ -46,7 +46,7 @@ def build(where, *, now: int, n: int | None = None, max_unused_days: int | None 
     (``memcite.codex.consolidation.enabled_threads``)."""
     from memcite.ledger.codex_home import iter_stage1_outputs, locate
     from memcite.retention.labels import memory_label
-    from memcite.retention.rules import MemoryUsage, consolidation_selection
+    from memcite.retention.rules import MemoryUsage, codex_memories_of, consolidation_selection
     from memcite.retention.stats_report import (
         nothing_to_report,
         require_usage,
@@ -55,7 +55,8 @@ def build(where, *, now: int, n: int | None = None, max_unused_days: int | None 
 
     locations = locate(where)
     settings = resolve_settings_for(locations.codex_home, rule="codex",
-                                    max_unused_days=max_unused_days, n=n)
+                                    max_unused_days=max_unused_days, n=n,
+                                    codex_memories=codex_memories_of(locations))
     require_usage(locations, judge_without_usage)
     codex_db = locations.state_db
     memories: list[MemoryUsage] = []
