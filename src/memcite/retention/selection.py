@@ -95,3 +95,20 @@ def build(where, *, now: int, n: int | None = None, max_unused_days: int | None 
         [m for m in memories if enabled is None or m.thread_id in enabled], now=now,
         max_unused_days=settings.max_unused_days, n=settings.max_raw_memories_for_consolidation)
     return Selection(locations, source, now, settings, memories, chosen, labels)
+
+
+def render_text(selection: Selection) -> str:
+    """The lines ``memcite select`` prints for ``selection``."""
+    from memcite.retention.stats_text import day, plural
+
+    settings, chosen, labels = selection.settings, selection.chosen, selection.labels
+    lines = [
+        f"Codex's next consolidation for the Codex home {selection.locations.codex_home} would "
+        f"take {len(chosen)} of {len(selection.memories)} memories "
+        f"(n = {settings.max_raw_memories_for_consolidation}, used within "
+        f"{plural(settings.max_unused_days, 'day')} of {day(selection.as_of)}; "
+        f"from {selection.source}):\n"]
+    for m in chosen:
+        lines.append(f"  {m.thread_id}  Codex uses {m.codex_usage_count or 0:>4}  "
+                     f"updated {day(m.source_updated_at)}  {labels.get(m.thread_id, '-')}\n")
+    return "".join(lines)
