@@ -20,7 +20,8 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.demo import demo_command, load_sample_builder
+from memcite.cli.demo import demo_command
+from memcite.demo.loop import load_sample_builder
 from memcite.errors import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,

@@ -245,7 +245,7 @@ def test_a_missing_codex_home_hints_by_how_it_was_named(args, env, hint, empty_h
 def demo(tmp_path_factory):
     import io
 
-    from memcite.cli.demo import demo_paths, run_demo
+    from memcite.demo.loop import demo_paths, run_demo
 
     folder = str(tmp_path_factory.mktemp("demo"))
     run_demo(folder, now=NOW, out=io.StringIO())
@@ -311,7 +311,7 @@ def test_prune_apply_reads_codexs_config_once(tmp_path, monkeypatch, capsys, mem
     import io
 
     from memcite.cli import retention_commands
-    from memcite.cli.demo import demo_paths, run_demo
+    from memcite.demo.loop import demo_paths, run_demo
 
     run_demo(str(tmp_path), now=NOW, out=io.StringIO())
     paths_ = demo_paths(str(tmp_path))
@@ -335,7 +335,7 @@ def test_stats_reads_codexs_config_once(tmp_path, monkeypatch, capsys):
     import io
 
     from memcite.cli import retention_commands
-    from memcite.cli.demo import demo_paths, run_demo
+    from memcite.demo.loop import demo_paths, run_demo
 
     run_demo(str(tmp_path), now=NOW, out=io.StringIO())
     paths_ = demo_paths(str(tmp_path))

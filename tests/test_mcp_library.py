@@ -9,7 +9,7 @@ import json
 import threading
 
 from memcite.cli import mcp_tools, retention_commands
-from memcite.cli.demo import demo_paths, run_demo
+from memcite.demo.loop import demo_paths, run_demo
 
 NOW = 1_800_000_000
 

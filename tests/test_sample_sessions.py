@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memcite.cli.demo import load_sample_builder, stop_payload
 from memcite.codex.stop_hook import codex_home_of, hook_stop, reply_on_disk
+from memcite.demo.loop import load_sample_builder, stop_payload
 from memcite.ledger.hook_log import read_entries
 
 NOW = 1_800_000_000
