@@ -162,7 +162,7 @@ def test_a_page_another_user_owns_is_replaced_by_a_private_one(tmp_path, monkeyp
     """A root-owned 0666 report kept its mode: readable and writable by anyone."""
     import stat
 
-    from memcite.cli.report_commands import write_page
+    from memcite.fleet.report_page import write_page
 
     page = tmp_path / "report.html"
     page.write_text("old")
