@@ -7,7 +7,7 @@ and a 10,000-entry MEMORY.md in Codex's memory folder.
 Reported: the first query (the index built from nothing: every file read, masked and
 inserted), a warm query (the stamps checked, nothing re-read), a query after one file
 changed (that file alone re-indexed), and the database's size. In-process, through the
-library the command calls (``memcite.cli.search_commands.run_search``). Everything is written
+library the command calls (``memcite.notes.search.run_search``). Everything is written
 in a temporary folder that is removed at the end.
 """
 
@@ -67,7 +67,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     n = 1000 if args.quick else 10_000
-    from memcite.cli.search_commands import run_search
+    from memcite.notes.search import KINDS, run_search
+    from memcite.paths import Locations
 
     root = tempfile.mkdtemp(prefix="memcite-bench-search-")
     try:
@@ -76,8 +77,8 @@ def main() -> int:
 
         def once(query: str) -> tuple[float, dict]:
             start = time.perf_counter()
-            result = run_search(query, cwd=project, codex_home=home, db=db, scope=None,
-                                session=None, kind=None, limit=20)
+            result = run_search(Locations(db=db, codex_home=home), query, cwd=project,
+                                kinds=KINDS, scopes=("project", "global"), session=None, limit=20)
             return (time.perf_counter() - start) * 1000, result
 
         cold, result = once("sqlite timeout")

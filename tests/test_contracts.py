@@ -20,7 +20,6 @@ from typer.testing import CliRunner
 
 from memcite.cli import citations_commands, ledger_commands
 from memcite.cli.app import app
-from memcite.cli.console import TIME_KEYS, iso_utc, with_iso_times
 from memcite.contracts import SCHEMA_FOLDER, SCHEMAS, schema_file
 from memcite.contracts import outputs as contracts
 from memcite.contracts.generate import models, schema_text
@@ -28,6 +27,7 @@ from memcite.demo.loop import load_sample_builder
 from memcite.ledger.recording import ReplyInput, record_reply
 from memcite.ledger.store import open_store
 from memcite.ledger.sync import sync_codex_home
+from memcite.times import TIME_KEYS, iso_utc, with_iso_times
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"

@@ -446,7 +446,7 @@ def test_forget_s_temporary_left_by_a_killed_run_is_removed(tmp_path):
 OWN_DATA_PARSES = {
     "codex/setup.py": 1,  # a copy of a value already parsed: json.loads(json.dumps(value))
     "retention/forget.py": 2,  # stage1 rows memcite stored in its own database
-    "cli/mcp_catalog.py": 1,  # the catalog shipped in the package
+    "mcp/catalog.py": 1,  # the catalog shipped in the package
     "fleet/push.py": 1,  # a row memcite wrote in its own database
     "conformance/corpus.py": 1,  # the corpus shipped in the package
 }

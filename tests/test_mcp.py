@@ -1,6 +1,6 @@
 """`memcite mcp` driven by the MCP SDK's own client over a real stdio subprocess.
 
-The server is memcite's own JSON-RPC loop (``memcite.cli.mcp_server``); the official
+The server is memcite's own JSON-RPC loop (``memcite.mcp.server``); the official
 SDK's client (``mcp.client.stdio``, ``ClientSession`` and ``Client``) proves that it
 speaks MCP. The loop's handling of bad input is in ``test_mcp_protocol.py``.
 """
@@ -21,8 +21,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from memcite.cli import mcp_tools
-from memcite.cli.mcp_tools import TOOLS, ToolFailure, path_of_root
+from memcite.mcp import tools as mcp_tools
+from memcite.mcp.tools import TOOLS, ToolFailure, path_of_root
 
 
 @pytest.fixture
@@ -496,8 +496,8 @@ def test_setup_codex_wires_the_mcp_server_in():
 
 def test_no_command_imports_the_mcp_package():
     """The SDK is the tests' client only: the server is memcite's own loop."""
-    code = ("import sys, memcite.cli.app, memcite.cli.notes_commands, memcite.cli.mcp_server\n"
-            "import memcite.cli.mcp_tools, memcite.cli.mcp_catalog\n"
+    code = ("import sys, memcite.cli.app, memcite.cli.notes_commands, memcite.mcp.server\n"
+            "import memcite.mcp.tools, memcite.mcp.catalog\n"
             "print(any(name.split('.')[0] in ('mcp', 'mcp_types') for name in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr

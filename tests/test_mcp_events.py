@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from memcite.cli import mcp_tools
+from memcite.mcp import tools as mcp_tools
+from memcite.paths import Locations
 
 
 @pytest.fixture
@@ -16,7 +17,8 @@ def context(tmp_path):
     (repo / "src").mkdir(parents=True)
     (repo / ".git").mkdir()
     (repo / "src" / "sync.py").write_text("a\n")
-    ctx = mcp_tools.ToolContext(str(tmp_path / "codex"), str(tmp_path / "db.sqlite"),
+    ctx = mcp_tools.ToolContext(Locations(db=str(tmp_path / "db.sqlite"),
+                                          codex_home=str(tmp_path / "codex")),
                                 mcp_tools.ConfirmTokens())
     return ctx, str(repo)
 

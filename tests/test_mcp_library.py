@@ -8,8 +8,10 @@ import io
 import json
 import threading
 
-from memcite.cli import mcp_tools, retention_commands
+from memcite.cli import retention_commands
 from memcite.demo.loop import demo_paths, run_demo
+from memcite.mcp import tools as mcp_tools
+from memcite.paths import Locations
 
 NOW = 1_800_000_000
 
@@ -20,7 +22,8 @@ def test_the_stats_tool_is_the_library_call_not_a_captured_command(tmp_path, mon
     paths = demo_paths(str(tmp_path))
     monkeypatch.setenv("MEMCITE_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("MEMCITE_CACHE_DIR", paths["MEMCITE_CACHE_DIR"])
-    context = mcp_tools.ToolContext(paths["CODEX_HOME"], paths["MEMCITE_DB"],
+    context = mcp_tools.ToolContext(Locations(db=paths["MEMCITE_DB"],
+                                              codex_home=paths["CODEX_HOME"]),
                                     mcp_tools.ConfirmTokens())
     arguments = mcp_tools.StatsInput(as_of=str(NOW), max_unused_days=30)
     monkeypatch.setattr(retention_commands, "stats", None)  # the command's body is not run

@@ -1,4 +1,4 @@
-"""memcite's own MCP loop (``memcite.cli.mcp_server``): the JSON-RPC it speaks, bad input, start-up.
+"""memcite's own MCP loop (``memcite.mcp.server``): the JSON-RPC it speaks, bad input, start-up.
 
 Most tests drive a ``Connection`` in this process over in-memory streams; those about
 start-up and stdout run ``memcite mcp`` as a subprocess. The SDK's client drives the
@@ -18,8 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from memcite.cli import mcp_catalog, mcp_server, mcp_tools
-from memcite.cli.mcp_server import PROTOCOL_VERSIONS, Connection
+from memcite.mcp import catalog as mcp_catalog
+from memcite.mcp import server as mcp_server
+from memcite.mcp import tools as mcp_tools
+from memcite.mcp.server import PROTOCOL_VERSIONS, Connection
+from memcite.paths import Locations
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {}},
@@ -40,7 +43,8 @@ def line(message) -> bytes:
 
 
 def connection(home, reader, writer, cls=Connection) -> Connection:
-    return cls(reader, writer, codex_home=str(home / "codex-home"), db=str(home / "db.sqlite"),
+    return cls(reader, writer, locations=Locations(db=str(home / "db.sqlite"),
+                                                   codex_home=str(home / "codex-home")),
                confirm_ttl=600, version="9.9")
 
 
@@ -142,7 +146,7 @@ def test_tools_list_is_the_shipped_catalog(home):
 def test_the_shipped_catalog_is_the_models_current_tool_list():
     with open(mcp_catalog.CATALOG_FILE, encoding="utf-8") as handle:
         assert handle.read() == mcp_catalog.catalog_text(), (
-            "run `.venv/bin/python -m memcite.cli.mcp_catalog --write`")
+            "run `.venv/bin/python -m memcite.mcp.catalog --write`")
     assert mcp_catalog.main(["--check"]) == 0
 
 
@@ -452,7 +456,8 @@ def test_listing_the_tools_imports_neither_pydantic_nor_the_tool_bodies(home):
     """What initialize and tools/list load: the standard library and memcite's command line."""
     code = (
         "import io, json, sys\n"
-        "from memcite.cli.mcp_server import Connection\n"
+        "from memcite.mcp.server import Connection\n"
+        "from memcite.paths import Locations\n"
         "class NoWarmUp(Connection):\n"
         "    def _start_warm_up(self): pass\n"
         "out = io.BytesIO()\n"
@@ -460,11 +465,11 @@ def test_listing_the_tools_imports_neither_pydantic_nor_the_tool_bodies(home):
         "{'protocolVersion': '2025-06-18', 'capabilities': {}}}, "
         "{'jsonrpc': '2.0', 'id': 2, 'method': 'tools/list'}]\n"
         "raw = b''.join(json.dumps(m).encode() + b'\\n' for m in lines)\n"
-        "NoWarmUp(io.BytesIO(raw), out, codex_home='/nowhere', db=None, confirm_ttl=1).serve()\n"
+        "NoWarmUp(io.BytesIO(raw), out, locations=Locations(codex_home='/nowhere'), confirm_ttl=1).serve()\n"
         "assert len(json.loads(out.getvalue().splitlines()[1])['result']['tools']) == 10\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'mcp', 'mcp_types', "
         "'typer'}), sorted(m for m in sys.modules if m.startswith(('memcite.notes', "
-        "'memcite.cli.mcp_tools', 'memcite.contracts.outputs'))))\n")
+        "'memcite.mcp.tools', 'memcite.contracts.outputs'))))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[] []"
@@ -489,7 +494,7 @@ def test_the_warm_up_loads_the_tools_once_tools_list_is_answered(home):
 
 def test_nothing_a_tool_prints_reaches_the_protocol_stream():
     code = ("import os, sys\n"
-            "from memcite.cli.mcp_server import _protocol_output\n"
+            "from memcite.mcp.server import _protocol_output\n"
             "out = _protocol_output()\n"
             "print('stray print'); sys.stdout.flush(); os.write(1, b'stray write\\n')\n"
             "out.write(b'protocol\\n'); out.flush()\n")

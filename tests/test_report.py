@@ -19,9 +19,9 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.console import with_iso_times
 from memcite.retention import report_html
 from memcite.retention.report_html import CONTENT_SECURITY_POLICY, ROWS, SCRIPT, STYLE, file_url
+from memcite.times import with_iso_times
 from report_pages import NOTE_SECRET, NOW, SESSION_ID, build_report_home, iso, read_page
 
 runner = CliRunner()

@@ -203,13 +203,14 @@ def test_cli_json_fits_the_schema_and_exit_codes(world, monkeypatch, capsys):
 
 def test_cli_falls_back_to_an_in_memory_index_when_the_database_is_read_only(
         world, capsys, monkeypatch):
-    from memcite.cli import ledger_commands, search_commands
+    from memcite.cli import search_commands
+    from memcite.ledger import database
     from memcite.ledger.store import StoreError
 
     def read_only(db):
         raise StoreError(f"{db}: read-only (attempt to write a readonly database); left untouched")
 
-    monkeypatch.setattr(ledger_commands, "open_database", read_only)
+    monkeypatch.setattr(database, "open_ledger", read_only)
     code = search_commands.search("seed", cwd=world["here"].cwd, codex_home=str(world["home"]),
                                   db=str(world["tmp"] / "ro.sqlite"), json=True)
     captured = capsys.readouterr()
@@ -221,14 +222,17 @@ def test_cli_falls_back_to_an_in_memory_index_when_the_database_is_read_only(
 def test_the_mcp_search_tool_says_an_in_memory_index_in_its_result_not_on_stderr(
         world, capsys, monkeypatch):
     """The tool captures no output: the library call is told to say nothing."""
-    from memcite.cli import ledger_commands, mcp_tools
+    from memcite.ledger import database
     from memcite.ledger.store import StoreError
+    from memcite.mcp import tools as mcp_tools
+    from memcite.paths import Locations
 
     def read_only(db):
         raise StoreError(f"{db}: read-only (attempt to write a readonly database); left untouched")
 
-    monkeypatch.setattr(ledger_commands, "open_database", read_only)
-    context = mcp_tools.ToolContext(str(world["home"]), str(world["tmp"] / "ro.sqlite"),
+    monkeypatch.setattr(database, "open_ledger", read_only)
+    context = mcp_tools.ToolContext(Locations(db=str(world["tmp"] / "ro.sqlite"),
+                                              codex_home=str(world["home"])),
                                     mcp_tools.ConfirmTokens())
     result = mcp_tools.call_tool(context, None, "search",
                                  {"cwd": world["here"].cwd, "query": "seed"})
@@ -247,11 +251,13 @@ def test_without_fts5_search_says_so(monkeypatch, world):
 
 
 def test_mcp_search_tool_is_read_only_and_scoped(world):
-    from memcite.cli import mcp_tools
+    from memcite.mcp import tools as mcp_tools
+    from memcite.paths import Locations
 
     _note(world["here"], ["Use sqlite WAL mode"])
     _note(world["there"], ["sqlite elsewhere"])
-    context = mcp_tools.ToolContext(str(world["home"]), str(world["tmp"] / "mcp.sqlite"),
+    context = mcp_tools.ToolContext(Locations(db=str(world["tmp"] / "mcp.sqlite"),
+                                              codex_home=str(world["home"])),
                                     mcp_tools.ConfirmTokens())
     result = mcp_tools.call_tool(context, None, "search",
                                  {"cwd": world["here"].cwd, "query": "sqlite"})

@@ -238,7 +238,7 @@ def test_an_injected_cited_thread(home):
 
 
 def with_iso(obj):
-    from memcite.cli.console import with_iso_times
+    from memcite.times import with_iso_times
 
     return with_iso_times(obj)
 

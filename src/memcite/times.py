@@ -32,3 +32,26 @@ def utc_day(seconds: float | None) -> str | None:
     """``seconds`` as its UTC day, ``YYYY-MM-DD``; None when it is None or beyond years 1-9999."""
     t = _utc(seconds)
     return None if t is None else f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+
+
+# The keys that hold a time in Unix seconds, in any --json output or MCP tool result. Each gets
+# a sibling ``<key>_iso`` with the same instant as ISO 8601 UTC (see memcite.contracts.outputs).
+TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_usage",
+                       "logged_last_usage", "source_updated_at", "replied_at", "checked_at",
+                       "requested_at", "completed_at", "seen_gone_at", "undone_at",
+                       "first_synced_at", "archived_at", "missing_since", "generated_at",
+                       "at", "recorded_at", "last_cited", "created_at"})
+
+
+def with_iso_times(obj):
+    """``obj`` with ``<key>_iso`` after every time key (``TIME_KEYS``) of every object in it."""
+    if isinstance(obj, list):
+        return [with_iso_times(item) for item in obj]
+    if not isinstance(obj, dict):
+        return obj
+    result = {}
+    for key, value in obj.items():
+        result[key] = with_iso_times(value)
+        if key in TIME_KEYS and (value is None or type(value) is int):
+            result[f"{key}_iso"] = iso_utc(value)
+    return result

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-import memcite.cli
+import memcite.mcp
 from conftest import assert_ran, is_consolidation
 
-# Every tool memcite's catalog declares (memcite/cli/mcp_tools.json, as installed).
+# Every tool memcite's catalog declares (memcite/mcp/tools.json, as installed).
 TOOLS = {tool["name"] for tool in json.loads(
-    (Path(memcite.cli.__file__).with_name("mcp_tools.json")).read_text(encoding="utf-8"))["tools"]}
+    (Path(memcite.mcp.__file__).with_name("tools.json")).read_text(encoding="utf-8"))["tools"]}
 NAMESPACE = "mcp__memcite"
 RUNS = 20
 

@@ -12,7 +12,7 @@ import os
 import sys
 
 from memcite.errors import InputError, MemciteError
-from memcite.times import iso_utc
+from memcite.times import iso_utc, with_iso_times  # noqa: F401 - iso_utc: for the command bodies
 
 
 def masked(message: object) -> str:
@@ -38,29 +38,6 @@ def note(message: str) -> None:
 def warn(message: str) -> None:
     """Print a warning to stderr."""
     sys.stderr.write(f"memcite: warning: {masked(message)}\n")
-
-
-# The keys that hold a time in Unix seconds, in any --json output. Each gets a sibling
-# ``<key>_iso`` with the same instant as ISO 8601 UTC (see memcite.contracts.outputs).
-TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_usage",
-                       "logged_last_usage", "source_updated_at", "replied_at", "checked_at",
-                       "requested_at", "completed_at", "seen_gone_at", "undone_at",
-                       "first_synced_at", "archived_at", "missing_since", "generated_at",
-                       "at", "recorded_at", "last_cited", "created_at"})
-
-
-def with_iso_times(obj):
-    """``obj`` with ``<key>_iso`` after every time key (``TIME_KEYS``) of every object in it."""
-    if isinstance(obj, list):
-        return [with_iso_times(item) for item in obj]
-    if not isinstance(obj, dict):
-        return obj
-    result = {}
-    for key, value in obj.items():
-        result[key] = with_iso_times(value)
-        if key in TIME_KEYS and (value is None or type(value) is int):
-            result[f"{key}_iso"] = iso_utc(value)
-    return result
 
 
 def dump_json(obj) -> None:

@@ -188,7 +188,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     ),
     # Codex starts it at every session and does not wait long for its `initialize`.
     "mcp": FastCommand(
-        target="memcite.cli.mcp_server:serve_command",
+        target="memcite.cli.mcp_commands:mcp",
         options={"--codex-home": str, "--db": str, "--confirm-ttl": at_least_one},
     ),
     # The note commands a session runs often.

@@ -25,6 +25,7 @@ from memcite.errors import (
     InputError,
     MemciteError,
 )
+from memcite.ledger.database import database_error, open_ledger
 from memcite.paths import Locations, resolve_codex_home, resolve_db_path
 from memcite.untrusted import bounded_lines
 
@@ -42,41 +43,10 @@ ERROR_CHOICES = ("strict", "replace")
 
 def open_database(db: str | None, *, readonly: bool = False, migrate_schema: bool = True,
                   quick_check: bool = False):
-    """Open the command's database (see ``memcite.paths.resolve_db_path``).
-
-    A writer creates the default data folder first if it is missing; a database
-    named with ``--db`` or ``$MEMCITE_DB`` must be in a folder that exists.
-    ``quick_check``: a batch command that writes has the whole file checked first and a
-    damaged one refused, nothing written (``memcite.ledger.store.open_store``).
-    """
-    from memcite.ledger.store import StoreError, open_store
-
-    folder = None if readonly else Locations(db=db).default_db_folder
-    if folder is not None and not os.path.isdir(folder):
-        try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"{folder}: cannot create memcite's data folder "
-                             f"({exc.strerror or exc})",
-                             hint="set MEMCITE_HOME or MEMCITE_DB to a writable place, "
-                                  "or pass --db") from None
-    return open_store(Locations(db=db).db_path, readonly=readonly, migrate_schema=migrate_schema,
-                      quick_check=quick_check)
-
-
-def database_error(db: str | None, exc: Exception,
-                    consequence: str = "the reply in progress was not recorded") -> MemciteError:
-    """A database failure as a memcite error; ``consequence`` says what it cost the command
-    (a read-only command says "not read")."""
-    from memcite.ledger.store import StoreError
-
-    name = db or "the memcite database"
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return StoreError(f"{name}: still locked by another process ({text})",
-                          hint="retry; nothing was half-written")
-    return StoreError(f"{name}: {text}; {consequence}",
-                      hint="check the file with `memcite rebuild --check`")
+    """Open the database ``--db`` names (else ``$MEMCITE_DB``, else the default one), as
+    ``memcite.ledger.database.open_ledger`` opens a run's."""
+    return open_ledger(Locations(db=db), readonly=readonly, migrate_schema=migrate_schema,
+                       quick_check=quick_check)
 
 
 # --------------------------------------------------------------------------- record

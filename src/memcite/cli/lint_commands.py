@@ -19,12 +19,11 @@ MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 
 
 def default_paths(codex_home: str | None) -> list[str]:
-    """Codex's memory folder (of the store Codex reads) and memcite's notes folder under the
-    Codex home."""
-    from memcite.ledger.codex_home import codex_memory_folder
+    """``memcite.lint.run.default_paths`` under the Codex home ``--codex-home`` names (else
+    ``$CODEX_HOME``, else ``~/.codex``)."""
+    from memcite.lint.run import default_paths as under_home
 
-    home = Locations(codex_home=codex_home).codex_home_path
-    return [codex_memory_folder(home), os.path.join(home, "memory")]
+    return under_home(Locations(codex_home=codex_home).codex_home_path)
 
 
 def _text(finding) -> str:

@@ -1,4 +1,5 @@
-"""``memcite mcp``: a thin Typer wrapper; the server lives in ``memcite.cli.mcp_server``."""
+"""``memcite mcp``: a thin Typer wrapper over ``memcite.cli.mcp_commands.mcp``; the server lives in
+``memcite.mcp.server``."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import typer
 
 from memcite.cli.options import COMMAND, DB_HELP, CodexSqliteHomeOpt, exit_with
 
-# As the other commands' --db, but $MEMCITE_DB is left for each tool to read as its command
-# does (``memcite stats`` on the fast path tells a named database from the default one).
+# As the other commands' --db; $MEMCITE_DB is read with the rest of the environment, once, into
+# the run's Locations (which tells a named database from the default one).
 McpDbOpt = Annotated[
     Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
     typer.Option("--db", metavar="PATH", show_default=False, help=DB_HELP),
@@ -44,9 +45,9 @@ def mcp(
     \b
         echo '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}' | memcite mcp
     """
-    from memcite.cli import mcp_server
+    from memcite.cli import mcp_commands
 
-    exit_with(mcp_server.serve_command(codex_home, db, confirm_ttl))
+    exit_with(mcp_commands.mcp(codex_home, db, confirm_ttl))
 
 
 def register(app: typer.Typer) -> None:

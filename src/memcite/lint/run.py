@@ -30,6 +30,14 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 # --------------------------------------------------------------------------- files and folders
 
 
+def default_paths(codex_home: str) -> list[str]:
+    """What lint checks when no path is given: Codex's memory folder (of the store Codex reads)
+    and memcite's notes folder, under the resolved Codex home ``codex_home``."""
+    from memcite.ledger.codex_home import codex_memory_folder
+
+    return [codex_memory_folder(codex_home), os.path.join(codex_home, "memory")]
+
+
 @dataclass(frozen=True, slots=True)
 class LintReport:
     """What ``lint_paths`` found, and how many files it read."""
@@ -213,4 +221,4 @@ def lint_paths(paths: Sequence[str]) -> LintReport:
     return lint_files(files)
 
 
-__all__ = ["MAX_FILE_BYTES", "LintReport", "collect_files", "lint_files", "lint_paths"]
+__all__ = ["MAX_FILE_BYTES", "LintReport", "collect_files", "default_paths", "lint_files", "lint_paths"]

@@ -409,6 +409,66 @@ def in_memory_index() -> sqlite3.Connection:
     return conn
 
 
+def _say_nothing(message: str) -> None:
+    pass
+
+
+def open_index(locations, say=_say_nothing):
+    """The run's database (``locations``, a ``memcite.paths.Locations``), created as the other
+    commands create it; ``(conn, in_memory)``. When it cannot be opened for writing (read-only,
+    a folder that cannot be made), the index is built in memory for this run, and that is said
+    with ``say``; a damaged one is refused."""
+    from memcite.ledger import database
+    from memcite.ledger.store import DamagedStoreError, StoreError
+
+    try:
+        return database.open_ledger(locations), False
+    except DamagedStoreError:
+        raise
+    except StoreError as error:
+        say(f"{error}; searching with an index in memory for this run only")
+        return in_memory_index(), True
+
+
+def run_search(locations, query_text: str, *, cwd: str, kinds: tuple[str, ...],
+               scopes: tuple[str, ...], session: str | None, limit: int,
+               say=_say_nothing) -> dict:
+    """Refresh the index, then query it: the ``--json`` object of ``memcite search`` (the MCP
+    search tool returns it too). ``locations`` names the Codex home and the database; ``say``
+    tells of an index kept in memory (the object's ``in_memory`` says it too)."""
+    from memcite.display import shown
+    from memcite.ledger.codex_home import codex_memory_folder
+    from memcite.notes.storage import locate_note
+
+    if not query_text or not query_text.strip():
+        raise InputError("nothing to search for", hint="give the words to look for")
+    if limit < 0:
+        raise InputError("--limit: must be 0 or more")
+    if not os.path.isdir(cwd):
+        raise InputError(f"--cwd: {cwd} is not a folder")
+    home = locations.codex_home_path
+    location = locate_note(cwd, home)
+    try:
+        memory = codex_memory_folder(home)
+    except Exception:  # noqa: BLE001 - an unreadable config.toml: Codex's default folder
+        from memcite.ledger.codex_home import memory_folder
+
+        memory = memory_folder(home)
+    sources = sources_for(location, kinds, scopes, memory, session)
+    conn, in_memory = open_index(locations, say)
+    try:
+        ensure_schema(conn)
+        stats = refresh(conn, sources)
+        hits = query(conn, query_text, sources, kinds=kinds, limit=limit)
+    finally:
+        conn.close()
+    return {"query": shown(query_text), "project": location.project,
+            "codex_home": location.home, "memory_folder": os.path.abspath(memory),
+            "scopes": list(scopes), "kinds": list(kinds), "limit": limit,
+            "in_memory": in_memory, "refresh": stats.to_json(), "count": len(hits),
+            "hits": [hit.to_json() for hit in hits]}
+
+
 __all__ = ["KINDS", "Hit", "RefreshStats", "SearchUnavailable", "Source",
-           "ensure_schema", "fts_query", "in_memory_index", "owner_key",
-           "query", "refresh", "sources_for"]
+           "ensure_schema", "fts_query", "in_memory_index", "open_index", "owner_key",
+           "query", "refresh", "run_search", "sources_for"]

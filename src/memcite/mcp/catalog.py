@@ -1,11 +1,11 @@
-"""The tool list ``memcite mcp`` answers ``tools/list`` with, shipped as ``mcp_tools.json``.
+"""The tool list ``memcite mcp`` answers ``tools/list`` with, shipped as ``tools.json``.
 
 The file is generated from the tool specs and their pydantic models
-(``memcite.cli.mcp_tools.TOOLS``), so that listing the tools imports neither pydantic
+(``memcite.mcp.tools.TOOLS``), so that listing the tools imports neither pydantic
 nor the tool bodies; a test checks that it is current. After changing a tool's
 description, annotations or models, write it again::
 
-    .venv/bin/python -m memcite.cli.mcp_catalog --write
+    .venv/bin/python -m memcite.mcp.catalog --write
 
 ``--check`` exits 1 when the shipped file is not what the models give. Only
 ``tool_list`` imports the tools; ``load`` reads the file with the standard library.
@@ -17,13 +17,13 @@ import json
 import os
 import sys
 
-CATALOG_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_tools.json")
-GENERATED_BY = "python -m memcite.cli.mcp_catalog --write (from memcite.cli.mcp_tools.TOOLS)"
+CATALOG_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools.json")
+GENERATED_BY = "python -m memcite.mcp.catalog --write (from memcite.mcp.tools.TOOLS)"
 
 
 def tool_list() -> list[dict]:
     """The tools as ``tools/list`` gives them, made from the specs and their models."""
-    from memcite.cli.mcp_tools import TOOLS
+    from memcite.mcp.tools import TOOLS
 
     return [{"name": tool.name, "description": tool.description,
              "inputSchema": tool.input_model.model_json_schema(),
@@ -69,10 +69,10 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             current = False
         if not current:
-            print(f"{CATALOG_FILE} is not current: run python -m memcite.cli.mcp_catalog --write",
+            print(f"{CATALOG_FILE} is not current: run python -m memcite.mcp.catalog --write",
                   file=sys.stderr)
         return 0 if current else 1
-    print("usage: python -m memcite.cli.mcp_catalog --write | --check", file=sys.stderr)
+    print("usage: python -m memcite.mcp.catalog --write | --check", file=sys.stderr)
     return 2
 
 

@@ -27,10 +27,10 @@ running finish first). The protocol has a private copy of stdout: file descripto
 1 and ``sys.stdout`` point at stderr while serving, so nothing a tool prints can
 corrupt it. The official SDK's client drives this server in the tests.
 
-How the tools load: ``tools/list`` is answered from ``mcp_tools.json``
-(``memcite.cli.mcp_catalog``: generated from the pydantic models, checked by a
+How the tools load: ``tools/list`` is answered from ``tools.json``
+(``memcite.mcp.catalog``: generated from the pydantic models, checked by a
 test). Once it is answered, a background thread imports the tools
-(``memcite.cli.mcp_tools``: pydantic, the notes library); a ``tools/call`` waits
+(``memcite.mcp.tools``: pydantic, the notes library); a ``tools/call`` waits
 for that thread, so the first call of a session rarely waits at all. (Started at
 ``initialize`` instead, the import shared the GIL with ``tools/list`` and delayed it
 by ~5 ms, for a first call ~10 ms sooner: Codex needs the list first.) Calls run in
@@ -41,7 +41,7 @@ The working directory of a call is its ``cwd`` argument (an absolute path) or,
 without one, the client's single ``file://`` root; it is never guessed. A failure
 is a tool error (``isError``) whose text names the reason and whose structured
 content is the refusal object ``memcite note --json`` prints, with the same reason
-code (``memcite.cli.mcp_tools.call_tool``).
+code (``memcite.mcp.tools.call_tool``).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ import os
 import sys
 import threading
 
-from memcite.cli import mcp_catalog
+from memcite.mcp import catalog
 from memcite.untrusted import loads_json
 
 # The versions reached through the initialize handshake, oldest first. The tools use
@@ -91,13 +91,11 @@ class _Waiter:
 class Connection:
     """One client on a pair of binary streams: ``serve`` reads until the input ends."""
 
-    def __init__(self, reader, writer, *, codex_home: str, db: str | None,
-                 confirm_ttl: float, version: str = "0", locations=None) -> None:
+    def __init__(self, reader, writer, *, locations, confirm_ttl: float,
+                 version: str = "0") -> None:
         self._reader = reader
         self._writer = writer
-        self._codex_home = codex_home
-        self._db = db
-        self._locations = locations  # memcite.paths.Locations: where each came from
+        self._locations = locations  # the run's memcite.paths.Locations, built by the caller
         self._confirm_ttl = confirm_ttl
         self._version = version
         self._write_lock = threading.Lock()
@@ -112,7 +110,7 @@ class Connection:
         self._call_slots = threading.BoundedSemaphore(CALL_WORKERS)
         self._catalog: list[dict] | None = None
         self._load_lock = threading.Lock()
-        self._tools = None  # the module memcite.cli.mcp_tools, once imported
+        self._tools = None  # the module memcite.mcp.tools, once imported
         self._context = None
         self._warm_up: threading.Thread | None = None
 
@@ -240,7 +238,7 @@ class Connection:
 
     def _list_tools(self, request_id, params: dict) -> None:
         if self._catalog is None:
-            self._catalog = mcp_catalog.load()
+            self._catalog = catalog.load()
         self._result(request_id, {"tools": self._catalog})  # one page: no nextCursor
         self._start_warm_up()
 
@@ -287,13 +285,12 @@ class Connection:
         """The tools module and the context every call shares, imported once (the warm-up's)."""
         with self._load_lock:
             if self._tools is None:
-                from memcite.cli import mcp_tools
+                from memcite.mcp import tools
 
-                mcp_tools.preload()
-                self._context = mcp_tools.ToolContext(
-                    self._codex_home, self._db, mcp_tools.ConfirmTokens(ttl=self._confirm_ttl),
-                    self._locations)
-                self._tools = mcp_tools
+                tools.preload()
+                self._context = tools.ToolContext(self._locations,
+                                                  tools.ConfirmTokens(ttl=self._confirm_ttl))
+                self._tools = tools
             return self._tools, self._context
 
     def _start_warm_up(self) -> None:
@@ -389,20 +386,10 @@ def _protocol_output():
     return os.fdopen(private, "wb")
 
 
-def serve_command(codex_home: str | None = None, db: str | None = None,
-                  confirm_ttl: float = 600.0) -> int:
-    """``memcite mcp`` as the fast path runs it (without Typer, whose import is most of what
-    is left of the start-up): the Codex home resolved as the Typer command does."""
-    from memcite.paths import Locations
-
-    where = Locations(db=db, codex_home=codex_home)
-    return run(where.codex_home_path, db, confirm_ttl, locations=where)
-
-
-def run(codex_home: str, db: str | None, confirm_ttl: float, locations=None) -> int:
+def run(locations, confirm_ttl: float, version: str = "0") -> int:
     """Serve on stdin and stdout until the client closes its side; ``locations`` is the run's
-    ``memcite.paths.Locations`` (how the home and the database were named)."""
-    from memcite.cli.console import memcite_version
+    ``memcite.paths.Locations`` (built once by the command line from ``--db``, ``--codex-home``
+    and the environment), ``version`` memcite's, for ``initialize``."""
 
     try:
         on_terminal = os.isatty(sys.stdin.fileno())
@@ -414,8 +401,7 @@ def run(codex_home: str, db: str | None, confirm_ttl: float, locations=None) -> 
                          "from config.toml ([mcp_servers.memcite]). Ctrl-D stops it.\n")
         sys.stderr.flush()
 
-    connection = Connection(sys.stdin.buffer, _protocol_output(), codex_home=codex_home, db=db,
-                            confirm_ttl=confirm_ttl, version=memcite_version(),
-                            locations=locations)
+    connection = Connection(sys.stdin.buffer, _protocol_output(), locations=locations,
+                            confirm_ttl=confirm_ttl, version=version)
     connection.serve()
     return 0

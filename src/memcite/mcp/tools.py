@@ -1,14 +1,17 @@
 """The tools of ``memcite mcp``: their specs, input and output models, and their bodies.
 
 Free of any MCP library, so each tool is a plain function testable on its own. The
-server (``memcite.cli.mcp_server``) speaks the protocol and imports this module only
+server (``memcite.mcp.server``) speaks the protocol and imports this module only
 once the tools are needed (pydantic and the notes library cost more than the rest of
 its start-up); ``call_tool`` here finds the working directory, validates the
 arguments against these models and turns failures into tool errors. The bodies call
 the notes library (``memcite.notes.operations``), the same functions ``memcite
-note`` calls, and ``memcite stats`` and ``memcite lint`` as those commands run them.
-``tools/list`` is answered from ``mcp_tools.json``, generated from ``TOOLS`` by
-``memcite.cli.mcp_catalog`` (a test checks it is current).
+note`` calls, and the library functions ``memcite stats``, ``lint`` and ``search`` call
+(``memcite.retention.stats_report.build``, ``memcite.lint.run``, ``memcite.notes.search``).
+Where things are is the run's ``memcite.paths.Locations`` in the ``ToolContext``: no tool
+resolves a location itself.
+``tools/list`` is answered from ``tools.json``, generated from ``TOOLS`` by
+``memcite.mcp.catalog`` (a test checks it is current).
 
 A write takes two calls. The first returns the draft and a ``confirm_token``; the
 second passes the token back as ``confirm``, with the same arguments, and only
@@ -28,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -37,6 +40,9 @@ from memcite.contracts.outputs import LintOutput, SearchOutput, StatsOutput
 from memcite.errors import InputError, MemciteError
 from memcite.times import iso_utc as _iso
 from memcite.times import utc_day as _today
+
+if TYPE_CHECKING:
+    from memcite.paths import Locations
 
 CONFIRM_TTL_SECONDS = 600
 # How the change log names writes that came through this server (``note log`` shows them).
@@ -284,14 +290,20 @@ def binding_of(tool: str, cwd: str, project: str, arguments: BaseModel) -> str:
 # --------------------------------------------------------------------------- the tools
 
 
-@dataclass
+@dataclass(frozen=True)
 class ToolContext:
-    """What every call shares: the Codex home, memcite's database, the pending tokens."""
+    """What every call shares: where things are for the whole run (``memcite.paths.Locations``,
+    built once where the server starts, from ``--db``, ``--codex-home`` and the environment) and
+    the pending confirm tokens. No tool resolves a location of its own."""
 
-    codex_home: str
-    db: str | None
+    locations: Locations
     tokens: ConfirmTokens
-    locations: object = None  # memcite.paths.Locations of the run, when the server has it
+
+    @property
+    def codex_home(self) -> str:
+        """The Codex home the notes live under (``--codex-home``, else ``$CODEX_HOME``, else
+        ``~/.codex``)."""
+        return self.locations.codex_home_path
 
 
 def _location(context: ToolContext, cwd: str):
@@ -323,8 +335,8 @@ def _refusals(call):
 
 
 def recall(context: ToolContext, cwd: str, arguments: RecallInput) -> RecallOutput:
-    from memcite.cli.notes_commands import RECALL_FRAME, shown_entries
     from memcite.notes import operations
+    from memcite.notes.operations import RECALL_FRAME, shown_entries
 
     def body() -> RecallOutput:
         location = _location(context, cwd)
@@ -342,7 +354,7 @@ def recall(context: ToolContext, cwd: str, arguments: RecallInput) -> RecallOutp
 
 
 def save(context: ToolContext, cwd: str, arguments: SaveInput) -> SaveOutput:
-    from memcite.cli.ledger_commands import open_database
+    from memcite.ledger.database import open_ledger
     from memcite.notes import operations
 
     def drafts() -> list:
@@ -361,7 +373,7 @@ def save(context: ToolContext, cwd: str, arguments: SaveInput) -> SaveOutput:
             token, expires_at = context.tokens.issue(binding)
             return _save_output(result, "draft", token, expires_at)
         context.tokens.redeem(arguments.confirm, binding)
-        conn = open_database(context.db, quick_check=True)  # as `note save`
+        conn = open_ledger(context.locations, quick_check=True)  # as `note save`
         try:
             result = operations.save_entries(
                 location, drafts(), today=_today(now), now=now, conn=conn,
@@ -394,7 +406,7 @@ def list_notes(context: ToolContext, arguments: ListInput) -> ListOutput:
 
 
 def forget(context: ToolContext, cwd: str, arguments: ForgetInput) -> ForgetOutput:
-    from memcite.cli.ledger_commands import open_database
+    from memcite.ledger.database import open_ledger
     from memcite.notes import operations
 
     def body() -> ForgetOutput:
@@ -418,7 +430,7 @@ def forget(context: ToolContext, cwd: str, arguments: ForgetInput) -> ForgetOutp
                                 **common)
         context.tokens.redeem(arguments.confirm, binding)
         now = time.time()
-        conn = open_database(context.db, quick_check=True)  # as `note forget`
+        conn = open_ledger(context.locations, quick_check=True)  # as `note forget`
         try:
             result = operations.forget_note(location, entry_id=arguments.entry, now=now,
                                             today=_today(now), conn=conn,
@@ -438,11 +450,11 @@ def stats(context: ToolContext, arguments: StatsInput) -> StatsOutput:
     judged without usage data)."""
     import sqlite3
 
-    from memcite.cli.console import masked, with_iso_times
-    from memcite.paths import Locations
+    from memcite.display import shown
     from memcite.retention.stats_report import UsageUnknown, as_time, build
+    from memcite.times import with_iso_times
 
-    where = context.locations or Locations(db=context.db, codex_home=context.codex_home)
+    where = context.locations
     try:
         now = as_time(arguments.as_of, "--as-of", int(time.time()))
         since = as_time(arguments.since, "--since", None)
@@ -457,10 +469,10 @@ def stats(context: ToolContext, arguments: StatsInput) -> StatsOutput:
                            max_unused_days=arguments.max_unused_days, since=since,
                            limit=arguments.limit)
     except UsageUnknown as error:
-        raise ToolFailure(masked(error), reason="usage-unknown",
+        raise ToolFailure(shown(error), reason="usage-unknown",
                           exit_code=error.exit_code) from None
     except MemciteError as error:
-        raise ToolFailure(masked(error), exit_code=error.exit_code) from None
+        raise ToolFailure(shown(error), exit_code=error.exit_code) from None
     except sqlite3.Error as error:
         raise ToolFailure(f"{where.db_given or 'the memcite database'}: {error}; not read; "
                           "nothing was written", exit_code=2) from None
@@ -468,9 +480,8 @@ def stats(context: ToolContext, arguments: StatsInput) -> StatsOutput:
 
 
 def lint(context: ToolContext, arguments: LintInput) -> LintOutput:
-    from memcite.cli.console import with_iso_times
-    from memcite.cli.lint_commands import default_paths
-    from memcite.lint.run import lint_paths
+    from memcite.lint.run import default_paths, lint_paths
+    from memcite.times import with_iso_times
 
     for path in arguments.paths:
         if not os.path.isabs(path):
@@ -674,15 +685,16 @@ def file_history(context: ToolContext, cwd: str,
 
 
 def search(context: ToolContext, cwd: str, arguments: SearchInput) -> SearchOutput:
-    from memcite.cli.search_commands import run_search
+    from memcite.notes.search import KINDS, run_search
+    from memcite.readpath.projects import parse_scopes
 
     def body() -> SearchOutput:
         if not os.path.isdir(cwd):
             raise InputError(f"cwd: {cwd} is not a folder")
-        result = run_search(arguments.query, cwd=cwd, codex_home=context.codex_home,
-                            db=context.db, scope=",".join(arguments.scopes) or "project",
-                            session=None, kind=arguments.kind, limit=arguments.limit,
-                            say=lambda _message: None)  # the result's in_memory says it
+        kinds = KINDS if arguments.kind == "all" else (arguments.kind,)
+        result = run_search(context.locations, arguments.query, cwd=cwd, kinds=kinds,
+                            scopes=parse_scopes(",".join(arguments.scopes) or "project"),
+                            session=None, limit=arguments.limit)  # the result's in_memory says it
         return SearchOutput.model_validate(result)
 
     return _refusals(body)
@@ -775,9 +787,9 @@ BY_NAME = {tool.name: tool for tool in TOOLS}
 # thread) so that the first call does not wait for them.
 BODY_MODULES = (
     "memcite.notes.storage", "memcite.notes.refusals", "memcite.notes.operations",
-    "memcite.cli.notes_commands", "memcite.cli.ledger_commands", "memcite.cli.retention_commands",
-    "memcite.cli.console", "memcite.cli.lint_commands", "memcite.lint.run",
-    "memcite.notes.events", "memcite.notes.search", "memcite.cli.search_commands",
+    "memcite.ledger.database", "memcite.ledger.store", "memcite.retention.stats_report",
+    "memcite.display", "memcite.lint.run", "memcite.notes.events", "memcite.notes.search",
+    "memcite.readpath.projects", "memcite.readpath.event_log",
 )
 
 
