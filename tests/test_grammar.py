@@ -295,3 +295,12 @@ def test_a_planted_lark_cache_file_is_not_opened(tmp_path, monkeypatch, planted)
     assert [row[0] for row in parser.parse("a.md:1-2|note=[x]\n", "entry_section")] == ["ENTRY"]
     assert load_tables(str(tmp_path / TABLES_FILE), _grammar_text()) is not None
     assert not target.is_file() or target.is_symlink()  # left as it was, never written through
+
+
+def test_the_cache_folder_is_the_callers(tmp_path, monkeypatch):
+    """A folder passed in is the one written to, whatever the environment names."""
+    monkeypatch.setenv("MEMCITE_CACHE_DIR", str(tmp_path / "from-the-environment"))
+    parser = build_section_parser(_grammar_text(), cache_dir=str(tmp_path / "given"))
+    assert [row[0] for row in parser.parse("a.md:1-2|note=[x]\n", "entry_section")] == ["ENTRY"]
+    assert load_tables(str(tmp_path / "given" / TABLES_FILE), _grammar_text()) is not None
+    assert not (tmp_path / "from-the-environment").exists()

@@ -22,8 +22,6 @@ import sys
 from importlib import import_module
 from types import ModuleType
 
-from memcite.paths import Locations
-
 # Imported by lark with ``import X`` or ``from package import X``, used only by what memcite
 # does not use: a placeholder stands in while lark is imported (about 5 ms less per start).
 _DEFERRED = ("tempfile", "getpass", "pkgutil", "lark.parsers.xearley", "lark.parsers.cyk")
@@ -101,8 +99,7 @@ class SectionParser:
         return self.lark.get_terminal(name).pattern.value
 
 
-def _cache_path() -> str | bool:
-    folder = Locations().cache_dir
+def _cache_path(folder: str) -> str | bool:
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:
@@ -119,9 +116,15 @@ def _cache_path() -> str | bool:
     return path
 
 
-def build_parser(grammar: str, *, use_cache: bool = True) -> SectionParser:
-    """Build the LALR parser (contextual lexer) for the citation grammar, cached on disk."""
-    cache = _cache_path() if use_cache else False
+def build_parser(grammar: str, *, cache_dir: str | None = None,
+                 use_cache: bool = True) -> SectionParser:
+    """Build the LALR parser (contextual lexer) for the citation grammar, cached on disk in
+    ``cache_dir`` (None: memcite's default cache folder, ``memcite.paths.user_cache_dir``)."""
+    if use_cache and cache_dir is None:
+        from memcite.paths import user_cache_dir
+
+        cache_dir = user_cache_dir()
+    cache = _cache_path(cache_dir) if use_cache else False
     parser = SectionParser(grammar, cache=cache)
     if cache:
         try:  # lark writes the file with the umask's mode: memcite's caches are 0600

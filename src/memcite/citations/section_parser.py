@@ -10,16 +10,21 @@ from __future__ import annotations
 import os
 
 from memcite.citations._section_tables import TABLES_FILE, SectionLines, TableParser, load_tables, save_tables
-from memcite.paths import Locations
 
 
-def build_section_parser(grammar: str, *, use_cache: bool = True):
+def build_section_parser(grammar: str, *, cache_dir: str | None = None, use_cache: bool = True):
     """The parser of the sections' lines: the cached tables replayed, else lark itself.
 
-    On a miss lark builds the parser, exports its tables and they are saved for the next
-    run; this run replays them too, so every run reads the same way.
+    On a miss lark builds the parser, exports its tables and they are saved in ``cache_dir``
+    for the next run; this run replays them too, so every run reads the same way.
+    ``cache_dir`` is the caller's (the command line passes its ``Locations.cache_dir``); when
+    None, memcite's default cache folder (``memcite.paths.user_cache_dir``).
     """
-    path = os.path.join(Locations().cache_dir, TABLES_FILE) if use_cache else None
+    if use_cache and cache_dir is None:
+        from memcite.paths import user_cache_dir
+
+        cache_dir = user_cache_dir()
+    path = os.path.join(cache_dir, TABLES_FILE) if use_cache else None
     if path is not None:
         tables = load_tables(path, grammar)
         if tables is not None:
@@ -29,7 +34,7 @@ def build_section_parser(grammar: str, *, use_cache: bool = True):
                 pass  # a file of another shape: rebuilt below
     from memcite.citations._lark_reader import build_parser, export_tables
 
-    parser = build_parser(grammar, use_cache=use_cache)
+    parser = build_parser(grammar, cache_dir=cache_dir, use_cache=use_cache)
     tables = export_tables(parser.lark, grammar)
     if tables is None:
         return parser

@@ -1,5 +1,8 @@
 """The bodies of ``memcite parse`` and ``memcite strip``: read input, read the reply, print.
 
+The reading is ``memcite.citations.reading.parse_reply``; its text for a person is
+``memcite.citations.summary``'s.
+
 Shared by the Typer commands and the fast path; each returns the exit code.
 """
 
@@ -7,15 +10,14 @@ from __future__ import annotations
 
 import sys
 
-from memcite.citations.models import Reading
-from memcite.cli.console import check_choice, dump_json, masked, report_error, source_name
+from memcite.cli.console import check_choice, dump_json, report_error, source_name
 from memcite.cli.inputs import DEFAULT_MAX_BYTES, read_text
 from memcite.errors import CitationError, MemciteError
 
 PROFILE_CHOICES = ("codex", "strict")
 ERROR_CHOICES = ("strict", "replace")
 
-__all__ = ["format_reading", "parse", "report_error", "report_strict_failure", "strip", "write_visible"]
+__all__ = ["parse", "report_error", "report_strict_failure", "strip", "write_visible"]
 
 
 def report_strict_failure(error: CitationError, name: str) -> int:
@@ -29,27 +31,12 @@ def report_strict_failure(error: CitationError, name: str) -> int:
     return error.exit_code
 
 
-MAX_PROBLEMS_SHOWN = 50  # in text; --json lists every one
-
-
-def _problem_lines(diagnostics, name: str) -> list[str]:
-    """One line per problem, the first ``MAX_PROBLEMS_SHOWN``, then a count of the rest."""
-    lines = [f"{name}:{masked(diagnostic)}" for diagnostic in diagnostics[:MAX_PROBLEMS_SHOWN]]
-    rest = len(diagnostics) - MAX_PROBLEMS_SHOWN
-    if rest > 0:
-        lines.append(f"{name}: … and {rest} more problem{'s' if rest != 1 else ''} "
-                     "(--json lists every one)")
-    return lines
-
-
-def _more(count: int, stem: str, one: str, many: str) -> list[str]:
-    rest = count - MAX_PROBLEMS_SHOWN
-    return [f"  … and {rest} more {stem}{one if rest == 1 else many} (--json lists every one)"] \
-        if rest > 0 else []
-
-
 def _print_diagnostics(reading_or_error, name: str) -> None:
-    for line in _problem_lines(reading_or_error.diagnostics, name):
+    if not reading_or_error.diagnostics:  # the usual reply: strip imports no more than it needs
+        return
+    from memcite.citations.summary import problem_lines
+
+    for line in problem_lines(reading_or_error.diagnostics, name):
         sys.stderr.write(line + "\n")
 
 
@@ -91,32 +78,6 @@ def write_visible(visible: str | None) -> None:
     out.flush()
 
 
-def format_reading(reading: Reading, name: str) -> str:
-    """A readable summary of a reading, for people at a terminal."""
-    lines: list[str] = []
-    citation = reading.citation
-    if citation is None:
-        lines.append(f"{name}: no citation ({len(reading.blocks)} block(s))")
-    else:
-        lines.append(
-            f"{name}: {len(citation.entries)} entr{'y' if len(citation.entries) == 1 else 'ies'},"
-            f" {len(citation.rollout_ids)} rollout id(s), {len(reading.thread_ids)} counted"
-            f" ({len(reading.blocks)} block(s))"
-        )
-        for entry in citation.entries[:MAX_PROBLEMS_SHOWN]:
-            lines.append(f"  {entry.path}:{entry.line_start}-{entry.line_end}  {entry.note}")
-        lines.extend(_more(len(citation.entries), "entr", "y", "ies"))
-        for rollout_id in citation.rollout_ids[:MAX_PROBLEMS_SHOWN]:
-            lines.append(f"  id {rollout_id}")
-        lines.extend(_more(len(citation.rollout_ids), "id", "", "s"))
-    if reading.thread_ids:
-        shown = ", ".join(reading.thread_ids[:MAX_PROBLEMS_SHOWN])
-        rest = len(reading.thread_ids) - MAX_PROBLEMS_SHOWN
-        lines.append("counted: " + shown + (f", … and {rest} more" if rest > 0 else ""))
-    lines.extend(_problem_lines(reading.diagnostics, name))
-    return "\n".join(lines) + "\n"
-
-
 def parse(
     source: str | None = None,
     profile: str = "codex",
@@ -139,5 +100,7 @@ def parse(
     if json:
         dump_json(reading.to_dict())
     else:
+        from memcite.citations.summary import format_reading
+
         sys.stdout.write(format_reading(reading, name))
     return 0

@@ -21,16 +21,18 @@ def codex_home_of(codex_home: str | None) -> str:
 
 
 def note_location(cwd: str | None, codex_home: str | None, scope: str | None = None,
-                  session: str | None = None):
+                  session: str | None = None, locations: Locations | None = None):
     """The note a command is about: the project of ``cwd`` (or the working directory), in the
-    scope asked for (the project's by default)."""
+    scope asked for (the project's by default); ``locations``: the command's own, when it
+    built one (else one is built from ``codex_home``)."""
     from memcite.notes.storage import locate_note
 
     folder = cwd or os.getcwd()
     if not os.path.isdir(folder):
         raise InputError(f"--cwd: {folder} is not a folder")
     # only an absent --scope means the project's note: `--scope ''` is a usage error
-    return locate_note(folder, codex_home_of(codex_home),
+    home = locations.codex_home_path if locations is not None else codex_home_of(codex_home)
+    return locate_note(folder, home,
                        scope="project" if scope is None else scope, session=session_of(session))
 
 
@@ -43,6 +45,18 @@ def out(line: str = "") -> None:
     """One line on stdout (what comes from a note or a person goes through
     ``memcite.display.shown`` before it gets here)."""
     sys.stdout.write(line + "\n")
+
+
+def write_lines(lines: list[tuple[str, str]]) -> None:
+    """Write a command's lines in order (``memcite.notes.render``): ``out`` on stdout, ``note``
+    on stderr after ``memcite: ``, ``err`` on stderr as given."""
+    for stream, text in lines:
+        if stream == "out":
+            out(text)
+        elif stream == "note":
+            note(text)
+        else:
+            sys.stderr.write(text + "\n")
 
 
 def _refused(refusal, json: bool) -> int:  # noqa: A002

@@ -30,14 +30,9 @@ PROFILE_CHOICES = ("memcite", "codex")
 ERROR_CHOICES = ("strict", "replace")
 
 
-def _tokenizer_loader(name: str, bpe_file: str | None):
-    def load():
-        from memcite.readpath.tokens import get_tokenizer
-
-        cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-        return get_tokenizer(name, bpe_file=bpe_file, tiktoken_cache_dir=cache)
-
-    return load
+def _tiktoken_cache() -> str | None:
+    """tiktoken's own cache folder, as tiktoken names it."""
+    return os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
 
 
 def instructions(
@@ -72,57 +67,24 @@ def instructions(
         check_choice(name, TOKENIZER_CHOICES, "--tokenizer")
         if budget < 0:
             raise InputError(f"--budget: {budget} is below 0")
-        home = Locations(codex_home=codex_home).codex_home_path
-        store = "v1"
-        if memory_root:
-            root = os.path.expanduser(memory_root)
-            where = f"--memory-root {root}"
-        else:
-            from memcite.ledger.codex_home import memory_folder, memory_store, read_codex_config
+        from memcite.readpath.instructions import instructions_for
 
-            # The store Codex reads: [memories] version in config.toml (v1 unless "v2").
-            store, why = memory_store(read_codex_config(home)) if os.path.isdir(home) \
-                else ("v1", "")
-            root = memory_folder(home, store)
-            where = (f"the memory root {root} ($CODEX_HOME/{os.path.basename(root)}: memory "
-                     f"store {store}{', ' + why if why else ''})")
-        if cwd is not None and not os.path.isdir(cwd):
-            raise InputError(f"--cwd {cwd}: no such directory")
-        found_problems = []  # warned now, and listed in --json with the reader's warnings
-        if not os.path.isdir(root):
-            found_problems.append(f"{where}: no such folder; no memory summary to inject "
-                                  "(pass the folder holding memory_summary.md with --memory-root)")
-            warn(found_problems[-1])
-        from memcite.readpath.instructions import build_instructions
-
-        result = build_instructions(
-            root,
-            profile=profile,
-            budget=budget,
-            tokenizer_name=name,
-            load_tokenizer=_tokenizer_loader(name, bpe_file),
-            codex_home=home,
-            cwd=cwd if cwd is not None else os.getcwd(),
-            errors=errors,
-            cache_dir=None if no_cache else Locations().cache_dir,
-            scopes=chosen,
-            session=session or None,
-            today=_today(),
-            store=store,
-        )
+        locations = Locations(codex_home=codex_home)
+        result, found_problems = instructions_for(
+            locations.codex_home_path, memory_root=memory_root, cwd=cwd, budget=budget,
+            tokenizer_name=name, profile=profile, errors=errors, bpe_file=bpe_file,
+            tiktoken_cache_dir=_tiktoken_cache(),
+            cache_dir=None if no_cache else locations.cache_dir, scopes=chosen,
+            session=session or None, today=_today(), warn=warn)
     except MemciteError as error:
         return report_error(error)
     if not explain:  # the table lists the warnings itself
         for warning in result.warnings:
             warn(warning)
     if json:
-        payload = result.to_dict()
-        payload["warnings"] = found_problems + payload["warnings"]
-        if explain:
-            from memcite.readpath.explain import explain as explain_table
+        from memcite.readpath.explain import instructions_json
 
-            payload["explain"] = explain_table(result)
-        dump_json(payload)
+        dump_json(instructions_json(result, found_problems, explain))
     elif explain:
         from memcite.readpath.explain import explain as explain_table
 
@@ -160,21 +122,14 @@ def truncate(
         if budget < 0:
             raise InputError(f"--budget: {budget} is below 0")
         from memcite.cli.inputs import read_text
+        from memcite.readpath.truncation import truncate_text
 
         text = read_text(source, errors=errors, max_bytes=max_bytes)
-        if tokenizer == "approx":
-            from memcite.readpath.truncation import truncate_approx
-
-            result = truncate_approx(text, budget)
-        else:
-            from memcite.readpath.truncation import truncate_to_budget
-
-            loaded = _tokenizer_loader(tokenizer, bpe_file)()
-            cut = truncate_to_budget(text, budget, loaded)
-            result = cut.text
-            if cut.truncated and not result:
-                warn(f"a budget of {budget} tokens cannot hold even the cut marker;"
-                     " nothing was written (raise --budget)")
+        result, nothing = truncate_text(text, budget, tokenizer, bpe_file=bpe_file,
+                                        tiktoken_cache_dir=_tiktoken_cache())
+        if nothing:
+            warn(f"a budget of {budget} tokens cannot hold even the cut marker;"
+                 " nothing was written (raise --budget)")
     except MemciteError as error:
         return report_error(error)
     out = sys.stdout.buffer

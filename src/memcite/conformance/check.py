@@ -149,6 +149,45 @@ def check_corpus(cases: list[dict], command: list[str], kind: str = "reply",
             "disagreements": disagreements}
 
 
+MAX_TIMEOUT = 3600.0
+
+
+def check_timeout(timeout: float) -> None:
+    """Refuse a ``--timeout`` that is not a number of seconds above 0 and at most an hour."""
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise InputError(f"--timeout: {timeout:g} is not a number of seconds above 0 and at most "
+                         f"{MAX_TIMEOUT:g}")
+
+
+def check_reader(command: list[str], corpus: str | None = None, kind: str = "reply",
+                 fields: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 progress=None) -> dict:
+    """``memcite conformance check``'s work: the options checked, ``command`` found, the corpus
+    (``corpus``, else the shipped one) run through it; the report, naming its corpus."""
+    from memcite.conformance.corpus import CORPUS_FILE, load_cases
+    from memcite.conformance.runner import resolve_command
+
+    check_timeout(timeout)
+    chosen = parse_fields(fields, kind)
+    command = resolve_command(command)
+    cases = load_cases(corpus)
+    report = check_corpus(cases, command, kind, chosen, timeout, progress)
+    return {"corpus": corpus or CORPUS_FILE, **report}
+
+
+def render_check_summary(report: dict, timeout: float) -> str:
+    """The text report's last lines: the counts, and why the run stopped early if it did."""
+    text = (f"{report['cases']} {report['kind']} cases: {report['agreed']} agree, "
+            f"{report['differed']} differ, {report['failed']} failed "
+            f"({', '.join(report['fields'])} compared)\n")
+    if report["stopped"] == "timeouts":
+        text += (f"stopped: the program timed out on {report['timeouts_in_a_row']} cases in a "
+                 f"row (--timeout {timeout:g} s each), so it answers none; "
+                 f"{report['not_run']} cases not run. Check that it reads stdin to its end and "
+                 "prints one JSON object, then run again\n")
+    return text
+
+
 def shown(value, limit: int = SHOWN_CHARS) -> str:
     """A value in one short line, for the text report."""
     text = json.dumps(value, ensure_ascii=True)

@@ -254,3 +254,43 @@ def fuzz(command: list[str], cases: list[dict], seed: int = 0, seconds: float = 
             "generated": generated, "disagreements": disagreeing,
             "seconds": round(time.monotonic() - started, 3), "stopped": stopped,
             "shrunk": written}
+
+
+def fuzz_reader(command: list[str], seconds: float = 60.0, seed: int = 0,
+                max_cases: int | None = None, out: str | None = None, fields: str | None = None,
+                timeout: float = DEFAULT_TIMEOUT, corpus: str | None = None,
+                progress=None) -> dict:
+    """``memcite conformance fuzz``'s work: the options checked, ``command`` found, replies
+    generated from the corpus (``corpus``, else the shipped one) and compared; the report."""
+    from memcite.conformance.check import check_timeout, parse_fields
+    from memcite.conformance.corpus import load_cases
+    from memcite.conformance.runner import resolve_command
+
+    check_timeout(timeout)
+    if not 0 < seconds <= 7 * 24 * 3600:
+        raise InputError(f"--seconds: {seconds:g} is not a number of seconds above 0")
+    if max_cases is not None and max_cases < 1:
+        raise InputError(f"--max-cases: {max_cases} is not 1 or more")
+    chosen = parse_fields(fields, "reply")
+    command = resolve_command(command)
+    cases = load_cases(corpus)
+    return fuzz(command, cases, seed=seed, seconds=seconds, max_cases=max_cases, out=out,
+                fields=chosen, timeout=timeout, progress=progress)
+
+
+def progress_line(index: int, found: dict) -> str:
+    """The text report's line for one generated reply that disagreed."""
+    return (f"reply {index}: {found['outcome']}"
+            + (f" on {', '.join(found['fields'])}" if found["fields"] else "") + "\n")
+
+
+def render_fuzz_summary(report: dict) -> str:
+    """The text report's last lines: each case written (shrunk), then the run's counts."""
+    text = ""
+    for shrunk in report["shrunk"]:
+        where = f" -> {shrunk['file']}" if shrunk["file"] else ""
+        text += (f"{shrunk['case']}: {shrunk['outcome']}, shrunk from "
+                 f"{shrunk['generated_chars']} to {shrunk['reply_chars']} characters{where}\n")
+    return text + (f"seed {report['seed']}: {report['generated']} replies in "
+                   f"{report['seconds']:g} s, {report['disagreements']} disagreement(s), "
+                   f"{len(report['shrunk'])} case(s) written\n")

@@ -51,4 +51,35 @@ def schema_file(name: str) -> str:
     return os.path.join(SCHEMA_FOLDER, f"{name}.schema.json")
 
 
-__all__ = ["SCHEMAS", "SCHEMA_FOLDER", "schema_file"]
+def check_schema_name(name: str | None) -> None:
+    """Refuse a name that is none of ``SCHEMAS`` (None, for every schema, is fine)."""
+    from memcite.errors import InputError
+
+    if name is not None and name not in SCHEMAS:
+        raise InputError(f"no schema named {name!r}; the schemas are: {', '.join(SCHEMAS)}",
+                         hint="`memcite schema` lists them with what each describes")
+
+
+def render_schema_list() -> str:
+    """``memcite schema``'s text: one line per schema, its name and what it describes."""
+    width = max(map(len, SCHEMAS))
+    return "".join(f"{name:<{width}}  {description}\n" for name, description in SCHEMAS.items())
+
+
+def shipped_schema(name: str) -> str:
+    """The text of the JSON Schema of ``name`` as shipped (read, never built: no pydantic)."""
+    from memcite.errors import InputError
+
+    check_schema_name(name)
+    try:
+        with open(schema_file(name), encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise InputError(f"{schema_file(name)}: cannot read the shipped schema "
+                         f"({exc.strerror or exc})",
+                         hint="reinstall memcite, or generate it with "
+                              "`memcite schema --write DIR`") from None
+
+
+__all__ = ["SCHEMAS", "SCHEMA_FOLDER", "check_schema_name", "render_schema_list", "schema_file",
+           "shipped_schema"]

@@ -50,4 +50,19 @@ def write_schemas(folder: str, names: list[str] | None = None) -> list[str]:
     return written
 
 
-__all__ = ["json_schema", "models", "schema_text", "write_schemas"]
+def write_schemas_into(folder: str, name: str | None = None) -> list[str]:
+    """``memcite schema --write``'s work: the schema ``name`` (every one when None), built from
+    the models, written into ``folder``, which must exist; the paths written."""
+    from memcite.contracts import check_schema_name
+    from memcite.errors import InputError
+
+    check_schema_name(name)
+    if not os.path.isdir(folder):
+        raise InputError(f"--write {folder}: no such folder", hint="create it first")
+    try:
+        return write_schemas(folder, None if name is None else [name])
+    except OSError as exc:
+        raise InputError(f"--write {folder}: cannot write ({exc.strerror or exc})") from None
+
+
+__all__ = ["json_schema", "models", "schema_text", "write_schemas", "write_schemas_into"]

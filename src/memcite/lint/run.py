@@ -10,6 +10,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memcite.errors import InputError
 from memcite.lint.entry_checks import check_entry_files
 from memcite.lint.findings import ERROR, WARNING, Finding, sort_findings
 from memcite.lint.findings import make_finding as _finding
@@ -221,4 +222,40 @@ def lint_paths(paths: Sequence[str]) -> LintReport:
     return lint_files(files)
 
 
-__all__ = ["MAX_FILE_BYTES", "LintReport", "collect_files", "default_paths", "lint_files", "lint_paths"]
+def lint_targets(paths: Sequence[str] | None, defaults: Sequence[str]) -> tuple[list[str], LintReport]:
+    """``memcite lint``'s work: the paths named (each must exist), else those of ``defaults``
+    that are folders; what was linted, and the report (no target: an empty report)."""
+    if paths:
+        for path in paths:
+            if not os.path.exists(path):
+                raise InputError(f"{path}: no such file or folder",
+                                 hint="name a memory folder or file, or give no path for the defaults")
+        targets = list(paths)
+    else:
+        targets = [path for path in defaults if os.path.isdir(path)]
+    return targets, lint_paths(targets)
+
+
+def lint_touched(touched: Sequence[str], roots: Sequence[str], strict: bool) -> list[Finding]:
+    """The hook mode's work: lint the folders of the memory files a tool just touched (each
+    file's root among ``roots``, else its own folder) and keep the findings in those files
+    (errors only, warnings too when ``strict``)."""
+    real_roots = [os.path.realpath(root) for root in roots]
+    folders: list[str] = []
+    for path in touched:
+        if not os.path.isfile(path):
+            continue
+        root = next((r for r in real_roots if path.startswith(r.rstrip(os.sep) + os.sep)), None)
+        folder = root or os.path.dirname(path)
+        if folder not in folders:
+            folders.append(folder)
+    if not folders:
+        return []
+    report = lint_paths(folders)
+    wanted = set(touched)
+    return [f for f in report.findings if os.path.realpath(f.path) in wanted
+            and (strict or f.severity == "error")]
+
+
+__all__ = ["MAX_FILE_BYTES", "LintReport", "collect_files", "default_paths", "lint_files", "lint_paths",
+           "lint_targets", "lint_touched"]

@@ -264,3 +264,30 @@ def write_gate_index(project_dir: str, events: list[Event]) -> None:
         except OSError:
             pass
         storage.atomic_write(target, data)
+
+
+@dataclass(frozen=True)
+class EventView:
+    """Events of one log as ``memcite event list|show`` show them: what was chosen, which event
+    supersedes which, and what is stale."""
+
+    log_file: str
+    logged: list
+    chosen: list
+    hidden: dict
+    stale: dict
+
+
+def view_events(location: NoteLocation, *, kind: str | None = None, file: str | None = None,
+                event_id: str | None = None, cwd: str | None = None) -> EventView:
+    """``memcite event list``'s work (``event_id``: ``show``'s, that one event): the log read,
+    the events of ``kind`` and touching ``file`` (a path of the project, from ``cwd``)
+    chosen, and each marked superseded or stale."""
+    logged = read_events(location)
+    if event_id is not None:
+        chosen = [find_event(logged, event_id)]
+    else:
+        wanted = project_file(location, file, cwd) if file is not None else None
+        chosen = select(logged, kind=kind, file=wanted)
+    return EventView(events_path(location), logged, chosen, superseded_by(logged),
+                     stale_events(location.project, chosen))

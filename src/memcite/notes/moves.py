@@ -240,3 +240,30 @@ def context_log_slugs(cwd: str, home: str, session: str | None) -> list[str]:
             continue
         slugs.append(locate_note(cwd, home, scope=scope, session=session).log_slug)
     return slugs
+
+
+def note_history(location: NoteLocation, db_path: str, *, entry_id: str | None, limit: int = 0,
+                 across_scopes: bool, session: str | None) -> tuple[list[str], list[dict]]:
+    """``memcite note log``'s work: the change log of ``location``'s note (with ``entry_id`` and
+    ``across_scopes``, of every note seen from its folder: the entry's history across its
+    moves) read from the ledger at ``db_path`` (none yet: nothing logged). The log names read,
+    and the rows, oldest first, each with ``at_iso``."""
+    from memcite.ledger.store import open_store
+    from memcite.notes.changelog import read_log
+    from memcite.times import iso_utc
+
+    slugs = [location.log_slug]
+    if entry_id is not None and across_scopes:
+        slugs = context_log_slugs(location.cwd, location.home, session)
+    rows: list[dict] = []
+    if os.path.exists(db_path):
+        conn = open_store(db_path, readonly=True)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if "note_log" in tables:
+                rows = read_log(conn, slug=slugs, entry_id=entry_id, limit=limit)
+        finally:
+            conn.close()
+    for row in rows:
+        row["at_iso"] = iso_utc(row["at"])
+    return slugs, rows

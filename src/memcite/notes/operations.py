@@ -124,6 +124,29 @@ def drafts_from_note_text(text: str, project: str | None = None) -> list[EntryDr
     return drafts
 
 
+
+def save_drafts(content: str, *, from_file: bool, project: str, section: str | None,
+                topic: str | None = None, source: str | None = None, evidence: str | None = None,
+                confidence: str | None = None, tier: str | None = None,
+                expires: str | None = None) -> list[EntryDraft]:
+    """What ``memcite note save`` saves: a whole draft note read from a file (its entries, each
+    given the options' fields it lacks), else one entry of ``section``."""
+    if from_file and content.lstrip().startswith(("# ", "## ")) and "\n## " in "\n" + content:
+        drafts = drafts_from_note_text(content, project)
+        if not drafts:
+            raise InputError("the draft holds no entries (bullets under the three sections)")
+        given = {"topic": topic, "source": source, "evidence": evidence,
+                 "confidence": confidence, "tier": tier, "expires": expires}
+        for draft in drafts:
+            for name, value in given.items():
+                if value and not getattr(draft, name):
+                    setattr(draft, name, value)
+        return drafts
+    if section is None:
+        raise InputError("--section is required for one entry",
+                         hint="--section decisions, state or risks")
+    return [EntryDraft(section, content, topic, source, evidence, confidence, tier, expires)]
+
 def _is_field_line(line: str) -> bool:
     name = line.strip().split(":", 1)[0]
     return ":" in line and any(name.lower() == known.lower() for known in FIELDS)

@@ -54,3 +54,13 @@ def explain(result: Instructions) -> str:
     for warning in result.warnings:
         lines.append(f"warning: {warning}")
     return "\n".join(lines) + "\n"
+
+
+def instructions_json(result: Instructions, problems: list[str], explain_table: bool) -> dict:
+    """The ``--json`` object (``InstructionsOutput``): the problems found before the reader's
+    warnings, and the explain table when asked."""
+    payload = result.to_dict()
+    payload["warnings"] = problems + payload["warnings"]
+    if explain_table:
+        payload["explain"] = explain(result)
+    return payload

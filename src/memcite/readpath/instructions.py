@@ -269,3 +269,55 @@ def _read_summary(path: str, root: str, profile: str) -> bytes | None:
         raise
     except InputError:
         return None  # unreadable: Codex injects nothing
+
+
+# --------------------------------------------------------------------------- the command's work
+
+
+def tokenizer_loader(name: str, bpe_file: str | None, tiktoken_cache_dir: str | None):
+    """A loader of the tokenizer ``name`` (called only when it is needed: a cached result
+    never imports ``memcite.readpath.tokens``)."""
+    def load():
+        from memcite.readpath.tokens import get_tokenizer
+
+        return get_tokenizer(name, bpe_file=bpe_file, tiktoken_cache_dir=tiktoken_cache_dir)
+
+    return load
+
+
+def instructions_for(codex_home: str, *, memory_root: str | None, cwd: str | None, budget: int,
+                     tokenizer_name: str, profile: str, errors: str, bpe_file: str | None,
+                     tiktoken_cache_dir: str | None, cache_dir: str | None,
+                     scopes: tuple[str, ...] | None, session: str | None, today: str,
+                     warn: Callable[[str], None]) -> tuple[Instructions, list[str]]:
+    """``memcite instructions``'s work: the memory root (``memory_root``, else the folder of the
+    store Codex reads under ``codex_home``), then ``build_instructions`` for ``cwd`` (None: the
+    working directory). Returns the result and the problems found on the way (each also given
+    to ``warn`` as it is found), which ``--json`` lists before the reader's warnings."""
+    store = "v1"
+    if memory_root:
+        root = os.path.expanduser(memory_root)
+        where = f"--memory-root {root}"
+    else:
+        from memcite.ledger.codex_home import memory_folder, memory_store, read_codex_config
+
+        # The store Codex reads: [memories] version in config.toml (v1 unless "v2").
+        store, why = memory_store(read_codex_config(codex_home)) if os.path.isdir(codex_home) \
+            else ("v1", "")
+        root = memory_folder(codex_home, store)
+        where = (f"the memory root {root} ($CODEX_HOME/{os.path.basename(root)}: memory "
+                 f"store {store}{', ' + why if why else ''})")
+    if cwd is not None and not os.path.isdir(cwd):
+        raise InputError(f"--cwd {cwd}: no such directory")
+    problems = []
+    if not os.path.isdir(root):
+        problems.append(f"{where}: no such folder; no memory summary to inject "
+                        "(pass the folder holding memory_summary.md with --memory-root)")
+        warn(problems[-1])
+    result = build_instructions(
+        root, profile=profile, budget=budget, tokenizer_name=tokenizer_name,
+        load_tokenizer=tokenizer_loader(tokenizer_name, bpe_file, tiktoken_cache_dir),
+        codex_home=codex_home, cwd=cwd if cwd is not None else os.getcwd(), errors=errors,
+        cache_dir=cache_dir, scopes=scopes, session=session, today=today, store=store)
+    return result, problems
+

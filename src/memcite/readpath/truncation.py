@@ -221,3 +221,18 @@ def _char_start_at_or_after(data: bytes, offset: int) -> int:
     while offset < len(data) and data[offset] & 0xC0 == 0x80:
         offset += 1
     return offset
+
+
+def truncate_text(text: str, budget: int, tokenizer_name: str, *, bpe_file: str | None = None,
+                  tiktoken_cache_dir: str | None = None) -> tuple[str, bool]:
+    """``memcite truncate``'s work: ``text`` cut to ``budget`` tokens of ``tokenizer_name``
+    (``approx``: Codex's rule, the middle cut; a real tokenizer: the head kept, the marker
+    inside the budget). Returns the text and whether a budget too small for even the marker
+    left nothing."""
+    if tokenizer_name == "approx":
+        return truncate_approx(text, budget), False
+    from memcite.readpath.tokens import get_tokenizer
+
+    loaded = get_tokenizer(tokenizer_name, bpe_file=bpe_file, tiktoken_cache_dir=tiktoken_cache_dir)
+    cut = truncate_to_budget(text, budget, loaded)
+    return cut.text, cut.truncated and not cut.text
