@@ -101,7 +101,7 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 @pytest.fixture(scope="session")
 def sample_builder():
     """corpus/build_codex_home.py, loaded once for the session."""
-    from memcite.cli.demo import load_sample_builder
+    from memcite.demo.loop import load_sample_builder
 
     return load_sample_builder(CORPUS)
 

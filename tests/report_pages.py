@@ -34,7 +34,7 @@ def build_report_home(folder: str) -> dict[str, str]:
     from typer.testing import CliRunner
 
     from memcite.cli.app import app
-    from memcite.cli.demo import demo_paths, run_demo
+    from memcite.demo.loop import demo_paths, run_demo
 
     run_demo(folder, now=NOW - 3600, out=io.StringIO())
     env = demo_paths(folder)

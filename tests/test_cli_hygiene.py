@@ -20,7 +20,8 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.demo import demo_command, load_sample_builder
+from memcite.cli.demo import demo_command
+from memcite.demo.loop import load_sample_builder
 from memcite.errors import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
@@ -140,7 +141,7 @@ def test_record_into_a_closed_pipe_still_records(paths, env, tmp_path):
 
 
 def test_the_chart_reports_a_broken_pipe_instead_of_exiting_1():
-    from memcite.cli.retention_commands import _print_weeks
+    from memcite.retention.stats_text import print_weeks as _print_weeks
 
     class Closed(io.StringIO):
         def write(self, text):

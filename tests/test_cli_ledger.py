@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.demo import load_sample_builder
+from memcite.demo.loop import load_sample_builder
 from memcite_process import run_memcite
 
 ROOT = Path(__file__).resolve().parent.parent

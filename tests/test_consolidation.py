@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.demo import load_sample_builder
 from memcite.codex import consolidation as c
 from memcite.codex.doctor import DoctorInputs, check_consolidation
 from memcite.contracts.generate import models
+from memcite.demo.loop import load_sample_builder
 from memcite.ledger.codex_home import locate_codex_home
 from memcite.ledger.store import open_store
 

@@ -20,10 +20,10 @@ from typer.testing import CliRunner
 
 from memcite.cli import citations_commands, ledger_commands
 from memcite.cli.app import app
-from memcite.cli.demo import load_sample_builder
 from memcite.contracts import SCHEMA_FOLDER, SCHEMAS, schema_file
 from memcite.contracts import outputs as contracts
 from memcite.contracts.generate import models, schema_text
+from memcite.demo.loop import load_sample_builder
 from memcite.ledger.recording import ReplyInput, record_reply
 from memcite.ledger.store import open_store
 from memcite.ledger.sync import sync_codex_home

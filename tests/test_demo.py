@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-from memcite.cli.demo import DemoError, demo_command, find_corpus, load_sample_builder, run_demo
+from memcite.cli.demo import demo_command
+from memcite.demo.loop import DemoError, find_corpus, load_sample_builder, run_demo
 from memcite.ledger.hook_log import read_entries
 
 NOW = 1_800_000_000
@@ -77,7 +78,7 @@ def test_demo_keep_refuses_a_folder_that_is_not_empty(tmp_path, capsys):
 
 
 def test_missing_corpus_is_a_clear_error(monkeypatch, tmp_path):
-    import memcite.cli.demo as demo
+    import memcite.demo.loop as demo
 
     monkeypatch.setattr(demo, "__file__", str(tmp_path / "a" / "b" / "demo.py"))
     with pytest.raises(DemoError, match="MEMCITE_CORPUS"):
@@ -196,7 +197,7 @@ def test_the_demo_leaves_the_alarm_handler_it_found(tmp_path):
 def test_a_corpus_from_before_the_sample_sessions_still_runs(tmp_path, monkeypatch):
     import types
 
-    import memcite.cli.demo as demo
+    import memcite.demo.loop as demo
 
     real = load_sample_builder()
     old = types.SimpleNamespace(

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from memcite.cli.demo import demo_paths, demo_projects, run_demo
+from memcite.demo.loop import demo_paths, demo_projects, run_demo
 
 # What a person must never see: a Python literal, or a plural left to the reader.
 PYTHON_LITERAL = re.compile(r"\[None\]|\bNone\b|\bTrue\b|\bFalse\b")
@@ -135,7 +135,7 @@ def test_select_and_consolidation_pass_over_the_same_threads(tmp_path):
     # two spaces and a newline (SQLite's trim() keeps the newline).
     import sqlite3
 
-    from memcite.cli.demo import load_sample_builder
+    from memcite.demo.loop import load_sample_builder
 
     builder = load_sample_builder()
     home = builder.build_codex_home(str(tmp_path / "codex_home"), sessions=True)

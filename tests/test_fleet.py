@@ -19,7 +19,7 @@ import uuid
 import pytest
 
 from memcite.cli import retention_commands
-from memcite.cli.demo import load_sample_builder
+from memcite.demo.loop import load_sample_builder
 from memcite.fleet.connection import FleetError, connect, mask_password
 from memcite.fleet.push import push_ledger
 from memcite.fleet.schema import MIGRATIONS, applied, migrate, month_of

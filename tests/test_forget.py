@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from memcite.cli.demo import load_sample_builder
+from memcite.demo.loop import load_sample_builder
 from memcite.ledger.adhoc_notes import NOTES_FOLDER, is_adhoc_note_name
 from memcite.ledger.codex_home import locate_codex_home
 from memcite.ledger.recording import ReplyInput, record_reply

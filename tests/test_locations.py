@@ -245,7 +245,7 @@ def test_a_missing_codex_home_hints_by_how_it_was_named(args, env, hint, empty_h
 def demo(tmp_path_factory):
     import io
 
-    from memcite.cli.demo import demo_paths, run_demo
+    from memcite.demo.loop import demo_paths, run_demo
 
     folder = str(tmp_path_factory.mktemp("demo"))
     run_demo(folder, now=NOW, out=io.StringIO())
@@ -272,24 +272,80 @@ def test_the_next_step_repeats_only_the_options_given(demo):
 # --------------------------------------------------------------------------- read once
 
 
-def test_prune_apply_reads_codexs_memories_settings_once(tmp_path, monkeypatch, capsys):
-    """``prune --apply`` reads Codex's ``[memories]`` once (it read it twice: for the
-    settings, and again for ``max_rollout_age_days``)."""
+def _count_config_reads(monkeypatch, config: str) -> dict[str, int]:
+    """Count the opens and the TOML parses of Codex's ``config``, wherever memcite reads it."""
+    from memcite import untrusted
+    from memcite.ledger import codex_home, memory_files
+
+    counts = {"opened": 0, "parsed": 0}
+    text = open(config, encoding="utf-8").read()
+    for module in (codex_home, memory_files):
+        real_open = module.open_regular
+
+        def counting_open(path, *args, real_open=real_open, **kwargs):
+            if os.fspath(path) == config:
+                counts["opened"] += 1
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(module, "open_regular", counting_open)
+    for module in (untrusted, codex_home):
+        real_loads = module.loads_toml
+
+        def counting_loads(data, *args, real_loads=real_loads, **kwargs):
+            if data == text:
+                counts["parsed"] += 1
+            return real_loads(data, *args, **kwargs)
+
+        monkeypatch.setattr(module, "loads_toml", counting_loads)
+    return counts
+
+
+@pytest.mark.parametrize("memories", ["", '[memories]\nversion = "v1"\nmax_rollout_age_days = 12\n'])
+def test_prune_apply_reads_codexs_config_once(tmp_path, monkeypatch, capsys, memories):
+    """``prune --apply`` opens and parses Codex's ``config.toml`` once: locating the home
+    (``sqlite_home``, ``[memories] version``) and the retention settings (``[memories]``, for
+    the rule and again for ``max_rollout_age_days``) share one read. It read it twice (the
+    ledger's ``read_codex_config`` and retention's ``load_codex_memories_config``), and
+    ``[memories]`` twice before that. Parametrized: a file locate need not parse, and one it
+    parses."""
     import io
 
     from memcite.cli import retention_commands
-    from memcite.cli.demo import demo_paths, run_demo
-    from memcite.retention import rules
+    from memcite.demo.loop import demo_paths, run_demo
 
     run_demo(str(tmp_path), now=NOW, out=io.StringIO())
     paths_ = demo_paths(str(tmp_path))
+    config = os.path.join(os.path.realpath(paths_["CODEX_HOME"]), "config.toml")
+    with open(config, "a", encoding="utf-8") as handle:
+        handle.write(memories)
     monkeypatch.setenv("MEMCITE_CONFIG", str(tmp_path / "none.toml"))
-    reads = []
-    real = rules.load_codex_memories_config
-    monkeypatch.setattr(rules, "load_codex_memories_config",
-                        lambda home: reads.append(home) or real(home))
+    counts = _count_config_reads(monkeypatch, config)
     code = retention_commands.prune(paths_["MEMCITE_DB"], paths_["CODEX_HOME"], 30,
                                     as_of=str(NOW), apply=True, json=True)
     assert code == 0, capsys.readouterr().err
-    assert json.loads(capsys.readouterr().out)["applied"] is True
-    assert len(reads) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["applied"] is True
+    assert counts == {"opened": 1, "parsed": 1}
+    if memories:
+        assert out["settings"]["sources"]["max_unused_days"] == "cli"
+
+
+def test_stats_reads_codexs_config_once(tmp_path, monkeypatch, capsys):
+    """``stats`` too: locating the home and the settings share one read of config.toml."""
+    import io
+
+    from memcite.cli import retention_commands
+    from memcite.demo.loop import demo_paths, run_demo
+
+    run_demo(str(tmp_path), now=NOW, out=io.StringIO())
+    paths_ = demo_paths(str(tmp_path))
+    config = os.path.join(os.path.realpath(paths_["CODEX_HOME"]), "config.toml")
+    with open(config, "a", encoding="utf-8") as handle:
+        handle.write('[memories]\nversion = "v1"\nmax_unused_days = 25\n')
+    monkeypatch.setenv("MEMCITE_CONFIG", str(tmp_path / "none.toml"))
+    counts = _count_config_reads(monkeypatch, config)
+    code = retention_commands.stats(paths_["MEMCITE_DB"], paths_["CODEX_HOME"], as_of=str(NOW),
+                                    json=True)
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["max_unused_days"] == 25
+    assert counts == {"opened": 1, "parsed": 1}

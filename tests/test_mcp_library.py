@@ -9,7 +9,7 @@ import json
 import threading
 
 from memcite.cli import retention_commands
-from memcite.cli.demo import demo_paths, run_demo
+from memcite.demo.loop import demo_paths, run_demo
 from memcite.mcp import tools as mcp_tools
 from memcite.paths import Locations
 

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.demo import load_sample_builder
+from memcite.demo.loop import load_sample_builder
 from memcite.ledger.codex_home import (
     CodexConfig,
     CodexHomeError,

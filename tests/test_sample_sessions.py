@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from memcite.cli.demo import load_sample_builder, stop_payload
 from memcite.cli.gate_commands import hook_stop
 from memcite.codex.stop_hook import codex_home_of, reply_on_disk
+from memcite.demo.loop import load_sample_builder, stop_payload
 from memcite.ledger.hook_log import read_entries
 
 NOW = 1_800_000_000

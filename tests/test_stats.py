@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcite.cli.demo import load_sample_builder
+from memcite.demo.loop import load_sample_builder
 from memcite.ledger.memory_files import cited_lines_sha256
 from memcite.ledger.recording import ReplyInput, record_reply
 from memcite.ledger.store import open_store

@@ -12,9 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from memcite.cli.app import app
-from memcite.cli.demo import demo_paths, run_demo
-from memcite.cli.retention_commands import _columns, _print_weeks, print_stats, text_width
+from memcite.demo.loop import demo_paths, run_demo
 from memcite.retention.stats import fill_weeks
+from memcite.retention.stats_text import columns as _columns
+from memcite.retention.stats_text import print_stats, text_width
+from memcite.retention.stats_text import print_weeks as _print_weeks
 
 NOW = 1_800_000_000
 DAY = 86_400
@@ -282,7 +284,7 @@ def test_the_demos_chart_is_shown_and_a_sparse_one_is_not(demo):
 def late(tmp_path, monkeypatch):
     """A synced sample home; a reply recorded (`record --at`) 30 days after it was made, then
     its cited line edited."""
-    from memcite.cli.demo import load_sample_builder
+    from memcite.demo.loop import load_sample_builder
     from memcite.ledger.recording import ReplyInput, record_reply
     from memcite.ledger.store import open_store
     from memcite.ledger.sync import sync_codex_home

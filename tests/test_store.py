@@ -385,3 +385,32 @@ def test_schema_seen_through_sqlite_utils(tmp_path):
                        "memories_outside_codex", "cited_ids_unknown", "cited_ids_not_uuid",
                        "forget_requests_open", "entry_requests_open", "memories_top_memcite",
                        "memories_codex_cited", "memories_summary_file"}
+
+
+def test_a_second_open_keeps_the_first_connections_locks(tmp_path):
+    """Opening the database again in the same process (its header is read through a
+    descriptor of its own) keeps the first connection's POSIX locks: closing that descriptor
+    dropped them, so another process's writer, closing, took itself for the last connection
+    and deleted the ``-wal`` and ``-shm`` under the open one ("disk I/O error" next)."""
+    import subprocess
+    import sys
+
+    from memcite.ledger.store import open_store
+
+    db = str(tmp_path / "ledger.sqlite")
+    first = open_store(db)
+    first.execute("CREATE TABLE t (x)")
+    first.execute("INSERT INTO t VALUES (1)")
+    open_store(db, readonly=True).close()
+    other = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+             "c.execute('INSERT INTO t VALUES (2)'); c.commit(); c.close()")
+    subprocess.run([sys.executable, "-c", other, db], check=True)
+    assert os.path.exists(db + "-wal") and os.path.exists(db + "-shm")
+    first.execute("INSERT INTO t VALUES (3)")
+    second = open_store(db, readonly=True)
+    try:
+        assert second.execute("SELECT count(*) FROM t").fetchone() == (3,)
+    finally:
+        second.close()
+        first.close()
+    assert not os.path.exists(db + "-wal")  # the last close checkpoints as before

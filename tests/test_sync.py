@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memcite.cli.demo import load_sample_builder
+from memcite.demo.loop import load_sample_builder
 from memcite.ledger import codex_home
 from memcite.ledger import sync as sync_module
 from memcite.ledger.codex_home import CodexHomeError

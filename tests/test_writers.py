@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memcite"
 
 # Writers left as they are, each with why it is safe.
 ALLOWED = {
-    ("cli/demo.py", "open"): "the demo's own folder, made by mkdtemp (0700, unpredictable)",
+    ("demo/loop.py", "open"): "the demo's own folder, made by mkdtemp (0700, unpredictable)",
     ("retention/archive.py", "shutil.move"): "a rename of memcite's own archived file, no bytes "
                                              "written (restore checks the place is free)",
 }
@@ -162,7 +162,7 @@ def test_a_page_another_user_owns_is_replaced_by_a_private_one(tmp_path, monkeyp
     """A root-owned 0666 report kept its mode: readable and writable by anyone."""
     import stat
 
-    from memcite.cli.report_commands import write_page
+    from memcite.fleet.report_page import write_page
 
     page = tmp_path / "report.html"
     page.write_text("old")

@@ -11,7 +11,7 @@ from pathlib import Path
 from test_e2e_thread import CITE, _memory
 
 from conftest import assert_ran
-from memcite.cli.demo import load_sample_builder
+from memcite.demo.loop import load_sample_builder
 
 
 def _tables(path: Path) -> dict[str, list[str]]:

@@ -1,403 +1,29 @@
-"""``memcite demo``: the whole loop on a sample Codex home, in a temporary folder.
-
-Builds a Codex-style home from ``corpus/`` (the memory folder, a
-``memories_1.sqlite`` of 36 memories of varied age and use, and three session
-files), then runs sync, instructions for a project, records sample replies (some
-with broken citations), runs the Stop hook once as Codex would at the end of a
-turn, ingests the other session files, prints the usage report and a prune
-preview. Everything it writes is inside the temporary folder, which is removed at
-the end unless kept.
-"""
+"""The body of ``memcite demo``: the folder to run in (a new temporary one, or ``--keep``'s),
+the loop (``memcite.demo.loop.run_demo``), and the closing lines; returns the exit code."""
 
 from __future__ import annotations
 
-import importlib.util
-import io
-import json
 import os
-import shlex
 import shutil
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
 
-from memcite.errors import EXIT_BAD_INPUT, MemciteError
-from memcite.paths import Locations
-
-DAY = 86_400
-DEMO_PROJECT = "/home/dev/memcite"  # the cwd of the sample replies (only recorded)
-DEMO_BUDGET = 400
-CORPUS_REPLIES = ("entry_plain.txt", "entry_escaping_paths.txt", "entry_bad_numbers.txt")
-
-
-class DemoError(MemciteError):
-    """The demo's sample data cannot be found, or its folder cannot be used (exit 2)."""
-
-    exit_code = EXIT_BAD_INPUT
-
-
-def demo_paths(folder: str) -> dict[str, str]:
-    """Where the demo in ``folder`` keeps the sample Codex home, its database and its cache,
-    by the environment variable that points memcite at each."""
-    return {"CODEX_HOME": os.path.join(folder, "codex_home"),
-            "MEMCITE_DB": os.path.join(folder, "memcite.sqlite"),
-            "MEMCITE_CACHE_DIR": os.path.join(folder, "cache"),
-            "MEMCITE_HOME": folder}  # memcite's data folder: the hook's log, logs/hooks.log
-
-
-def demo_projects(folder: str) -> str:
-    """The folder of the project folders the demo's sessions ran in (``cd`` into one for
-    ``memcite thread --last``)."""
-    return os.path.join(folder, "projects")
-
-
-def _q(path: str) -> str:
-    return shlex.quote(path)
-
-
-def find_corpus(environ=os.environ) -> str:
-    """``$MEMCITE_CORPUS``, else ``corpus/`` of the source checkout this memcite runs from."""
-    candidates = []
-    if environ.get("MEMCITE_CORPUS"):
-        candidates.append(environ["MEMCITE_CORPUS"])
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the memcite package
-    candidates.append(os.path.join(here, "_corpus"))  # shipped in the wheel (pyproject force-include)
-    candidates.append(os.path.normpath(os.path.join(here, "..", "..", "corpus")))
-    for folder in candidates:
-        if os.path.isfile(os.path.join(folder, "build_codex_home.py")):
-            return folder
-    raise DemoError("the demo's sample data (corpus/) was not found "
-                    f"(looked in {', '.join(candidates)})",
-                    hint="run from a memcite source checkout, or set MEMCITE_CORPUS to its "
-                         "corpus/ folder")
-
-
-def load_sample_builder(corpus: str | os.PathLike | None = None):
-    """The sample-home builder module (``build_codex_home.py``) of ``corpus``, else of the
-    corpus ``find_corpus`` finds; loaded without leaving bytecode beside it."""
-    path = os.path.join(corpus if corpus is not None else find_corpus(), "build_codex_home.py")
-    spec = importlib.util.spec_from_file_location("memcite_demo_build_codex_home", path)
-    module = importlib.util.module_from_spec(spec)
-    before = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True  # no __pycache__ left in corpus/
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = before
-    return module
-
-
-@dataclass(frozen=True)
-class SampleReply:
-    """One reply of the demo: its text, how many days ago it was made, and what it shows."""
-
-    text: str
-    days_ago: float
-    shows: str
-
-
-def _reply(entries: list[str], ids: list[str], body: str = "Done.") -> str:
-    return (f"{body}\n\n<oai-mem-citation>\n<citation_entries>\n" + "\n".join(entries)
-            + "\n</citation_entries>\n<rollout_ids>\n" + "\n".join(ids)
-            + "\n</rollout_ids>\n</oai-mem-citation>")
-
-
-def sample_replies(thread_id, corpus: str) -> list[SampleReply]:
-    """The demo's replies: good citations over a few weeks, then broken ones."""
-    t = thread_id  # thread number in corpus/build_codex_home.py THREADS -> its id
-    replies = [
-        SampleReply(_reply(["MEMORY.md:4-7|note=[how to run the tests]"], [t(2), t(3)]),
-                    27, "tests section, two threads"),
-        SampleReply(_reply(["MEMORY.md:9-12|note=[WAL and busy timeout]"], [t(3)]),
-                    20, "SQLite section"),
-        SampleReply(_reply(["MEMORY.md:14-16|note=[fast path]",
-                            "rollout_summaries/" + _summary_name(corpus, "typer_fast_path")
-                            + ":1-4|note=[summary header]"], [t(4)]),
-                    13, "a section and a summary file"),
-        SampleReply(_reply(["MEMORY.md:42-44|note=[report format]"], [t(0), t(0)]),
-                    9, "the same id twice (counted once by memcite's policy)"),
-        SampleReply(_reply(["MEMORY.md:10-11|note=[transactions]"], [t(3), t(29)]),
-                    6, "SQLite again"),
-        SampleReply(_reply(["MEMORY.md:5-5|note=[pytest]"], [t(2)]), 2, "tests again"),
-        SampleReply(_reply(["MEMORY.md:400-410|note=[past the end]"], [t(14)]),
-                    5, "broken: a range past the end of MEMORY.md"),
-        SampleReply(_reply(["../secrets.txt:1-3|note=[escapes]",
-                            "/etc/passwd:1-1|note=[absolute]"], [t(15)]),
-                    4, "broken: paths outside the memory folder (never read)"),
-        SampleReply(_reply(["notes/missing.md:1-2|note=[no such file]",
-                            "MEMORY.md:3-3|note=[a blank line]"], ["not-a-uuid"]),
-                    3, "broken: missing file, blank line, an id that is not a UUID"),
-        SampleReply(_reply(["MEMORY.md:26-26|note=[compose port]"],
-                           ["0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"]),
-                    1, "an id that is no known memory; the cited line is then edited"),
-    ]
-    for name in CORPUS_REPLIES:
-        path = os.path.join(corpus, "replies", name)
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8", newline="") as handle:
-                replies.append(SampleReply(handle.read(), 0.5, f"corpus/replies/{name}"))
-    return replies
-
-
-def _summary_name(corpus: str, slug: str) -> str:
-    folder = os.path.join(corpus, "codex_home", "memories", "rollout_summaries")
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(f"-{slug}.md"):
-            return name
-    return f"{slug}.md"
-
-
-def run_demo(folder: str, *, now: int, out=None) -> dict:
-    """Run the loop in ``folder`` (an empty folder); print each step to ``out``; return
-    the stats report as a dict."""
-    from memcite.cli.retention_commands import print_stats
-    from memcite.ledger.codex_home import locate_codex_home, memory_folder
-    from memcite.ledger.recording import ReplyInput, record_reply
-    from memcite.ledger.store import open_store
-    from memcite.ledger.sync import sync_codex_home
-    from memcite.paths import Locations
-    from memcite.retention.archive import prune_candidates
-    from memcite.retention.audit_counts import audit_of
-    from memcite.retention.stats import collect_stats
-
-    out = out or sys.stdout
-    write = out.write
-    corpus = find_corpus()
-    builder = load_sample_builder(corpus)
-    folder = os.path.abspath(folder)
-    paths = demo_paths(folder)
-    home, db_path = paths["CODEX_HOME"], paths["MEMCITE_DB"]
-    # Each step's header is the command that does the same (paths in full, runnable as printed).
-    where = f"--db {_q(db_path)} --codex-home {_q(home)}"
-
-    write(f"== 1. A sample Codex home in {home}\n")
-    # A corpus of its own ($MEMCITE_CORPUS) may come from before the sample had sessions.
-    with_sessions = hasattr(builder, "sample_sessions")
-    whole = hasattr(builder, "write_state_db")  # config.toml, state_5.sqlite, project folders
-    projects = demo_projects(folder)
-    if whole:
-        builder.build_codex_home(home, now=now, sessions=True, projects=projects)
-    elif with_sessions:
-        builder.build_codex_home(home, now=now, sessions=True)
-    else:
-        builder.build_codex_home(home, now=now)
-    root = memory_folder(home)
-    sessions = (builder.sample_sessions(now, projects) if whole else builder.sample_sessions(now)) \
-        if with_sessions else []
-    rows = builder.sample_rows(now)
-    write(f"   memories_1.sqlite with {len(rows)} memories, the memory folder {root}\n"
-          f"   and {len(sessions)} session files in {os.path.join(home, 'sessions')}")
-    if whole:
-        write(f",\n   run in the project folders of {projects};\n   config.toml turns memories "
-              "on, state_5.sqlite holds Codex's threads table")
-    write("\n\n")
-
-    # memcite's caches (lark's tables) and data folder (the hook's log) go inside the folder
-    # too, for the run only.
-    saved_env = {name: os.environ.get(name) for name in ("MEMCITE_CACHE_DIR", "MEMCITE_HOME")}
-    for name in saved_env:
-        os.environ[name] = paths[name]
-    conn = open_store(db_path)
-    try:
-        write(f"== 2. memcite sync {where}\n")
-        report = sync_codex_home(conn, home, now=now)
-        write(f"   {report.stage1_rows} rows from memories_1.sqlite (read-only), "
-              f"{report.folder_threads} sections and summaries; {report.inserted} memories\n\n")
-
-        write(f"== 3. memcite instructions --codex-home {_q(home)} --cwd {_q(folder)} "
-              f"--budget {DEMO_BUDGET} --tokenizer approx\n")
-        write(_instructions_excerpt(root, home, folder) + "\n")
-
-        replies = sample_replies(builder.thread_id, corpus)
-        batch = os.path.join(folder, "replies.jsonl")
-        with open(batch, "w", encoding="utf-8") as handle:
-            for reply in replies:
-                handle.write(json.dumps({"text": reply.text, "cwd": DEMO_PROJECT,
-                                         "at": now - int(reply.days_ago * DAY)}) + "\n")
-        write(f"== 4. memcite record {where} --jsonl {_q(batch)}\n")
-        for reply in replies:
-            result = record_reply(
-                conn, ReplyInput(reply.text, at=now - int(reply.days_ago * DAY),
-                                 cwd=DEMO_PROJECT), memory_root=root, now=now)
-            extra = []
-            if result.unknown:
-                extra.append(f"{len(result.unknown)} unknown id{'' if len(result.unknown) == 1 else 's'}")
-            if result.not_uuid:
-                extra.append(f"{len(result.not_uuid)} id{' is' if len(result.not_uuid) == 1 else 's are'}"
-                             " not a UUID")
-            write(f"   {reply.shows}: {result.status}, {len(result.counted)} counted, "
-                  f"{result.entries_hashed}/{result.entries} entries hashed"
-                  + (f", {', '.join(extra)}" if extra else "") + "\n")
-        # Codex's consolidation edits a line that was cited: the check reports it as changed.
-        memory_md = os.path.join(root, "MEMORY.md")
-        with open(memory_md, encoding="utf-8") as handle:
-            lines = handle.read().split("\n")
-        lines[25] = "- `docker compose up db` exposes Postgres on port 5434 (changed in March)."
-        with open(memory_md, "w", encoding="utf-8") as handle:
-            handle.write("\n".join(lines))
-        write("   (then MEMORY.md line 26 is edited, as a consolidation would)\n\n")
-
-        payload_path = os.path.join(folder, "stop_payload.json")
-        write(f"== 5. memcite hook stop --db {_q(db_path)} < {_q(payload_path)}\n")
-        transcript = None
-        if sessions:
-            live = sessions[-1]  # the newest session: its last turn has just ended
-            transcript = os.path.join(home, live["path"])
-            with open(payload_path, "w", encoding="utf-8") as handle:
-                json.dump(stop_payload(live, transcript, builder.SESSION_MODEL), handle)
-            write(_hook_step(db_path, payload_path, live["id"]))
-            _wait_for_background_work()  # the hook's quarantine look, before the next step
-        else:
-            write("   (skipped: this corpus's sample home has no session files)\n\n")
-
-        write(f"== 6. memcite ingest {where}\n")
-        write(_ingest_step(conn, home, root, transcript, now))
-
-        day = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))  # readable, and exact
-        write(f"== 7. memcite stats {where} --as-of {day} --max-unused-days 30 --limit 10\n")
-        stats = collect_stats(conn, memory_root=root, as_of=now, max_unused_days=30,
-                              limit=10, weeks=True, codex_home=report.codex_home)
-        stats.state_db = report.state_db
-        stats.store = {"store": report.store, "store_from": report.store_from,
-                       "memory_folder": report.memory_folder, "dual_write": report.dual_write}
-        stats.audit = audit_of(Locations().cache_dir, locate_codex_home(home))
-        print_stats(stats, file=out)
-        write(f"\n== 8. memcite prune {where} --as-of {day} --max-unused-days 30\n"
-              "   (a preview: nothing is asked without --apply)\n")
-        candidates = prune_candidates(conn, as_of=now, max_unused_days=30, rule="memcite",
-                                      limit=200, codex_home=report.codex_home)
-        for candidate in candidates:
-            write(f"   {candidate.thread_id}  {candidate.label}  {candidate.reason}\n")
-        codex = prune_candidates(conn, as_of=now, max_unused_days=30, rule="codex", limit=200,
-                                 codex_home=report.codex_home)
-        write(f"   {len(candidates)} memories Codex would be asked to forget by memcite's rule; "
-              f"{len(codex)} by --rule codex (what Codex itself deletes at start-up)\n")
-    finally:
-        conn.close()
-        for name, value in saved_env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-    return stats.to_dict()
-
-
-def stop_payload(session: dict, transcript: str, model: str) -> dict:
-    """The payload Codex's ``Stop`` hook gets on stdin when the last turn of ``session`` (one
-    of the sample builder's ``sample_sessions``) ends: its reply without the citation block."""
-    turn = session["turns"][-1]
-    return {"cwd": session["cwd"], "hook_event_name": "Stop",
-            "last_assistant_message": turn["message"], "model": model,
-            "permission_mode": "default", "session_id": session["id"],
-            "stop_hook_active": False, "transcript_path": transcript,
-            "turn_id": turn["turn_id"]}
-
-
-def _hook_step(db_path: str, payload_path: str, session_id: str) -> str:
-    """Run ``memcite hook stop`` on the payload file, as Codex would; say what its log line says."""
-    import signal
-
-    from memcite.cli.gate_commands import hook_stop
-    from memcite.ledger.hook_log import read_entries
-
-    with open(payload_path, "rb") as handle:
-        data = handle.read()
-    # The hook sets an alarm for its deadline; a library caller gets its own handler back.
-    alarm = signal.getsignal(signal.SIGALRM) if hasattr(signal, "SIGALRM") else None
-    try:
-        hook_stop(db=db_path, stdin=io.BytesIO(data))
-    finally:
-        if alarm is not None:
-            try:
-                signal.signal(signal.SIGALRM, alarm)
-            except ValueError:  # not the main thread: the hook set none either
-                pass
-    log = Locations().hook_log
-    try:
-        entry = read_entries(log, 1)[-1]
-    except (OSError, IndexError):
-        return f"   (the hook left no line in its log, {log})\n\n"
-    head = (f"   as Codex runs it when a turn of session {session_id} ends (the payload names "
-            "its file)\n")
-    if entry.get("status") != "ok":
-        why = entry.get("error") or entry.get("reason") or "no reason given"
-        return f"{head}   {entry.get('status')}: {why} (the hook's log line in {log})\n\n"
-    return (f"{head}   {entry.get('replies', 0)} replies read, {entry.get('recorded', 0)} "
-            f"recorded, {entry.get('counted', 0)} citations counted: the hook's log line in "
-            f"{log} (memcite doctor shows it)\n\n")
-
-
-def _ingest_step(conn, home: str, root: str, transcript: str | None, now: int) -> str:
-    """Bring every session file of the sample home up to date, as ``memcite ingest`` does."""
-    from memcite.ledger.session_offsets import ingest_codex_home, session_key
-
-    statuses: dict[str, str] = {}
-    summary = ingest_codex_home(conn, home, memory_root=root, now=now,
-                                on_file=lambda r: statuses.update({session_key(r.path): r.status}))
-    text = (f"   {summary.files} session files: {summary.read} read ({summary.recorded} replies "
-            f"recorded, {summary.counted} citations counted), {summary.unchanged} unchanged")
-    if transcript is not None and statuses.get(session_key(transcript)) == "unchanged":
-        text += " (the hook's: nothing counts twice)"
-    if summary.failed:
-        text += f"; {len(summary.failed)} failed: {summary.failed[0]}"
-    return text + "\n\n"
-
-
-def _instructions_excerpt(root: str, home: str, cwd: str) -> str:
-    try:
-        from memcite.readpath.instructions import build_instructions
-        from memcite.readpath.tokens import get_tokenizer
-    except ImportError:  # the read path is not installed
-        return "   (skipped: memcite.readpath.instructions is not available)\n"
-    try:
-        result = build_instructions(root, profile="memcite", budget=DEMO_BUDGET,
-                                    tokenizer_name="approx",
-                                    load_tokenizer=lambda: get_tokenizer("approx"),
-                                    codex_home=home, cwd=cwd, cache_dir=None)
-    except MemciteError as error:
-        return f"   (skipped: {error})\n"
-    text = result.instructions or ""
-    lines = text.splitlines()
-    shown = "\n".join("   | " + line for line in lines[:12])
-    more = f"\n   | … ({len(lines) - 12} more lines)" if len(lines) > 12 else ""
-    return (f"   {result.used} of {result.budget} tokens (approx), "
-            f"{'truncated' if result.truncated else 'whole'}\n{shown}{more}\n")
-
-
-BACKGROUND_WAIT_SECONDS = 60
-
-
-def _wait_for_background_work() -> None:
-    """Wait for what the demo's Stop hook started in the background (the quarantine's audit
-    of the sample home, a second or two), so that it writes nothing into the folder while
-    later steps read it or after the demo is done; past the time limit it is left alone."""
-    import time
-
-    deadline = time.monotonic() + BACKGROUND_WAIT_SECONDS
-    while time.monotonic() < deadline:
-        try:
-            pid, _status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:  # no child left
-            return
-        if pid == 0:
-            time.sleep(0.05)
+from memcite.demo.loop import demo_paths, demo_projects, kept_folder, run_demo, wait_for_background_work
+from memcite.errors import MemciteError
 
 
 def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
     """``memcite demo``: run the loop in a temporary folder (or ``keep``) and print it."""
+    import shlex
     import time
 
     now = int(time.time()) if now is None else now
     try:
-        if keep is not None:
-            folder = _kept_folder(keep)
-        else:
-            folder = tempfile.mkdtemp(prefix="memcite-demo-")
+        folder = kept_folder(keep) if keep is not None else tempfile.mkdtemp(prefix="memcite-demo-")
         try:
             run_demo(folder, now=now)
         finally:
-            _wait_for_background_work()  # an interrupted run's hook step may have left one
+            wait_for_background_work()  # an interrupted run's hook step may have left one
             if keep is None:
                 shutil.rmtree(folder, ignore_errors=True)
     except MemciteError as error:
@@ -406,30 +32,14 @@ def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
     if keep is None:
         sys.stdout.write("\ndone (the temporary folder was removed).\n")
         return 0
-    exports = " ".join(f"{name}={_q(path)}" for name, path in demo_paths(folder).items())
+    exports = " ".join(f"{name}={shlex.quote(path)}" for name, path in demo_paths(folder).items())
     project = os.path.join(demo_projects(folder), "infra")  # where the newest session ran
     sys.stdout.write(f"\ndone (kept in {folder}). To point later commands at the demo's "
                      f"Codex home, database, cache and data folder:\n\n  export {exports}\n\n"
                      "then go into the project folder the newest session ran in, and ask what "
                      "memory did there and whether Codex consolidates:\n\n"
-                     f"  cd {_q(project)}\n  memcite thread --last\n  memcite consolidation\n"
+                     f"  cd {shlex.quote(project)}\n  memcite thread --last\n"
+                     "  memcite consolidation\n"
                      "  memcite report   (the whole report as one HTML page)\n\n"
                      "or: memcite stats; memcite select; memcite prune\n")
     return 0
-
-
-def _kept_folder(keep: str) -> str:
-    """``keep`` as an absolute path, created if missing; refused unless it is an empty folder."""
-    folder = os.path.abspath(os.path.expanduser(keep))
-    try:
-        os.makedirs(folder, exist_ok=True)
-        if os.listdir(folder):
-            raise DemoError(f"--keep {keep}: not empty", hint="give --keep a new or empty folder")
-    except FileExistsError:
-        raise DemoError(f"--keep {keep}: not a folder",
-                        hint="give --keep a new or empty folder") from None
-    except OSError as exc:
-        raise DemoError(f"--keep {keep}: cannot create or read the folder "
-                        f"({exc.strerror or exc})", hint="give --keep a new or empty folder "
-                        "in a place you can write") from None
-    return folder

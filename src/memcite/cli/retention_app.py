@@ -1,7 +1,7 @@
 """``memcite stats``, ``prune``, ``restore``, ``select`` and ``demo``: thin Typer wrappers.
 
 The bodies live in ``memcite.cli.retention_commands`` (shared with the fast path) and
-``memcite.cli.demo``; this module only declares the options.
+``memcite.cli.demo`` (the loop: ``memcite.demo.loop``); this module only declares the options.
 """
 
 from __future__ import annotations

@@ -118,14 +118,19 @@ class CodexConfig(FrozenSlots):
     """What memcite reads of ``$CODEX_HOME/config.toml``: where the databases are and which
     memory store Codex reads (``[memories] version``, ``dual_write``)."""
 
-    __slots__ = ("sqlite_home", "memory_version", "dual_write")
-    _fields = _compared = __slots__
+    __slots__ = ("sqlite_home", "memory_version", "dual_write", "path", "raw", "data")
+    _fields = _compared = __slots__[:3]
 
     def __init__(self, sqlite_home: str | None = None, memory_version: str | None = None,
-                 dual_write: bool | None = None) -> None:
+                 dual_write: bool | None = None, *, path: str | None = None,
+                 raw: bytes | None = None, data: dict | None = None) -> None:
         _set(self, "sqlite_home", sqlite_home)  # as written, or None
         _set(self, "memory_version", memory_version)  # "v1" | "v2" as written, or None
         _set(self, "dual_write", dual_write)  # as written, or None
+        # The file as read once, so that its other tables ([memories]) need no second read:
+        _set(self, "path", path)  # the file read (None: not looked for)
+        _set(self, "raw", raw)  # its bytes (None: no file)
+        _set(self, "data", data)  # parsed (None: not parsed, nothing memcite follows here)
 
 
 def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
@@ -134,7 +139,7 @@ def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
     try:
         handle = os.fdopen(open_regular(path), "rb")  # a FIFO: refused, never a hang
     except FileNotFoundError:
-        return CodexConfig()
+        return CodexConfig(path=path)
     except NotRegularFile as exc:
         raise CodexHomeError(f"{path}: {exc.strerror}; Codex's config cannot be read",
                              hint=f"remove {path} or put Codex's config.toml there") from None
@@ -150,7 +155,7 @@ def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
                              hint="Codex's config.toml is a few kilobytes")
     if SQLITE_HOME_KEY.encode() not in raw and b"version" not in raw \
             and b"dual_write" not in raw:
-        return CodexConfig()  # nothing memcite follows: not parsed (tomllib costs start-up)
+        return CodexConfig(path=path, raw=raw)  # nothing memcite follows: not parsed (start-up)
     import tomllib  # it imports typing (start-up)
 
     try:
@@ -175,7 +180,8 @@ def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
                 hint="Codex reads \"v1\" (memories/) or \"v2\" (memories_v2/); fix the file")
         if dual_write is not None and not isinstance(dual_write, bool):
             raise CodexHomeError(f"{path}: [memories] dual_write must be true or false")
-    return CodexConfig((value.strip() or None) if value else None, version, dual_write)
+    return CodexConfig((value.strip() or None) if value else None, version, dual_write,
+                       path=path, raw=raw, data=data)
 
 
 def configured_sqlite_home(codex_home: str | os.PathLike) -> str | None:
@@ -203,13 +209,14 @@ class CodexLocations(FrozenSlots):
     SQLite home), and why there."""
 
     __slots__ = ("codex_home", "sqlite_home", "sqlite_home_from", "store", "store_from",
-                 "dual_write", "codex_home_from")
-    _fields = __slots__
-    _compared = __slots__[:-1]  # how the home was named does not make it another home
+                 "dual_write", "codex_home_from", "config")
+    _fields = __slots__[:-1]
+    _compared = __slots__[:-2]  # how the home was named does not make it another home
 
     def __init__(self, codex_home: str, sqlite_home: str, sqlite_home_from: str,
                  store: str = DEFAULT_STORE, store_from: str = STORE_FROM_DEFAULT,
-                 dual_write: bool = False, codex_home_from: str | None = None) -> None:
+                 dual_write: bool = False, codex_home_from: str | None = None,
+                 config: CodexConfig | None = None) -> None:
         _set(self, "codex_home", codex_home)  # the real path
         _set(self, "sqlite_home", sqlite_home)
         _set(self, "sqlite_home_from", sqlite_home_from)  # config.toml | CODEX_SQLITE_HOME | CODEX_HOME
@@ -217,6 +224,7 @@ class CodexLocations(FrozenSlots):
         _set(self, "store_from", store_from)  # why that one
         _set(self, "dual_write", dual_write)  # Codex also consolidates the other store
         _set(self, "codex_home_from", codex_home_from)  # --codex-home | CODEX_HOME | default | None
+        _set(self, "config", config)  # config.toml as read when the home was located, or None
 
     def describe_sqlite_home(self) -> str:
         """Where Codex's SQLite home came from, truthfully: config.toml, ``CODEX_SQLITE_HOME``,
@@ -312,7 +320,7 @@ def locate_codex_home(codex_home: str | os.PathLike, *, env_sqlite_home: str | N
     if store is not None and store != chosen:
         chosen, why = store, f"asked for with --store (Codex reads {chosen}: {why})"
     return CodexLocations(real, os.path.realpath(sqlite_home), source, chosen, why,
-                          bool(config.dual_write), origin)
+                          bool(config.dual_write), origin, config)
 
 
 # --------------------------------------------------------------------------- memories_1.sqlite

@@ -589,7 +589,7 @@ def _check_file(path: str, *, readonly: bool) -> bool:
     except OSError as exc:
         raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:
-        os.close(fd)
+        _close_database_fd(fd)
     if header and not header.startswith(SQLITE_MAGIC):
         raise StoreError(
             f"{path}: not an SQLite database (left untouched)",
@@ -762,17 +762,63 @@ def remember_clean(path: str | os.PathLike, stamp: str | None = None) -> bool:
     return _quiet_stamp(path) == stamp  # changed meanwhile: the note says nothing true
 
 
+# Closing any descriptor of a file drops every POSIX lock this process holds on it, SQLite's
+# own included. A descriptor memcite opens on a database file (to read its header) is
+# therefore never closed while a connection of this process has that file open: it is kept
+# until the last such connection closes. (Closing it at once dropped an open connection's
+# shared lock; another process's writer, closing, then took itself for the last connection
+# and deleted the -wal and -shm under it: "disk I/O error" at the next open, and writes to a
+# deleted -wal. tests/test_store.py::test_a_second_open_keeps_the_first_connections_locks.)
+_OPEN_CONNECTIONS: dict[tuple[int, int], int] = {}  # (device, inode) -> connections open
+_KEPT_FDS: dict[tuple[int, int], list[int]] = {}
+
+
+def _close_database_fd(fd: int) -> None:
+    """Close ``fd``, a descriptor on a database file, unless a connection of this process has
+    that file open (then it is closed with the last one)."""
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        return
+    key = (info.st_dev, info.st_ino)
+    if _OPEN_CONNECTIONS.get(key):
+        _KEPT_FDS.setdefault(key, []).append(fd)
+    else:
+        os.close(fd)
+
+
 class _CheckedConnection(sqlite3.Connection):
     """A writer's connection to a database found intact when it was opened: closing it
     notes the file as it is then (its own writes, made through SQLite, keep it intact),
-    so that the next batch command checks again only after another change."""
+    so that the next batch command checks again only after another change. Each
+    connection is counted by its file while it is open (see ``_close_database_fd``)."""
 
     checked_path: str | None = None
+    file_key: tuple[int, int] | None = None
+
+    def count_open(self, path: str) -> None:
+        """Count this connection as one open on the file ``path``."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            return
+        self.file_key = (info.st_dev, info.st_ino)
+        _OPEN_CONNECTIONS[self.file_key] = _OPEN_CONNECTIONS.get(self.file_key, 0) + 1
 
     def close(self) -> None:
         path, self.checked_path = self.checked_path, None
         clean = path is not None and not self.in_transaction
         super().close()
+        key, self.file_key = self.file_key, None
+        if key is not None:
+            left = _OPEN_CONNECTIONS.get(key, 1) - 1
+            if left > 0:
+                _OPEN_CONNECTIONS[key] = left
+            else:
+                _OPEN_CONNECTIONS.pop(key, None)
+                for fd in _KEPT_FDS.pop(key, []):
+                    os.close(fd)
         if clean:
             remember_clean(path)
 
@@ -875,6 +921,7 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
                                factory=_CheckedConnection)
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the database ({exc})") from None
+    conn.count_open(path)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         if new and not readonly:

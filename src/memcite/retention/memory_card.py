@@ -181,3 +181,66 @@ def _summary_lines(folder: MemoryFolder, summary_file: str | None) -> tuple[list
     while body and not body[0].strip():
         body.pop(0)
     return body[:SUMMARY_LINES], None
+
+
+def render_text(card: dict) -> str:
+    """The lines ``memcite show`` prints for ``memory_card``'s ``card``."""
+    from memcite.retention.checks import OUTCOME_MEANING
+    from memcite.retention.stats_text import day
+
+    lines = []
+    out = lines.append
+    out(f"{card['thread_id']}  {card['label']}\n")
+    for key, title in (("cwd", "cwd"), ("git_branch", "branch"), ("codex_home", "Codex home"),
+                       ("rollout_summary_file", "summary file"), ("source", "found in")):
+        if card.get(key):
+            out(f"  {title + ':':<14}{card[key]}\n")
+    for key, title in (("source_updated_at", "updated"), ("generated_at", "extracted"),
+                       ("first_synced_at", "first synced"), ("missing_since", "gone since"),
+                       ("archived_at", "archived")):
+        if card["times"].get(key):
+            out(f"  {title + ':':<14}{_iso_or_dash(card['times'][key])}\n")
+    counts = card["counts"]
+    out(f"  {'citations:':<14}memcite's log {counts['memcite']['usage_count']} (last "
+        f"{_iso_or_dash(counts['memcite']['last_usage'])}), Codex's counters "
+        f"{'-' if counts['codex']['usage_count'] is None else counts['codex']['usage_count']}"
+        f" (last {_iso_or_dash(counts['codex']['last_usage'])})\n")
+    out(f"  {'in Codex:':<14}{card['status']}\n")
+    if card["forget_requests"]:
+        out("  requests to forget:\n")
+        for item in card["forget_requests"]:
+            out(f"    {item['state']:<11} {day(item['requested_at'])}  way {item['way']}\n")
+    out(f"\nRecent citations ({len(card['citations'])} of {card['citation_count']}), their line "
+        "ranges checked in the memory folder now:\n")
+    if not card["citations"]:
+        out("  none recorded\n")
+    seen: list[str] = []
+    for item in card["citations"]:
+        out(f"  {_iso_or_dash(item['replied_at'])}  {item['origin'] or '-'}\n")
+        basis = None
+        for entry in item["entries"]:
+            if entry["basis"] != basis:  # said once for the entries that share it
+                basis = entry["basis"]
+                out(f"    against the {basis}\n" if basis.startswith("hash")
+                    else f"    {basis}\n")
+            out(f"      {entry['path']}:{entry['line_start']}-{entry['line_end']}  "
+                f"{entry['outcome']}{_moved(entry)}\n")
+            if entry["outcome"] not in seen:
+                seen.append(entry["outcome"])
+    for outcome in seen:
+        out(f"  ({outcome}: {OUTCOME_MEANING[outcome]})\n")
+    out("\nRollout summary:\n")
+    if not card["summary_lines"]:
+        out(f"  {card['summary_problem'] or 'no summary file'}\n")
+    for line in card["summary_lines"]:
+        out(f"  | {line}\n")
+    return "".join(lines)
+
+
+def _iso_or_dash(value: int | None) -> str:
+    return "-" if value is None else (_iso(value) or str(value))
+
+
+def _moved(entry: dict) -> str:
+    moved = entry.get("moved_to")
+    return f" (now at {moved[0]}-{moved[1]})" if moved else ""

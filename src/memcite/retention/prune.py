@@ -78,11 +78,11 @@ def apply(conn, planned: PrunePlan, *, in_codex_db: bool, include_recent_threads
     ``[memories]`` table when the caller has read it. The result of
     ``memcite.retention.forget.forget_memories``."""
     from memcite.retention.forget import WAY_CODEX_DB, WAY_NOTE, ToForget, forget_memories
-    from memcite.retention.rules import clamp_codex, load_codex_memories_config
+    from memcite.retention.rules import clamp_codex, codex_memories_of
 
     locations = planned.locations
     if codex_memories is None:
-        codex_memories = load_codex_memories_config(locations.codex_home)
+        codex_memories = codex_memories_of(locations)
     age = clamp_codex("max_rollout_age_days", codex_memories.get("max_rollout_age_days", 10))
     return forget_memories(
         conn, [ToForget(c.thread_id, c.last_used, c.reason) for c in planned.candidates],
@@ -90,3 +90,111 @@ def apply(conn, planned: PrunePlan, *, in_codex_db: bool, include_recent_threads
         rule=planned.rule, max_unused_days=planned.settings.max_unused_days,
         limit_time=planned.limit_time, now=now, max_rollout_age_days=age,
         include_recent=include_recent_threads)
+
+
+_apply_plan = apply  # ``run``'s flag of the same name hides it there
+
+
+class PruneRun(Slots):
+    """One ``prune`` run of the ``memcite`` or ``codex`` rule: its plan, and what was done
+    when it was applied (``result``: ``memcite.retention.forget``'s, None for a preview)."""
+
+    __slots__ = ("planned", "result", "applied")
+    _fields = __slots__
+
+    def __init__(self, planned: PrunePlan, result, applied: bool) -> None:
+        self.planned = planned
+        self.result = result
+        self.applied = applied
+
+    def to_dict(self) -> dict:
+        """``memcite prune --json``."""
+        return self.planned.to_dict(self.result, applied=self.applied)
+
+
+def run(locations, open_ledger, *, rule: str, max_unused_days: int | None,
+        config_path: str | None, now: int, limit: int, apply: bool, in_codex_db: bool,
+        include_recent_threads: bool, judge_without_usage: bool, applied_at: int) -> PruneRun:
+    """``memcite prune``: the settings (the command line's ``max_unused_days``, memcite's
+    config ``config_path``, Codex's ``[memories]`` as ``locate`` read it), the plan at ``now``,
+    and with ``apply`` the request to Codex at ``applied_at``. ``open_ledger()`` opens memcite's
+    database once the settings are read and the usage data found (a writer with ``apply``);
+    it is closed here."""
+    from memcite.retention.rules import codex_memories_of
+    from memcite.retention.stats_report import require_usage, resolve_settings_for
+
+    codex_memories = codex_memories_of(locations)  # config.toml as locate read it
+    settings = resolve_settings_for(locations.codex_home, rule=rule,
+                                    max_unused_days=max_unused_days, config_path=config_path,
+                                    codex_memories=codex_memories)
+    require_usage(locations, judge_without_usage)
+    result = None
+    conn = open_ledger()
+    try:
+        planned = plan(conn, locations, settings, rule=rule, now=now, limit=limit,
+                       judge_without_usage=judge_without_usage)
+        if apply:
+            result = _apply_plan(conn, planned, in_codex_db=in_codex_db,
+                                 include_recent_threads=include_recent_threads,
+                                 now=applied_at, codex_memories=codex_memories)
+    finally:
+        conn.close()
+    return PruneRun(planned, result, apply)
+
+
+def render_text(done: PruneRun) -> str:
+    """The lines ``memcite prune`` (``memcite`` and ``codex`` rules) prints for ``done``."""
+    from memcite.retention.stats_text import day, plural
+
+    planned, result = done.planned, done.result
+    candidates, outside, folder_only = planned.candidates, planned.outside, planned.folder_only
+    lines = []
+    out = lines.append
+    count = len(candidates)
+    ending = "y" if count == 1 else "ies"
+    out(f"prune for the Codex home {planned.locations.codex_home} ({planned.rule} rule, unused "
+        f"for more than {plural(planned.settings.max_unused_days, 'day')} before "
+        f"{day(planned.as_of)}): {count} memor{ending}\n")
+    for candidate in candidates:
+        out(f"  {candidate.thread_id}  {candidate.label}\n"
+            f"      last used {day(candidate.last_used)}  {candidate.reason}\n")
+    if outside.gone:
+        out(f"not offered: {outside.gone} memor{'y' if outside.gone == 1 else 'ies'} already "
+            "gone from Codex (missing at the last sync; nothing left to forget)\n")
+    if folder_only:
+        out(f"not judged: {folder_only} memor{'y' if folder_only == 1 else 'ies'} only in the "
+            "memory folder, not in Codex's table (its retention never sees them; "
+            "--rule memcite does)\n")
+    if result is None:
+        if candidates:
+            out("nothing changed: this is a preview. --apply asks Codex to forget them with an "
+                "ad-hoc note in its memory folder; --apply --in-codex-db deletes their rows "
+                "from Codex's table (saved first). `memcite restore` undoes either.\n")
+        return "".join(lines)
+    return "".join(lines) + forget_result_text(result)
+
+
+def forget_result_text(result) -> str:
+    """What one request to forget did (``memcite.retention.forget.forget_memories``' result)."""
+    lines = []
+    out = lines.append
+    for item in result.settled:
+        out(f"settled an interrupted earlier prune: {item['thread_id']} {item['state']}\n")
+    for item in result.dropped:
+        out(f"  not asked: {item['thread_id']}  {item.get('label') or ''}  ({item['why']})\n")
+    asked = len(result.asked)
+    ending = "y" if asked == 1 else "ies"
+    if result.way == "note":
+        if asked:
+            out(f"asked Codex to forget {asked} memor{ending} (way: ad-hoc note): wrote "
+                f"{result.note_path}\n")
+    elif asked:
+        out(f"deleted {asked} row(s) from stage1_outputs in {result.codex_db} (way: Codex's "
+            "database; each row saved in memcite's database first)\n")
+    else:
+        out("deleted nothing from Codex's table\n")
+    out(f"what Codex still sees: {result.codex_still_sees()}\n")
+    if asked:
+        out("undo: `memcite restore --batch " + result.batch + "` (or the thread ids); "
+            "`memcite archived` lists every request\n")
+    return "".join(lines)

@@ -71,3 +71,41 @@ def restore(conn, *, thread_ids: list[str], every: bool = False, since: int | No
     unknown = [t for t in thread_ids
                if t not in found and not any(r.thread_id == t for r in legacy)]
     return Restored(undone, legacy, unknown)
+
+
+def render_text(restored: Restored) -> str:
+    """The lines ``memcite restore`` prints for ``restored``."""
+    undone, legacy, unknown, done = (restored.undone, restored.legacy, restored.unknown,
+                                     restored.done)
+    lines = []
+    out = lines.append
+    out(f"restored {len(done)} memor{'y' if len(done) == 1 else 'ies'}\n")
+    by_what: dict[str, list] = {}  # one note withdraws many requests: said once, not per line
+    for item in undone:
+        by_what.setdefault(item.what, []).append(item)
+    for what, items in by_what.items():
+        if len(items) > 1:
+            out(f"  {what}:\n")
+        for item in items:
+            way = "note" if item.way == "note" else "Codex's database"
+            state = "" if item.done else "  (nothing done)"
+            tail = "" if len(items) > 1 else f"  {what}"
+            out(f"{'    ' if len(items) > 1 else '  '}{item.thread_id}  {item.label or '-'}"
+                f"  [{way}]{tail}{state}\n")
+    for item in legacy:
+        line = f"  {item.thread_id}  [file archived by an earlier memcite]"
+        if item.file_to:
+            line += f"  {item.file_from} -> {item.file_to}"
+        if item.problem:
+            line += f"  ({item.problem})"
+        out(line + "\n")
+    for thread in unknown:
+        out(f"  {thread}  not found: no request to forget and nothing archived (skipped)\n")
+    ways = {item.way for item in undone if item.done}
+    if "codex_db" in ways:
+        out("what Codex sees now: the rows put back are in its table again, as they were; "
+            "its next consolidation may take them\n")
+    if "note" in ways:
+        out("what Codex sees now: its table never lost these memories; the withdrawal note "
+            "asks its next consolidation to keep them\n")
+    return "".join(lines)

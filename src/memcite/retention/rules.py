@@ -362,6 +362,41 @@ def load_codex_memories_config(codex_home: str | os.PathLike) -> dict:
     return _table(load_toml(path), "memories", path)
 
 
+def codex_memories_of(locations) -> dict:
+    """The ``[memories]`` table of the located Codex home's config.toml, from the file as
+    ``memcite.ledger.codex_home.locate`` read it (``locations.config``): not read again, and
+    parsed only when that read did not parse it; same checks and errors as
+    ``load_codex_memories_config``, which it falls back on for a home located otherwise."""
+    config = getattr(locations, "config", None)
+    if config is None or config.path is None:
+        return load_codex_memories_config(locations.codex_home)
+    if config.raw is None:
+        return {}  # no config.toml
+    data = config.data
+    if data is None:
+        data = _parse_toml(config.raw, config.path)
+    return _table(data, "memories", config.path)
+
+
+def _parse_toml(raw: bytes, path: str) -> dict:
+    """A config file's bytes as read, parsed as ``load_toml`` parses them (its limits and errors)."""
+    import tomllib
+
+    from memcite.untrusted import loads_toml
+
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read as a "
+                          "config file", hint="fix the file, or move it aside")
+    try:
+        return loads_toml(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML (invalid UTF-8 at byte offset {exc.start})",
+                          hint="fix the file, or move it aside") from None
+    except tomllib.TOMLDecodeError as exc:  # nested too deeply too (loads_toml)
+        raise ConfigError(f"{path}: not valid TOML ({exc})",
+                          hint="fix the file, or move it aside") from None
+
+
 def load_memcite_config(path: str | os.PathLike | None) -> dict:
     """The ``[retention]`` table of memcite's config file ({} when there is none).
 

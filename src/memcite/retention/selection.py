@@ -46,7 +46,7 @@ def build(where, *, now: int, n: int | None = None, max_unused_days: int | None 
     (``memcite.codex.consolidation.enabled_threads``)."""
     from memcite.ledger.codex_home import iter_stage1_outputs, locate
     from memcite.retention.labels import memory_label
-    from memcite.retention.rules import MemoryUsage, consolidation_selection
+    from memcite.retention.rules import MemoryUsage, codex_memories_of, consolidation_selection
     from memcite.retention.stats_report import (
         nothing_to_report,
         require_usage,
@@ -55,7 +55,8 @@ def build(where, *, now: int, n: int | None = None, max_unused_days: int | None 
 
     locations = locate(where)
     settings = resolve_settings_for(locations.codex_home, rule="codex",
-                                    max_unused_days=max_unused_days, n=n)
+                                    max_unused_days=max_unused_days, n=n,
+                                    codex_memories=codex_memories_of(locations))
     require_usage(locations, judge_without_usage)
     codex_db = locations.state_db
     memories: list[MemoryUsage] = []
@@ -94,3 +95,20 @@ def build(where, *, now: int, n: int | None = None, max_unused_days: int | None 
         [m for m in memories if enabled is None or m.thread_id in enabled], now=now,
         max_unused_days=settings.max_unused_days, n=settings.max_raw_memories_for_consolidation)
     return Selection(locations, source, now, settings, memories, chosen, labels)
+
+
+def render_text(selection: Selection) -> str:
+    """The lines ``memcite select`` prints for ``selection``."""
+    from memcite.retention.stats_text import day, plural
+
+    settings, chosen, labels = selection.settings, selection.chosen, selection.labels
+    lines = [
+        f"Codex's next consolidation for the Codex home {selection.locations.codex_home} would "
+        f"take {len(chosen)} of {len(selection.memories)} memories "
+        f"(n = {settings.max_raw_memories_for_consolidation}, used within "
+        f"{plural(settings.max_unused_days, 'day')} of {day(selection.as_of)}; "
+        f"from {selection.source}):\n"]
+    for m in chosen:
+        lines.append(f"  {m.thread_id}  Codex uses {m.codex_usage_count or 0:>4}  "
+                     f"updated {day(m.source_updated_at)}  {labels.get(m.thread_id, '-')}\n")
+    return "".join(lines)

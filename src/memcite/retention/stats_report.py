@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 
 from memcite.errors import InputError, MemciteError
-from memcite.paths import Locations
 
 JUDGE_OVERRIDE = "--judge-without-usage"
 
@@ -46,21 +45,18 @@ def check_limit(limit: int, option: str = "--limit") -> int:
 def resolve_settings_for(codex_home: str | None, *, rule: str = "memcite",
                          max_unused_days: int | None = None, n: int | None = None,
                          config_path: str | None = None, codex_memories: dict | None = None):
-    """The retention settings: command line, memcite's config ``config_path`` (not read for
-    Codex's rules: ``rule`` ``codex``, and ``select``), Codex's ``[memories]`` in
-    ``codex_home`` (none when ``codex_home`` is None; ``codex_memories`` when the caller has
-    read it already), defaults."""
+    """The retention settings: command line, memcite's config ``config_path`` (the caller's
+    resolved path, ``Locations.config.path``; None: no config file; not read for Codex's
+    rules: ``rule`` ``codex``, and ``select``), Codex's ``[memories]`` in ``codex_home`` (none
+    when ``codex_home`` is None; ``codex_memories`` when the caller has read it already, e.g.
+    ``memcite.retention.rules.codex_memories_of``), defaults."""
     from memcite.retention.rules import (
         load_codex_memories_config,
         load_memcite_config,
         resolve_settings,
     )
 
-    if rule == "memcite":
-        mine = load_memcite_config(config_path if config_path is not None
-                                   else Locations().config.path)
-    else:
-        mine = None
+    mine = load_memcite_config(config_path) if rule == "memcite" else None
     codex = codex_memories
     if codex is None and codex_home is not None:
         codex = load_codex_memories_config(codex_home)
@@ -192,14 +188,15 @@ def build_page(where, *, now: int, limit: int, since: int | None = None,
 def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: int | None,
              limit: int, cache: bool, judge_without_usage: bool, extras: bool = False):
     from memcite.ledger.codex_home import locate
-    from memcite.retention.rules import check_rule
+    from memcite.retention.rules import check_rule, codex_memories_of
 
     check_rule(rule)
     check_limit(limit)
     locations = locate(where)
     settings = resolve_settings_for(locations.codex_home, rule=rule,
                                     max_unused_days=max_unused_days,
-                                    config_path=where.config.path)
+                                    config_path=where.config.path,
+                                    codex_memories=codex_memories_of(locations))
     require_usage(locations, judge_without_usage)
     root = locations.memory_folder
     codex_db = locations.state_db
@@ -258,10 +255,12 @@ def fleet_settings(where, *, rule: str, max_unused_days: int | None):
     from memcite.retention.rules import check_rule
 
     check_rule(rule)
-    home = None
+    home = codex_memories = None
     if where.codex_home_named:
         from memcite.ledger.codex_home import locate
+        from memcite.retention.rules import codex_memories_of
 
-        home = locate(where).codex_home  # a named home that is no folder is an error
+        located = locate(where)  # a named home that is no folder is an error
+        home, codex_memories = located.codex_home, codex_memories_of(located)
     return resolve_settings_for(home, rule=rule, max_unused_days=max_unused_days,
-                                config_path=where.config.path)
+                                config_path=where.config.path, codex_memories=codex_memories)
