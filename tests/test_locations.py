@@ -119,6 +119,28 @@ def test_only_paths_reads_the_location_variables():
     assert found == []
 
 
+def test_locations_are_built_only_at_a_boundary():
+    """``Locations(`` is called by the command line (``memcite.cli``), ``memcite.paths``
+    itself, and the demo, which builds the world of its own folder (``demo_locations``);
+    every library function takes the value it is given."""
+    import re
+
+    package = os.path.join(os.path.dirname(paths.__file__))
+    allowed = {"paths.py", os.path.join("demo", "loop.py")}
+    found = []
+    for folder, _dirs, files in os.walk(package):
+        for name in files:
+            path = os.path.join(folder, name)
+            relative = os.path.relpath(path, package)
+            if not name.endswith(".py") or relative in allowed or relative.startswith("cli" + os.sep):
+                continue
+            with open(path, encoding="utf-8") as handle:
+                for number, line in enumerate(handle, 1):
+                    if re.search(r"(?<![A-Za-z_])Locations\(", line):
+                        found.append(f"{relative}:{number}: {line.strip()}")
+    assert found == []
+
+
 # --------------------------------------------------------------------------- no Codex home
 
 
