@@ -1,5 +1,6 @@
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -13,6 +14,12 @@ from hypothesis import HealthCheck, settings
 sys.path.insert(0, os.path.dirname(__file__))
 
 import run_folder  # noqa: E402  (the run's shared folder, made before any test's world)
+
+# A run started in the background by a shell without job control (`pytest &`, nohup) has
+# SIGINT ignored, and the memcite processes the tests start would inherit that: the tests
+# that press Ctrl-C on one need it delivered, as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # ------------------------------------------------------------------ one isolated world per test
 # Nothing on the developer's machine may make a test pass: every test runs with HOME at a
