@@ -55,6 +55,12 @@ def _log(tmp_path: Path) -> list[dict]:
     return read_entries(tmp_path / "memcite" / "logs" / "hooks.log", 1000)
 
 
+def _last_stop(tmp_path: Path) -> dict:
+    """The log's last Stop-hook run (a quarantine the hook started detached may log its own
+    line after it, at any moment)."""
+    return [entry for entry in _log(tmp_path) if entry["event"] == "stop"][-1]
+
+
 def _usage(tmp_path: Path) -> int:
     conn = sqlite3.connect(_db(tmp_path))
     try:
@@ -104,7 +110,7 @@ def test_a_rewritten_session_is_read_again_and_counts_stay_exact(home, tmp_path,
     run_hook(payload(path), capsys)
     path.write_bytes(session_bytes(SESSION, 4, tool_output=10))
     run_hook(payload(path), capsys)
-    last = _log(tmp_path)[-1]
+    last = _last_stop(tmp_path)
     assert last["reread"] and last["recorded"] == 2 and last["replies"] == 8
     assert _usage(tmp_path) == 4
 
@@ -139,33 +145,33 @@ def test_the_memory_folder_comes_from_the_session_files_home(home, tmp_path, cap
 )
 def test_bad_payloads_are_logged_and_exit_zero(home, tmp_path, capsys, data, status, words):
     run_hook(data, capsys)
-    entry = _log(tmp_path)[-1]
+    entry = _last_stop(tmp_path)
     assert entry["status"] == status
     assert words in (entry.get("error") or entry.get("reason"))
 
 
 def test_a_folder_as_transcript_is_an_error(home, tmp_path, capsys):
     run_hook(payload(home), capsys)
-    assert "directory" in _log(tmp_path)[-1]["error"]
+    assert "directory" in _last_stop(tmp_path)["error"]
 
 
 def test_an_oversized_payload_is_refused_unread(home, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("memcite.codex.stop_hook.MAX_PAYLOAD_BYTES", 100)
     run_hook(payload(write_session(home, SESSION, 1), pad="x" * 200), capsys)
-    assert "larger than" in _log(tmp_path)[-1]["error"]
+    assert "larger than" in _last_stop(tmp_path)["error"]
 
 
 def test_a_broken_database_is_logged(home, tmp_path, capsys):
     _db(tmp_path).write_bytes(b"this is not a database" * 10)
     run_hook(payload(write_session(home, SESSION, 1)), capsys)
-    assert "not an SQLite database" in _log(tmp_path)[-1]["error"]
+    assert "not an SQLite database" in _last_stop(tmp_path)["error"]
 
 
 def test_unknown_arguments_are_ignored_not_fatal(home, tmp_path):
     path = write_session(home, SESSION, 1)
     done = subprocess_hook(payload(path), args=("--bogus", "x"))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    entry = _log(tmp_path)[-1]
+    entry = _last_stop(tmp_path)
     assert entry["status"] == "ok" and entry["ignored_args"] == "--bogus x"
 
 
@@ -182,11 +188,11 @@ def test_a_locked_database_gives_up_quickly_and_the_next_turn_catches_up(home, t
         writer.close()
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert elapsed < 10
-    entry = _log(tmp_path)[-1]
+    entry = _last_stop(tmp_path)
     assert entry["status"] == "error" and "locked" in entry["error"]
     assert _usage(tmp_path) == 0
     done = subprocess_hook(payload(path))
-    assert done.returncode == 0 and _log(tmp_path)[-1]["recorded"] == 4
+    assert done.returncode == 0 and _last_stop(tmp_path)["recorded"] == 4
     assert _usage(tmp_path) == 2
 
 
@@ -195,7 +201,7 @@ def test_typer_path_behaves_the_same(home, tmp_path):
     env = {**os.environ, "MEMCITE_NO_FASTPATH": "1"}
     done = subprocess_hook(payload(path), env=env)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    assert _log(tmp_path)[-1]["recorded"] == 2
+    assert _last_stop(tmp_path)["recorded"] == 2
 
 
 def test_the_fast_path_imports_no_typer(home, tmp_path):
@@ -267,7 +273,7 @@ def test_a_payload_whose_stdin_stays_open_is_read_to_the_end_of_the_object(home,
         assert process.wait(timeout=30) == 0
     finally:
         process.stdin.close()
-    assert process.stdout.read() == b"" and _log(tmp_path)[-1]["recorded"] == 2
+    assert process.stdout.read() == b"" and _last_stop(tmp_path)["recorded"] == 2
 
 
 def test_a_run_past_its_deadline_stops_and_says_so(home, tmp_path, capsys, monkeypatch):
@@ -280,7 +286,7 @@ def test_a_run_past_its_deadline_stops_and_says_so(home, tmp_path, capsys, monke
     started = time.monotonic()
     run_hook(payload(write_session(home, SESSION, 1)), capsys)
     assert time.monotonic() - started < 3
-    assert "gave up after" in _log(tmp_path)[-1]["error"]
+    assert "gave up after" in _last_stop(tmp_path)["error"]
 
 
 def visible(number: int) -> str:
@@ -303,7 +309,7 @@ def test_a_final_reply_not_yet_on_disk_is_waited_for(home, tmp_path, capsys):
     writer.start()
     run_hook(payload(path, visible(2)), capsys)
     writer.join()
-    entry = _log(tmp_path)[-1]
+    entry = _last_stop(tmp_path)
     assert entry["status"] == "ok" and entry.get("waited_for_reply")
     assert entry["replies"] == 4 and _usage(tmp_path) == 2  # both turns' citations
 
@@ -313,7 +319,7 @@ def test_a_final_reply_already_on_disk_costs_no_wait(home, tmp_path, capsys):
     started = time.monotonic()
     run_hook(payload(path, visible(3)), capsys)
     assert time.monotonic() - started < 1.4
-    assert "waited_for_reply" not in _log(tmp_path)[-1]
+    assert "waited_for_reply" not in _last_stop(tmp_path)
 
 
 def test_a_final_reply_that_never_comes_delays_the_hook_a_bounded_time(home, tmp_path, capsys):
@@ -321,5 +327,5 @@ def test_a_final_reply_that_never_comes_delays_the_hook_a_bounded_time(home, tmp
     started = time.monotonic()
     run_hook(payload(path, "a reply Codex never wrote to the file"), capsys)
     assert 1.4 <= time.monotonic() - started < 5
-    entry = _log(tmp_path)[-1]
+    entry = _last_stop(tmp_path)
     assert entry["status"] == "ok" and entry["recorded"] == 2 and "waited_for_reply" not in entry

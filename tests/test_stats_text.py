@@ -123,7 +123,9 @@ def test_what_to_run_next_follows_the_state(demo, tmp_path):
     before = os.stat(home_db)
     try:  # Codex wrote its table after the last sync: sync first
         os.utime(home_db, ns=(before.st_atime_ns, before.st_mtime_ns + 10 ** 12))
-        text, _ = stats(demo, columns="200")
+        # Wide enough for the whole line whatever the length of the temporary folder's path
+        # (the paths are in it: at a fixed width a long TMPDIR would have them cut).
+        text, _ = stats(demo, columns=str(200 + len(demo["db"]) + len(demo["home"])))
         assert text.splitlines()[2].startswith(
             f"next: memcite sync --db {demo['db']} --codex-home {demo['home']}  (Codex's table "
             "changed after the last sync, ")
