@@ -227,6 +227,13 @@ def _is_memcite_launch(args) -> bool:
                for i, w in enumerate(words))
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (pyproject's addopts): one worker per core, at least 4 (the end-to-end
+    tests mostly wait on Codex, so 4 pay on 2 cores) and at most 8 (one PostgreSQL and the
+    Codex processes are shared by all of them)."""
+    return max(4, min(os.cpu_count() or 1, 8))
+
+
 @pytest.hookimpl(trylast=True)  # after pytest-xdist's own pytest_configure
 def pytest_configure(config):
     _quiet_workers_status(config)
