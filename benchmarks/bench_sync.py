@@ -12,10 +12,11 @@ other runs; ``--ratios-only`` leaves out the peak memory and the recorders.
 
 Targets (issue 15), each round running the baseline and both syncs in turn (the order
 turning round each round), the best round of each counting:
-- the first ``memcite sync`` (a new database) within 2x the bare bulk copy: the same
-  columns read from Codex's database in key order, inserted with ``executemany`` into
-  memcite's ``memories`` table stripped of its secondary indexes, the indexes built
-  after, a 256 MiB page cache, one transaction;
+- the first ``memcite sync`` (a new database) within 2x the bare bulk copy, pure SQL:
+  Codex's database attached read-only and the same columns copied in key order by one
+  ``INSERT INTO memories ... SELECT ... FROM codex.stage1_outputs`` into memcite's
+  ``memories`` table stripped of its secondary indexes, the indexes built after, a
+  256 MiB page cache, one transaction (no row passes through Python);
 - a second sync, nothing changed, at least as fast as the first;
 - peak resident memory of the first sync flat: within 64 MiB of the peak at a tenth
   of the rows;
@@ -59,19 +60,18 @@ status = open("/proc/self/status").read()  # VmHWM: this process's own peak resi
 sys.stderr.write("\\nVmHWM " + status.split("VmHWM:")[1].split()[0] + f" {code}\\n")
 """
 
-_SELECT = (
-    "SELECT thread_id, source_updated_at, generated_at, rollout_slug, usage_count, last_usage,"
-    " coalesce(selected_for_phase2, 0), selected_for_phase2_source_updated_at,"
-    " length(trim(raw_memory, char(9, 10, 11, 12, 13, 32))) > 0,"
-    " length(trim(rollout_summary, char(9, 10, 11, 12, 13, 32))) > 0"
-    " FROM stage1_outputs ORDER BY thread_id"
-)
-_INSERT = (
+# The baseline's one statement: what the first sync writes of each row (blank as Codex's
+# phase-2 selection judges it, SQLite's trim(): spaces only), in key order.
+_BULK_COPY = (
     "INSERT INTO memories (thread_id, source_updated_at, generated_at, rollout_slug,"
     " codex_usage_count, codex_last_usage, selected_for_phase2,"
     " selected_for_phase2_source_updated_at, has_raw_memory, has_rollout_summary, source,"
-    " codex_home, first_synced_at, synced_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-    " 'stage1_outputs', 'home', 1, 1)"
+    " codex_home, first_synced_at, synced_at)"
+    " SELECT thread_id, source_updated_at, generated_at, rollout_slug, usage_count, last_usage,"
+    " coalesce(selected_for_phase2, 0), selected_for_phase2_source_updated_at,"
+    " length(trim(raw_memory)) > 0, length(trim(rollout_summary)) > 0,"
+    " 'stage1_outputs', 'home', 1, 1"
+    " FROM codex.stage1_outputs ORDER BY thread_id"
 )
 
 
@@ -113,22 +113,19 @@ def bare_copy(codex_db: Path, target: Path) -> float:
     conn.close()
     os.sync()
     start, cpu = time.perf_counter(), time.process_time()
-    conn = sqlite3.connect(target, isolation_level=None)
+    conn = sqlite3.connect(f"file:{target}", uri=True, isolation_level=None)  # URIs in ATTACH
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA cache_size = -262144")
-    source = sqlite3.connect(f"file:{codex_db}?mode=ro", uri=True)
+    conn.execute("ATTACH DATABASE ? AS codex", (f"file:{codex_db}?mode=ro",))
     conn.execute("BEGIN IMMEDIATE")
     for name, _ in indexes:
         conn.execute(f"DROP INDEX {name}")
-    cursor = source.execute(_SELECT)
-    while rows := cursor.fetchmany(5000):
-        conn.executemany(_INSERT, rows)
+    conn.execute(_BULK_COPY)
     for _, sql in indexes:
         conn.execute(sql)
     conn.execute("COMMIT")
     conn.close()
-    source.close()
     CPU["bare"].append(time.process_time() - cpu)
     return time.perf_counter() - start
 

@@ -80,9 +80,9 @@ def _param_rows(function) -> list:
 
 
 def spec_table_sources():
-    import test_spec_tables as spec
+    from base import test_spec_tables as spec
 
-    origin = "tests/test_spec_tables.py"
+    origin = "tests/base/test_spec_tables.py"
     for number, (line, expected) in enumerate(spec.ENTRY_TABLE, 1):
         reply = f"{O}\n<citation_entries>\n{line}\n</citation_entries>\n{C}"
         yield reply_case(f"table/entry-rule/{number:02d}", reply, "entry-rule", "table",
@@ -118,9 +118,9 @@ def spec_table_sources():
 
 
 def truncation_sources():
-    import test_truncation as truncation
+    from readpath import test_truncation as truncation
 
-    origin = "tests/test_truncation.py"
+    origin = "tests/readpath/test_truncation.py"
     rows = [("SPEC_EXAMPLES", row) for row in truncation.SPEC_EXAMPLES]
     rows += [("test_approx_edge_cases", row) for row in _param_rows(truncation.test_approx_edge_cases)]
     for number, (table, (text, budget, expected)) in enumerate(rows, 1):

@@ -1,5 +1,6 @@
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -11,6 +12,14 @@ from hypothesis import HealthCheck, settings
 
 # tests/plain_reader.py is imported by name from the tests and the benchmarks.
 sys.path.insert(0, os.path.dirname(__file__))
+
+import run_folder  # noqa: E402  (the run's shared folder, made before any test's world)
+
+# A run started in the background by a shell without job control (`pytest &`, nohup) has
+# SIGINT ignored, and the memcite processes the tests start would inherit that: the tests
+# that press Ctrl-C on one need it delivered, as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # ------------------------------------------------------------------ one isolated world per test
 # Nothing on the developer's machine may make a test pass: every test runs with HOME at a
@@ -26,8 +35,9 @@ os.environ.setdefault("MEMCITE_E2E_CACHE", os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
     "memcite-e2e"))
 # memcite's cache (lark's tables, instructions) is shared by the session's tests: one
-# throw-away folder, never the user's ~/.cache or a MEMCITE_CACHE_DIR given from outside.
-SESSION_CACHE = tempfile.mkdtemp(prefix="memcite-test-cache-")
+# throw-away folder per process (each pytest-xdist worker has its own) in the run's folder,
+# never the user's ~/.cache or a MEMCITE_CACHE_DIR given from outside.
+SESSION_CACHE = tempfile.mkdtemp(prefix="memcite-test-cache-", dir=run_folder.RUN_DIR)
 os.environ["MEMCITE_CACHE_DIR"] = SESSION_CACHE
 
 
@@ -66,16 +76,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # --------------------------------------------------------------------------- a real PostgreSQL
 # The fleet tests' server: $MEMCITE_TEST_PG_URL (``.ci/run`` starts one), else one started
-# here for the session (tests/pg_server.py); where no PostgreSQL is installed they skip,
-# saying so, except with MEMCITE_REQUIRE_PG=1 (CI), where they fail.
+# here for the run (tests/pg_server.py): by the first process that asks for it, under a lock
+# in the run's folder, and shared by every pytest-xdist worker; it is stopped at the end of
+# the run. Where no PostgreSQL is installed they skip, saying so, except with
+# MEMCITE_REQUIRE_PG=1 (CI), where they fail.
+PG_FOLDER = os.path.join(run_folder.RUN_DIR, "pg")
 
 
 @pytest.fixture(scope="session")
 def pg_server_url():
     given = os.environ.get("MEMCITE_TEST_PG_URL")
     if given:
-        yield given
-        return
+        return given
     import pg_server
 
     if pg_server.postgres_bin() is None:
@@ -84,11 +96,12 @@ def pg_server_url():
         if os.environ.get("MEMCITE_REQUIRE_PG") == "1":
             pytest.fail(message)
         pytest.skip(message)
-    folder = tempfile.mkdtemp(prefix="memcite-pg-")
-    try:
-        yield pg_server.start(folder)
-    finally:
-        pg_server.stop(folder)
+    with run_folder.locked(PG_FOLDER + ".lock"):
+        url_file = os.path.join(PG_FOLDER, "url")
+        if os.path.exists(url_file):
+            with open(url_file) as handle:
+                return handle.read().strip()
+        return pg_server.start(PG_FOLDER)
 
 
 # ------------------------------------------------------------------------ shared test worlds
@@ -214,7 +227,16 @@ def _is_memcite_launch(args) -> bool:
                for i, w in enumerate(words))
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (pyproject's addopts): one worker per core, at least 4 (the end-to-end
+    tests mostly wait on Codex, so 4 pay on 2 cores) and at most 8 (one PostgreSQL and the
+    Codex processes are shared by all of them)."""
+    return max(4, min(os.cpu_count() or 1, 8))
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own pytest_configure
 def pytest_configure(config):
+    _quiet_workers_status(config)
     if not os.environ.get("MEMCITE_TEST_LAUNCHES"):
         return
     original_init, original_wait = subprocess.Popen.__init__, subprocess.Popen._wait
@@ -235,7 +257,26 @@ def pytest_configure(config):
     subprocess.Popen.__init__, subprocess.Popen._wait = init, wait
 
 
+def _quiet_workers_status(config) -> None:
+    """Under ``-q``, pytest-xdist's controller prints no lines of its own ("bringing up
+    nodes...", a blank line): ``-q`` shows the tests' progress and the summary only, as
+    without workers. A worker that goes down is still reported."""
+    session = config.pluginmanager.getplugin("dsession")
+    if session is None or config.option.verbose >= 0 or not getattr(session, "terminal", None):
+        return
+    session.terminal = None  # the status line and blank line printed when collection ends
+    status = getattr(session, "trdist", None)
+    if status is not None:
+        status.ensure_show_status = lambda: None  # the line printed as the workers start
+        status._isatty = False  # no status rewritten over the progress line
+
+
 def pytest_unconfigure(config):
+    if run_folder.OWNER:  # the run's first process: the workers have ended
+        import pg_server
+
+        pg_server.stop(PG_FOLDER)
+        shutil.rmtree(run_folder.RUN_DIR, ignore_errors=True)
     target = os.environ.get("MEMCITE_TEST_LAUNCHES")
     if target and _LAUNCHES:
         import json

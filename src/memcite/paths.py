@@ -2,7 +2,7 @@
 
 Light on purpose (no platformdirs import): the per-reply commands and the lark
 reader use it. The folders are platformdirs' for an app named ``memcite`` with
-no author (``tests/test_instructions.py`` and ``tests/test_cli_ledger.py``
+no author (``tests/readpath/test_instructions.py`` and ``tests/ledger/test_cli_ledger.py``
 compare them on Linux):
 
 - cache: ``$MEMCITE_CACHE_DIR``, else ``$XDG_CACHE_HOME/memcite`` (an absolute

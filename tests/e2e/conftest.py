@@ -29,6 +29,8 @@ sys.path.insert(0, str(HERE))
 
 from mock_model import MockModel  # noqa: E402
 
+import run_folder  # noqa: E402  (tests/run_folder.py: on sys.path through the root conftest)
+
 MEMCITE = str(Path(sys.executable).with_name("memcite"))
 # Codex runs hooks with /bin/bash -c and its own folder first on PATH; memcite's
 # virtual environment is left off on purpose, as on a person's machine.
@@ -38,18 +40,32 @@ EXEC_TIMEOUT = 120
 
 @pytest.fixture(scope="session")
 def codex() -> str:
+    """The pinned Codex CLI, installed (or found installed and checked) once per run: the
+    first process to ask runs install_codex.sh under a lock in the download cache (so that
+    two runs, or two pytest-xdist workers, never install into it at once) and notes the
+    path in the run's folder for the others."""
     given = os.environ.get("MEMCITE_CODEX_BIN")
     if given:
         return given
-    try:
-        done = subprocess.run(["bash", str(HERE / "install_codex.sh")], capture_output=True,
-                              text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        pytest.fail("installing the Codex CLI with npm took over 15 minutes")
-    if done.returncode != 0:
-        pytest.fail(f"the Codex CLI could not be installed (tests/e2e/install_codex.sh):\n"
-                    f"{done.stderr[-4000:]}")
-    return done.stdout.strip().splitlines()[-1]
+    cache = os.environ["MEMCITE_E2E_CACHE"]  # named by the root conftest before HOME moved
+    os.makedirs(cache, exist_ok=True)
+    noted = os.path.join(run_folder.RUN_DIR, "codex-bin")
+    with run_folder.locked(os.path.join(cache, "install.lock")):
+        if os.path.exists(noted):
+            with open(noted) as handle:
+                return handle.read()
+        try:
+            done = subprocess.run(["bash", str(HERE / "install_codex.sh")], capture_output=True,
+                                  text=True, timeout=900)
+        except subprocess.TimeoutExpired:
+            pytest.fail("installing the Codex CLI with npm took over 15 minutes")
+        if done.returncode != 0:
+            pytest.fail(f"the Codex CLI could not be installed (tests/e2e/install_codex.sh):\n"
+                        f"{done.stderr[-4000:]}")
+        path = done.stdout.strip().splitlines()[-1]
+        with open(noted, "w") as handle:
+            handle.write(path)
+        return path
 
 
 def is_consolidation(body: dict) -> bool:

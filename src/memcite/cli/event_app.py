@@ -64,7 +64,7 @@ def add_command(
 
     \b
         memcite event add --kind failure "`pytest -n 8` deadlocks" \\
-            --file tests/test_sync.py
+            --file tests/ledger/test_sync.py
         memcite event add --kind fix "fixed seed" --supersedes ev-3k9f2a7q
         memcite event add --kind note "hand-tuned" --file src/x.py --fragile
     """

@@ -2,7 +2,7 @@
 
 Every value in the help is named by one of ``PLACEHOLDERS`` (``--since TIME``, ``FILE``),
 or, when only a few values are allowed, by all of them (``--profile [codex|strict]``);
-``tests/test_cli_help.py`` holds every command to it.
+``tests/cli/test_cli_help.py`` holds every command to it.
 """
 
 from __future__ import annotations

@@ -768,7 +768,7 @@ def remember_clean(path: str | os.PathLike, stamp: str | None = None) -> bool:
 # until the last such connection closes. (Closing it at once dropped an open connection's
 # shared lock; another process's writer, closing, then took itself for the last connection
 # and deleted the -wal and -shm under it: "disk I/O error" at the next open, and writes to a
-# deleted -wal. tests/test_store.py::test_a_second_open_keeps_the_first_connections_locks.)
+# deleted -wal. tests/ledger/test_store.py::test_a_second_open_keeps_the_first_connections_locks.)
 _OPEN_CONNECTIONS: dict[tuple[int, int], int] = {}  # (device, inode) -> connections open
 _KEPT_FDS: dict[tuple[int, int], list[int]] = {}
 

@@ -318,10 +318,7 @@ _SOURCE_NAMES = {"cli": "command line", "memcite": "memcite config",
 def load_toml(path: str) -> dict | None:
     if not os.path.lexists(path):
         return None  # the common case, without importing tomllib
-    import tomllib
-
     from memcite.ledger.memory_files import open_regular, read_capped
-    from memcite.untrusted import loads_toml
 
     try:
         fd = open_regular(path)  # a FIFO or a device: refused, never a hang
@@ -329,22 +326,16 @@ def load_toml(path: str) -> dict | None:
             read = read_capped(fd, MAX_CONFIG_BYTES)
         finally:
             os.close(fd)
-        if read.too_large:
-            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read as a "
-                              "config file", hint="fix the file, or move it aside")
-        return loads_toml(read.data.decode("utf-8"))
     except FileNotFoundError:
         return None
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a directory, not a TOML file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML (invalid UTF-8 at byte offset {exc.start})",
-                          hint="fix the file, or move it aside") from None
-    except tomllib.TOMLDecodeError as exc:  # nested too deeply too (loads_toml)
-        raise ConfigError(f"{path}: not valid TOML ({exc})",
-                          hint="fix the file, or move it aside") from None
+    if read.too_large:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; not read as a "
+                          "config file", hint="fix the file, or move it aside")
+    return _parse_toml(read.data, path)
 
 
 def _table(data: dict | None, name: str, path: str) -> dict:
