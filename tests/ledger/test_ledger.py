@@ -18,8 +18,11 @@ from memcite.ledger.recording import (
     parse_time,
     plan_ids,
     rebuild,
+    record_in_ledger,
     record_replies,
     record_reply,
+    reply_to_record,
+    result_notes,
     terminated_counts,
 )
 from memcite.ledger.store import open_store, transaction
@@ -290,6 +293,33 @@ def test_record_reply_takes_the_callers_reading(conn, monkeypatch):
     result = record_reply(conn, text, reading=reading, now=NOW)
     assert result.status == "recorded" and result.reading is reading
     assert usage(conn, A)[0] == 1
+
+
+def test_reply_to_record_refuses_an_empty_reply_and_reads_at():
+    with pytest.raises(InputError, match=r"^stdin: the reply is empty; nothing recorded"):
+        reply_to_record(" \n", where="stdin")
+    reply = reply_to_record("hi", where="r.txt", id="", at="1970-01-01T00:01:00Z", cwd="")
+    assert (reply.id, reply.at, reply.cwd, reply.where) == (None, 60, None, "r.txt")
+
+
+def test_record_in_ledger_and_result_notes(tmp_path):
+    from memcite.paths import Locations
+
+    where = Locations(db=tmp_path / "l.sqlite", environ={})
+    text = "shown\n" + block([A, UNKNOWN], ["MEMORY.md:1-1|note=[x]"])
+    result = record_in_ledger(where, ReplyInput(text), parse_reply(text), profile="codex",
+                              policy="default", memory_root=None)
+    assert result_notes(result) == [
+        f"recorded 1 reply (key {result.reply_key[:16]}): 2 memory ids cited, 2 citations "
+        "counted for 2 memories, 1 cited line range",
+        f"note: {A} is not a memory in the inventory; logged (run `memcite sync` if it is new)",
+        f"note: {UNKNOWN} is not a memory in the inventory; logged (run `memcite sync` if it "
+        "is new)"]
+    again = record_in_ledger(where, ReplyInput(text), parse_reply(text), profile="codex",
+                             policy="default", memory_root=None)
+    assert result_notes(again) == [
+        f"note: this reply was already recorded (key {result.reply_key[:16]}); nothing counted "
+        "again"]
 
 
 def test_known_is_logged_when_no_id_or_only_some_ids_are_memories(conn):

@@ -28,23 +28,12 @@ from memcite.ledger.database import database_error, open_ledger
 from memcite.paths import Locations, resolve_codex_home, resolve_db_path
 
 # resolve_* and report_error are also used by memcite.cli.retention_commands.
-__all__ = ["ingest", "ingest_home", "open_database", "rebuild", "record", "report_error", "resolve_codex_home",
+__all__ = ["ingest", "ingest_home", "rebuild", "record", "report_error", "resolve_codex_home",
            "resolve_db_path", "sync"]
 
 PROFILE_CHOICES = ("codex", "strict")
 POLICY_CHOICES = ("default", "codex")  # memcite.ledger.recording.POLICIES (not imported here)
 ERROR_CHOICES = ("strict", "replace")
-
-
-# --------------------------------------------------------------------------- the database
-
-
-def open_database(db: str | None, *, readonly: bool = False, migrate_schema: bool = True,
-                  quick_check: bool = False):
-    """Open the database ``--db`` names (else ``$MEMCITE_DB``, else the default one), as
-    ``memcite.ledger.database.open_ledger`` opens a run's."""
-    return open_ledger(Locations(db=db), readonly=readonly, migrate_schema=migrate_schema,
-                       quick_check=quick_check)
 
 
 # --------------------------------------------------------------------------- record
@@ -83,11 +72,12 @@ def record(
             raise InputError(f"--max-bytes: {max_bytes} is not a positive number of bytes")
         from memcite.ledger.codex_home import codex_memory_folder
 
+        where = Locations(db=db, codex_home=codex_home)
         # The folder of the store Codex reads ($CODEX_HOME/memories, or memories_v2).
-        root = codex_memory_folder(Locations(codex_home=codex_home).codex_home_path)
+        root = codex_memory_folder(where.codex_home_path)
         if jsonl is not None:
-            return _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json)
-        return _record_one(source, db, root, policy, profile, errors, max_bytes, json,
+            return _record_batch(jsonl, where, root, policy, profile, errors, max_bytes, json)
+        return _record_one(source, where, db, root, policy, profile, errors, max_bytes, json,
                            id, at, thread_id, cwd)
     except CitationError as error:  # strict: the reply is passed through, not recorded
         if not json:
@@ -101,20 +91,15 @@ def record(
         return report_error(database_error(db, exc))
 
 
-def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, at,
+def _record_one(source, where, db, root, policy, profile, errors, max_bytes, json, id, at,
                 thread_id, cwd) -> int:
     """Read the reply, print it, then record it: a database problem never costs the reply."""
     from memcite.citations.reading import parse_reply
-    from memcite.ledger.recording import ReplyInput, parse_time
+    from memcite.ledger.recording import record_in_ledger, reply_to_record, result_notes
 
     name = source_name(source)
     text = decode_utf8(read_bytes(source, max_bytes=max_bytes), name=name, errors=errors)
-    if not text.strip():
-        raise InputError(f"{name}: the reply is empty; nothing recorded",
-                         hint="pass the agent's reply as FILE or on stdin")
-    reply = ReplyInput(text=text, id=id or None,
-                       at=None if at is None else parse_time(at, what="--at"),
-                       thread_id=thread_id or None, cwd=cwd or None, where=name)
+    reply = reply_to_record(text, where=name, id=id, at=at, thread_id=thread_id, cwd=cwd)
     reading = parse_reply(text, profile=profile)  # strict: CitationError, nothing printed
     closed = None  # a reader that went away does not cost the recording
     if not json:
@@ -125,33 +110,18 @@ def _record_one(source, db, root, policy, profile, errors, max_bytes, json, id, 
         except BrokenPipeError as exc:
             closed = exc
     try:
-        result = _record_reply(db, reply, reading, profile, policy, root)
+        result = record_in_ledger(where, reply, reading, profile=profile, policy=policy,
+                                  memory_root=root, named=db)
     except MemciteError as error:
         return _not_recorded(error, reading, json)
     if json:
         dump_json({"reading": reading.to_dict(), "recorded": result.to_dict()})
-    _report_result(result, quiet=json)
+    else:
+        for line in result_notes(result):
+            note(line)
     if closed is not None:
         raise closed  # exit 141 (memcite.__main__), once the reply is recorded
     return EXIT_OK
-
-
-def _record_reply(db, reply, reading, profile, policy, root):
-    """``record_reply`` of the reply already read, in the command's database; a database
-    problem is a ``MemciteError``."""
-    import sqlite3
-
-    from memcite.ledger.recording import record_reply
-
-    try:
-        conn = open_database(db)
-        try:
-            return record_reply(conn, reply, profile=profile, policy=policy, memory_root=root,
-                                reading=reading)
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise database_error(db, exc) from None
 
 
 def _not_recorded(error: MemciteError, reading, json: bool) -> int:
@@ -164,29 +134,7 @@ def _not_recorded(error: MemciteError, reading, json: bool) -> int:
     return code
 
 
-def _count(number: int, word: str, many: str | None = None) -> str:
-    return f"{number} {word if number == 1 else (many or word + 's')}"
-
-
-def _report_result(result, *, quiet: bool) -> None:
-    if quiet:
-        return
-    if result.status == "recorded":  # say what was recorded: the reply went to stdout
-        counted = result.counted
-        note(f"recorded 1 reply (key {result.reply_key[:16]}): "
-             f"{_count(len(result.ids), 'memory id')} cited, "
-             f"{_count(len(counted), 'citation')} counted for "
-             f"{_count(len(set(counted)), 'memory', 'memories')}, "
-             f"{_count(result.entries, 'cited line range')}")
-    if result.status == "duplicate":
-        note(f"note: this reply was already recorded (key {result.reply_key[:16]}); "
-             "nothing counted again")
-    for thread_id in result.unknown:
-        note(f"note: {thread_id} is not a memory in the inventory; logged "
-             "(run `memcite sync` if it is new)")
-
-
-def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> int:
+def _record_batch(jsonl, where, root, policy, profile, errors, max_bytes, json) -> int:
     from memcite.ledger.jsonl_batch import open_jsonl, record_jsonl
 
     name = source_name(jsonl)
@@ -203,7 +151,7 @@ def _record_batch(jsonl, db, root, policy, profile, errors, max_bytes, json) -> 
             note(f"{result.where}: {result.error} (not recorded)")
 
     try:
-        conn = open_database(db)
+        conn = open_ledger(where)
         try:
             totals = record_jsonl(conn, handle, name, policy=policy, profile=profile,
                                   errors=errors, max_bytes=max_bytes, memory_root=root,
@@ -232,9 +180,9 @@ def sync(
     from memcite.ledger.sync import render_notes, render_text, sync_home
 
     try:
+        where = Locations(db=db, codex_home=codex_home)
         # a batch write: a damaged file refused
-        report = sync_home(Locations(db=db, codex_home=codex_home),
-                           lambda: open_database(db, quick_check=True), progress=progress)
+        report = sync_home(where, lambda: open_ledger(where, quick_check=True), progress=progress)
     except MemciteError as error:
         return report_error(error)
     except sqlite3.Error as exc:
@@ -298,10 +246,11 @@ def ingest(
             raise InputError(f"--max-bytes: {max_bytes} is not a positive number of bytes")
         shown = IngestProgress() if (sys.stderr.isatty() if progress is None else progress) \
             else None
+        where = Locations(db=db, codex_home=codex_home)
         # a batch write: a damaged file refused
         return ingest_files(
-            rollouts, lambda: open_database(db, quick_check=True),
-            codex_home=Locations(codex_home=codex_home).codex_home_path, policy=policy,
+            rollouts, lambda: open_ledger(where, quick_check=True),
+            codex_home=where.codex_home_path, policy=policy,
             profile=profile, max_bytes=max_bytes, progress=shown,
             on_report=lambda path, report: _print_ingest_report(path, report, json, max_bytes),
             on_error=report_error)
@@ -421,10 +370,11 @@ def ingest_home(
         check_choice(policy, POLICIES, "--policy")
         check_choice(profile, PROFILE_CHOICES, "--profile")
         after = None if since is None else parse_time(since, what="--since")
+        where = Locations(db=db, codex_home=codex_home)
         # a batch write: a damaged file refused
         summary = ingest_home_sessions(
-            Locations(codex_home=codex_home).codex_home_path,
-            lambda: open_database(db, quick_check=True), since=after, policy=policy,
+            where.codex_home_path, lambda: open_ledger(where, quick_check=True),
+            since=after, policy=policy,
             profile=profile, progress=progress, on_file=show)
     except MemciteError as error:
         return report_error(error)
@@ -462,7 +412,7 @@ def rebuild(
         # Counts rebuilt from a damaged log would be wrong: the whole file is checked first
         # (before any migration). --check is read-only: a missing database is an error,
         # nothing is created or migrated.
-        conn = open_database(db, readonly=check, quick_check=True)
+        conn = open_ledger(Locations(db=db), readonly=check, quick_check=True)
         try:
             report = rebuild_counts(conn, apply=not check)
         finally:

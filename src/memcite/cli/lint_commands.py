@@ -17,14 +17,6 @@ from memcite.paths import Locations
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 
 
-def default_paths(codex_home: str | None) -> list[str]:
-    """``memcite.lint.run.default_paths`` under the Codex home ``--codex-home`` names (else
-    ``$CODEX_HOME``, else ``~/.codex``)."""
-    from memcite.lint.run import default_paths as under_home
-
-    return under_home(Locations(codex_home=codex_home).codex_home_path)
-
-
 def stdin_is_terminal() -> bool:
     try:
         return sys.stdin is not None and sys.stdin.isatty()
@@ -48,14 +40,14 @@ def lint(
                                            "payload into it"))
         return lint_hook(paths, strict=strict, codex_home=codex_home)
     from memcite.lint import output
-    from memcite.lint.run import lint_targets
+    from memcite.lint.run import default_paths, lint_targets
 
     try:
         check_choice(format, FORMATS, "--format")
         if json and format != "text":
             raise InputError("--json and --format github cannot be used together",
                              hint="pick one output")
-        defaults = [] if paths else default_paths(codex_home)
+        defaults = [] if paths else default_paths(Locations(codex_home=codex_home).codex_home_path)
         targets, report = lint_targets(paths, defaults)
         if not paths and not targets:
             note(f"nothing to lint: neither {' nor '.join(defaults)} exists "
@@ -82,26 +74,21 @@ def lint_hook(paths: list[str] | None = None, *, strict: bool = False, codex_hom
         data = stream.read(MAX_PAYLOAD_BYTES + 1)
         if not data or len(data) > MAX_PAYLOAD_BYTES:
             return 0
-        from memcite.untrusted import loads_json
+        if paths:
+            roots = list(paths)
+        else:
+            from memcite.lint.run import default_paths
 
-        payload = loads_json(data)
-        roots = list(paths) if paths else default_paths(codex_home)
-        from memcite.lint.hook_paths import touched_memory_files
+            roots = default_paths(Locations(codex_home=codex_home).codex_home_path)
+        from memcite.lint.hook import hook_findings_text
 
-        touched = touched_memory_files(payload, roots)
-        if not touched:
+        text = hook_findings_text(data, roots, strict)
+        if not text:
             return 0
-        from memcite.lint.output import render_findings
-        from memcite.lint.run import lint_touched
-
-        findings = lint_touched(touched, roots, strict)
-        if not findings:
-            return 0
-        sys.stderr.write("memcite lint: the memory files just changed have problems; fix them:\n")
-        sys.stderr.write(render_findings(findings))
+        sys.stderr.write(text)
         return 2
     except (Exception, RecursionError):  # a hook must never break the agent's turn
         return 0
 
 
-__all__ = ["FORMATS", "default_paths", "lint", "lint_hook"]
+__all__ = ["FORMATS", "lint", "lint_hook"]

@@ -17,7 +17,6 @@ import time
 
 from memcite.cli import note_runs
 from memcite.cli.console import dump_json, note, source_name
-from memcite.cli.ledger_commands import open_database
 from memcite.cli.note_runs import codex_home_of as _codex_home
 from memcite.cli.note_runs import confirmed as _confirmed
 from memcite.cli.note_runs import note_location as _location
@@ -27,6 +26,7 @@ from memcite.cli.note_runs import run_body as _run
 from memcite.cli.note_runs import session_of as _session
 from memcite.cli.note_runs import write_lines as _write_lines
 from memcite.errors import InputError
+from memcite.ledger.database import open_ledger
 from memcite.paths import Locations
 from memcite.times import utc_day as _today
 
@@ -78,7 +78,8 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
 
     def body() -> int:
         content, from_file = _read_input(text, file)
-        location = _location(cwd, codex_home, scope, session)
+        where = Locations(db=db, codex_home=codex_home)
+        location = _location(cwd, codex_home, scope, session, where)
         drafts = operations.save_drafts(content, from_file=from_file, project=location.project,
                                         section=section, topic=topic, source=source,
                                         evidence=evidence, confidence=confidence, tier=tier,
@@ -91,7 +92,7 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
                                              redact=redact, dry_run=True, via=via,
                                              confirmed_by="--yes" if yes else None)
         else:
-            conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
+            conn = open_ledger(where, quick_check=True)  # a damaged ledger refused, nothing written
             try:
                 result = _confirmed(lambda who: operations.save_entries(
                     location, drafts, today=today, now=now, conn=conn, redact=redact,
@@ -115,28 +116,19 @@ def recall(check: bool = False, cwd: str | None = None, codex_home: str | None =
            json: bool = False, scope: str | None = None, session: str | None = None) -> int:  # noqa: A002
     """Print this project's (or the scope's) note, as evidence from the past; read-only."""
     from memcite.notes import operations
-    from memcite.notes.operations import RECALL_FRAME, shown_entries
-    from memcite.notes.render import render_recall
+    from memcite.notes.operations import RECALL_FRAME
+    from memcite.notes.render import recall_json, render_recall
 
     def body() -> int:
         location = _location(cwd, codex_home, scope, session)
         recalled = operations.recall_note(location, today=_today(time.time()), check=check)
         if json:
-            dump_json({
-                "project": location.project, "note_file": location.note_file,
-                "exists": recalled.note is not None,
-                "updated": recalled.note.updated if recalled.note else None,
-                "notice": RECALL_FRAME if recalled.note else None,
-                "entries": shown_entries(recalled.entries),
-                "events": recalled.events,
-            })
+            dump_json(recall_json(recalled, location))
             return 0
         sys.stdout.write(render_recall(recalled, location, check, RECALL_FRAME))
         return 0
 
     return _run(body, None, json)
-
-
 
 
 # --------------------------------------------------------------------------- list
@@ -179,12 +171,13 @@ def forget(entry: str | None = None, yes: bool = False, cwd: str | None = None,
     from memcite.notes import operations, render
 
     def body() -> int:
-        location = _location(cwd, codex_home, scope, session)
+        where = Locations(db=db, codex_home=codex_home)
+        location = _location(cwd, codex_home, scope, session, where)
         now = time.time()
         if not os.path.isfile(location.note_file):
             raise InputError(f"no {location.scope} note ({location.note_file}); "
                              "nothing to forget")
-        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
+        conn = open_ledger(where, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             result = _confirmed(lambda who: operations.forget_note(
                 location, entry_id=entry, now=now, today=_today(now), conn=conn,
@@ -210,9 +203,10 @@ def restore(archived: str, merge: bool = False, replace: bool = False, cwd: str 
     def body() -> int:
         if merge and replace:
             raise InputError("--merge and --replace exclude each other")
-        location = _location(cwd, codex_home, scope, session)
+        where = Locations(db=db, codex_home=codex_home)
+        location = _location(cwd, codex_home, scope, session, where)
         now = time.time()
-        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
+        conn = open_ledger(where, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             result = operations.restore_note(location, archived, now=now, today=_today(now), conn=conn,
                                         mode="merge" if merge else "replace" if replace else None)
@@ -239,16 +233,17 @@ def purge(archived: str, confirm: str | None = None, cwd: str | None = None,
     def body() -> int:
         if cwd is not None and not os.path.isdir(cwd):
             raise InputError(f"--cwd: {cwd} is not a folder")
-        target = operations.purge_target(_codex_home(codex_home), archived, confirm)
+        where = Locations(db=db, codex_home=codex_home)
+        target = operations.purge_target(where.codex_home_path, archived, confirm)
         if scope is not None:
-            check_in_archive(target.path, _location(cwd, codex_home, scope, session))
+            check_in_archive(target.path, _location(cwd, codex_home, scope, session, where))
         confirmed_by = "--confirm"
         if note_runs.interactive():
             if not note_runs.ask(f"memcite: delete {target.path} for ever? It cannot be brought back."):
                 raise NoteRefusal("needs-confirmation", "not confirmed; nothing was deleted",
                                   path=target.path)
             confirmed_by = "--confirm+terminal"
-        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
+        conn = open_ledger(where, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             operations.purge_archived(target, now=time.time(), conn=conn, confirmed_by=confirmed_by)
         finally:
@@ -303,7 +298,8 @@ def move(command: str, entry_id: str, to: str, text: str | None = None, yes: boo
         folder = cwd or os.getcwd()
         if not os.path.isdir(folder):
             raise InputError(f"--cwd: {folder} is not a folder")
-        plan = moves.plan_move(folder, _codex_home(codex_home), entry_id, command=command,
+        where = Locations(db=db, codex_home=codex_home)
+        plan = moves.plan_move(folder, where.codex_home_path, entry_id, command=command,
                                to=to, session=_session(session), from_scope=scope, text=text)
         sys.stderr.write(render.render_plan(plan))
         confirmed_by = "--yes" if yes else None
@@ -313,7 +309,7 @@ def move(command: str, entry_id: str, to: str, text: str | None = None, yes: boo
                                   move=plan.to_json())
             confirmed_by = "terminal"
         now = time.time()
-        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
+        conn = open_ledger(where, quick_check=True)  # a damaged ledger refused, nothing written
         try:
             result = moves.move_entry(plan, now=now, today=_today(now), conn=conn,
                                       confirmed_by=confirmed_by)
@@ -340,9 +336,10 @@ def end_session(session_id: str, cwd: str | None = None, codex_home: str | None 
         folder = cwd or os.getcwd()
         if not os.path.isdir(folder):
             raise InputError(f"--cwd: {folder} is not a folder")
-        conn = open_database(db, quick_check=True)  # a damaged ledger refused, nothing written
+        where = Locations(db=db, codex_home=codex_home)
+        conn = open_ledger(where, quick_check=True)  # a damaged ledger refused, nothing written
         try:
-            result = moves.end_session(folder, _codex_home(codex_home), session_id,
+            result = moves.end_session(folder, where.codex_home_path, session_id,
                                        now=time.time(), conn=conn)
         finally:
             conn.close()
@@ -389,10 +386,11 @@ def import_(file: str, dry_run: bool = False, other_project: bool = False, yes: 
         name = source_name(file)
         data = read_bytes(file, max_bytes=MAX_FILE_BYTES)
         now = time.time()
-        conn = None if dry_run else open_database(db, quick_check=True)
+        where = Locations(db=db, codex_home=codex_home)
+        conn = None if dry_run else open_ledger(where, quick_check=True)
         try:
             result = import_export(data, source=name, cwd=folder,
-                                   home=_codex_home(codex_home), session=_session(session),
+                                   home=where.codex_home_path, session=_session(session),
                                    conn=conn, now=now, today=_today(now), dry_run=dry_run,
                                    other_project=other_project, yes=yes)
         finally:

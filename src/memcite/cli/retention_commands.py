@@ -8,7 +8,6 @@ fast path: this module imports neither Typer, pydantic nor sqlite-utils.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 import time
@@ -18,20 +17,13 @@ from memcite.cli.ledger_commands import (
     database_error,
     report_error,
 )
-from memcite.errors import EXIT_BAD_INPUT, EXIT_OK, InputError, MemciteError
+from memcite.errors import EXIT_OK, InputError, MemciteError
+from memcite.ledger.database import ledger_opener
 from memcite.paths import Locations
 from memcite.retention.rules import check_rule
 from memcite.retention.stats_report import as_time as _time
 from memcite.retention.stats_report import check_limit as _check_limit
 from memcite.retention.stats_text import print_stats
-
-
-def _codex_locations(where: Locations):
-    """This run's Codex home as ``CodexLocations`` (``memcite.ledger.codex_home.locate``); a
-    home that is not a folder is an error (exit 2), saying how it was named."""
-    from memcite.ledger.codex_home import locate
-
-    return locate(where)
 
 
 def report_read_failure(db: str | None, error: Exception) -> int:
@@ -114,24 +106,6 @@ def fleet_stats(where, *, machine: str | None, project: str | None, max_unused_d
 # --------------------------------------------------------------------------- prune, restore
 
 
-def _ledger(where, db: str | None, *, write: bool, missing_is_none: bool = False):
-    """An opener of this run's ledger: a writer checked whole first (a batch write: a damaged
-    file refused), or read-only; with ``missing_is_none``, None when the default ledger does not
-    exist yet."""
-    def open_ledger():
-        from memcite.ledger.store import open_store
-
-        if write:
-            from memcite.cli.ledger_commands import open_database
-
-            return open_database(db, quick_check=True)
-        if missing_is_none and not where.db.given and not os.path.exists(where.db_path):
-            return None
-        return open_store(where.db_path, readonly=True)
-
-    return open_ledger
-
-
 def prune(
     db: str | None = None,
     codex_home: str | None = None,
@@ -157,21 +131,16 @@ def prune(
     from memcite.ledger.codex_home import locate
 
     if rule == TIERED:
-        if in_codex_db or include_recent_threads or max_unused_days is not None:
-            option = ("--in-codex-db" if in_codex_db else "--include-recent-threads"
-                      if include_recent_threads else "--max-unused-days")
-            return report_error(InputError(
-                f"{option} does not apply to --rule tiered (it judges MEMORY.md's entries and "
-                "memcite's notes by their tiers)",
-                hint="the tier windows are set in memcite's config, [retention.tiers]"))
-        from memcite.codex.tiered_prune import prune_tiered
+        from memcite.codex.tiered_prune import check_tiered_options, prune_tiered
         from memcite.codex.tiered_prune import render_text as tiered_text
 
         try:
+            check_tiered_options(in_codex_db=in_codex_db, max_unused_days=max_unused_days,
+                                 include_recent_threads=include_recent_threads)
             _check_limit(limit)
             where = Locations(db=db, codex_home=codex_home)
             locations = locate(where)
-            done = prune_tiered(locations, _ledger(where, db, write=apply, missing_is_none=True),
+            done = prune_tiered(locations, ledger_opener(where, write=apply, missing_is_none=True),
                                 config_path=where.config.path,
                                 now=_time(as_of, "--as-of", int(time.time())), limit=limit,
                                 apply=apply, judge_without_usage=judge_without_usage,
@@ -189,7 +158,7 @@ def prune(
         _check_limit(limit)
         where = Locations(db=db, codex_home=codex_home)
         locations = locate(where)
-        done = pruning.run(locations, _ledger(where, db, write=apply), rule=rule,
+        done = pruning.run(locations, ledger_opener(where, write=apply), rule=rule,
                            max_unused_days=max_unused_days, config_path=where.config.path,
                            now=_time(as_of, "--as-of", int(time.time())), limit=limit,
                            apply=apply, in_codex_db=in_codex_db,
@@ -226,10 +195,12 @@ def restore(
     """Undo ``prune --apply`` for the given ids, ``--all``, ``--since TIME`` or ``--batch``:
     requests withdrawn, rows put back into Codex's table, files an older memcite moved put back
     (``memcite.retention.restore.restore``)."""
-    from memcite.cli.ledger_commands import open_database
-    from memcite.ledger.store import open_store
-    from memcite.retention.restore import render_text, thread_ids_to_restore
-    from memcite.retention.restore import restore as restore_requests
+    from memcite.retention.restore import (
+        render_text,
+        restore_exit_code,
+        restore_in_ledger,
+        thread_ids_to_restore,
+    )
 
     thread_ids = list(thread_ids or [])
     try:
@@ -237,21 +208,13 @@ def restore(
             raise InputError("say what to restore: thread ids, --all, --since TIME or --batch",
                              hint="`memcite archived` lists what can be restored")
         since_time = _time(since, "--since", None)
-        wanted = thread_ids_to_restore(thread_ids)
-        path = Locations(db=db).db_path
-        open_store(path, readonly=True).close()  # a missing database is an error, not created
-        conn = open_database(db, quick_check=True)  # a batch write: a damaged file refused
-        try:
-            restored = restore_requests(conn, thread_ids=wanted, every=all, since=since_time,
-                                        batch=batch, now=int(time.time()))
-        finally:
-            conn.close()
+        restored = restore_in_ledger(Locations(db=db), thread_ids=thread_ids_to_restore(thread_ids),
+                                     every=all, since=since_time, batch=batch,
+                                     now=int(time.time()))
     except (MemciteError, sqlite3.Error) as error:
         return report_read_failure(db, error)
     _printed(restored, render_text, json)
-    # An id with nothing to undo is a bad input item: the others are restored, exit 2.
-    failed = restored.unknown or len(restored.done) < len(restored.undone) + len(restored.legacy)
-    return EXIT_BAD_INPUT if failed and thread_ids else EXIT_OK
+    return restore_exit_code(restored, bool(thread_ids))
 
 
 def archived(
@@ -264,12 +227,13 @@ def archived(
     """List the requests to forget (and what an older memcite archived), newest first, each
     open one with whether Codex did it (``memcite.codex.forget_requests.list_archived``)."""
     from memcite.codex.forget_requests import list_archived, render_text
+    from memcite.ledger.codex_home import locate
 
     try:
         _check_limit(limit)
         where = Locations(db=db, codex_home=codex_home)
-        home = None if all_homes else _codex_locations(where).codex_home
-        listing = list_archived(_ledger(where, db, write=False), codex_home=home, limit=limit,
+        home = None if all_homes else locate(where).codex_home
+        listing = list_archived(ledger_opener(where, write=False), codex_home=home, limit=limit,
                                 now=int(time.time()),
                                 env_sqlite_home=where.codex_sqlite_home_env)
     except (MemciteError, sqlite3.Error) as error:
@@ -317,18 +281,11 @@ def show(
 ) -> int:
     """Print what memcite knows of one memory: label, place, times, both counts, citations
     (``memcite.retention.memory_card.memory_card``)."""
-    from memcite.retention.memory_card import memory_card, render_text
+    from memcite.retention.memory_card import memory_card_of, render_text
 
     try:
         _check_limit(limit)
-        where = Locations(db=db, codex_home=codex_home)
-        locations = _codex_locations(where)
-        conn = _ledger(where, db, write=False)()
-        try:
-            card = memory_card(conn, thread_id, memory_root=locations.memory_folder,
-                               limit=limit)
-        finally:
-            conn.close()
+        card = memory_card_of(Locations(db=db, codex_home=codex_home), thread_id, limit=limit)
     except (MemciteError, sqlite3.Error) as error:
         return report_read_failure(db, error)
     return _printed(card, render_text, json)

@@ -37,6 +37,7 @@ from memcite.ledger.codex_home import (
     MEMORY_STORES,
     ROLLOUT_SUMMARIES,
     CodexLocations,
+    locate,
     memory_folder,
     open_codex_db,
     state_db_path,
@@ -813,6 +814,23 @@ def stale_hours_setting(config_path: str | None) -> tuple[int, str]:
     return value, f"[consolidation] stale_hours in {path}"
 
 
+
+def consolidation_of(where, *, now: int) -> ConsolidationReport:
+    """``memcite consolidation``: the report of the run's Codex home (``where``, a
+    ``memcite.paths.Locations``; a home that is not a folder is an error), with the settings
+    Codex's config gives (``max_unused_days``, the number a consolidation takes) and
+    ``stale_hours`` from memcite's config."""
+    from memcite.retention.rules import load_codex_memories_config, resolve_settings
+
+    locations = locate(where)
+    stale_hours, stale_from = stale_hours_setting(where.config.path)
+    settings = resolve_settings(None, None, load_codex_memories_config(locations.codex_home),
+                                rule="codex")
+    return consolidation_report(locations, now=now, max_unused_days=settings.max_unused_days,
+                                n=settings.max_raw_memories_for_consolidation,
+                                stale_hours=stale_hours, stale_hours_from=stale_from)
+
+
 # --------------------------------------------------------------------------- forget requests
 
 
@@ -981,8 +999,9 @@ def request_outcomes(requests: list[dict], *, sqlite_homes: dict[str, str | None
 
 __all__ = [
     "DEFAULT_STALE_HOURS", "ERROR_MEANINGS", "RUN_NOW", "ConsolidationError",
-    "ConsolidationReport", "Job", "StoreView", "consolidation_report", "consolidation_state",
-    "extraction_state", "last_consolidation", "list_notes", "note_seen", "phase2_inputs", "read_baseline",
+    "ConsolidationReport", "Job", "StoreView", "consolidation_of", "consolidation_report",
+    "consolidation_state", "extraction_state", "last_consolidation", "list_notes", "note_seen",
+    "phase2_inputs", "read_baseline",
     "read_jobs", "read_workspace_diff", "request_outcome", "request_outcomes",
     "stale_hours_setting", "when",
 ]

@@ -164,7 +164,7 @@ def _run_stop(entry: dict, where, codex_home: str | None, stdin) -> None:
     from memcite.ledger.store import open_store
 
     home = codex_home or codex_home_of(transcript) or where.codex_home_path
-    folder = where.default_db_folder  # as ledger_commands.open_database, without its imports
+    folder = where.default_db_folder  # as memcite.ledger.database.open_ledger, without its imports
     if folder is not None and not os.path.isdir(folder):
         os.makedirs(folder, mode=0o700, exist_ok=True)
     from memcite.ledger.codex_home import codex_memory_folder

@@ -54,6 +54,19 @@ class TieredPrune:
         }
 
 
+
+def check_tiered_options(*, in_codex_db: bool, include_recent_threads: bool,
+                         max_unused_days: int | None) -> None:
+    """Refuse (``InputError``) the options of the other rules: tiered judges MEMORY.md's
+    entries and memcite's notes by their tiers."""
+    if in_codex_db or include_recent_threads or max_unused_days is not None:
+        option = ("--in-codex-db" if in_codex_db else "--include-recent-threads"
+                  if include_recent_threads else "--max-unused-days")
+        raise InputError(
+            f"{option} does not apply to --rule tiered (it judges MEMORY.md's entries and "
+            "memcite's notes by their tiers)",
+            hint="the tier windows are set in memcite's config, [retention.tiers]")
+
 def prune_tiered(locations, open_ledger, *, config_path: str | None, now: int, limit: int,
                  apply: bool, judge_without_usage: bool, applied_at: float) -> TieredPrune:
     """Judge the located home's entries at ``now`` by the tier windows of memcite's config

@@ -36,6 +36,22 @@ def open_ledger(locations, *, readonly: bool = False, migrate_schema: bool = Tru
                       quick_check=quick_check)
 
 
+
+def ledger_opener(locations, *, write: bool, missing_is_none: bool = False):
+    """An opener of the run's ledger, for a library function to call when its work needs it:
+    a writer checked whole first (a batch write: a damaged file refused), or read-only; with
+    ``missing_is_none``, None when the default ledger does not exist yet."""
+    def opener():
+        if write:
+            return open_ledger(locations, quick_check=True)
+        if missing_is_none and not locations.db.given and not os.path.exists(locations.db_path):
+            return None
+        from memcite.ledger.store import open_store
+
+        return open_store(locations.db_path, readonly=True)
+
+    return opener
+
 def database_error(db: str | None, exc: Exception,
                    consequence: str = "the reply in progress was not recorded") -> MemciteError:
     """A database failure as a memcite error, ``db`` the database as named (None: the default);

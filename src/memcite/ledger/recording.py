@@ -426,6 +426,65 @@ def record_reply(
         return _write(conn, planned)
 
 
+# --------------------------------------------------------------------------- memcite record's one reply
+
+
+def reply_to_record(text: str, *, where: str, id: str | None = None,  # noqa: A002 - --id
+                    at: str | None = None, thread_id: str | None = None,
+                    cwd: str | None = None) -> ReplyInput:
+    """The reply ``memcite record`` was given (``where``: its name for messages), with its
+    ``--id``, ``--at``, ``--thread-id`` and ``--cwd``; an empty reply is refused."""
+    if not text.strip():
+        raise InputError(f"{where}: the reply is empty; nothing recorded",
+                         hint="pass the agent's reply as FILE or on stdin")
+    return ReplyInput(text=text, id=id or None,
+                      at=None if at is None else parse_time(at, what="--at"),
+                      thread_id=thread_id or None, cwd=cwd or None, where=where)
+
+
+def record_in_ledger(locations, reply: ReplyInput, reading: Reading, *, profile: str,
+                     policy: str, memory_root: str | os.PathLike | None,
+                     named: str | None = None) -> RecordResult:
+    """``record_reply`` of a reply already read, in the run's ledger (``locations``, a
+    ``memcite.paths.Locations``); a database problem is a ``MemciteError`` naming the
+    database as ``named`` (the ``--db`` given, or None: the default)."""
+    from memcite.ledger.database import database_error, open_ledger
+
+    try:
+        conn = open_ledger(locations)
+        try:
+            return record_reply(conn, reply, profile=profile, policy=policy,
+                                memory_root=memory_root, reading=reading)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise database_error(named, exc) from None
+
+
+def _count(number: int, word: str, many: str | None = None) -> str:
+    return f"{number} {word if number == 1 else (many or word + 's')}"
+
+
+def result_notes(result: RecordResult) -> list[str]:
+    """What ``memcite record`` says on stderr of a reply it recorded (the reply itself went
+    to stdout): what was counted, a duplicate, the ids that are not memories."""
+    lines = []
+    if result.status == "recorded":
+        counted = result.counted
+        lines.append(f"recorded 1 reply (key {result.reply_key[:16]}): "
+                     f"{_count(len(result.ids), 'memory id')} cited, "
+                     f"{_count(len(counted), 'citation')} counted for "
+                     f"{_count(len(set(counted)), 'memory', 'memories')}, "
+                     f"{_count(result.entries, 'cited line range')}")
+    if result.status == "duplicate":
+        lines.append(f"note: this reply was already recorded (key {result.reply_key[:16]}); "
+                     "nothing counted again")
+    for thread_id in result.unknown:
+        lines.append(f"note: {thread_id} is not a memory in the inventory; logged "
+                     "(run `memcite sync` if it is new)")
+    return lines
+
+
 class _Planned:
     """One read reply, ready to write: its row, its ids and entries, the cited lines' hashes."""
 

@@ -96,6 +96,20 @@ def _missing_for(recalled, entry, key: str = "missing_paths") -> list[str]:
     return []
 
 
+
+def recall_json(recalled, location) -> dict:
+    """``memcite note recall --json``: the note's entries as shown (with the recall notice)."""
+    from memcite.notes.operations import RECALL_FRAME, shown_entries
+
+    return {
+        "project": location.project, "note_file": location.note_file,
+        "exists": recalled.note is not None,
+        "updated": recalled.note.updated if recalled.note else None,
+        "notice": RECALL_FRAME if recalled.note else None,
+        "entries": shown_entries(recalled.entries),
+        "events": recalled.events,
+    }
+
 def render_recall(recalled, location, check: bool, frame: str) -> str:
     """``memcite note recall``: the note under ``frame`` (what it is and is not), each entry with
     its age, then the event log's projection; or that there is no note."""

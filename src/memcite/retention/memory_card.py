@@ -89,6 +89,21 @@ def memory_card(conn: sqlite3.Connection, thread_id: str, *, memory_root: str | 
     }
 
 
+
+def memory_card_of(locations, thread_id: str, *, limit: int = 10) -> dict:
+    """``memory_card`` from the run's ledger, read-only (``locations``, a
+    ``memcite.paths.Locations``), its memory folder the Codex home's (a home that is not a
+    folder is an error, saying how it was named)."""
+    from memcite.ledger.codex_home import locate
+    from memcite.ledger.database import ledger_opener
+
+    memory_root = locate(locations).memory_folder
+    conn = ledger_opener(locations, write=False)()
+    try:
+        return memory_card(conn, thread_id, memory_root=memory_root, limit=limit)
+    finally:
+        conn.close()
+
 def _status(source: str, missing: int | None, archived: int | None, requests: list[dict]) -> str:
     if missing is not None:
         return f"gone from Codex (missing since {_iso(missing)})"

@@ -73,6 +73,31 @@ def restore(conn, *, thread_ids: list[str], every: bool = False, since: int | No
     return Restored(undone, legacy, unknown)
 
 
+
+def restore_in_ledger(locations, *, thread_ids: list[str], every: bool = False,
+                      since: int | None = None, batch: str | None = None, now: int) -> Restored:
+    """``restore`` in the run's ledger (``locations``, a ``memcite.paths.Locations``): a
+    missing database is an error (not created), a damaged one refused (a batch write)."""
+    from memcite.ledger.database import open_ledger
+    from memcite.ledger.store import open_store
+
+    open_store(locations.db_path, readonly=True).close()
+    conn = open_ledger(locations, quick_check=True)
+    try:
+        return restore(conn, thread_ids=thread_ids, every=every, since=since, batch=batch,
+                       now=now)
+    finally:
+        conn.close()
+
+
+def restore_exit_code(restored: Restored, named_ids: bool) -> int:
+    """An id named that had nothing to undo is a bad input item: the others are restored,
+    exit 2; else 0."""
+    from memcite.errors import EXIT_BAD_INPUT, EXIT_OK
+
+    failed = restored.unknown or len(restored.done) < len(restored.undone) + len(restored.legacy)
+    return EXIT_BAD_INPUT if failed and named_ids else EXIT_OK
+
 def render_text(restored: Restored) -> str:
     """The lines ``memcite restore`` prints for ``restored``."""
     undone, legacy, unknown, done = (restored.undone, restored.legacy, restored.unknown,
