@@ -263,3 +263,24 @@ def test_no_private_name_crosses_a_module():
                 crossing += [f"{module} <- {node.module}.{alias.name}" for alias in node.names
                              if alias.name.startswith("_") and not alias.name.startswith("__")]
     assert crossing == []
+
+
+def test_no_private_name_is_reached_through_an_imported_module():
+    """Nor through the name an import binds: ``from memcite.notes import events`` then
+    ``events._check_text(...)`` reaches into another module as much as importing it does."""
+    reaching = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("memcite"):
+                imported |= {alias.asname or alias.name for alias in node.names}
+            elif isinstance(node, ast.Import):
+                imported |= {alias.asname for alias in node.names
+                             if alias.asname and alias.name.startswith("memcite")}
+        reaching += [f"{module}:{node.lineno} {node.value.id}.{node.attr}" for node in ast.walk(tree)
+                     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                     and node.value.id in imported and node.attr.startswith("_")
+                     and not node.attr.startswith("__")]
+    assert reaching == []

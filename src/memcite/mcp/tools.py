@@ -599,7 +599,7 @@ def log_event(context: ToolContext, cwd: str, arguments: LogEventInput) -> LogEv
         binding = binding_of("log_event", cwd, location.project, arguments)
         path = events.events_path(location)
         if arguments.confirm is None:
-            text, _ = events._check_text(arguments.text, redact=arguments.redact)
+            text, _ = events.check_text(arguments.text, redact=arguments.redact)
             files = [events.project_file(location, name, cwd) for name in arguments.files]
             if arguments.supersedes is not None:
                 events.find_event(events.read_events(location), arguments.supersedes)

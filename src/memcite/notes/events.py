@@ -99,7 +99,7 @@ def project_file(location: NoteLocation, path: str, cwd: str | None = None) -> s
     return candidate[len(root) + 1:].replace(os.sep, "/")
 
 
-def _check_text(text: str, *, redact: bool) -> tuple[str, list[dict]]:
+def check_text(text: str, *, redact: bool) -> tuple[str, list[dict]]:
     from memcite.secrets import redact as redact_text
     from memcite.secrets import scan
 
@@ -151,7 +151,7 @@ def add_event(location: NoteLocation, *, kind: str, text: str, files: list[str] 
         raise InputError(f"--kind: {_shown(str(kind))} is not one of {', '.join(KINDS)}")
     if via not in ("cli", "mcp"):
         raise ValueError(via)
-    text, redacted = _check_text(text, redact=redact)
+    text, redacted = check_text(text, redact=redact)
     named = []
     for path in files or []:
         relative = project_file(location, path, cwd)
@@ -160,7 +160,7 @@ def add_event(location: NoteLocation, *, kind: str, text: str, files: list[str] 
     if len(named) > MAX_FILES:
         raise InputError(f"--file: {len(named)} files; an event names at most {MAX_FILES}")
     for path in named:
-        _check_text(path, redact=False)
+        check_text(path, redact=False)
     if fragile and not named:
         raise InputError("--fragile marks the files the event names: give --file PATH")
     if supersedes is not None and not is_event_id(supersedes):

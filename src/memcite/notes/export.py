@@ -386,7 +386,7 @@ class _State:
             raise LineRefused("invalid", "not an event (its id, time, kind and text)")
         event.time = _iso(event.epoch)  # the time is the epoch's, whatever the line says
         location, owner = self._target(raw)
-        text, _ = events._check_text(event.text, redact=False)
+        text, _ = events.check_text(event.text, redact=False)
         if text != event.text:
             raise LineRefused("invalid", "the event's text is not as memcite writes it "
                               "(surrounding or trailing spaces)")
@@ -399,7 +399,7 @@ class _State:
                 raise LineRefused("invalid", f"{_shown(path)} is not a project-relative path")
             if events.project_file(location, path, cwd=location.project) != path:
                 raise LineRefused("invalid", f"{_shown(path)} is not a project-relative path")
-            events._check_text(path, redact=False)
+            events.check_text(path, redact=False)
         if event.fragile and not event.files:
             raise LineRefused("invalid", "fragile, and names no file")
         provenance = dict(event.provenance)
