@@ -414,3 +414,24 @@ def test_a_second_open_keeps_the_first_connections_locks(tmp_path):
         second.close()
         first.close()
     assert not os.path.exists(db + "-wal")  # the last close checkpoints as before
+
+
+def test_a_dangling_link_is_never_created_through(tmp_path):
+    """``--db`` naming a link to a missing file: refused, nothing created at its target."""
+    target = tmp_path / "elsewhere" / "ledger.sqlite"
+    target.parent.mkdir()
+    link = tmp_path / "memcite.sqlite"
+    link.symlink_to(target)
+    with pytest.raises(StoreError, match="link to a missing file"):
+        open_store(link)
+    assert not target.exists() and link.is_symlink()
+
+
+def test_a_link_put_in_place_after_the_look_is_never_created_through(tmp_path):
+    """The race: the path was free when looked at, a link is there when created."""
+    target = tmp_path / "elsewhere.sqlite"
+    link = tmp_path / "memcite.sqlite"
+    link.symlink_to(target)
+    with pytest.raises(StoreError, match="link to a missing file"):
+        store._create_private(str(link))
+    assert not target.exists()

@@ -565,6 +565,9 @@ def _check_file(path: str, *, readonly: bool) -> bool:
     if os.path.isdir(path):
         raise StoreError(f"{path}: is a directory, not a database file",
                          hint="pass a file path with --db")
+    if os.path.islink(path) and not os.path.exists(path):
+        raise StoreError(f"{path}: is a link to a missing file; no database created through it",
+                         hint="remove the link, or pass the file itself with --db")
     if not os.path.exists(path):
         if readonly:
             raise StoreError(f"{path}: no such database",
@@ -863,7 +866,11 @@ def _create_private(path: str) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
                          0o600))
     except FileExistsError:
-        pass  # another process created it meanwhile
+        if os.path.islink(path):  # a link put there since the look: never created through
+            raise StoreError(f"{path}: is a link to a missing file; no database created "
+                             "through it", hint="remove the link, or pass the file itself "
+                             "with --db") from None
+        # else another process created it meanwhile
     except OSError as exc:
         raise StoreError(f"{path}: cannot create the database ({exc.strerror or exc})") from None
 
