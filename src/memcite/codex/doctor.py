@@ -354,7 +354,8 @@ def check_hook_trust(inputs: DoctorInputs, found, config: dict | None) -> Check:
     if not waiting:
         return Check("hook-trust", OK, f"{states} ({found[0].path})")
     names = ", ".join(f"`{hook.event}`" for hook in waiting)
-    fix = f"start Codex, type /hooks and trust (or enable) the {names} hook(s)"
+    hooks = "hook" if len(waiting) == 1 else "hooks"
+    fix = f"start Codex, type /hooks and trust (or enable) the {names} {hooks}"
     if all(hook.trust.status == "modified" for hook in waiting):
         return Check("hook-trust", WARNING, f"{states}: Codex's trust record does not match the "
                      "hook as it is now (changed since it was trusted?); Codex skips it if so", fix)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from memcite.display import shown
+from memcite.display import count, shown
 
 __all__ = ["OUTCOME_WORDS", "render_cost", "render_thread"]
 
@@ -115,7 +115,7 @@ def render_cost(report: dict) -> str:
             lines.append(f"memory jobs ({jobs['store']}): {jobs['error']}")
             continue
         kinds = ", ".join(f"{row['kind']} {row['status']}: {row['rows']}" for row in jobs["by_kind"])
-        lines.append(f"memory jobs ({jobs['store']}, {jobs['db']}): {jobs['rows']} row(s)"
+        lines.append(f"memory jobs ({jobs['store']}, {jobs['db']}): {count(jobs['rows'], 'row')}"
                      f"{': ' + kinds if kinds else ''}")
     files = report["files"]
     lines.append(f"session files: {files['read']} read"

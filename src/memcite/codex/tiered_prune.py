@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import time
 
+from memcite.display import count
 from memcite.errors import InputError
-from memcite.retention.stats_text import day, plural
+from memcite.retention.stats_text import day
 
 TIERED = "tiered"
 
@@ -175,7 +176,7 @@ def render_text(run: TieredPrune) -> str:
     out = lines.append
     judged, windows, now = run.judged, run.windows, run.now
     acted = len(run.codex_items) + len(run.note_items)
-    shown = ", ".join(f"{tier} {'never' if days is None else plural(days, 'day')}"
+    shown = ", ".join(f"{tier} {'never' if days is None else count(days, 'day')}"
                       for tier, days in windows.to_dict().items())
     out(f"prune for the Codex home {run.locations.codex_home} (tiered rule as of {day(now)}; "
         f"unused before acting: {shown}; Codex's last consolidation: "
@@ -187,7 +188,7 @@ def render_text(run: TieredPrune) -> str:
         where = f"{row['path']}:{row['line_start']}"
         out(f"  {item.verdict.action:<6} [{row['tier']}] {row['title'][:70]}\n"
             f"         {where}\n         {item.verdict.reason}; cited "
-            f"{plural(row['citations'], 'time')}\n")
+            f"{count(row['citations'], 'time')}\n")
     if not run.applied:
         if acted:
             out("nothing changed: this is a preview. --apply moves the notes' entries into the "
