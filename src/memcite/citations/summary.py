@@ -37,7 +37,7 @@ def format_reading(reading: Reading, name: str) -> str:
         lines.append(f"{name}: no citation ({count(len(reading.blocks), 'block')})")
     else:
         lines.append(
-            f"{name}: {len(citation.entries)} entr{'y' if len(citation.entries) == 1 else 'ies'},"
+            f"{name}: {count(len(citation.entries), 'entry', 'entries')},"
             f" {count(len(citation.rollout_ids), 'rollout id')}, {len(reading.thread_ids)} counted"
             f" ({count(len(reading.blocks), 'block')})"
         )

@@ -50,7 +50,7 @@ def render_trace(report: dict) -> str:
             out(f"  - {flag}{sentence['text']}\n      {_origin(sentence['origin'])}"
                 + (f"; rules: {', '.join(sentence['directives'])}" if sentence["directives"]
                    else "") + "\n")
-        out(f"  cited by {memory['cited_by']} repl{'y' if memory['cited_by'] == 1 else 'ies'}"
+        out(f"  cited by {count(memory['cited_by'], 'reply', 'replies')}"
             + (f" ({memory['citations_note']})" if memory["citations_note"] else "") + "\n")
         for cited in memory["citations"][:10]:
             checks = ", ".join(f"{e['path']}:{e['line_start']}-{e['line_end']} {e['outcome']}"

@@ -83,7 +83,7 @@ def render_text(report) -> str:
         if extraction.get("jobs"):
             counts = ", ".join(f"{n} {s}" for s, n in extraction["by_status"].items())
             jobs = extraction["jobs"]
-            out(f"  extraction (phase 1): {jobs} thread job{'' if jobs == 1 else 's'}: {counts}; last "
+            out(f"  extraction (phase 1): {count(jobs, 'thread job')}: {counts}; last "
                 f"success {when(extraction['succeeded'])}\n")
             for item in extraction["failures"][:5]:
                 out(f"    failed: thread {item['thread_id']} at {when(item['finished'])}: "

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 from memcite.codex import setup as codex_setup
+from memcite.display import count
 from memcite.untrusted import NotRegularFile, check_regular, loads_json, loads_toml, open_regular
 
 OK, WARNING, FAILURE = "ok", "warning", "failure"
@@ -165,7 +166,7 @@ def check_memories_db(inputs: DoctorInputs, config: dict | None) -> Check:
     except CodexHomeError as error:
         return Check("memories-db", FAILURE, error.message,
                      "check the file with `sqlite3 FILE 'PRAGMA quick_check'`")
-    return Check("memories-db", OK, f"{path}: {rows} memor{'y' if rows == 1 else 'ies'}")
+    return Check("memories-db", OK, f"{path}: {count(rows, 'memory', 'memories')}")
 
 
 def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
@@ -414,14 +415,14 @@ def check_hook_runs(inputs: DoctorInputs) -> Check:
                      f"see {inputs.log_path}")
     recorded = last.get("recorded", 0)
     summary = (f"last run {when}: {last.get('status')}"
-               + (f", {recorded} repl{'y' if recorded == 1 else 'ies'} recorded"
+               + (f", {count(recorded, 'reply', 'replies')} recorded"
                   if last.get("status") == "ok"
                   else f" ({last.get('reason', '')})"))
     if errors:
         return Check("hook-runs", WARNING, f"{summary}; {len(errors)} of the last {len(entries)} "
                      f"runs failed, the latest at {errors[-1].get('at')}: {errors[-1].get('error')}",
                      f"see {inputs.log_path}")
-    runs = f"{len(entries)} run{'' if len(entries) == 1 else 's'}"
+    runs = f"{count(len(entries), 'run')}"
     return Check("hook-runs", OK, f"{summary}; {runs} logged, none failed")
 
 

@@ -74,7 +74,7 @@ def render_thread(report: dict) -> str:
         lines.append(f"cited entries, checked against {citations['memory_folder']}:")
         for row in citations["entries"]:
             lines.append(f"  {row['path']}:{row['line_start']}-{row['line_end']} "
-                         f"({row['citations']} citation{'' if row['citations'] == 1 else 's'}): "
+                         f"({count(row['citations'], 'citation')}): "
                          f"{row['outcome']}, {OUTCOME_MEANING[row['outcome']]}"
                          + (f" (against {OUTCOME_WORDS[row['basis']]})"
                             if row["basis"] != "none" else ""))

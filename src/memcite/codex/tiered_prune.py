@@ -181,7 +181,7 @@ def render_text(run: TieredPrune) -> str:
     out(f"prune for the Codex home {run.locations.codex_home} (tiered rule as of {day(now)}; "
         f"unused before acting: {shown}; Codex's last consolidation: "
         f"{day(run.last_consolidation) if run.last_consolidation else 'none recorded'}): "
-        f"{len(judged)} entr{'y' if len(judged) == 1 else 'ies'} with a "
+        f"{count(len(judged), 'entry', 'entries')} with a "
         f"tier, {acted} to act on, {run.untiered} without a tier (not judged)\n")
     for item in judged:
         row = item.to_dict()

@@ -126,7 +126,7 @@ def report_notes(path: str, report, max_bytes: int) -> list[str]:
 def report_line(path: str, report) -> str:
     """The line ``ingest`` prints for one file read (with its newline)."""
     return (
-        f"{path}: {report.replies} repl{'y' if report.replies == 1 else 'ies'},"
+        f"{path}: {count(report.replies, 'reply', 'replies')},"
         f" {report.recorded} recorded, {report.duplicates} already recorded,"
         f" {count(report.counted, 'citation')} counted"
         + (f", {count(len(report.unknown_ids), 'id')} not in the inventory"
@@ -142,7 +142,7 @@ def home_summary_line(summary) -> str:
     return (
         f"{summary.codex_home}: {count(summary.files, 'session file')}, {summary.read} read "
         f"({summary.reread} again from the start), {summary.unchanged} unchanged; "
-        f"{summary.replies} repl{'y' if summary.replies == 1 else 'ies'}, {summary.recorded} "
+        f"{count(summary.replies, 'reply', 'replies')}, {summary.recorded} "
         f"recorded, {summary.duplicates} already recorded, {count(summary.counted, 'citation')} "
         "counted\n")
 

@@ -106,7 +106,7 @@ class BatchTotals:
         """The one line ``record --jsonl`` ends with."""
         recorded = self.statuses["recorded"]
         return (
-            f"recorded {recorded} repl{'y' if recorded == 1 else 'ies'}"
+            f"recorded {count(recorded, 'reply', 'replies')}"
             f" ({self.statuses['duplicate']} already recorded, {self.statuses['rejected']}"
             f" rejected, {count(self.skipped, 'line')} skipped): {count(self.counted, 'citation')}"
             f" counted, {count(len(self.unknown), 'id')} not in the inventory,"
