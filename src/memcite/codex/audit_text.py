@@ -32,8 +32,8 @@ def render_trace(report: dict) -> str:
     """What ``memcite trace ID`` prints of its report."""
     parts: list[str] = []
     out = parts.append
-    out(f"trace {report['id']}: {len(report['memories'])} memor"
-        f"{'y' if len(report['memories']) == 1 else 'ies'}, {count(report['poisoned'], 'poisoned sentence')}\n")
+    out(f"trace {report['id']}: {count(len(report['memories']), 'memory', 'memories')}, "
+        f"{count(report['poisoned'], 'poisoned sentence')}\n")
     if report["line"] is not None:
         out(f"  line: {report['line']}\n")
     out(f"  resolved: {report['trail']}\n")

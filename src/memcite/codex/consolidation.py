@@ -672,7 +672,7 @@ def waiting(report: StoreReport) -> list[str]:
                 found.append(f"{count(inputs[key], 'input')} {word}")
     unseen = [note for note in report.notes if note["seen_by"] != "baseline"]
     if unseen:
-        found.append(f"{len(unseen)} ad-hoc note{'' if len(unseen) == 1 else 's'} not in its "
+        found.append(f"{count(len(unseen), 'ad-hoc note')} not in its "
                      "baseline")
     return found
 

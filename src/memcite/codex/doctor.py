@@ -591,8 +591,7 @@ def check_memory_audit(inputs: DoctorInputs) -> Check:
     day = time.strftime("%Y-%m-%d", time.gmtime(last["at"]))
     message = (f"last audit {day}: {last['memories']} memories; findings: {counts['poisoned']} "
                f"poisoned, {counts['secret']} secret, {counts['cross-project']} cross-project, "
-               f"{counts['directive']} other directive"
-               f"{'' if counts['directive'] == 1 else 's'}"
+               f"{count(counts['directive'], 'other directive')}"
                + ("" if last["current"] else "; the memory folder changed since"))
     if last["high"]:
         return Check("memory-audit", WARNING, message,

@@ -66,8 +66,8 @@ def render_thread(report: dict) -> str:
     lines.append(f"replies: {citations['replies']}, citing memory: {citations['cited_replies']}")
     for row in citations["threads"]:
         known = {None: "", True: "; in Codex's table", False: "; not in Codex's table"}
-        lines.append(f"  memory {row['thread_id']}: {row['replies']} "
-                     f"repl{'y' if row['replies'] == 1 else 'ies'}{known[row['in_codex']]}")
+        lines.append(f"  memory {row['thread_id']}: "
+                     f"{count(row['replies'], 'reply', 'replies')}{known[row['in_codex']]}")
     if citations["entries"]:
         from memcite.retention.checks import OUTCOME_MEANING
 

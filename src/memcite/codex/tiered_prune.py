@@ -200,8 +200,8 @@ def render_text(run: TieredPrune) -> str:
         for item in codex_result.dropped:
             out(f"  not asked again: {item['title'][:60]} ({item['why']})\n")
         if codex_result.note_path:
-            out(f"asked Codex's next consolidation about {len(codex_result.asked)} MEMORY.md "
-                f"entr{'y' if len(codex_result.asked) == 1 else 'ies'}: wrote "
+            out(f"asked Codex's next consolidation about "
+                f"{count(len(codex_result.asked), 'MEMORY.md entry', 'MEMORY.md entries')}: wrote "
                 f"{codex_result.note_path}\n")
     if notes_result is not None:
         for item in notes_result["archived"]:

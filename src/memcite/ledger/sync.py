@@ -842,8 +842,7 @@ def render_text(report: SyncReport) -> str:
         text += (f"  memories {counts.get('memories', 0)}; usage unknown (no Codex "
                  "memories database)\n")
     if report.forget_requests_seen_gone:
-        text += (f"  {report.forget_requests_seen_gone} memor"
-                 f"{'y' if report.forget_requests_seen_gone == 1 else 'ies'} memcite "
+        text += (f"  {count(report.forget_requests_seen_gone, 'memory', 'memories')} memcite "
                  "asked Codex to forget are gone from Codex now\n")
     return text
 
