@@ -14,6 +14,9 @@ The stored bytes are never changed: only what is shown.
 ``memcite.__main__``); an escape never appears raw in a JSON output either, since each
 escape of a character JSON leaves raw (DEL, C1, bidi) is JSON's own ``\\uXXXX``.
 
+``count`` says a count the way a person would: "1 file", "2 files", "3 memories" (never
+"file(s)").
+
 Imports nothing (the per-reply commands write through it).
 """
 
@@ -110,4 +113,9 @@ def install(args: list[str]):
     return restore
 
 
-__all__ = ["DisplayStream", "escape_controls", "has_controls", "install", "shown", "styled"]
+def count(number: int, word: str, many: str | None = None) -> str:
+    """``number`` and ``word``, plural unless it is one (``many`` for an irregular plural)."""
+    return f"{number} {word if number == 1 else many or word + 's'}"
+
+
+__all__ = ["DisplayStream", "count", "escape_controls", "has_controls", "install", "shown", "styled"]

@@ -33,7 +33,7 @@ def test_parse_json_matches_the_golden_file():
 def test_parse_summary_is_readable():
     result = runner.invoke(app, ["parse", str(CORPUS / "entry_reversed_and_zero.txt")])
     assert result.exit_code == 0
-    assert "2 entries, 1 rollout id(s), 1 counted" in result.stdout
+    assert "2 entries, 1 rollout id, 1 counted" in result.stdout
     assert "range-reversed" in result.stdout
     assert "range-zero" in result.stdout
 

@@ -233,7 +233,7 @@ def test_an_empty_reply_in_a_batch_is_skipped_and_the_batch_goes_on(env, tmp_pat
     code, out, err = run(["record", "--jsonl", str(batch)], env)
     assert code == EXIT_BAD_INPUT
     assert f'{batch}:1: "text" is empty (skipped)' in err
-    assert out.decode().startswith("recorded 1 reply (0 already recorded, 0 rejected, 1 line(s)")
+    assert out.decode().startswith("recorded 1 reply (0 already recorded, 0 rejected, 1 line")
 
 
 def test_reading_a_reply_from_a_terminal_says_how_to_end_it(monkeypatch, capsys):
@@ -291,7 +291,7 @@ def test_ingest_of_a_file_that_is_not_a_session_file_is_an_error(env, tmp_path):
     code, out, err = run(["ingest", str(notes), str(good)], env)
     assert code == EXIT_BAD_INPUT
     assert (f"{notes}: not a Codex session file: no session_meta line and no assistant reply"
-            " in 2 line(s)") in err
+            " in 2 lines") in err
     assert f"{good}:" in out.decode()  # the batch went on
 
 

@@ -65,7 +65,7 @@ def test_lint_text_github_and_json_of_one_finding(tmp_path):
     github = render_findings([finding], "github")
     assert github.startswith("::error file=a%2Cb%3Ac.md,line=1,col=1,title=memcite summary-not-v1::")
     assert "first line%0Ais not v1 (fix it)" in github
-    assert summary_line(report) == "1 error(s), 0 warning(s) in 1 file(s)"
+    assert summary_line(report) == "1 error, 0 warnings in 1 file"
     assert report_json(report, ["x"], 12.7)["checked_at"] == 12 and counted(report, False) == 1
 
 
@@ -86,7 +86,7 @@ def test_conformance_texts_and_the_timeout_check():
     assert "(--timeout 2.5 s each)" in text and "9 cases not run" in text
     assert progress_line(4, {"outcome": "differs", "fields": ["ids"]}) == "reply 4: differs on ids\n"
     assert render_fuzz_summary({"shrunk": [], "seed": 1, "generated": 2, "seconds": 0.5,
-                                "disagreements": 0}).endswith("0 case(s) written\n")
+                                "disagreements": 0}).endswith("0 cases written\n")
     with pytest.raises(InputError, match="--timeout"):
         check_timeout(0)
 

@@ -169,7 +169,7 @@ def test_non_utf8_bytes_in_environment_values_and_file_names(env, tmp_path):
         handle.write(f"## Thread `{A}`\nupdated_at: 2026-01-20T10:00:00Z\n\ntext\n")
     code, out, err = run(["sync"], values)  # the home's name is stored as its escape
     assert code == 0, err
-    assert b"codex\\udcff: 1 raw_memories.md section(s)" in out
+    assert b"codex\\udcff: 1 raw_memories.md section" in out
 
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -289,7 +289,7 @@ def test_ingest_reports_a_skipped_long_line_and_exits_2(env, tmp_path):
                                   reply_line("ok")]) + "\n")
     code, out, err = run(["ingest", "--max-bytes", "1000", str(rollout)], env)
     assert code == 2
-    assert "1 reply line(s) longer than the limit of 1000 bytes (lines 2)" in err
+    assert "1 reply line longer than the limit of 1000 bytes (lines 2)" in err
     assert b"1 reply, 1 recorded" in out
 
 
@@ -359,7 +359,7 @@ def test_a_raw_memories_line_over_the_limit_is_skipped_unheld(tmp_path, monkeypa
     skipped: list[str] = []
     found = list(codex_home.iter_raw_memories(folder / "raw_memories.md", skipped))
     assert [(f.thread_id, f.has_text) for f in found] == [(A, True)]
-    assert len(skipped) == 1 and "1 line(s) longer than 1000 bytes" in skipped[0]
+    assert len(skipped) == 1 and "1 line longer than 1000 bytes" in skipped[0]
 
 
 def test_a_large_summary_is_read_as_a_prefix_and_says_so(tmp_path, monkeypatch):

@@ -68,8 +68,8 @@ def test_help_lists_the_ledger_commands():
 def test_sync_prints_what_changed(env):
     result = invoke(["sync"], env)
     assert result.exit_code == 0, result.output
-    assert ("33 row(s) from memories_1.sqlite, 33 raw_memories.md section(s) and"
-            " 33 rollout summary header(s)") in result.stdout.replace(
+    assert ("33 rows from memories_1.sqlite, 33 raw_memories.md sections and"
+            " 33 rollout summary headers") in result.stdout.replace(
         os.path.join(os.path.realpath(env["CODEX_HOME"]), ""), "")
     assert "36 new, 0 changed, 0 unchanged (not rewritten), 0 marked missing" in result.stdout
     # Codex's and memcite's counts side by side, in stats' words.
@@ -152,7 +152,7 @@ def test_record_jsonl_records_each_line_and_reports_bad_ones(env, tmp_path):
     assert f"{batch}:2: not JSON" in err
     assert f'{batch}:4: expected an object with a "text" string' in err
     assert out.decode().startswith("recorded 2 replies (1 already recorded, 0 rejected,"
-                                   " 2 line(s) skipped)")
+                                   " 2 lines skipped)")
     assert counts(env["MEMCITE_DB"]) == {KNOWN: 2}
 
 
@@ -164,7 +164,7 @@ def test_record_jsonl_skips_a_line_over_the_size_limit(env, tmp_path):
     assert code == 2
     assert f"{batch}:1: longer than the limit of 1000 bytes" in err
     assert out.decode().startswith("recorded 1 reply (0 already recorded, 0 rejected,"
-                                   " 1 line(s) skipped)")
+                                   " 1 line skipped)")
 
 
 def test_record_jsonl_json_prints_one_object_per_reply(env, tmp_path):
@@ -274,8 +274,8 @@ def test_ingest_prints_one_line_per_file(env):
     result = invoke(["ingest", str(ROLLOUT)], env)
     assert result.exit_code == 0, result.output
     assert result.stdout == (f"{ROLLOUT}: 3 replies, 3 recorded, 0 already recorded,"
-                             " 3 citation(s) counted, 1 id(s) not in the inventory,"
-                             " 1 id(s) not UUIDs\n")
+                             " 3 citations counted, 1 id not in the inventory,"
+                             " 1 id not UUIDs\n")
     again = invoke(["ingest", "--json", str(ROLLOUT)], env)
     assert json.loads(again.stdout)["duplicates"] == 3
 

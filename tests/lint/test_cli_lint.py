@@ -54,7 +54,7 @@ def test_a_clean_home_exits_0(home):
     result = run_cli("lint")
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
-    assert "0 error(s), 0 warning(s) in 6 file(s)" in result.stderr
+    assert "0 errors, 0 warnings in 6 files" in result.stderr
 
 
 def test_findings_exit_1_with_file_line_column_and_hint(home):

@@ -171,7 +171,7 @@ def test_apply_on_memory_md_writes_one_journaled_adhoc_note_and_never_edits_it(h
     assert "[SEC] Port 5434 for the local database" in remove
     assert "[IRR] Decision: use REST API" in remove
     assert "[IMP] Deploy staging before production" in review
-    assert "- evidence: cited 1 time(s) in the replies memcite recorded; last cited 2026-10-17" \
+    assert "- evidence: cited 1 time in the replies memcite recorded; last cited 2026-10-17" \
         in review
     assert "[CORE]" not in text and "[SEC] The flaky test" not in text
     conn = sqlite3.connect(db)

@@ -6,6 +6,7 @@ error); what comes from the reply goes through ``memcite.display.shown``.
 from __future__ import annotations
 
 from memcite.citations.models import Reading
+from memcite.display import count
 
 MAX_PROBLEMS_SHOWN = 50  # in text; --json lists every one
 
@@ -33,12 +34,12 @@ def format_reading(reading: Reading, name: str) -> str:
     lines: list[str] = []
     citation = reading.citation
     if citation is None:
-        lines.append(f"{name}: no citation ({len(reading.blocks)} block(s))")
+        lines.append(f"{name}: no citation ({count(len(reading.blocks), 'block')})")
     else:
         lines.append(
-            f"{name}: {len(citation.entries)} entr{'y' if len(citation.entries) == 1 else 'ies'},"
-            f" {len(citation.rollout_ids)} rollout id(s), {len(reading.thread_ids)} counted"
-            f" ({len(reading.blocks)} block(s))"
+            f"{name}: {count(len(citation.entries), 'entry', 'entries')},"
+            f" {count(len(citation.rollout_ids), 'rollout id')}, {len(reading.thread_ids)} counted"
+            f" ({count(len(reading.blocks), 'block')})"
         )
         for entry in citation.entries[:MAX_PROBLEMS_SHOWN]:
             lines.append(f"  {entry.path}:{entry.line_start}-{entry.line_end}  {entry.note}")

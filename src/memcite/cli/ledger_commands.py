@@ -17,6 +17,7 @@ import sys
 from memcite.cli.citations_commands import report_strict_failure, write_visible
 from memcite.cli.console import check_choice, dump_json, masked, note, report_error, source_name
 from memcite.cli.inputs import DEFAULT_MAX_BYTES, decode_utf8, hint_if_terminal, read_bytes
+from memcite.display import count
 from memcite.errors import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -314,7 +315,7 @@ class IngestProgress:
         read = f"{scan.offset / 1e6:.0f} MB" + (
             f" of {size / 1e6:.0f} MB ({100 * scan.offset // size}%)" if size else "")
         line = (f"memcite: ingest {scan.path}: {read}, {scan.lines} lines, "
-                f"{scan.replies} repl{'y' if scan.replies == 1 else 'ies'}, "
+                f"{count(scan.replies, 'reply', 'replies')}, "
                 f"{now - self._started:.0f} s")
         if self._stream.isatty():  # the line's path escaped, memcite's own sequence raw
             from memcite.display import escape_controls, styled

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from memcite.display import count
 from memcite.times import iso_utc
 
 __all__ = ["ORIGIN_WORDS", "render_audit", "render_trace"]
@@ -31,9 +32,8 @@ def render_trace(report: dict) -> str:
     """What ``memcite trace ID`` prints of its report."""
     parts: list[str] = []
     out = parts.append
-    out(f"trace {report['id']}: {len(report['memories'])} memor"
-        f"{'y' if len(report['memories']) == 1 else 'ies'}, {report['poisoned']} poisoned "
-        f"sentence(s)\n")
+    out(f"trace {report['id']}: {count(len(report['memories']), 'memory', 'memories')}, "
+        f"{count(report['poisoned'], 'poisoned sentence')}\n")
     if report["line"] is not None:
         out(f"  line: {report['line']}\n")
     out(f"  resolved: {report['trail']}\n")
@@ -50,7 +50,7 @@ def render_trace(report: dict) -> str:
             out(f"  - {flag}{sentence['text']}\n      {_origin(sentence['origin'])}"
                 + (f"; rules: {', '.join(sentence['directives'])}" if sentence["directives"]
                    else "") + "\n")
-        out(f"  cited by {memory['cited_by']} repl{'y' if memory['cited_by'] == 1 else 'ies'}"
+        out(f"  cited by {count(memory['cited_by'], 'reply', 'replies')}"
             + (f" ({memory['citations_note']})" if memory["citations_note"] else "") + "\n")
         for cited in memory["citations"][:10]:
             checks = ", ".join(f"{e['path']}:{e['line_start']}-{e['line_end']} {e['outcome']}"
@@ -71,9 +71,9 @@ def render_audit(report: dict, limit: int = 50) -> str:
     out(f"audit of {report['memory_folder']}: {report['memories']} memories "
         f"({report['with_session']} with their session), {report['folder_lines_traced']} of "
         f"{report['folder_lines']} summary lines traced\n")
-    out(f"  {counts['poisoned']} poisoned, {counts['secret']} secret(s) (high); "
-        f"{counts['cross-project']} cross-project; {counts['directive']} directive(s), "
-        f"{counts['taint']} tainted sentence(s) (low)\n")
+    out(f"  {counts['poisoned']} poisoned, {count(counts['secret'], 'secret')} (high); "
+        f"{counts['cross-project']} cross-project; {count(counts['directive'], 'directive')}, "
+        f"{count(counts['taint'], 'tainted sentence')} (low)\n")
     out("  next: `memcite trace ID` for one memory; --json for every finding\n"
         if report["findings"] else "  nothing to do\n")
     shown = [f for f in report["findings"] if f["kind"] != "taint"][:limit]
@@ -102,6 +102,6 @@ def render_audit(report: dict, limit: int = 50) -> str:
             "--apply` asks; `memcite restore ID` undoes it), or restore the memory folder from "
             "before it (its git history); --json gives each finding's fix\n")
     if report["problem_count"]:
-        out(f"\n{report['problem_count']} problem(s) reading the home, e.g. "
+        out(f"\n{count(report['problem_count'], 'problem')} reading the home, e.g. "
             f"{report['problems'][0]}\n")
     return "".join(parts)

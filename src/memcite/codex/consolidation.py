@@ -31,6 +31,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
+from memcite.display import count
 from memcite.errors import MemciteError
 from memcite.ledger.adhoc_notes import NOTES_FOLDER, is_adhoc_note_name
 from memcite.ledger.codex_home import (
@@ -668,10 +669,10 @@ def waiting(report: StoreReport) -> list[str]:
     if inputs.get("known"):
         for key, word in (("new", "new"), ("changed", "changed"), ("dropped", "to drop")):
             if inputs.get(key):
-                found.append(f"{inputs[key]} input{'' if inputs[key] == 1 else 's'} {word}")
+                found.append(f"{count(inputs[key], 'input')} {word}")
     unseen = [note for note in report.notes if note["seen_by"] != "baseline"]
     if unseen:
-        found.append(f"{len(unseen)} ad-hoc note{'' if len(unseen) == 1 else 's'} not in its "
+        found.append(f"{count(len(unseen), 'ad-hoc note')} not in its "
                      "baseline")
     return found
 
@@ -708,7 +709,7 @@ def judge_store(report: StoreReport, *, now: int, stale_hours: int) -> list[dict
         parts = []
         if extraction.get("failed"):
             failed = extraction["failed"]
-            parts.append(f"{failed} extraction job{'' if failed == 1 else 's'} failed (latest: thread "
+            parts.append(f"{count(failed, 'extraction job')} failed (latest: thread "
                          f"{latest.get('thread_id')} at {when(latest.get('finished'))}: "
                          f"{latest.get('error') or '?'})")
         if extraction.get("stuck"):

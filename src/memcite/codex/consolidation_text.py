@@ -6,6 +6,7 @@ time the report speaks of).
 from __future__ import annotations
 
 from memcite.codex.consolidation import RUN_NOW, span, waiting, when
+from memcite.display import count
 
 NOTES_SHOWN = 10  # notes of others already in the baseline, in the text report
 STATE_WORDS = {
@@ -82,7 +83,7 @@ def render_text(report) -> str:
         if extraction.get("jobs"):
             counts = ", ".join(f"{n} {s}" for s, n in extraction["by_status"].items())
             jobs = extraction["jobs"]
-            out(f"  extraction (phase 1): {jobs} thread job{'' if jobs == 1 else 's'}: {counts}; last "
+            out(f"  extraction (phase 1): {count(jobs, 'thread job')}: {counts}; last "
                 f"success {when(extraction['succeeded'])}\n")
             for item in extraction["failures"][:5]:
                 out(f"    failed: thread {item['thread_id']} at {when(item['finished'])}: "
@@ -115,7 +116,7 @@ def render_text(report) -> str:
             out("  git baseline: none yet (Codex makes one at its first consolidation)\n")
         if diff and diff.present:
             out(f"  {diff.written and when(diff.written)}: phase2_workspace_diff.md of a run "
-                f"that has not succeeded lists {len(diff.paths)} change(s)\n")
+                f"that has not succeeded lists {count(len(diff.paths), 'change')}\n")
         if store.notes:
             # every note not in the baseline, and memcite's; the newest NOTES_SHOWN of the others
             others = [n for n in store.notes if n["seen_by"] == "baseline" and not n["by_memcite"]]

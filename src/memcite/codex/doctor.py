@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 from memcite.codex import setup as codex_setup
+from memcite.display import count
 from memcite.untrusted import NotRegularFile, check_regular, loads_json, loads_toml, open_regular
 
 OK, WARNING, FAILURE = "ok", "warning", "failure"
@@ -165,7 +166,7 @@ def check_memories_db(inputs: DoctorInputs, config: dict | None) -> Check:
     except CodexHomeError as error:
         return Check("memories-db", FAILURE, error.message,
                      "check the file with `sqlite3 FILE 'PRAGMA quick_check'`")
-    return Check("memories-db", OK, f"{path}: {rows} memor{'y' if rows == 1 else 'ies'}")
+    return Check("memories-db", OK, f"{path}: {count(rows, 'memory', 'memories')}")
 
 
 def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
@@ -354,7 +355,8 @@ def check_hook_trust(inputs: DoctorInputs, found, config: dict | None) -> Check:
     if not waiting:
         return Check("hook-trust", OK, f"{states} ({found[0].path})")
     names = ", ".join(f"`{hook.event}`" for hook in waiting)
-    fix = f"start Codex, type /hooks and trust (or enable) the {names} hook(s)"
+    hooks = "hook" if len(waiting) == 1 else "hooks"
+    fix = f"start Codex, type /hooks and trust (or enable) the {names} {hooks}"
     if all(hook.trust.status == "modified" for hook in waiting):
         return Check("hook-trust", WARNING, f"{states}: Codex's trust record does not match the "
                      "hook as it is now (changed since it was trusted?); Codex skips it if so", fix)
@@ -413,14 +415,14 @@ def check_hook_runs(inputs: DoctorInputs) -> Check:
                      f"see {inputs.log_path}")
     recorded = last.get("recorded", 0)
     summary = (f"last run {when}: {last.get('status')}"
-               + (f", {recorded} repl{'y' if recorded == 1 else 'ies'} recorded"
+               + (f", {count(recorded, 'reply', 'replies')} recorded"
                   if last.get("status") == "ok"
                   else f" ({last.get('reason', '')})"))
     if errors:
         return Check("hook-runs", WARNING, f"{summary}; {len(errors)} of the last {len(entries)} "
                      f"runs failed, the latest at {errors[-1].get('at')}: {errors[-1].get('error')}",
                      f"see {inputs.log_path}")
-    runs = f"{len(entries)} run{'' if len(entries) == 1 else 's'}"
+    runs = f"{count(len(entries), 'run')}"
     return Check("hook-runs", OK, f"{summary}; {runs} logged, none failed")
 
 
@@ -589,8 +591,7 @@ def check_memory_audit(inputs: DoctorInputs) -> Check:
     day = time.strftime("%Y-%m-%d", time.gmtime(last["at"]))
     message = (f"last audit {day}: {last['memories']} memories; findings: {counts['poisoned']} "
                f"poisoned, {counts['secret']} secret, {counts['cross-project']} cross-project, "
-               f"{counts['directive']} other directive"
-               f"{'' if counts['directive'] == 1 else 's'}"
+               f"{count(counts['directive'], 'other directive')}"
                + ("" if last["current"] else "; the memory folder changed since"))
     if last["high"]:
         return Check("memory-audit", WARNING, message,

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
 from memcite.codex import session_scan as scan
+from memcite.display import count
 from memcite.errors import MemciteError
 from memcite.ledger.codex_home import (
     RAW_MEMORIES,
@@ -214,7 +215,7 @@ def _read_stage1(path: str, memories: dict[str, Memory], problems: list[str]) ->
             memory.places.append("stage1_outputs")
             memory.stage1_key = key
         if bad:
-            problems.append(f"{path}: {bad} stage1_outputs row(s) whose thread_id is not a UUID; "
+            problems.append(f"{path}: {count(bad, 'stage1_outputs row')} whose thread_id is not a UUID; "
                             "skipped")
         return texts
     except sqlite3.Error as exc:
@@ -546,7 +547,7 @@ class SessionIndex:
                 self._read[path] = None
                 return None
             if read.bad_line_count or read.long_lines:
-                self.problems.append(f"{path}: {read.bad_line_count} line(s) not JSON and "
+                self.problems.append(f"{path}: {count(read.bad_line_count, 'line')} not JSON and "
                                      f"{read.long_lines} too long, skipped")
             self._read[path] = provenance.SegmentIndex(read.segments)
         return self._read[path]

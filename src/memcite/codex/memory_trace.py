@@ -22,6 +22,7 @@ import sqlite3
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import memory_audit, provenance
+from memcite.display import count
 from memcite.errors import InputError
 
 MAX_CITATIONS = 50
@@ -120,7 +121,7 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
             source = source or (read.source if read.source != "unknown" else None)
             cwd = cwd or read.cwd
             if read.bad_line_count or read.long_lines or read.partial:
-                session_note = (f"{read.bad_line_count} line(s) not JSON, {read.long_lines} too "
+                session_note = (f"{count(read.bad_line_count, 'line')} not JSON, {read.long_lines} too "
                                 f"long, skipped" + ("; read cut at its limit" if read.partial else ""))
         except provenance.scan.SessionFileError as error:
             problems.append(str(error))

@@ -26,6 +26,7 @@ import re
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import session_scan as scan
+from memcite.display import count
 from memcite.errors import InputError, MemciteError
 from memcite.readpath.truncation import approx_token_count
 
@@ -535,9 +536,9 @@ def thread_report(codex_home: str | os.PathLike, thread_id: str | None = None, *
     if counts.partial:
         warnings.append(f"{path}: only its first {counts.bytes_read} bytes were read")
     if counts.long_lines:
-        warnings.append(f"{path}: {counts.long_lines} line(s) too long to read were skipped")
+        warnings.append(f"{path}: skipped {count(counts.long_lines, 'line')} too long to read")
     if counts.bad_lines:
-        warnings.append(f"{path}: {counts.bad_lines} line(s) that are not JSON were skipped")
+        warnings.append(f"{path}: skipped {count(counts.bad_lines, 'line')} not JSON")
     return {
         "thread_id": tid,
         "session_file": path,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from memcite.display import shown
+from memcite.display import count, shown
 
 __all__ = ["OUTCOME_WORDS", "render_cost", "render_thread"]
 
@@ -66,15 +66,15 @@ def render_thread(report: dict) -> str:
     lines.append(f"replies: {citations['replies']}, citing memory: {citations['cited_replies']}")
     for row in citations["threads"]:
         known = {None: "", True: "; in Codex's table", False: "; not in Codex's table"}
-        lines.append(f"  memory {row['thread_id']}: {row['replies']} "
-                     f"repl{'y' if row['replies'] == 1 else 'ies'}{known[row['in_codex']]}")
+        lines.append(f"  memory {row['thread_id']}: "
+                     f"{count(row['replies'], 'reply', 'replies')}{known[row['in_codex']]}")
     if citations["entries"]:
         from memcite.retention.checks import OUTCOME_MEANING
 
         lines.append(f"cited entries, checked against {citations['memory_folder']}:")
         for row in citations["entries"]:
             lines.append(f"  {row['path']}:{row['line_start']}-{row['line_end']} "
-                         f"({row['citations']} citation{'' if row['citations'] == 1 else 's'}): "
+                         f"({count(row['citations'], 'citation')}): "
                          f"{row['outcome']}, {OUTCOME_MEANING[row['outcome']]}"
                          + (f" (against {OUTCOME_WORDS[row['basis']]})"
                             if row["basis"] != "none" else ""))
@@ -115,7 +115,7 @@ def render_cost(report: dict) -> str:
             lines.append(f"memory jobs ({jobs['store']}): {jobs['error']}")
             continue
         kinds = ", ".join(f"{row['kind']} {row['status']}: {row['rows']}" for row in jobs["by_kind"])
-        lines.append(f"memory jobs ({jobs['store']}, {jobs['db']}): {jobs['rows']} row(s)"
+        lines.append(f"memory jobs ({jobs['store']}, {jobs['db']}): {count(jobs['rows'], 'row')}"
                      f"{': ' + kinds if kinds else ''}")
     files = report["files"]
     lines.append(f"session files: {files['read']} read"

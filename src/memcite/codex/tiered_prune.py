@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import time
 
+from memcite.display import count
 from memcite.errors import InputError
-from memcite.retention.stats_text import day, plural
+from memcite.retention.stats_text import day
 
 TIERED = "tiered"
 
@@ -175,19 +176,19 @@ def render_text(run: TieredPrune) -> str:
     out = lines.append
     judged, windows, now = run.judged, run.windows, run.now
     acted = len(run.codex_items) + len(run.note_items)
-    shown = ", ".join(f"{tier} {'never' if days is None else plural(days, 'day')}"
+    shown = ", ".join(f"{tier} {'never' if days is None else count(days, 'day')}"
                       for tier, days in windows.to_dict().items())
     out(f"prune for the Codex home {run.locations.codex_home} (tiered rule as of {day(now)}; "
         f"unused before acting: {shown}; Codex's last consolidation: "
         f"{day(run.last_consolidation) if run.last_consolidation else 'none recorded'}): "
-        f"{len(judged)} entr{'y' if len(judged) == 1 else 'ies'} with a "
+        f"{count(len(judged), 'entry', 'entries')} with a "
         f"tier, {acted} to act on, {run.untiered} without a tier (not judged)\n")
     for item in judged:
         row = item.to_dict()
         where = f"{row['path']}:{row['line_start']}"
         out(f"  {item.verdict.action:<6} [{row['tier']}] {row['title'][:70]}\n"
             f"         {where}\n         {item.verdict.reason}; cited "
-            f"{plural(row['citations'], 'time')}\n")
+            f"{count(row['citations'], 'time')}\n")
     if not run.applied:
         if acted:
             out("nothing changed: this is a preview. --apply moves the notes' entries into the "
@@ -199,8 +200,8 @@ def render_text(run: TieredPrune) -> str:
         for item in codex_result.dropped:
             out(f"  not asked again: {item['title'][:60]} ({item['why']})\n")
         if codex_result.note_path:
-            out(f"asked Codex's next consolidation about {len(codex_result.asked)} MEMORY.md "
-                f"entr{'y' if len(codex_result.asked) == 1 else 'ies'}: wrote "
+            out(f"asked Codex's next consolidation about "
+                f"{count(len(codex_result.asked), 'MEMORY.md entry', 'MEMORY.md entries')}: wrote "
                 f"{codex_result.note_path}\n")
     if notes_result is not None:
         for item in notes_result["archived"]:

@@ -22,6 +22,7 @@ from memcite.conformance.corpus import (
     reply_case,
 )
 from memcite.conformance.runner import DEFAULT_TIMEOUT, RunResult, run_json
+from memcite.display import count
 from memcite.errors import InputError
 
 MAX_WRITTEN = 20  # shrunk cases written per run at most
@@ -292,5 +293,5 @@ def render_fuzz_summary(report: dict) -> str:
         text += (f"{shrunk['case']}: {shrunk['outcome']}, shrunk from "
                  f"{shrunk['generated_chars']} to {shrunk['reply_chars']} characters{where}\n")
     return text + (f"seed {report['seed']}: {report['generated']} replies in "
-                   f"{report['seconds']:g} s, {report['disagreements']} disagreement(s), "
-                   f"{len(report['shrunk'])} case(s) written\n")
+                   f"{report['seconds']:g} s, {count(report['disagreements'], 'disagreement')}, "
+                   f"{count(len(report['shrunk']), 'case')} written\n")

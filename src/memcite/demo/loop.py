@@ -21,6 +21,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from memcite.display import count
 from memcite.errors import EXIT_BAD_INPUT, MemciteError
 from memcite.paths import Locations
 
@@ -227,7 +228,7 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
                                  cwd=DEMO_PROJECT), memory_root=root, now=now)
             extra = []
             if result.unknown:
-                extra.append(f"{len(result.unknown)} unknown id{'' if len(result.unknown) == 1 else 's'}")
+                extra.append(f"{count(len(result.unknown), 'unknown id')}")
             if result.not_uuid:
                 extra.append(f"{len(result.not_uuid)} id{' is' if len(result.not_uuid) == 1 else 's are'}"
                              " not a UUID")

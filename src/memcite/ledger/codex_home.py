@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 
 from memcite.citations.thread_ids import normalize_thread_id
+from memcite.display import count
 from memcite.errors import MemciteError
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, open_regular
 from memcite.rust_text import RUST_WHITESPACE, rust_trim
@@ -587,7 +588,7 @@ def iter_raw_memories(path: str | os.PathLike, skipped: list[str] | None = None
             if found:
                 yield found
     if long_lines and skipped is not None:
-        skipped.append(f"{path}: {long_lines} line(s) longer than {MAX_LINE_BYTES} bytes taken "
+        skipped.append(f"{path}: {count(long_lines, 'line')} longer than {MAX_LINE_BYTES} bytes taken "
                        "as section text without being read whole")
 
 

@@ -70,6 +70,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from memcite.citations.thread_ids import normalize_thread_id
+from memcite.display import count
 from memcite.errors import InputError, MemciteError
 from memcite.ledger.ingest_checks import (
     SUMMARY_FIELDS,
@@ -789,7 +790,7 @@ def ingest_rollout(
     if first_line == 0 and scan.session_id is None and not report.replies:
         raise InputError(
             f"{path}: not a Codex session file: no session_meta line and no assistant reply"
-            f" in {scan.lines} line(s)",
+            f" in {count(scan.lines, 'line')}",
             hint="give the rollout-*.jsonl files of $CODEX_HOME/sessions")
     report.session_id = scan.session_id
     report.bad_lines = scan.bad_lines

@@ -13,6 +13,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 
+from memcite.display import count
 from memcite.errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, InputError, MemciteError
 
 __all__ = ["FileInterrupted", "home_exit_code", "home_summary_line", "ingest_files",
@@ -109,12 +110,12 @@ def report_notes(path: str, report, max_bytes: int) -> list[str]:
     if report.bad_line_count:
         lines = ", ".join(str(n) for n in report.bad_lines)
         more = "…" if report.bad_line_count > len(report.bad_lines) else ""
-        notes.append(f"{path}: {report.bad_line_count} line(s) are not JSON or nested too "
+        notes.append(f"{path}: {count(report.bad_line_count, 'line')} not JSON or nested too "
                      f"deeply (lines {lines}{more}); skipped")
     if report.long_line_count:
         lines = ", ".join(str(n) for n in report.long_lines)
         more = "…" if report.long_line_count > len(report.long_lines) else ""
-        notes.append(f"{path}: {report.long_line_count} reply line(s) longer than the limit of "
+        notes.append(f"{path}: {count(report.long_line_count, 'reply line')} longer than the limit of "
                      f"{max_bytes} bytes (lines {lines}{more}); skipped without being read "
                      "whole (raise it with --max-bytes)")
     if report.session_id is None and report.replies:
@@ -125,12 +126,12 @@ def report_notes(path: str, report, max_bytes: int) -> list[str]:
 def report_line(path: str, report) -> str:
     """The line ``ingest`` prints for one file read (with its newline)."""
     return (
-        f"{path}: {report.replies} repl{'y' if report.replies == 1 else 'ies'},"
+        f"{path}: {count(report.replies, 'reply', 'replies')},"
         f" {report.recorded} recorded, {report.duplicates} already recorded,"
-        f" {report.counted} citation(s) counted"
-        + (f", {len(report.unknown_ids)} id(s) not in the inventory"
+        f" {count(report.counted, 'citation')} counted"
+        + (f", {count(len(report.unknown_ids), 'id')} not in the inventory"
            if report.unknown_ids else "")
-        + (f", {len(report.not_uuid_ids)} id(s) not UUIDs"
+        + (f", {count(len(report.not_uuid_ids), 'id')} not UUIDs"
            if report.not_uuid_ids else "")
         + "\n"
     )
@@ -139,10 +140,10 @@ def report_line(path: str, report) -> str:
 def home_summary_line(summary) -> str:
     """The line ``ingest`` with no files ends with (with its newline)."""
     return (
-        f"{summary.codex_home}: {summary.files} session file(s), {summary.read} read "
+        f"{summary.codex_home}: {count(summary.files, 'session file')}, {summary.read} read "
         f"({summary.reread} again from the start), {summary.unchanged} unchanged; "
-        f"{summary.replies} repl{'y' if summary.replies == 1 else 'ies'}, {summary.recorded} "
-        f"recorded, {summary.duplicates} already recorded, {summary.counted} citation(s) "
+        f"{count(summary.replies, 'reply', 'replies')}, {summary.recorded} "
+        f"recorded, {summary.duplicates} already recorded, {count(summary.counted, 'citation')} "
         "counted\n")
 
 

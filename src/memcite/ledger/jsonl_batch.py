@@ -13,6 +13,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 
+from memcite.display import count
 from memcite.errors import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, InputError
 from memcite.untrusted import bounded_lines, decode_utf8, loads_json
 
@@ -105,11 +106,11 @@ class BatchTotals:
         """The one line ``record --jsonl`` ends with."""
         recorded = self.statuses["recorded"]
         return (
-            f"recorded {recorded} repl{'y' if recorded == 1 else 'ies'}"
+            f"recorded {count(recorded, 'reply', 'replies')}"
             f" ({self.statuses['duplicate']} already recorded, {self.statuses['rejected']}"
-            f" rejected, {self.skipped} line(s) skipped): {self.counted} citation(s) counted,"
-            f" {len(self.unknown)} id(s) not in the inventory, {len(self.not_uuid)} id(s) not"
-            " UUIDs"
+            f" rejected, {count(self.skipped, 'line')} skipped): {count(self.counted, 'citation')}"
+            f" counted, {count(len(self.unknown), 'id')} not in the inventory,"
+            f" {count(len(self.not_uuid), 'id')} not UUIDs"
         )
 
     def exit_code(self) -> int:

@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from memcite.citations.models import Reading
 from memcite.citations.thread_ids import normalize_thread_id
+from memcite.display import count
 from memcite.errors import CitationError, InputError
 from memcite.ledger.memory_files import (
     LATE_HASH_SECONDS,
@@ -461,10 +462,6 @@ def record_in_ledger(locations, reply: ReplyInput, reading: Reading, *, profile:
         raise database_error(named, exc) from None
 
 
-def _count(number: int, word: str, many: str | None = None) -> str:
-    return f"{number} {word if number == 1 else (many or word + 's')}"
-
-
 def result_notes(result: RecordResult) -> list[str]:
     """What ``memcite record`` says on stderr of a reply it recorded (the reply itself went
     to stdout): what was counted, a duplicate, the ids that are not memories."""
@@ -472,10 +469,10 @@ def result_notes(result: RecordResult) -> list[str]:
     if result.status == "recorded":
         counted = result.counted
         lines.append(f"recorded 1 reply (key {result.reply_key[:16]}): "
-                     f"{_count(len(result.ids), 'memory id')} cited, "
-                     f"{_count(len(counted), 'citation')} counted for "
-                     f"{_count(len(set(counted)), 'memory', 'memories')}, "
-                     f"{_count(result.entries, 'cited line range')}")
+                     f"{count(len(result.ids), 'memory id')} cited, "
+                     f"{count(len(counted), 'citation')} counted for "
+                     f"{count(len(set(counted)), 'memory', 'memories')}, "
+                     f"{count(result.entries, 'cited line range')}")
     if result.status == "duplicate":
         lines.append(f"note: this reply was already recorded (key {result.reply_key[:16]}); "
                      "nothing counted again")
@@ -691,7 +688,7 @@ class RebuildReport(FrozenSlots):
                          f"{d.logged_last_usage}\n")
         if self.counters:
             verb = "recounted" if self.applied else "differ from a fresh count"
-            text += f"{len(self.counters)} counter(s) kept for stats {verb}\n"
+            text += f"{count(len(self.counters), 'counter')} kept for stats {verb}\n"
             for c in self.counters:
                 text += f"  {c['counter']}: {c['stored']} -> {c['counted']}\n"
         return text

@@ -856,7 +856,7 @@ def _schema_problem(tables: set[str], version: int) -> str | None:
     """What is missing from the schema ``version`` promises, or None."""
     missing = [name for since, names in _REQUIRED_TABLES.items() if version >= since
                for name in names if name not in tables]
-    return f"table(s) {', '.join(missing)} missing" if missing else None
+    return f"{'table' if len(missing) == 1 else 'tables'} {', '.join(missing)} missing" if missing else None
 
 
 def _create_private(path: str) -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from memcite.citations.thread_ids import normalize_thread_id
+from memcite.display import count
 from memcite.ledger import codex_home as home
 from memcite.ledger import counters
 from memcite.ledger.recording import backfill_usage
@@ -816,10 +817,10 @@ def render_text(report: SyncReport) -> str:
     """What ``memcite sync`` prints on stdout about ``report`` (its notes go to stderr)."""
     found = []
     if report.stage1_found:
-        found.append(f"{report.stage1_rows} row(s) from {report.state_db}")
+        found.append(f"{count(report.stage1_rows, 'row')} from {report.state_db}")
     if report.folder_found:
-        found.append(f"{report.raw_sections} raw_memories.md section(s) and "
-                     f"{report.summary_headers} rollout summary header(s)")
+        found.append(f"{count(report.raw_sections, 'raw_memories.md section')} and "
+                     f"{count(report.summary_headers, 'rollout summary header')}")
     also = f"; dual_write: Codex also consolidates {'v2' if report.store == 'v1' else 'v1'}" \
         if report.dual_write else ""
     text = (
@@ -841,8 +842,7 @@ def render_text(report: SyncReport) -> str:
         text += (f"  memories {counts.get('memories', 0)}; usage unknown (no Codex "
                  "memories database)\n")
     if report.forget_requests_seen_gone:
-        text += (f"  {report.forget_requests_seen_gone} memor"
-                 f"{'y' if report.forget_requests_seen_gone == 1 else 'ies'} memcite "
+        text += (f"  {count(report.forget_requests_seen_gone, 'memory', 'memories')} memcite "
                  "asked Codex to forget are gone from Codex now\n")
     return text
 
@@ -851,7 +851,7 @@ def render_notes(report: SyncReport) -> list[str]:
     """The notes ``memcite sync`` prints on stderr after its report (without ``memcite: ``)."""
     notes = []
     if report.invalid_ids:
-        notes.append(f"note: {report.invalid_ids} row(s) with a thread id that is not a UUID "
-                     "skipped")
+        notes.append(f"note: skipped {count(report.invalid_ids, 'row')} with a thread id that is not "
+                     "a UUID")
     notes.extend(f"warning: {line}" for line in report.skipped)
     return notes

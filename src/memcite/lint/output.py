@@ -6,6 +6,8 @@ it has anything to lint); the command line writes what they return, the hook mod
 
 from __future__ import annotations
 
+from memcite.display import count
+
 FORMATS = ("text", "github")
 
 
@@ -38,7 +40,8 @@ def render_findings(findings, format: str = "text") -> str:  # noqa: A002 - the 
 
 def summary_line(report) -> str:
     """The count the text format ends with (on stderr)."""
-    return f"{report.errors} error(s), {report.warnings} warning(s) in {report.files} file(s)"
+    return (f"{count(report.errors, 'error')}, {count(report.warnings, 'warning')} in "
+            f"{count(report.files, 'file')}")
 
 
 def report_json(report, paths: list[str], now: float) -> dict:

@@ -94,8 +94,9 @@ def plan_move(cwd: str, home: str, entry_id: str, *, command: str, to: str,
             found = (source, hit)
             break
     if found is None:
-        where = ", ".join(s for s in searched if s != "session" or session)
-        raise InputError(f"no entry {entry_id!r} in the {where} note(s) seen from {cwd}",
+        scopes = [s for s in searched if s != "session" or session]
+        notes = "note" if len(scopes) == 1 else "notes"
+        raise InputError(f"no entry {entry_id!r} in the {', '.join(scopes)} {notes} seen from {cwd}",
                          hint="`memcite note list --scope SCOPE` lists each scope's entries")
     source, (section, original) = found
     entry = Entry(original.text, original.id, original.marker, list(original.body))

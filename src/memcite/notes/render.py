@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from memcite.display import count
+
 OUT, NOTE, ERR = "out", "note", "err"
 
 SCOPE_WORDS = {"project": "this project's note", "global": "the global note",
@@ -151,7 +153,7 @@ def render_recall(recalled, location, check: bool, frame: str) -> str:
                 continue
             info = by_id.get(item.id, {})
             age = info.get("age_days")
-            notes_ = [f"{age} day{'' if age == 1 else 's'} old"] if age is not None else []
+            notes_ = [f"{count(age, 'day')} old"] if age is not None else []
             if info.get("expired"):
                 notes_.append(f"expired {item.get('Expires')}")
             when = f" ({', '.join(notes_)})" if notes_ else ""
@@ -330,7 +332,7 @@ def render_end_session(session_id: str, result) -> str:
 def export_summary(location, result) -> str:
     """The note ``memcite note export`` ends with (on stderr): what it exported."""
     return (f"exported {result.entries} {_entries(result.entries)} and "
-            f"{result.events} event{'' if result.events == 1 else 's'} of "
+            f"{count(result.events, 'event')} of "
             f"{SCOPE_WORDS[location.scope]} ({location.note_file})")
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 
+from memcite.display import count
+
 KINDS = ("poisoned", "secret", "cross-project", "directive", "taint")
 MAX_BYTES = 64 * 1024
 _STAMPED = ("MEMORY.md", "memory_summary.md", "raw_memories.md", "rollout_summaries")
@@ -97,6 +99,6 @@ def audit_line(audit: dict | None) -> str:
 
     day = time.strftime("%Y-%m-%d", time.gmtime(audit["at"]))
     stale = "" if audit["current"] else "; the memory folder changed since, run it again"
-    return (f"memory audit ({day}): {counts['poisoned']} poisoned, {counts['secret']} secret(s), "
-            f"{counts['cross-project']} cross-project, {counts['directive']} directive(s) in "
+    return (f"memory audit ({day}): {counts['poisoned']} poisoned, {count(counts['secret'], 'secret')}, "
+            f"{counts['cross-project']} cross-project, {count(counts['directive'], 'directive')} in "
             f"{audit['memories']} memories (`memcite audit` lists each{stale})")

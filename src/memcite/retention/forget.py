@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from memcite.display import count
 from memcite.durable_files import LinkRefused
 from memcite.errors import MemciteError
 from memcite.ledger.adhoc_notes import NOTES_FOLDER, adhoc_note_name
@@ -120,13 +121,11 @@ def note_text(memories: list[dict], *, rule: str, max_unused_days: int, at: int,
     """The ad-hoc note asking Codex's consolidation agent to drop ``memories``."""
     if rule == RULE_POISONED:
         return _quarantine_text(memories, at=at, batch=batch)
-    count = len(memories)
     lines = [
-        f"# Forget {count} unused memor{'y' if count == 1 else 'ies'}",
+        f"# Forget {count(len(memories), 'unused memory', 'unused memories')}",
         "",
         "The user asked memcite (a tool that audits how memories are cited) to forget the",
-        f"memories below: none was used in the last {max_unused_days} "
-        f"day{'' if max_unused_days == 1 else 's'} (rule {rule},",
+        f"memories below: none was used in the last {count(max_unused_days, 'day')} (rule {rule},",
         f"as of {format_day(at)}). At the next consolidation, drop each one: remove what",
         "MEMORY.md and memory_summary.md hold only because of it, and do not carry it into the",
         "new memory. Keep everything else as it is.",
@@ -146,9 +145,8 @@ def note_text(memories: list[dict], *, rule: str, max_unused_days: int, at: int,
 
 def _quarantine_text(memories: list[dict], *, at: int, batch: str) -> str:
     """The note of the quarantine: drop poisoned memories (their words are never quoted)."""
-    count = len(memories)
     lines = [
-        f"# Quarantine {count} poisoned memor{'y' if count == 1 else 'ies'}",
+        f"# Quarantine {count(len(memories), 'poisoned memory', 'poisoned memories')}",
         "",
         "memcite (a tool that audits Codex's memory) found, in each memory below, text that",
         "tells the agent what to do with words that came from a tool's output in its source",
@@ -170,9 +168,8 @@ def _quarantine_text(memories: list[dict], *, at: int, batch: str) -> str:
 
 def withdrawal_text(memories: list[dict], *, at: int) -> str:
     """The ad-hoc note withdrawing earlier requests to drop ``memories``."""
-    count = len(memories)
     lines = [
-        f"# Keep {count} memor{'y' if count == 1 else 'ies'} (request withdrawn)",
+        f"# Keep {count(len(memories), 'memory', 'memories')} (request withdrawn)",
         "",
         "An earlier memcite note asked to drop the memories below. The user withdrew that",
         f"request ({format_day(at)}, `memcite restore`): keep them, and where they were",
@@ -543,8 +540,8 @@ def _codex_refusal(row, limit_time: int, recent_limit: int, max_rollout_age_days
         return "used in Codex since the selection (its own counters); not deleted"
     updated = values["source_updated_at"]
     if not include_recent and updated is not None and updated >= recent_limit:
-        days = f"{max_rollout_age_days} day{'' if max_rollout_age_days == 1 else 's'}"
-        return (f"thread updated within max_rollout_age_days ({days}): "
+        return (f"thread updated within max_rollout_age_days "
+                f"({count(max_rollout_age_days, 'day')}): "
                 "Codex would extract it again; --include-recent-threads deletes it anyway")
     return None
 

@@ -19,6 +19,7 @@ import os
 import sqlite3
 
 from memcite.citations.thread_ids import normalize_thread_id
+from memcite.display import count
 from memcite.errors import InputError
 from memcite.ledger.codex_home import codex_memory_folder
 from memcite.ledger.memory_files import LATE_HASH_SECONDS, MAX_FILE_BYTES, byte_lines
@@ -172,8 +173,7 @@ def _duration(seconds: int) -> str:
     """``seconds`` in the largest whole unit: days, else hours, else minutes."""
     for size, unit in ((86_400, "day"), (3_600, "hour"), (60, "minute")):
         if seconds >= size:
-            count = seconds // size
-            return f"{count} {unit}{'' if count == 1 else 's'}"
+            return count(seconds // size, unit)
     return f"{seconds} seconds"
 
 

@@ -6,6 +6,7 @@ the home's ``CodexLocations`` and the time: nothing here reads the environment o
 
 from __future__ import annotations
 
+from memcite.display import count
 from memcite.value_classes import Slots
 
 
@@ -144,25 +145,23 @@ def run(locations, open_ledger, *, rule: str, max_unused_days: int | None,
 
 def render_text(done: PruneRun) -> str:
     """The lines ``memcite prune`` (``memcite`` and ``codex`` rules) prints for ``done``."""
-    from memcite.retention.stats_text import day, plural
+    from memcite.retention.stats_text import day
 
     planned, result = done.planned, done.result
     candidates, outside, folder_only = planned.candidates, planned.outside, planned.folder_only
     lines = []
     out = lines.append
-    count = len(candidates)
-    ending = "y" if count == 1 else "ies"
     out(f"prune for the Codex home {planned.locations.codex_home} ({planned.rule} rule, unused "
-        f"for more than {plural(planned.settings.max_unused_days, 'day')} before "
-        f"{day(planned.as_of)}): {count} memor{ending}\n")
+        f"for more than {count(planned.settings.max_unused_days, 'day')} before "
+        f"{day(planned.as_of)}): {count(len(candidates), 'memory', 'memories')}\n")
     for candidate in candidates:
         out(f"  {candidate.thread_id}  {candidate.label}\n"
             f"      last used {day(candidate.last_used)}  {candidate.reason}\n")
     if outside.gone:
-        out(f"not offered: {outside.gone} memor{'y' if outside.gone == 1 else 'ies'} already "
+        out(f"not offered: {count(outside.gone, 'memory', 'memories')} already "
             "gone from Codex (missing at the last sync; nothing left to forget)\n")
     if folder_only:
-        out(f"not judged: {folder_only} memor{'y' if folder_only == 1 else 'ies'} only in the "
+        out(f"not judged: {count(folder_only, 'memory', 'memories')} only in the "
             "memory folder, not in Codex's table (its retention never sees them; "
             "--rule memcite does)\n")
     if result is None:
@@ -183,13 +182,12 @@ def forget_result_text(result) -> str:
     for item in result.dropped:
         out(f"  not asked: {item['thread_id']}  {item.get('label') or ''}  ({item['why']})\n")
     asked = len(result.asked)
-    ending = "y" if asked == 1 else "ies"
     if result.way == "note":
         if asked:
-            out(f"asked Codex to forget {asked} memor{ending} (way: ad-hoc note): wrote "
+            out(f"asked Codex to forget {count(asked, 'memory', 'memories')} (way: ad-hoc note): wrote "
                 f"{result.note_path}\n")
     elif asked:
-        out(f"deleted {asked} row(s) from stage1_outputs in {result.codex_db} (way: Codex's "
+        out(f"deleted {count(asked, 'row')} from stage1_outputs in {result.codex_db} (way: Codex's "
             "database; each row saved in memcite's database first)\n")
     else:
         out("deleted nothing from Codex's table\n")

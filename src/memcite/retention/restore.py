@@ -6,6 +6,7 @@ for writing and passes the time.
 
 from __future__ import annotations
 
+from memcite.display import count
 from memcite.errors import InputError
 from memcite.value_classes import Slots
 
@@ -104,7 +105,7 @@ def render_text(restored: Restored) -> str:
                                      restored.done)
     lines = []
     out = lines.append
-    out(f"restored {len(done)} memor{'y' if len(done) == 1 else 'ies'}\n")
+    out(f"restored {count(len(done), 'memory', 'memories')}\n")
     by_what: dict[str, list] = {}  # one note withdraws many requests: said once, not per line
     for item in undone:
         by_what.setdefault(item.what, []).append(item)

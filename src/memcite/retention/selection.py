@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from memcite.display import count
 from memcite.value_classes import Slots
 
 
@@ -99,14 +100,14 @@ def build(where, *, now: int, n: int | None = None, max_unused_days: int | None 
 
 def render_text(selection: Selection) -> str:
     """The lines ``memcite select`` prints for ``selection``."""
-    from memcite.retention.stats_text import day, plural
+    from memcite.retention.stats_text import day
 
     settings, chosen, labels = selection.settings, selection.chosen, selection.labels
     lines = [
         f"Codex's next consolidation for the Codex home {selection.locations.codex_home} would "
         f"take {len(chosen)} of {len(selection.memories)} memories "
         f"(n = {settings.max_raw_memories_for_consolidation}, used within "
-        f"{plural(settings.max_unused_days, 'day')} of {day(selection.as_of)}; "
+        f"{count(settings.max_unused_days, 'day')} of {day(selection.as_of)}; "
         f"from {selection.source}):\n"]
     for m in chosen:
         lines.append(f"  {m.thread_id}  Codex uses {m.codex_usage_count or 0:>4}  "

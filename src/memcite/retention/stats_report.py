@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from memcite.display import count
 from memcite.errors import InputError, MemciteError
 
 JUDGE_OVERRIDE = "--judge-without-usage"
@@ -108,7 +109,7 @@ def require_synced_usage(conn, locations, judge_without_usage: bool) -> None:
         if rows:  # a silent "memories 0" would say the opposite of what Codex holds
             raise UsageUnknown(
                 f"{locations.codex_home} was never synced: memcite's inventory holds none of "
-                f"the {rows} memor{'y' if rows == 1 else 'ies'} in Codex's table "
+                f"the {count(rows, 'memory', 'memories')} in Codex's table "
                 f"({locations.state_db}), so nothing was judged",
                 hint="run `memcite sync` first (and again whenever Codex has consolidated)")
     if judge_without_usage or synced_usage(conn, locations.codex_home):

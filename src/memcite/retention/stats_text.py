@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
+from memcite.display import count
+
 
 def day(seconds: int | None) -> str:
     """A day as the reports write it (``YYYY-MM-DD``), ``-`` for none."""
@@ -48,10 +50,6 @@ def columns(text: str) -> int:
 
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF"
                else 1 for c in text)
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    return f"{count} {word if count == 1 else many or word + 's'}"
 
 
 class ReportText:
@@ -215,16 +213,16 @@ def print_summary(text: ReportText, report, where: dict[str, str]) -> None:
     tail = f", as of {day(report.as_of)}"
     if report.fleet is not None:
         machines = report.fleet["machines"]
-        text.line(f"{plural(t['memories'], 'memory', 'memories')} across "
-                  f"{plural(len(machines), 'machine')} of the fleet{tail}")
+        text.line(f"{count(t['memories'], 'memory', 'memories')} across "
+                  f"{count(len(machines), 'machine')} of the fleet{tail}")
     else:
-        head = f"{plural(t['memories'], 'memory', 'memories')} in the Codex home "
+        head = f"{count(t['memories'], 'memory', 'memories')} in the Codex home "
         text.line(head + text.cut_path(report.codex_home or "-",
                                        text.width - len(head) - len(tail)) + tail)
     in_table = t["in_codex_table"]
     scope = (f" of the {in_table} in Codex's table"
              if report.rule == "codex" and in_table != t["memories"] else "")
-    unused = f"unused for more than {plural(report.max_unused_days, 'day')} (rule {report.rule})"
+    unused = f"unused for more than {count(report.max_unused_days, 'day')} (rule {report.rule})"
     text.line(f"{report.dead_count} dead{scope}: {unused}" if report.dead_count
               else f"none dead{scope}: none {unused}")
     step = next_step(report)
@@ -255,7 +253,7 @@ def print_totals(text: ReportText, report) -> None:
     elif report.fleet is not None:
         fleet = report.fleet
         scope = "".join(f", {key} {fleet[key]}" for key in ("machine", "project") if fleet[key])
-        text.title(f"Totals, from the fleet server ({plural(len(fleet['machines']), 'machine')}"
+        text.title(f"Totals, from the fleet server ({count(len(fleet['machines']), 'machine')}"
                    f"{scope}):")
         text.prose("each machine's memcite and Codex counts added up; cited lines as each "
                    "machine checked them when it pushed", indent="  ")
@@ -270,7 +268,7 @@ def print_totals(text: ReportText, report) -> None:
         text.line("  usage data: " + (text.cut_path(report.state_db, text.width - 14)
                                       if report.state_db else "none (judged without it)"))
     if report.other_homes:
-        text.prose(f"(memcite's database also holds {plural(len(report.other_homes), 'other Codex home')}, "
+        text.prose(f"(memcite's database also holds {count(len(report.other_homes), 'other Codex home')}, "
                    f"not counted here: {', '.join(report.other_homes)})")
         if not t["memories"] and not t["gone_from_codex"]:
             text.prose("no memories of this home yet: run `memcite sync` for it")
@@ -301,7 +299,7 @@ def print_totals(text: ReportText, report) -> None:
         text.line(f"  cited:       by Codex's counters {t['cited_codex']:>5} (no memcite log)")
         text.line(f"  never cited: by Codex's counters {t['never_cited_codex']:>5}")
     if gone:
-        text.prose(f"gone from Codex: {plural(gone, 'memory', 'memories')} no longer in Codex "
+        text.prose(f"gone from Codex: {count(gone, 'memory', 'memories')} no longer in Codex "
                    "(missing at the last sync), kept for their citations, counted apart")
     if t.get("asked_to_forget"):
         text.prose(f"asked to forget, still in Codex: {t['asked_to_forget']} (until a sync finds "
@@ -309,7 +307,7 @@ def print_totals(text: ReportText, report) -> None:
     if report.source == "codex":
         text.prose(f"citations {t['citations']} (Codex's usage counts; no replies recorded)")
         return
-    replies = plural(t["replies"], "reply", "replies")
+    replies = count(t["replies"], "reply", "replies")
     text.prose(f"citations {t['citations']} in {replies} (memory ids cited; Codex's counters "
                f"add up to {t['codex_citations']})")
     text.prose(f"unknown ids {t['unknown_ids']}, ids that are not UUIDs {t['not_uuid_ids']} "
@@ -386,10 +384,10 @@ def print_stats(report, file=None, *, width: int | None = None,
             text.line(head + text.cut(item.get("label") or "-", text.width - len(head)))
             text.prose(f"asked {day(item['requested_at'])} ({how})", indent="      ")
     print_list(text, "Cited ids that are not known memories",
-                [f"{item['thread_id']}  {plural(item['citations'], 'citation')}"
+                [f"{item['thread_id']}  {count(item['citations'], 'citation')}"
                  for item in report.unknown_ids])
     print_list(text, "Cited ids that are not UUIDs (never counted)",
-                [f"{item['rollout_id']!r}  {plural(item['citations'], 'citation')}"
+                [f"{item['rollout_id']!r}  {count(item['citations'], 'citation')}"
                  for item in report.not_uuid_ids])
     print_checks(text, report)
     if report.files:
@@ -424,16 +422,16 @@ def print_checks(text: ReportText, report) -> None:
     if not report.citation_log:
         text.title(f"Citation checks: {NO_CITATION_LOG}")
         return
-    text.title(f"Citation checks: {plural(checks.citations, 'cited line range')} "
+    text.title(f"Citation checks: {count(checks.citations, 'cited line range')} "
                f"({checks.entries} distinct), in the memory folder now")
-    files = f" ({plural(checks.files_read, 'file')} read)"
+    files = f" ({count(checks.files_read, 'file')} read)"
     text.line("  " + text.cut_path(checks.memory_root or "no memory folder",
                                    text.width - 2 - len(files)) + files)
     late = report.totals.get("replies_hashed_late")
     text.prose("each compared with its hash, taken when its reply was recorded; for an old "
                "session ingested late, from the folder's git history at the reply's time (none "
                "without one: unverified)"
-               + (f"; {plural(late, 'reply was', 'replies were')} recorded over an hour after "
+               + (f"; {count(late, 'reply was', 'replies were')} recorded over an hour after "
                   "being made" if late else ""))
     shown = [(outcome, tally) for outcome, tally in checks.outcomes.items() if tally["entries"]]
     if shown:
@@ -447,7 +445,7 @@ def print_checks(text: ReportText, report) -> None:
             now_at = (f" (now at {entry.moved_to[0]}-{entry.moved_to[1]})"
                       if entry.moved_to else "")
             place = f":{entry.line_start}-{entry.line_end}"
-            tail = f"{place}  {entry.outcome}{now_at}  ({plural(entry.citations, 'time')})"
+            tail = f"{place}  {entry.outcome}{now_at}  ({count(entry.citations, 'time')})"
             text.line("    " + text.cut_path(entry.path, text.width - 4 - len(tail)) + tail)
     for path, why in checks.skipped.items():
         text.line(f"  not read: {path}: {why}")
@@ -476,15 +474,15 @@ def print_entries(text: ReportText, entries: dict,
                    relevance: tuple[list[dict], list[dict]] = ([], [])) -> None:
     """The ``entries`` part: usage per entry of MEMORY.md and memcite's notes."""
     tiers = "  ".join(f"{tier} {count}" for tier, count in entries["tiers"].items())
-    text.title(f"Entries: {entries['count']} in {plural(len(entries['files']), 'file')}, "
-               f"cited {plural(entries['citations'], 'time')} (a range, once per entry it covers):")
+    text.title(f"Entries: {entries['count']} in {count(len(entries['files']), 'file')}, "
+               f"cited {count(entries['citations'], 'time')} (a range, once per entry it covers):")
     text.line(f"  tiers: {tiers}")
     for item in entries["files"]:
         if item["problem"]:
             text.line(f"  not read: {item['path']}: {item['problem']}")
         elif item["kind"] == "codex" and (item["moved"] or item["unattributed"]):
             none = item["unattributed"]
-            text.prose(f"{os.path.basename(item['path'])}: {plural(none, 'cited range')} "
+            text.prose(f"{os.path.basename(item['path'])}: {count(none, 'cited range')} "
                        f"cover{'s' if none == 1 else ''} no entry now, {item['moved']} followed "
                        "to moved lines")
     most, least = relevance

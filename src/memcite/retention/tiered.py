@@ -19,6 +19,7 @@ import sqlite3
 import uuid
 from dataclasses import dataclass, field
 
+from memcite.display import count
 from memcite.durable_files import LinkRefused
 from memcite.ledger.adhoc_notes import NOTES_FOLDER, adhoc_note_name
 from memcite.ledger.store import transaction
@@ -106,7 +107,7 @@ def request_text(entries: list[TieredEntry], *, at: int, batch: str) -> str:
                     else f"lines {entry.line_start}-{entry.line_end}")
             lines.append(f"- MEMORY.md {span}: [{usage.tier}] {entry.text}")
             lines.append(f"  - why: {item.verdict.reason}")
-            lines.append(f"  - evidence: cited {usage.citations} time(s) in the replies memcite "
+            lines.append(f"  - evidence: cited {count(usage.citations, 'time')} in the replies memcite "
                          f"recorded; last cited {last}")
     return "\n".join(lines) + "\n"
 

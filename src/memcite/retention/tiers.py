@@ -27,6 +27,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from memcite.display import count
 from memcite.errors import InputError
 from memcite.retention.rules import format_day
 
@@ -171,7 +172,7 @@ def judge(tier: str | None, *, last_cited: int | None, created_at: int | None, n
     since = last_cited if last_cited is not None else created_at
     days = None if since is None else max(0, now - since) // DAY
     what = "last cited" if last_cited is not None else "never cited, written"
-    age = "at an unknown time" if days is None else f"{_days(days)} ago"
+    age = "at an unknown time" if days is None else f"{count(days, 'day')} ago"
     action = TIER_ACTIONS[tier]
     verb = "review" if action == REVIEW else "prune"
     if windows.fixed(tier):
@@ -194,10 +195,6 @@ def judge(tier: str | None, *, last_cited: int | None, created_at: int | None, n
                    f"{age}; {how})", days)
 
 
-def _days(count: int) -> str:
-    return f"{count} day{'' if count == 1 else 's'}"
-
-
 def _by_window(tier, window, since, days, now, action, verb, what, age) -> Verdict:
     if window is None:
         return Verdict(KEEP, f"[{tier}] is never pruned ({what} {age})", days)
@@ -206,9 +203,9 @@ def _by_window(tier, window, since, days, now, action, verb, what, age) -> Verdi
     if days is None:
         return Verdict(KEEP, f"[{tier}]: when it was last used is unknown; kept", None)
     if now - since >= window * DAY:
-        return Verdict(action, f"[{tier}] unused for {_days(days)}, {verb} after {window} "
+        return Verdict(action, f"[{tier}] unused for {count(days, 'day')}, {verb} after {window} "
                        f"({what} {age})", days)
-    return Verdict(KEEP, f"[{tier}] used within {_days(window)} ({what} {age})", days)
+    return Verdict(KEEP, f"[{tier}] used within {count(window, 'day')} ({what} {age})", days)
 
 
 __all__ = ["CLASSIC_WINDOWS", "CONFIG_KEYS", "DECAY_KEYS", "DEFAULT", "DEFAULT_RATES",
