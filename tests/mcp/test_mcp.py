@@ -501,3 +501,19 @@ def test_no_command_imports_the_mcp_package():
             "print(any(name.split('.')[0] in ('mcp', 'mcp_types') for name in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_the_help_names_every_tool_the_server_lists():
+    """``memcite mcp --help`` says which tools it serves: all of them, as the catalog lists them."""
+    import json
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    import memcite.mcp
+    from memcite.cli.app import app
+
+    catalog = json.loads((Path(memcite.mcp.__file__).with_name("tools.json")).read_text(encoding="utf-8"))
+    shown = " ".join(CliRunner().invoke(app, ["mcp", "--help"], env={"COLUMNS": "200"}).output.split())
+    missing = [tool["name"] for tool in catalog["tools"] if tool["name"] not in shown]
+    assert missing == []

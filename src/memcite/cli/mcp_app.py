@@ -28,10 +28,11 @@ def mcp(
 ) -> None:
     """Serve memcite's notes as MCP tools on stdio.
 
-    The tools: recall, save, list, forget, stats and lint. It runs until the client
-    closes its input, and answers `initialize` and `tools/list` within a twentieth of a
-    second of its start (the tools themselves load in the background), so a client that
-    does not wait for it, as Codex, has its tools from the first request.
+    The tools: recall, save, list, forget, stats, lint, log_event, check_approach,
+    file_history and search. It runs until the client closes its input, and answers
+    `initialize` and `tools/list` within a twentieth of a second of its start (the tools
+    themselves load in the background), so a client that does not wait for it, as Codex,
+    has its tools from the first request.
 
     Examples: Codex starts it from its config.toml (`memcite setup codex --apply`
     writes this, with memcite's absolute path); by hand, one request on stdin lists the
