@@ -128,7 +128,9 @@ def truncate(
         result, nothing = truncate_text(text, budget, tokenizer, bpe_file=bpe_file,
                                         tiktoken_cache_dir=_tiktoken_cache())
         if nothing:
-            warn(f"a budget of {budget} tokens cannot hold even the cut marker;"
+            from memcite.display import count
+
+            warn(f"a budget of {count(budget, 'token')} cannot hold even the cut marker;"
                  " nothing was written (raise --budget)")
     except MemciteError as error:
         return report_error(error)

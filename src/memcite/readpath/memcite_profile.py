@@ -341,7 +341,9 @@ def build_memcite(
     overhead = tokenizer.count(compose("", "")) + 2 * bool(summary_text) + 2 * bool(scoped)
     available = budget - overhead
     if available <= 0:
-        warnings.append(f"a budget of {budget} tokens leaves no room for any memory")
+        from memcite.display import count
+
+        warnings.append(f"a budget of {count(budget, 'token')} leaves no room for any memory")
         return Instructions(
             None, None, True, budget, 0, (), "memcite", tokenizer_name, 0, tuple(warnings)
         )
