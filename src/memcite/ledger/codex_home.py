@@ -185,11 +185,6 @@ def read_codex_config(codex_home: str | os.PathLike) -> CodexConfig:
                        path=path, raw=raw, data=data)
 
 
-def configured_sqlite_home(codex_home: str | os.PathLike) -> str | None:
-    """The top-level ``sqlite_home`` of ``$CODEX_HOME/config.toml`` as written, or None."""
-    return read_codex_config(codex_home).sqlite_home
-
-
 def codex_memory_folder(codex_home: str | os.PathLike) -> str:
     """The memory folder of the store Codex reads in ``codex_home`` (``memories`` unless
     config.toml says ``[memories] version = "v2"``)."""

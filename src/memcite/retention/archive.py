@@ -30,12 +30,6 @@ class ArchiveError(MemciteError):
     """Archiving or restoring could not be done as asked (exit 2)."""
 
 
-def default_archive_dir(codex_home: str | os.PathLike) -> str:
-    """Where archived summaries go: ``$CODEX_HOME/memcite_archive`` (beside, not inside,
-    the memory folder, so Codex never reads them)."""
-    return os.path.join(os.fspath(codex_home), ARCHIVE_FOLDER)
-
-
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A memory to archive, with why (from the prune selection)."""
