@@ -11,8 +11,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "memcite"
 
 # From the bottom up. "base" is the few shared top-level modules.
-WINGS = ("base", "contracts", "citations", "ledger", "readpath", "retention", "lint", "notes", "codex",
-         "fleet", "conformance", "demo", "mcp", "cli")
+WINGS = ("base", "contracts", "citations", "ledger", "readpath", "retention", "judgement", "lint",
+         "notes", "codex", "fleet", "conformance", "demo", "mcp", "cli")
 BASE_MODULES = ("__init__", "__main__", "display", "durable_files", "errors", "paths", "rust_text",
                 "secrets", "times", "untrusted", "value_classes")
 GRAB_BAGS = ("utils", "helpers", "core")
