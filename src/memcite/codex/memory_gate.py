@@ -190,8 +190,8 @@ def memory_write(patch: str, cwd: str, codex_home: str) -> MemoryWrite | None:
         return None
     if len(patch) > MAX_PATCH_CHARS:
         return MemoryWrite(touched[0][0], sorted({w[1] for w in touched}), [], [], problems,
-                           too_large=f"the patch is {count(len(patch), 'character')}, over "
-                                     f"the gate's limit of {count(MAX_PATCH_CHARS, 'character')}")
+                           too_large=f"the patch is {len(patch):,} characters, over the "
+                                     f"gate's limit of {MAX_PATCH_CHARS:,} characters")
     landed = ap.landings(hunks, cwd, _reader(folders, problems, large))
     write = MemoryWrite(touched[0][0], [], [], [], problems)
     for path, landing in landed.items():
@@ -418,7 +418,7 @@ def deny_reason(verdict: MemoryWriteVerdict) -> str:
     if verdict.too_large:
         return (f"memcite's gate on memory writes refused this patch: {verdict.too_large}. "
                 "Write the memory in smaller patches (each under "
-                f"{count(MAX_PATCH_CHARS, 'character')}, into files under "
+                f"{MAX_PATCH_CHARS:,} characters, into files under "
                 f"{MAX_FILE_MIB} MiB), then go on with the consolidation.")
     lines = [f"memcite's gate on memory writes refused this patch: "
              f"{count(len(verdict.poisoned), 'line')} it adds to "
