@@ -310,3 +310,25 @@ def test_passages_join_wrapped_lines_and_keep_items_apart():
     added = [False, False, True, False, False, False, True]
     assert memory_gate.passages(text, added) == ["- one two", "four five"]
     assert memory_gate.judged_text("Ｎever\u200b run\u2028this") == "Never run this"
+
+
+@pytest.mark.parametrize("command", [
+    "apply_patch <<'EOF'\n{patch}\nEOF\n",  # what Codex takes over (seen: tool_name Bash)
+    "cd {memories} && applypatch <<EOF\n{patch}\nEOF",
+    ["bash", "-lc", "apply_patch <<'PATCH'\n{patch}\nPATCH"],
+    "printf '%s\\n' '{patch}' | apply_patch",  # Codex's apply_patch alias on PATH
+])
+def test_a_patch_run_through_the_shell_is_judged_too(home, tmp_path, command):
+    codex, planted = home
+    line = _session_line(codex, _one(planted, "poisoned"), "poisoned")
+    patch = _patch(codex / "memories", [line]).replace(f"{codex / 'memories'}/", "")
+    fill = {"patch": patch, "memories": codex / "memories"}
+    command = [word.format(**fill) for word in command] if isinstance(command, list) \
+        else command.format(**fill)
+    cwd = tmp_path if "cd " in str(command) else codex / "memories"
+    payload = {"cwd": str(cwd), "tool_name": "Bash", "hook_event_name": "PreToolUse",
+               "tool_input": {"command": command}}
+    code, out = _run(codex, payload)
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    clean = {**payload, "tool_input": {"command": "ls -la"}}
+    assert _run(codex, clean) == (0, None)

@@ -223,11 +223,45 @@ def added_memory_lines(patch: str, cwd: str, codex_home: str
 
 def memory_patch(payload: dict) -> str | None:
     """The patch of an ``apply_patch`` call, else None."""
+    found = payload_patch(payload)
+    return found[0] if found else None
+
+
+_SHELL_CD = re.compile(r"\A\s*cd\s+('[^'\n]*'|\"[^\"\n]*\"|[^\s;&|]+)\s*&&")
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n")
+
+
+def payload_patch(payload: dict) -> tuple[str, str] | None:
+    """``(patch, cwd it runs in)`` of a PreToolUse payload, else None: an ``apply_patch``
+    call's patch, or a shell command's (``Bash``: Codex takes over
+    ``apply_patch <<'EOF' ... EOF``, ``cd DIR && ...`` first, and applies it itself; any
+    other command holding a patch is read from ``*** Begin Patch`` to its last
+    ``*** End Patch``)."""
     tool_input = payload.get("tool_input")
-    if payload.get("tool_name") != "apply_patch" or not isinstance(tool_input, dict):
+    cwd = payload.get("cwd")
+    if not isinstance(tool_input, dict) or not isinstance(cwd, str):
         return None
-    patch = tool_input.get("command", tool_input.get("patch", tool_input.get("input")))
-    return patch if isinstance(patch, str) and "*** Begin Patch" in patch else None
+    if payload.get("tool_name") == "apply_patch":
+        patch = tool_input.get("command", tool_input.get("patch", tool_input.get("input")))
+        return (patch, cwd) if isinstance(patch, str) and "*** Begin Patch" in patch else None
+    command = tool_input.get("command", tool_input.get("cmd"))
+    if isinstance(command, list):
+        words = [word for word in command if isinstance(word, str)]
+        command = words[-1] if len(words) >= 3 and words[-2] in ("-c", "-lc") else " ".join(words)
+    if not isinstance(command, str) or "*** Begin Patch" not in command:
+        return None
+    moved = _SHELL_CD.match(command)
+    if moved:
+        cwd = os.path.join(cwd, moved.group(1).strip("'\""))
+    heredoc = _HEREDOC.search(command)
+    if heredoc and heredoc.end() <= command.index("*** Begin Patch"):
+        body = command[heredoc.end():]
+        closing = re.search(rf"^{re.escape(heredoc.group(2))}[ \t]*$", body, re.M)
+        return (body[:closing.start()] if closing else body), cwd
+    start = command.index("*** Begin Patch")
+    end = command.rfind("*** End Patch")
+    end = end + len("*** End Patch") if end > start else len(command)
+    return command[start:end], cwd
 
 
 def _pairs(text: str) -> set:
@@ -353,12 +387,12 @@ def judge_sentence(sentence: str, sources: list[tuple[str, str]], index_of, thre
 
 
 def payload_write(payload: dict, codex_home: str) -> MemoryWrite | None:
-    """:func:`memory_write` of a PreToolUse payload's patch; None when it is none."""
-    patch = memory_patch(payload)
-    cwd = payload.get("cwd")
-    if patch is None or not isinstance(cwd, str) or not os.path.isabs(cwd):
+    """:func:`memory_write` of a PreToolUse payload's patch (:func:`payload_patch`); None
+    when it writes no memory file."""
+    found = payload_patch(payload)
+    if found is None or not os.path.isabs(found[1]):
         return None
-    return memory_write(patch, cwd, codex_home)
+    return memory_write(found[0], os.path.normpath(found[1]), codex_home)
 
 
 def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | None = None,
