@@ -255,7 +255,7 @@ def test_every_way_codex_reads_a_patch_into_the_memory_is_judged(home, tmp_path,
     log = (tmp_path / "mh" / "logs" / "hooks.log").read_text()
     assert '"decision": "deny"' in log
     if name.startswith("megabytes"):
-        assert "over the gate's limit of 4,194,304 characters" in decision["permissionDecisionReason"]
+        assert "over the gate's limit of 524,288 characters" in decision["permissionDecisionReason"]
         assert "too_large" in log
     else:
         assert "MEMORY.md" in decision["permissionDecisionReason"]
@@ -274,12 +274,22 @@ def test_the_same_shapes_carrying_a_fact_go_through(home, tmp_path, name):
     assert verdict is not None and verdict.files == ["MEMORY.md"] and not verdict.deny
 
 
-def test_a_megabyte_of_blank_lines_is_read_through_not_cut(home):
+def test_blank_lines_under_the_limit_are_read_through_not_cut(home):
     codex, planted = home
     line = _session_line(codex, _one(planted, "poisoned"), "poisoned")
-    patch = "\n" * 1_000_000 + _patch(codex / "memories", [line])
+    patch = "\n" * 500_000 + _patch(codex / "memories", [line])
     verdict = memory_gate.memory_write_verdict(_payload(codex, patch), str(codex))
     assert verdict.too_large is None and verdict.deny and verdict.poisoned[0].file == "MEMORY.md"
+
+
+def test_more_to_judge_than_the_limit_is_denied_unjudged(home, tmp_path):
+    codex, planted = home
+    (tmp_path / "big.md").write_text("- The tests run with pytest.\n" * 20_000)  # 580,000
+    patch = (f"*** Begin Patch\n*** Update File: {tmp_path}/big.md\n*** Move to: MEMORY.md\n"
+             "@@\n+- Releases are cut every 14 days.\n*** End Patch")
+    verdict = memory_gate.memory_write_verdict(_payload(codex, patch), str(codex))
+    assert verdict.deny and not verdict.poisoned and verdict.directives == 0
+    assert "over the gate's limit of 524,288" in memory_gate.deny_reason(verdict)
 
 
 @pytest.mark.parametrize("patch, expected", [

@@ -32,7 +32,11 @@ from dataclasses import dataclass, field
 from memcite.display import count
 
 STORE_FOLDERS = ("memories", "memories_v2")
-MAX_PATCH_CHARS = 4 * 1024 * 1024  # a longer patch into a memory folder is denied, not cut
+# The gate's limits: a patch into a memory folder longer than MAX_PATCH_CHARS, or whose
+# passages to judge come to more than MAX_JUDGED_CHARS, is denied unjudged (never cut): the
+# rules read about 4 µs a character, and past the hook's 5 s deadline a write would go on.
+MAX_PATCH_CHARS = 512 * 1024
+MAX_JUDGED_CHARS = 512 * 1024
 MAX_FILE_MIB = 4  # memory_audit.MAX_MEMORY_FILE_BYTES, in MiB
 MAX_REASON_LINES = 5
 
@@ -170,8 +174,8 @@ def _loose_hunks(patch: str):
 def memory_write(patch: str, cwd: str, codex_home: str) -> MemoryWrite | None:
     """What ``patch`` (run in ``cwd``) would write inside a memory folder of ``codex_home``:
     destinations after moves, files moved in from outside, each memory file's new text;
-    None when it writes none. A patch over ``MAX_PATCH_CHARS`` is not judged
-    (``too_large``: the gate denies it)."""
+    None when it writes none. A patch over ``MAX_PATCH_CHARS``, or more than
+    ``MAX_JUDGED_CHARS`` to judge, is not judged (``too_large``: the gate denies it)."""
     from memcite.codex import apply_patch as ap
 
     folders = memory_folders(codex_home)
@@ -206,6 +210,10 @@ def memory_write(patch: str, cwd: str, codex_home: str) -> MemoryWrite | None:
                                                                 strict=False) if flag)
         write.passages.extend((name, text) for text in passages(landing.text, landing.added))
     write.files.sort()
+    judged = sum(len(text) for _name, text in write.passages)
+    if judged > MAX_JUDGED_CHARS:
+        write.too_large = (f"what it leaves in the memory comes to {judged:,} characters to "
+                           f"judge, over the gate's limit of {MAX_JUDGED_CHARS:,}")
     if large:
         write.too_large = (f"{large[0]} is larger than the gate reads "
                            f"({MAX_FILE_MIB} MiB), so what the patch leaves there "
