@@ -6,9 +6,12 @@ memory folder with ``apply_patch``, and the home's ``PreToolUse`` hook sees each
 folder; seen with Codex 0.171, ``tests/e2e/test_e2e_memory_gate.py``). ``memory_write_verdict``
 reads such a patch:
 
-1. the lines it adds (``+`` lines of ``*** Add File:`` and ``*** Update File:`` sections)
-   to a file inside ``memories/`` or ``memories_v2/`` of the Codex home; any other patch, and
-   any other tool, is not a memory write and gets no verdict;
+1. what it would leave in each file inside ``memories/`` or ``memories_v2/`` of the Codex
+   home, the patch read as Codex reads it (``memcite.codex.apply_patch``: destinations after
+   moves, files moved in, each file's new text); the passages holding an added line, folded
+   for judging (``memcite.judgement.normalize``); a patch run through the shell
+   (``apply_patch <<'EOF'``) too. Any other patch, and any other tool, is not a memory write
+   and gets no verdict; one over the gate's limits is denied unjudged;
 2. of those, the sentences the directive rules match (``memcite.lint.directives``); a write
    without one costs nothing more;
 3. for each such sentence, where its words first appear in the source sessions of the
