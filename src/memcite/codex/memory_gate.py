@@ -156,6 +156,12 @@ def _reader(folders: list[str], problems: list[str], large: list[str]):
     return read
 
 
+_ANY_HEADER = re.compile(r"^[\t\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*"
+                         r"\*\*\* (?:Add File|Delete File|Update File|Move to): ([^\n]*?)"
+                         r"[\t\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$",
+                         re.M)
+
+
 def _loose_hunks(patch: str):
     """A patch Codex would refuse, read loosely (every header, trimmed; every line after
     one as added): what the gate judges when its reading and Codex's could differ."""
@@ -184,15 +190,18 @@ def memory_write(patch: str, cwd: str, codex_home: str) -> MemoryWrite | None:
     folders = memory_folders(codex_home)
     problems: list[str] = []
     large: list[str] = []
-    try:
-        hunks = ap.parse_patch(patch)
-    except ap.PatchError as exc:
-        problems.append(f"Codex would refuse the patch ({exc}); every line of it is judged")
-        hunks = _loose_hunks(patch)
-    names = [ap.resolve(cwd, name) for hunk in hunks
-             for name in (hunk.path, hunk.move_to) if name is not None]
-    touched = [where for where in (_inside(os.path.realpath(name), folders) for name in names)
-               if where is not None]
+    hunks = []
+    if len(patch) > MAX_PATCH_CHARS:  # every header-like line, found at C speed
+        names = [match.group(1) for match in _ANY_HEADER.finditer(patch)]
+    else:
+        try:
+            hunks = ap.parse_patch(patch)
+        except ap.PatchError as exc:
+            problems.append(f"Codex would refuse the patch ({exc}); every line of it is judged")
+            hunks = _loose_hunks(patch)
+        names = [name for hunk in hunks for name in (hunk.path, hunk.move_to) if name is not None]
+    touched = [where for where in (_inside(os.path.realpath(ap.resolve(cwd, name)), folders)
+                                   for name in names) if where is not None]
     if not touched:
         return None
     if len(patch) > MAX_PATCH_CHARS:
