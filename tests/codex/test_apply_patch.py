@@ -5,6 +5,8 @@ binary), and the rules the table rests on."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from apply_patch_cases import CASES, simulate
 from memcite.codex import apply_patch as ap
@@ -65,3 +67,21 @@ def test_a_hunk_that_cannot_be_applied_still_lands_its_own_lines():
     (landing,) = ap.landings(hunks, "/w", lambda path: None).values()
     assert not landing.complete and landing.text == "ctx\nnew\n"
     assert landing.added == [False, True] and "cannot be read" in landing.problems[0]
+
+
+_PIECES = ["*** Begin Patch", "*** End Patch", "*** Add File: a.md", "*** Update File: a.md",
+           "*** Delete File: a.md", "*** Move to: b.md", "*** End of File", "@@", "@@ x", "+x",
+           "-x", " x", "", "\u2028", "\t", "EOF", "<<EOF", "x\r"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=8)), max_size=12),
+       st.text(max_size=20))
+def test_any_text_parses_or_is_refused_and_any_hunks_land(pieces, file_text):
+    try:
+        hunks = ap.parse_patch("\n".join(pieces))
+    except ap.PatchError:
+        return
+    landed = ap.landings(hunks, "/w", lambda path: file_text if path == "/w/a.md" else None)
+    for landing in landed.values():
+        assert len(landing.added) <= landing.text.count("\n") + 1
