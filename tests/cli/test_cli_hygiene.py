@@ -374,7 +374,7 @@ def test_help_shows_the_choices_and_whole_summaries():
         assert "<str>" not in result.stdout.split("Options:")[1], command
     top = runner.invoke(app, ["--help"]).stdout
     flat = " ".join(top.split())
-    assert "..." not in top.split("Commands:")[1] and "-V, --version" in top
+    assert "..." not in top.split("Start here:")[1] and "-V, --version" in top
     for name, command in get_command(app).commands.items():
         summary = " ".join(command.help.split("\n\n")[0].split())
         assert f"{name} {summary}" in flat, name
