@@ -173,7 +173,7 @@ def _forbid_codex_home(monkeypatch) -> list[str]:
     ["conformance", "export", "{tmp}/corpus"],
     ["stats", "--db", NO_SERVER],
     ["stats", "--db", NO_SERVER, "--json"],
-    ["report", "--db", NO_SERVER, "--html", "{tmp}/page.html"],
+    ["report", "--db", NO_SERVER, "--output", "{tmp}/page.html"],
 ])
 def test_commands_that_need_no_codex_home_never_look_for_one(args, empty_home, tmp_path,
                                                              monkeypatch):
