@@ -89,6 +89,7 @@ def doctor(
         cwd=cwd or os.getcwd(),
         environ=where.environ,
         config_path=where.config.path,
+        codex_home_from=where.codex_home.origin,
     )
     checks = run_checks(inputs)
     if json:

@@ -54,6 +54,7 @@ class DoctorInputs:
     cwd: str
     environ: dict
     config_path: str | None = None  # memcite's config; None: the one ``environ`` names
+    codex_home_from: str | None = None  # --codex-home | CODEX_HOME | default: for true hints
 
     def memcite_config(self) -> str:
         """memcite's config file, as the command resolved it (else as ``environ`` names it)."""
@@ -82,8 +83,11 @@ def _load_config(home: str) -> tuple[dict | None, str | None]:
 def check_codex_home(inputs: DoctorInputs) -> Check:
     home = inputs.codex_home
     if not os.path.isdir(home):
-        return Check("codex-home", FAILURE, f"{home}: no such folder",
-                     "pass --codex-home DIR or set CODEX_HOME to Codex's home (default ~/.codex)")
+        from memcite.ledger.codex_home import no_codex_home_hint
+
+        return Check("codex-home", FAILURE, f"{home}: " + (
+            "not a folder" if os.path.lexists(home) else "no such folder"),
+            no_codex_home_hint(inputs.codex_home_from, home))
     return Check("codex-home", OK, home)
 
 
