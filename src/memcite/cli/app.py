@@ -144,8 +144,13 @@ def _show_masked(error: typer.TyperException) -> None:
     import io
     import sys
 
+    from memcite.cli import console
     from memcite.cli.console import masked
 
+    if console.json_errors():  # a usage error under --json: one JSON object too
+        sys.stderr.write(console.error_json(error.format_message(), None, error.exit_code) + "\n")
+        sys.stderr.flush()
+        return
     buffer = io.StringIO()
     error.show(file=buffer)
     sys.stderr.write(masked(buffer.getvalue()))
