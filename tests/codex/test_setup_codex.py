@@ -439,3 +439,16 @@ def test_trust_in_a_project_goes_to_the_codex_home_s_config(tmp_path, monkeypatc
 def test_trust_with_remove_is_bad_usage(tmp_path):
     refused = _setup(tmp_path, "--remove", "--trust")
     assert refused.exit_code == 2 and "--trust and --remove" in refused.output
+
+
+def test_the_help_names_every_hook_setup_adds_and_the_mcp_server():
+    """Issue 40: the help said it adds "the Stop hook and MCP server"; it adds three hooks."""
+    from memcite.codex.setup import HOOK_ARGS, LINT_ARGS, STOP_ARGS
+
+    shown = " ".join(CliRunner().invoke(app, ["setup", "codex", "--help"]).stdout.split())
+    added = [event for event, args in HOOK_ARGS.items() if args in (STOP_ARGS, LINT_ARGS)]
+    assert added == ["Stop", "SubagentStop", "PostToolUse"]
+    for event in added:
+        assert event in shown, event
+    assert "Three hooks go into hooks.json" in shown and "MCP server (`memcite mcp`)" in shown
+    assert "Add memcite's Stop hook and MCP server" not in shown
