@@ -182,7 +182,23 @@ def _read_in_folder(root: MemoryRoot, inside: str, problems: list[str],
         os.close(fd)
     if result.too_large and limit is None:
         problems.append(f"{inside}: larger than {MAX_MEMORY_FILE_BYTES} bytes; its start was read")
-    return result.data.decode("utf-8", "replace") if result.data is not None else None
+    return decode_said(result.data, inside, problems, cut=result.too_large) \
+        if result.data is not None else None
+
+
+def decode_said(data: bytes, name: str, problems: list[str], *, cut: bool = False) -> str:
+    """``data`` as UTF-8, each invalid byte sequence read as U+FFFD and said once in
+    ``problems`` (never a file skipped whole); ``cut``: a character cut at the end is no error."""
+    import codecs
+
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=not cut)
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    if bad > 0:
+        said = (f"{name}: not valid UTF-8 in {count(bad, 'place')}; read with U+FFFD "
+                "in their place")
+        if said not in problems:
+            problems.append(said)
+    return text
 
 
 def _memory(memories: dict[str, Memory], thread_id: str) -> Memory:
@@ -358,9 +374,9 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
         with MemoryRoot(folder) as root:
             summary_names = _read_summaries(root, folder, memories, problems)
             _read_raw_memories(root, memories, problems)
-            for name in FOLDER_FILES:
+            for name in (*FOLDER_FILES, *_read_too(folder)):
                 text = _read_in_folder(root, name, problems)
-                if text:
+                if text and "\x00" not in text:  # a skill's image is no text
                     folder_lines.extend((name, number, line)
                                         for number, line in enumerate(text.splitlines(), start=1))
     else:
@@ -370,6 +386,30 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
     for memory in memories.values():
         memory.session_path = sessions.get(memory.thread_id)
     return MemoryHome(locations, memories, folder_lines, sessions, problems, summary_names, texts)
+
+
+AD_HOC_NOTES = "extensions/ad_hoc/notes"
+SKILLS = "skills"
+MAX_READ_TOO = 2000  # at most this many notes and skill files
+
+
+def _read_too(folder: str) -> list[str]:
+    """What the next consolidation or session also reads, beside ``FOLDER_FILES``: the ad-hoc
+    notes (``extensions/ad_hoc/notes/*``) and every skill file (``skills/**``), as paths in
+    the folder (hidden names and symlinks left out; ``_read_in_folder`` reads them safely)."""
+    found: list[str] = []
+    for inside, recurse in ((AD_HOC_NOTES, False), (SKILLS, True)):
+        top = os.path.join(folder, *inside.split("/"))
+        for base, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if recurse and not d.startswith(".")
+                             and not os.path.islink(os.path.join(base, d)))
+            rel = os.path.relpath(base, folder).replace(os.sep, "/")
+            found.extend(f"{rel}/{name}" for name in sorted(files) if not name.startswith(".")
+                         and os.path.isfile(os.path.join(base, name))
+                         and not os.path.islink(os.path.join(base, name)))
+            if len(found) >= MAX_READ_TOO:
+                return found[:MAX_READ_TOO]
+    return found
 
 
 # --------------------------------------------------------------------------- folder lines
@@ -614,32 +654,58 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
     return out
 
 
-def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: str) -> list[dict]:
-    from memcite.secrets import scan as scan_secrets
+def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: str
+                     ) -> tuple[list[dict], str]:
+    """The secret of one folder line, and the line with every secret found masked."""
+    found, masked = _memory_secrets(memory, [(where, line)], codex_home)
+    return found, masked[0][1]
 
-    return [_finding("secret", memory, where, line, rule=found.kind, origin=None,
-                     codex_home=codex_home, message=f"a secret ({found.kind}) in memory text")
-            for found in scan_secrets(line)[:1]]
+
+def _mask_spans(line: str, spans: list[tuple[str, int, int]]) -> str:
+    out, at = [], 0
+    for kind, start, end in sorted(spans, key=lambda span: span[1]):
+        if start >= at:
+            out.append(f"{line[at:start]}[REDACTED:{kind}]")
+            at = end
+    return "".join(out) + line[at:]
 
 
-def _memory_secrets(memory: Memory, lines_of_memory, codex_home: str) -> list[dict]:
-    """The secrets of a memory's text, scanned at once (a line held in several places once)."""
+def _memory_secrets(memory: Memory | None, lines_of_memory, codex_home: str
+                    ) -> tuple[list[dict], list[tuple[str, str]]]:
+    """The secrets of a memory's text, scanned at once (a line held in several places once),
+    and its lines with each secret masked by the span that found it, whichever line or
+    lines it spans: what the audit shows of the memory from then on (``shown`` masks a
+    line alone, and a secret found only in its context would be printed)."""
     from memcite.secrets import scan as scan_secrets
 
     unique: dict[str, str] = {}
     for where, line in lines_of_memory:
         unique.setdefault(line.replace("\n", " "), where)
     lines = list(unique)
-    out, seen = [], set()
-    for found in scan_secrets("\n".join(lines)):
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    out, spans = [], {}
+    for found in scan_secrets("\n".join(lines), blocks=False):
         index = found.line - 1
-        if index in seen or not 0 <= index < len(lines):
+        if not 0 <= index < len(lines):
             continue
-        seen.add(index)
-        out.append(_finding("secret", memory, unique[lines[index]], lines[index],
-                            rule=found.kind, origin=None, codex_home=codex_home,
-                            message=f"a secret ({found.kind}) in memory text"))
-    return out
+        first = index not in spans
+        while index < len(lines) and starts[index] < found.end:
+            begin = max(found.start - starts[index], 0)
+            end = min(found.end - starts[index], len(lines[index]))
+            if end > begin:
+                spans.setdefault(index, []).append((found.kind, begin, end))
+            index += 1
+        if first:
+            out.append((found.line - 1, found.kind))
+    masked = {lines[index]: _mask_spans(lines[index], found) for index, found in spans.items()}
+    report = [_finding("secret", memory, unique[lines[index]], masked.get(lines[index], lines[index]),
+                       rule=kind, origin=None, codex_home=codex_home,
+                       message=f"a secret ({kind}) in memory text") for index, kind in out]
+    return report, [(where, masked.get(line.replace("\n", " "), line))
+                    for where, line in lines_of_memory]
 
 
 def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: str | None = None,
@@ -661,13 +727,13 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         index = sessions.index(memory.session_path)
-        lines = home.lines_of(memory)
+        secrets, lines = _memory_secrets(memory, home.lines_of(memory), codex_home)  # masked
+        findings.extend(secrets)
         if project and not _in_project(memory.cwd, project):
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
                                      else thread_id, lines[0][1] if lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
-        findings.extend(_memory_secrets(memory, lines, codex_home))
         seen: set = set()  # a sentence in several places of one memory is said once
         for where, line in lines:
             findings.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
@@ -682,9 +748,10 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         ids, _how = attributed[key]
         where = f"{name}:{number}"
         memory = home.memories.get(ids[0]) if ids else None
-        traced_lines += bool(ids)
+        traced_lines += bool(ids) and name in FOLDER_FILES
         before = len(findings)
-        findings.extend(_secret_findings(memory, where, text, codex_home))
+        secrets, text = _secret_findings(memory, where, text, codex_home)
+        findings.extend(secrets)
         index = sessions.index(memory.session_path) if memory else None
         findings.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
                                            threshold=threshold, seen=set()))
@@ -718,7 +785,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     return {"codex_home": codex_home, "memory_folder": home.locations.memory_folder,
             "project": project, "threshold": threshold, "memories": len(home.memories),
             "with_session": sum(1 for m in home.memories.values() if m.session_path),
-            "folder_lines": sum(1 for _n, _l, text in home.folder_lines if text.strip()),
+            "folder_lines": sum(1 for name, _l, text in home.folder_lines
+                                if text.strip() and name in FOLDER_FILES),
             "folder_lines_traced": traced_lines, "counts": counts, "high": high,
             "projects": None if project else _project_table(home, findings),
             "findings": findings, "problems": [shown(p, 500) for p in problems[:100]],
