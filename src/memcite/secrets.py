@@ -889,7 +889,7 @@ _FILE_EXTENSIONS = (
 def _file_name_re() -> re.Pattern:
     """A file name's extension right after a token: the token names a file (a log's
     ``2026.01.02-03.04.05_client__<id>_1.log``, a workbook's), it is no key."""
-    return re.compile(r"\.(?:%s)(?![\w-])" % "|".join(_FILE_EXTENSIONS), re.IGNORECASE)
+    return re.compile(r"\.(?:" + "|".join(_FILE_EXTENSIONS) + r")(?![\w-])", re.IGNORECASE)
 
 
 def _plugin_spans(plugin, line: str):
