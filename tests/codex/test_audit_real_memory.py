@@ -112,3 +112,58 @@ def test_a_memory_md_that_is_not_utf8_is_read_and_said_so(tmp_path):
     assert report["folder_lines"] == 3
     assert [f["where"] for f in _secrets(report)] == ["MEMORY.md:4"]
     assert any("MEMORY.md: not valid UTF-8 in 2 places" in p for p in report["problems"])
+
+
+# --------------------------------------------------------------------------- Codex's formats
+
+def _grouped_memory_md(cwd: str, other: str = "/srv/elsewhere") -> str:
+    return (f"# Task Group: orchard irrigation\n\nscope: the sprinkler controller\n"
+            f"applies_to: cwd={cwd}; reuse_rule=only for this controller's repository\n\n"
+            "## Task 1: move the schedule\n\n### rollout_summary_files\n\n"
+            f"- rollout_summaries/{SUMMARY} (cwd={cwd}, thread_id={THREAD})\n\n"
+            "### keywords\n\n- sprinkler, schedule\n\n"
+            "## Reusable knowledge\n\n- The controller restarts after each schedule change.\n\n"
+            "## Failures and how to do differently\n\n- Editing the cron table by hand lost "
+            "the evening run twice.\n\n"
+            f"# Task Group: weather station\n\napplies_to: cwd={other}; reuse_rule=there only\n\n"
+            "## Reusable knowledge\n\n- The station reports in kelvin.\n")
+
+
+@pytest.mark.parametrize(("group_cwd", "thread_cwd", "project"), [
+    ("/srv/orchard", "/srv/orchard", "/srv/orchard"),
+    ("/srv/orchard tools/main", "/srv/orchard tools/main", "/srv/orchard tools/main"),
+    (r"Z:\Orchard Planner ERP", r"\\?\Z:\Orchard Planner ERP", r"Z:\Orchard Planner ERP"),
+    (r"\\?\Z:\Orchard Planner ERP", r"Z:\Orchard Planner ERP", r"z:/orchard planner erp/"),
+    (r"C:\Users\dev\Orchard", r"\\?\C:\Users\dev\Orchard\firmware", r"C:\Users\dev\Orchard"),
+])
+def test_a_task_group_s_own_lines_are_never_cross_project(tmp_path, group_cwd, thread_cwd, project):
+    codex = _home(tmp_path, {"MEMORY.md": _grouped_memory_md(group_cwd)}, cwd=thread_cwd)
+    report = audit_home(str(codex), project=project, cwd=str(codex))
+    cross = [f for f in report["findings"] if f["kind"] == "cross-project"]
+    assert [f["where"] for f in cross] == ["MEMORY.md:30"]  # the other group's line alone
+    assert cross[0]["project"] == "/srv/elsewhere"
+
+
+@pytest.mark.parametrize(("path", "root", "inside"), [
+    (r"\\?\N:\Field Tools\app", r"N:\Field Tools", True),
+    (r"n:/field tools", r"N:\Field Tools\\", True),
+    (r"\\?\UNC\server\share\repo", r"\\server\share", True),
+    (r"N:\Field Toolsmith", r"N:\Field Tools", False),
+    ("/srv/orchard/sub/..", "/srv/orchard", True),
+    ("/srv/Orchard", "/srv/orchard", False),  # POSIX keeps case
+    ("/srv/orchard-two", "/srv/orchard", False),
+])
+def test_cwds_are_compared_as_codex_writes_them(path, root, inside):
+    from memcite.codex.cwd_match import inside as is_inside
+
+    assert is_inside(path, root) is inside
+
+
+@pytest.mark.parametrize("line", [18, 22])
+def test_trace_follows_a_line_under_any_subheading_to_its_group_s_sources(tmp_path, line):
+    from memcite.codex.memory_trace import trace
+
+    codex = _home(tmp_path, {"MEMORY.md": _grouped_memory_md("/srv/orchard")})
+    report = trace(str(codex), f"MEMORY.md:{line}", cwd=str(codex))
+    assert report["resolved_by"] == "block"
+    assert [m["thread_id"] for m in report["memories"]] == [THREAD]

@@ -422,14 +422,16 @@ def _grams(text: str) -> set:
     return {(words[i], words[i + 1]) for i in range(len(words) - 1)}
 
 
-def _blocks(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], list[str]]:
-    """For each folder line, the text of its block (a ``# ``/``## `` section of its file)."""
+def _blocks(lines: list[tuple[str, int, str]], heads: tuple[str, ...] = ("# ", "## ")
+            ) -> dict[tuple[str, int], list[str]]:
+    """For each folder line, the text of its block (a section of its file that starts at a
+    heading of ``heads``: ``# ``/``## ``, or ``# `` alone for a whole task group)."""
     out: dict[tuple[str, int], list[str]] = {}
     block: list[str] = []
     members: list[tuple[str, int]] = []
     current = None
     for name, number, text in lines + [("", 0, "# end")]:
-        if name != current or text.startswith(("# ", "## ")):
+        if name != current or text.startswith(heads):
             for key in members:
                 out[key] = block
             block, members, current = [], [], name
@@ -438,7 +440,9 @@ def _blocks(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], list[str
     return out
 
 
-_APPLIES_TO = re.compile(r"^\s*applies_to:\s*cwd=(\S+)")
+# ``applies_to: cwd=<path>; reuse_rule=<text>``: the path runs to the ``;`` (spaces, a
+# Windows path and its ``\\?\`` prefix included)
+_APPLIES_TO = re.compile(r"^\s*applies_to:\s*cwd=\s*([^;]*?)\s*(?:;|$)")
 
 
 def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
@@ -460,8 +464,8 @@ def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
             close()
             group, cwd = [], None
         found = _APPLIES_TO.match(text)
-        if found and cwd is None:
-            cwd = storable(found.group(1))
+        if found and cwd is None and found.group(1).strip("`'\" "):
+            cwd = storable(found.group(1).strip("`'\" "))
         group.append((name, number))
     close()
     return out
@@ -489,6 +493,13 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
         return ids
 
     blocks = _blocks(home.folder_lines)
+    groups = _blocks([line for line in home.folder_lines if line[0] == "MEMORY.md"], ("# ",))
+    said: dict[int, list[str]] = {}  # a block's ids, found once for all of its lines
+
+    def named_block(block: list[str]) -> list[str]:
+        if id(block) not in said:
+            said[id(block)] = named(block)
+        return said[id(block)]
     out: dict[tuple[str, int], tuple[list[str], str]] = {}
     unmatched: list[tuple[tuple[str, int], set]] = []
     for name, number, text in home.folder_lines:
@@ -526,9 +537,11 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
         if grams and best and best[0][0] / len(grams) >= threshold:
             out[key] = ([best[0][1]], "text")
             continue
-        # MEMORY.md's task groups name their sources ("Source: rollout <id>"): the line's
-        # section is the last resort (the injected summary is one section: never used)
-        ids = named(blocks.get(key, [])) if key[0] == "MEMORY.md" else []
+        # MEMORY.md's task groups name their sources ("Source: rollout <id>", a
+        # ``### rollout_summary_files`` list): the line's ``##`` section, else its whole task
+        # group under any subheading, is the last resort (the injected summary: never used)
+        ids = named_block(blocks.get(key, [])) or named_block(groups.get(key, [])) \
+            if key[0] == "MEMORY.md" else []
         out[key] = (ids, "block") if ids else ([], "none")
     return out
 
@@ -545,11 +558,13 @@ def fix_for(thread_id: str, codex_home: str) -> str:
 
 
 def _in_project(cwd: str | None, project: str) -> bool:
+    """Whether ``cwd`` is ``project`` or inside it, compared as ``memcite.codex.cwd_match``
+    spells them (a Windows path's ``\\?\`` prefix, separators and case aside)."""
+    from memcite.codex.cwd_match import inside
+
     if not cwd:
         return True  # unknown: never claimed to be another project's
-    path = os.path.normpath(cwd)
-    root = os.path.normpath(project)
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+    return inside(cwd, project)
 
 
 def origin_dict(origin: provenance.Origin | None) -> dict | None:
@@ -720,7 +735,9 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
                               cache_dir=cache_dir, now=now)
     codex_home = home.locations.codex_home
-    project = os.path.realpath(project) if project else None
+    from memcite.codex.cwd_match import windows_form
+
+    project = (project if windows_form(project) else os.path.realpath(project)) if project else None
     problems = home.problems
     sessions = SessionIndex(problems)
     findings: list[dict] = []
@@ -755,13 +772,14 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         index = sessions.index(memory.session_path) if memory else None
         findings.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
                                            threshold=threshold, seen=set()))
-        # a line traced to no memory keeps the project its task group applies to
-        line_project = memory.cwd if memory else applies.get(key)
+        # a task group's line is of the project the group applies to (as Codex wrote it),
+        # whichever memory it was traced to; a line of no task group, its memory's
+        line_project = applies.get(key) or (memory.cwd if memory else None)
         for found in findings[before:]:
             found["project"] = found["project"] or line_project
         if project and line_project and not _in_project(line_project, project):
-            whose = (f"a memory of {line_project}" if memory else
-                     f"a task group that applies to {line_project}")
+            whose = (f"a task group that applies to {line_project}" if applies.get(key) else
+                     f"a memory of {line_project}")
             found = _finding("cross-project", memory, where, text, rule=None, origin=None,
                              codex_home=codex_home,
                              message=f"a line of {name} from {whose}, not of {project}")
