@@ -559,7 +559,7 @@ def fix_for(thread_id: str, codex_home: str) -> str:
 
 def _in_project(cwd: str | None, project: str) -> bool:
     """Whether ``cwd`` is ``project`` or inside it, compared as ``memcite.codex.cwd_match``
-    spells them (a Windows path's ``\\?\`` prefix, separators and case aside)."""
+    spells them (the Windows prefix \\\\?\\, separators and case aside)."""
     from memcite.codex.cwd_match import inside
 
     if not cwd:
