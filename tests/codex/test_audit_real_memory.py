@@ -167,3 +167,30 @@ def test_trace_follows_a_line_under_any_subheading_to_its_group_s_sources(tmp_pa
     report = trace(str(codex), f"MEMORY.md:{line}", cwd=str(codex))
     assert report["resolved_by"] == "block"
     assert [m["thread_id"] for m in report["memories"]] == [THREAD]
+
+
+@pytest.mark.parametrize(("origin", "thread_url", "cross"), [
+    ("git@github.com:orchard/controller.git", "https://github.com/orchard/controller", False),
+    ("https://GitHub.com/orchard/controller.git", "ssh://git@github.com/orchard/controller/", False),
+    ("git@github.com:orchard/controller.git", "https://github.com/orchard/weather", True),
+    (None, "https://github.com/orchard/controller", True),
+])
+def test_a_clone_elsewhere_of_the_project_s_repository_is_the_project(tmp_path, origin, thread_url,
+                                                                       cross):
+    import sqlite3
+
+    codex = _home(tmp_path, {}, cwd="/home/dev/old-checkout/controller")
+    with sqlite3.connect(codex / "state_5.sqlite") as db:
+        db.execute("CREATE TABLE threads (id TEXT, cwd TEXT, source TEXT, created_at INTEGER,"
+                   " git_branch TEXT, git_origin_url TEXT)")
+        db.execute("INSERT INTO threads VALUES (?, ?, 'cli', 1767225600, 'main', ?)",
+                   (THREAD, "/home/dev/old-checkout/controller", thread_url))
+    db.close()
+    project = tmp_path / "controller"
+    (project / ".git").mkdir(parents=True)
+    if origin:
+        (project / ".git" / "config").write_text(
+            f'[core]\n\tbare = false\n[remote "origin"]\n\turl = {origin}\n'
+            '\tfetch = +refs/heads/*:refs/remotes/origin/*\n')
+    report = audit_home(str(codex), project=str(project), cwd=str(codex))
+    assert bool(report["counts"]["cross-project"]) is cross

@@ -62,4 +62,59 @@ def inside(path: str, root: str) -> bool:
     return path.startswith(root.rstrip(sep) + sep)
 
 
-__all__ = ["comparable", "inside", "windows_form"]
+MAX_GIT_CONFIG = 256 * 1024
+
+
+def git_origin(folder: str) -> str | None:
+    """The ``origin`` remote's URL of the git repository at ``folder`` (its ``.git/config``,
+    or a worktree's through its ``.git`` file's ``gitdir:``), read as text, no git run; None
+    when there is none. Reads at most ``MAX_GIT_CONFIG`` bytes of each file."""
+    import os
+
+    dot_git = os.path.join(folder, ".git")
+    try:
+        if os.path.isfile(dot_git):
+            with open(dot_git, encoding="utf-8", errors="replace") as handle:
+                line = handle.read(4096).strip()
+            if not line.startswith("gitdir:"):
+                return None
+            gitdir = os.path.join(folder, line.split(":", 1)[1].strip())
+            common = os.path.join(gitdir, "commondir")
+            if os.path.isfile(common):
+                with open(common, encoding="utf-8", errors="replace") as handle:
+                    gitdir = os.path.join(gitdir, handle.read(4096).strip())
+            dot_git = gitdir
+        with open(os.path.join(dot_git, "config"), encoding="utf-8", errors="replace") as handle:
+            text = handle.read(MAX_GIT_CONFIG)
+    except OSError:
+        return None
+    section = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line
+        elif section is not None and re.fullmatch(r'\[remote\s+"origin"\]', section) \
+                and re.match(r"url\s*=", line):
+            return line.split("=", 1)[1].strip() or None
+    return None
+
+
+def repository_key(url: str | None) -> str | None:
+    """A remote URL as one spelling per repository: ``git@host:org/repo.git``,
+    ``https://user@host/org/repo`` and ``ssh://git@host/org/repo/`` are ``host/org/repo``
+    (the host's case folded)."""
+    if not url or not url.strip():
+        return None
+    url = url.strip()
+    scp = re.fullmatch(r"(?:[^@/\s]+@)?([^:/\s]+):(?!//)(.+)", url)
+    if scp and "://" not in url:
+        host, path = scp.groups()
+    else:
+        rest = url.split("://", 1)[-1]
+        host, _, path = rest.partition("/")
+        host = host.rsplit("@", 1)[-1].split(":", 1)[0]
+    path = path.strip("/").removesuffix(".git").strip("/")
+    return f"{host.casefold()}/{path}" if host and path else None
+
+
+__all__ = ["comparable", "git_origin", "inside", "repository_key", "windows_form"]

@@ -91,6 +91,7 @@ class Memory:
     source: str | None = None  # cli | exec | vscode | subagent, from Codex's threads table
     created_at: int | None = None
     session_path: str | None = None
+    git_origin: str | None = None  # the thread's git_origin_url, from Codex's threads table
 
 
 @dataclass
@@ -326,13 +327,16 @@ def _read_threads(sqlite_home: str, memories: dict[str, Memory], problems: list[
         columns = {row[1] for row in conn.execute("PRAGMA table_info(threads)")}
         if "id" not in columns:
             return
-        wanted = [name if name in columns else "NULL" for name in ("cwd", "source", "created_at")]
+        wanted = [name if name in columns else "NULL"
+                  for name in ("cwd", "source", "created_at", "git_origin_url")]
         for row in conn.execute(f"SELECT id, {', '.join(wanted)} FROM threads"):
             thread_id = normalize_thread_id(str(row[0] or ""))
             memory = memories.get(thread_id or "")
             if memory is None:
                 continue
-            cwd, source, created = row[1:]
+            cwd, source, created, origin = row[1:]
+            if isinstance(origin, str) and origin.strip():
+                memory.git_origin = storable(origin.strip())
             if isinstance(cwd, str) and cwd:
                 memory.cwd = memory.cwd or storable(cwd)
             memory.source = scan.source_kind(source) if source is not None else None
@@ -567,6 +571,15 @@ def _in_project(cwd: str | None, project: str) -> bool:
     return inside(cwd, project)
 
 
+def _project_origin(project: str | None) -> str | None:
+    """The project's git remote ``origin``, as ``repository_key`` spells it: a memory of a
+    thread whose ``git_origin_url`` (Codex's ``threads`` table) is the same repository is
+    the project's, wherever its clone or worktree was."""
+    from memcite.codex.cwd_match import git_origin, repository_key
+
+    return repository_key(git_origin(project)) if project and os.path.isdir(project) else None
+
+
 def origin_dict(origin: provenance.Origin | None) -> dict | None:
     if origin is None:
         return None
@@ -735,9 +748,10 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
                               cache_dir=cache_dir, now=now)
     codex_home = home.locations.codex_home
-    from memcite.codex.cwd_match import windows_form
+    from memcite.codex.cwd_match import repository_key, windows_form
 
     project = (project if windows_form(project) else os.path.realpath(project)) if project else None
+    origin = _project_origin(project)
     problems = home.problems
     sessions = SessionIndex(problems)
     findings: list[dict] = []
@@ -746,7 +760,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         index = sessions.index(memory.session_path)
         secrets, lines = _memory_secrets(memory, home.lines_of(memory), codex_home)  # masked
         findings.extend(secrets)
-        if project and not _in_project(memory.cwd, project):
+        if project and not _in_project(memory.cwd, project) \
+                and not (origin and repository_key(memory.git_origin) == origin):
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
                                      else thread_id, lines[0][1] if lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
