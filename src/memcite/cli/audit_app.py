@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import audit_commands
-from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, JsonOpt, exit_with
+from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, JsonOpt, choices, exit_with
 
 
 def trace(
@@ -48,6 +48,11 @@ def audit(
                      "memory_summary.md, whose source project is not this folder."),
     ] = None,
     json: JsonOpt = False,
+    format: Annotated[  # noqa: A002
+        str, typer.Option("--format", metavar=choices(audit_commands.AUDIT_FORMATS),
+                          help="text: the counts and findings; json: as --json; sarif: a SARIF "
+                          "2.1.0 log for code-scanning dashboards."),
+    ] = "text",
 ) -> None:
     """Find poisoned, tainted, cross-project or secret memories.
 
@@ -62,8 +67,9 @@ def audit(
     \b
         memcite audit
         memcite audit --project . --json
+        memcite audit --format sarif > memory.sarif
     """
-    exit_with(audit_commands.audit(codex_home, project, json))
+    exit_with(audit_commands.audit(codex_home, project, json, format=format))
 
 
 def register(app) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memcite.cli.console import dump_json, report_error
+from memcite.cli.console import check_choice, dump_json, report_error
 from memcite.codex.audit_text import render_audit, render_trace
 from memcite.errors import MemciteError
 from memcite.paths import Locations
@@ -36,12 +36,21 @@ def trace(ident: str, codex_home: str | None = None, db: str | None = None,
     return 0
 
 
+AUDIT_FORMATS = ("text", "json", "sarif")
+
+
 def audit(codex_home: str | None = None, project: str | None = None, json: bool = False,  # noqa: A002
-          cwd: str | None = None, limit: int = 50) -> int:
+          cwd: str | None = None, limit: int = 50, format: str = "text") -> int:  # noqa: A002
     """Print the audit of the whole memory folder; 1 when a high-severity finding exists."""
     from memcite.codex.memory_audit import audit_home
 
     try:
+        check_choice(format, AUDIT_FORMATS, "--format")
+        if json and format not in ("text", "json"):
+            from memcite.errors import InputError
+
+            raise InputError(f"--json and --format {format} cannot be used together",
+                             hint="pick one output")
         if project is not None and not os.path.isdir(project):
             from memcite.errors import InputError
 
@@ -56,7 +65,14 @@ def audit(codex_home: str | None = None, project: str | None = None, json: bool 
     except OSError as exc:
         return report_error(MemciteError(f"{exc.filename or 'audit'}: {exc.strerror or exc}"))
     code = 1 if report["high"] else 0
-    if json:
+    if format == "sarif":
+        import json as json_module
+
+        from memcite.codex.audit_sarif import audit_sarif
+
+        sys.stdout.write(json_module.dumps(audit_sarif(report), ensure_ascii=False, indent=2) + "\n")
+        return code
+    if json or format == "json":
         dump_json(report)
         return code
     sys.stdout.write(render_audit(report, limit))

@@ -91,6 +91,7 @@ class Memory:
     source: str | None = None  # cli | exec | vscode | subagent, from Codex's threads table
     created_at: int | None = None
     session_path: str | None = None
+    git_origin: str | None = None  # the thread's git_origin_url, from Codex's threads table
 
 
 @dataclass
@@ -182,7 +183,23 @@ def _read_in_folder(root: MemoryRoot, inside: str, problems: list[str],
         os.close(fd)
     if result.too_large and limit is None:
         problems.append(f"{inside}: larger than {MAX_MEMORY_FILE_BYTES} bytes; its start was read")
-    return result.data.decode("utf-8", "replace") if result.data is not None else None
+    return decode_said(result.data, inside, problems, cut=result.too_large) \
+        if result.data is not None else None
+
+
+def decode_said(data: bytes, name: str, problems: list[str], *, cut: bool = False) -> str:
+    """``data`` as UTF-8, each invalid byte sequence read as U+FFFD and said once in
+    ``problems`` (never a file skipped whole); ``cut``: a character cut at the end is no error."""
+    import codecs
+
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=not cut)
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    if bad > 0:
+        said = (f"{name}: not valid UTF-8 in {count(bad, 'place')}; read with U+FFFD "
+                "in their place")
+        if said not in problems:
+            problems.append(said)
+    return text
 
 
 def _memory(memories: dict[str, Memory], thread_id: str) -> Memory:
@@ -310,13 +327,16 @@ def _read_threads(sqlite_home: str, memories: dict[str, Memory], problems: list[
         columns = {row[1] for row in conn.execute("PRAGMA table_info(threads)")}
         if "id" not in columns:
             return
-        wanted = [name if name in columns else "NULL" for name in ("cwd", "source", "created_at")]
+        wanted = [name if name in columns else "NULL"
+                  for name in ("cwd", "source", "created_at", "git_origin_url")]
         for row in conn.execute(f"SELECT id, {', '.join(wanted)} FROM threads"):
             thread_id = normalize_thread_id(str(row[0] or ""))
             memory = memories.get(thread_id or "")
             if memory is None:
                 continue
-            cwd, source, created = row[1:]
+            cwd, source, created, origin = row[1:]
+            if isinstance(origin, str) and origin.strip():
+                memory.git_origin = storable(origin.strip())
             if isinstance(cwd, str) and cwd:
                 memory.cwd = memory.cwd or storable(cwd)
             memory.source = scan.source_kind(source) if source is not None else None
@@ -358,9 +378,9 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
         with MemoryRoot(folder) as root:
             summary_names = _read_summaries(root, folder, memories, problems)
             _read_raw_memories(root, memories, problems)
-            for name in FOLDER_FILES:
+            for name in (*FOLDER_FILES, *_read_too(folder)):
                 text = _read_in_folder(root, name, problems)
-                if text:
+                if text and "\x00" not in text:  # a skill's image is no text
                     folder_lines.extend((name, number, line)
                                         for number, line in enumerate(text.splitlines(), start=1))
     else:
@@ -370,6 +390,30 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
     for memory in memories.values():
         memory.session_path = sessions.get(memory.thread_id)
     return MemoryHome(locations, memories, folder_lines, sessions, problems, summary_names, texts)
+
+
+AD_HOC_NOTES = "extensions/ad_hoc/notes"
+SKILLS = "skills"
+MAX_READ_TOO = 2000  # at most this many notes and skill files
+
+
+def _read_too(folder: str) -> list[str]:
+    """What the next consolidation or session also reads, beside ``FOLDER_FILES``: the ad-hoc
+    notes (``extensions/ad_hoc/notes/*``) and every skill file (``skills/**``), as paths in
+    the folder (hidden names and symlinks left out; ``_read_in_folder`` reads them safely)."""
+    found: list[str] = []
+    for inside, recurse in ((AD_HOC_NOTES, False), (SKILLS, True)):
+        top = os.path.join(folder, *inside.split("/"))
+        for base, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if recurse and not d.startswith(".")
+                             and not os.path.islink(os.path.join(base, d)))
+            rel = os.path.relpath(base, folder).replace(os.sep, "/")
+            found.extend(f"{rel}/{name}" for name in sorted(files) if not name.startswith(".")
+                         and os.path.isfile(os.path.join(base, name))
+                         and not os.path.islink(os.path.join(base, name)))
+            if len(found) >= MAX_READ_TOO:
+                return found[:MAX_READ_TOO]
+    return found
 
 
 # --------------------------------------------------------------------------- folder lines
@@ -382,14 +426,16 @@ def _grams(text: str) -> set:
     return {(words[i], words[i + 1]) for i in range(len(words) - 1)}
 
 
-def _blocks(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], list[str]]:
-    """For each folder line, the text of its block (a ``# ``/``## `` section of its file)."""
+def _blocks(lines: list[tuple[str, int, str]], heads: tuple[str, ...] = ("# ", "## ")
+            ) -> dict[tuple[str, int], list[str]]:
+    """For each folder line, the text of its block (a section of its file that starts at a
+    heading of ``heads``: ``# ``/``## ``, or ``# `` alone for a whole task group)."""
     out: dict[tuple[str, int], list[str]] = {}
     block: list[str] = []
     members: list[tuple[str, int]] = []
     current = None
     for name, number, text in lines + [("", 0, "# end")]:
-        if name != current or text.startswith(("# ", "## ")):
+        if name != current or text.startswith(heads):
             for key in members:
                 out[key] = block
             block, members, current = [], [], name
@@ -398,7 +444,9 @@ def _blocks(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], list[str
     return out
 
 
-_APPLIES_TO = re.compile(r"^\s*applies_to:\s*cwd=(\S+)")
+# ``applies_to: cwd=<path>; reuse_rule=<text>``: the path runs to the ``;`` (spaces, a
+# Windows path and its ``\\?\`` prefix included)
+_APPLIES_TO = re.compile(r"^\s*applies_to:\s*cwd=\s*([^;]*?)\s*(?:;|$)")
 
 
 def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
@@ -420,8 +468,8 @@ def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
             close()
             group, cwd = [], None
         found = _APPLIES_TO.match(text)
-        if found and cwd is None:
-            cwd = storable(found.group(1))
+        if found and cwd is None and found.group(1).strip("`'\" "):
+            cwd = storable(found.group(1).strip("`'\" "))
         group.append((name, number))
     close()
     return out
@@ -449,6 +497,13 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
         return ids
 
     blocks = _blocks(home.folder_lines)
+    groups = _blocks([line for line in home.folder_lines if line[0] == "MEMORY.md"], ("# ",))
+    said: dict[int, list[str]] = {}  # a block's ids, found once for all of its lines
+
+    def named_block(block: list[str]) -> list[str]:
+        if id(block) not in said:
+            said[id(block)] = named(block)
+        return said[id(block)]
     out: dict[tuple[str, int], tuple[list[str], str]] = {}
     unmatched: list[tuple[tuple[str, int], set]] = []
     for name, number, text in home.folder_lines:
@@ -486,9 +541,11 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
         if grams and best and best[0][0] / len(grams) >= threshold:
             out[key] = ([best[0][1]], "text")
             continue
-        # MEMORY.md's task groups name their sources ("Source: rollout <id>"): the line's
-        # section is the last resort (the injected summary is one section: never used)
-        ids = named(blocks.get(key, [])) if key[0] == "MEMORY.md" else []
+        # MEMORY.md's task groups name their sources ("Source: rollout <id>", a
+        # ``### rollout_summary_files`` list): the line's ``##`` section, else its whole task
+        # group under any subheading, is the last resort (the injected summary: never used)
+        ids = named_block(blocks.get(key, [])) or named_block(groups.get(key, [])) \
+            if key[0] == "MEMORY.md" else []
         out[key] = (ids, "block") if ids else ([], "none")
     return out
 
@@ -505,11 +562,22 @@ def fix_for(thread_id: str, codex_home: str) -> str:
 
 
 def _in_project(cwd: str | None, project: str) -> bool:
+    """Whether ``cwd`` is ``project`` or inside it, compared as ``memcite.codex.cwd_match``
+    spells them (the Windows prefix \\\\?\\, separators and case aside)."""
+    from memcite.codex.cwd_match import inside
+
     if not cwd:
         return True  # unknown: never claimed to be another project's
-    path = os.path.normpath(cwd)
-    root = os.path.normpath(project)
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+    return inside(cwd, project)
+
+
+def _project_origin(project: str | None) -> str | None:
+    """The project's git remote ``origin``, as ``repository_key`` spells it: a memory of a
+    thread whose ``git_origin_url`` (Codex's ``threads`` table) is the same repository is
+    the project's, wherever its clone or worktree was."""
+    from memcite.codex.cwd_match import git_origin, repository_key
+
+    return repository_key(git_origin(project)) if project and os.path.isdir(project) else None
 
 
 def origin_dict(origin: provenance.Origin | None) -> dict | None:
@@ -614,32 +682,58 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
     return out
 
 
-def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: str) -> list[dict]:
-    from memcite.secrets import scan as scan_secrets
+def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: str
+                     ) -> tuple[list[dict], str]:
+    """The secret of one folder line, and the line with every secret found masked."""
+    found, masked = _memory_secrets(memory, [(where, line)], codex_home)
+    return found, masked[0][1]
 
-    return [_finding("secret", memory, where, line, rule=found.kind, origin=None,
-                     codex_home=codex_home, message=f"a secret ({found.kind}) in memory text")
-            for found in scan_secrets(line)[:1]]
+
+def _mask_spans(line: str, spans: list[tuple[str, int, int]]) -> str:
+    out, at = [], 0
+    for kind, start, end in sorted(spans, key=lambda span: span[1]):
+        if start >= at:
+            out.append(f"{line[at:start]}[REDACTED:{kind}]")
+            at = end
+    return "".join(out) + line[at:]
 
 
-def _memory_secrets(memory: Memory, lines_of_memory, codex_home: str) -> list[dict]:
-    """The secrets of a memory's text, scanned at once (a line held in several places once)."""
+def _memory_secrets(memory: Memory | None, lines_of_memory, codex_home: str
+                    ) -> tuple[list[dict], list[tuple[str, str]]]:
+    """The secrets of a memory's text, scanned at once (a line held in several places once),
+    and its lines with each secret masked by the span that found it, whichever line or
+    lines it spans: what the audit shows of the memory from then on (``shown`` masks a
+    line alone, and a secret found only in its context would be printed)."""
     from memcite.secrets import scan as scan_secrets
 
     unique: dict[str, str] = {}
     for where, line in lines_of_memory:
         unique.setdefault(line.replace("\n", " "), where)
     lines = list(unique)
-    out, seen = [], set()
-    for found in scan_secrets("\n".join(lines)):
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    out, spans = [], {}
+    for found in scan_secrets("\n".join(lines), blocks=False):
         index = found.line - 1
-        if index in seen or not 0 <= index < len(lines):
+        if not 0 <= index < len(lines):
             continue
-        seen.add(index)
-        out.append(_finding("secret", memory, unique[lines[index]], lines[index],
-                            rule=found.kind, origin=None, codex_home=codex_home,
-                            message=f"a secret ({found.kind}) in memory text"))
-    return out
+        first = index not in spans
+        while index < len(lines) and starts[index] < found.end:
+            begin = max(found.start - starts[index], 0)
+            end = min(found.end - starts[index], len(lines[index]))
+            if end > begin:
+                spans.setdefault(index, []).append((found.kind, begin, end))
+            index += 1
+        if first:
+            out.append((found.line - 1, found.kind))
+    masked = {lines[index]: _mask_spans(lines[index], found) for index, found in spans.items()}
+    report = [_finding("secret", memory, unique[lines[index]], masked.get(lines[index], lines[index]),
+                       rule=kind, origin=None, codex_home=codex_home,
+                       message=f"a secret ({kind}) in memory text") for index, kind in out]
+    return report, [(where, masked.get(line.replace("\n", " "), line))
+                    for where, line in lines_of_memory]
 
 
 def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: str | None = None,
@@ -654,20 +748,24 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
                               cache_dir=cache_dir, now=now)
     codex_home = home.locations.codex_home
-    project = os.path.realpath(project) if project else None
+    from memcite.codex.cwd_match import repository_key, windows_form
+
+    project = (project if windows_form(project) else os.path.realpath(project)) if project else None
+    origin = _project_origin(project)
     problems = home.problems
     sessions = SessionIndex(problems)
     findings: list[dict] = []
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         index = sessions.index(memory.session_path)
-        lines = home.lines_of(memory)
-        if project and not _in_project(memory.cwd, project):
+        secrets, lines = _memory_secrets(memory, home.lines_of(memory), codex_home)  # masked
+        findings.extend(secrets)
+        if project and not _in_project(memory.cwd, project) \
+                and not (origin and repository_key(memory.git_origin) == origin):
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
                                      else thread_id, lines[0][1] if lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
-        findings.extend(_memory_secrets(memory, lines, codex_home))
         seen: set = set()  # a sentence in several places of one memory is said once
         for where, line in lines:
             findings.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
@@ -682,19 +780,21 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         ids, _how = attributed[key]
         where = f"{name}:{number}"
         memory = home.memories.get(ids[0]) if ids else None
-        traced_lines += bool(ids)
+        traced_lines += bool(ids) and name in FOLDER_FILES
         before = len(findings)
-        findings.extend(_secret_findings(memory, where, text, codex_home))
+        secrets, text = _secret_findings(memory, where, text, codex_home)
+        findings.extend(secrets)
         index = sessions.index(memory.session_path) if memory else None
         findings.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
                                            threshold=threshold, seen=set()))
-        # a line traced to no memory keeps the project its task group applies to
-        line_project = memory.cwd if memory else applies.get(key)
+        # a task group's line is of the project the group applies to (as Codex wrote it),
+        # whichever memory it was traced to; a line of no task group, its memory's
+        line_project = applies.get(key) or (memory.cwd if memory else None)
         for found in findings[before:]:
             found["project"] = found["project"] or line_project
         if project and line_project and not _in_project(line_project, project):
-            whose = (f"a memory of {line_project}" if memory else
-                     f"a task group that applies to {line_project}")
+            whose = (f"a task group that applies to {line_project}" if applies.get(key) else
+                     f"a memory of {line_project}")
             found = _finding("cross-project", memory, where, text, rule=None, origin=None,
                              codex_home=codex_home,
                              message=f"a line of {name} from {whose}, not of {project}")
@@ -718,7 +818,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     return {"codex_home": codex_home, "memory_folder": home.locations.memory_folder,
             "project": project, "threshold": threshold, "memories": len(home.memories),
             "with_session": sum(1 for m in home.memories.values() if m.session_path),
-            "folder_lines": sum(1 for _n, _l, text in home.folder_lines if text.strip()),
+            "folder_lines": sum(1 for name, _l, text in home.folder_lines
+                                if text.strip() and name in FOLDER_FILES),
             "folder_lines_traced": traced_lines, "counts": counts, "high": high,
             "projects": None if project else _project_table(home, findings),
             "findings": findings, "problems": [shown(p, 500) for p in problems[:100]],
