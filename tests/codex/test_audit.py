@@ -55,15 +55,13 @@ def test_a_poisoned_finding_names_its_thread_call_and_fix(home):
     assert f"memcite restore {poisoned['memory']}" in poisoned["fix"]
 
 
-def test_a_directive_the_user_typed_is_a_directive_never_poisoned(home):
+def test_a_directive_the_user_typed_is_the_user_s_never_a_finding(home):
     codex, planted = home
     report = audit_home(str(codex), cwd=str(codex))
     user = {t for t, k in planted.items() if k == "user-directive"}
-    mine = [f for f in report["findings"] if f["memory"] in user]
-    assert mine and not [f for f in mine if f["kind"] in ("poisoned", "taint")]
-    directive = [f for f in mine if f["kind"] == "directive"]
-    assert directive and all(f["origin"]["kind"] == "user" for f in directive)
-    assert all("the user typed it" in f["message"] for f in directive)
+    mine = [f for f in report["findings"] if set(f["memories"]) & user]
+    # the user's word wins: however imperative, what the user typed is not judged
+    assert not [f for f in mine if f["kind"] in ("poisoned", "directive", "taint")]
 
 
 def test_the_cli_exits_1_on_a_poisoned_memory_and_0_on_a_clean_home(home, tmp_path):

@@ -37,6 +37,11 @@ from memcite.codex import provenance
 from memcite.codex import session_scan as scan
 from memcite.display import count
 from memcite.errors import MemciteError
+from memcite.judgement import origin as og
+from memcite.judgement import severity
+from memcite.judgement.effects import ProjectFacts
+from memcite.judgement.normalize import for_judging
+from memcite.judgement.severity import Judgement
 from memcite.ledger.codex_home import (
     RAW_MEMORIES,
     ROLLOUT_SUMMARIES,
@@ -549,32 +554,58 @@ class SessionIndex:
             if read.bad_line_count or read.long_lines:
                 self.problems.append(f"{path}: {count(read.bad_line_count, 'line')} not JSON and "
                                      f"{read.long_lines} too long, skipped")
-            self._read[path] = provenance.SegmentIndex(read.segments)
+            self._read[path] = provenance.SegmentIndex(read.segments, read.cwd)
         return self._read[path]
 
 
 def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
                      threshold: float = provenance.DEFAULT_THRESHOLD
                      ) -> tuple[list, provenance.Origin | None]:
-    """``(directive matches, origin)`` of one sentence of a memory."""
-    directives = find_directives(sentence)
-    origin = provenance.origin_of(sentence, index, threshold=threshold) if index else None
-    if directives and origin is None and index is not None:
-        # reworded: where its URL or command first appears (a user's own stays the user's)
-        origin = provenance.anchor_origin(sentence, index)
+    """``(directive matches, origin)`` of one sentence of a memory (judged folded:
+    ``memcite.judgement.normalize.for_judging``)."""
+    folded = for_judging(sentence)
+    directives = find_directives(folded)
+    origin = provenance.origin_of(folded, index, threshold=threshold) if index else None
+    if origin is None and index is not None and (directives or severity.worth_placing(folded)):
+        # reworded: where its URL, path, command or address first appears
+        origin = provenance.anchor_origin(folded, index)
     return directives, origin
 
 
+def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
+                   threshold: float = provenance.DEFAULT_THRESHOLD,
+                   facts: ProjectFacts | None = None
+                   ) -> tuple[list, provenance.Origin | None, Judgement]:
+    """``(directive matches, origin, judgement)`` of one sentence: its origin where its words
+    are placed, else the lowest trust its source thread read (``memcite.judgement``)."""
+    directives, origin = analyse_sentence(sentence, index, threshold=threshold)
+    if origin is not None:
+        trust, placed = index.origin_class(origin.segment), severity.PLACED
+    elif index is not None:
+        trust, placed = index.lowest, severity.INHERITED
+    else:
+        trust, placed = None, None
+    verdict = severity.judge(sentence, instruction=bool(directives), origin=trust, placed=placed,
+                             facts=facts or ProjectFacts())
+    return directives, origin, verdict
+
+
 def _finding(kind: str, memory: Memory | None, where: str, text: str, *, rule: str | None,
-             origin: provenance.Origin | None, codex_home: str, message: str) -> dict:
-    return {"kind": kind, "severity": SEVERITY[kind], "memory": memory.thread_id if memory else None,
-            "where": where, "project": memory.cwd if memory else None,
-            "source": memory.source if memory else None,
-            "session": memory.session_path if memory else None,
-            "rule": rule, "excerpt": shown(text), "origin": origin_dict(origin),
-            "message": message,
-            "fix": fix_for(memory.thread_id, codex_home) if memory else
-            f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it"}
+             origin: provenance.Origin | None, codex_home: str, message: str,
+             level: str | None = None, verdict: Judgement | None = None) -> dict:
+    found = {"kind": kind, "severity": level or SEVERITY[kind],
+             "memory": memory.thread_id if memory else None,
+             "where": where, "project": memory.cwd if memory else None,
+             "source": memory.source if memory else None,
+             "session": memory.session_path if memory else None,
+             "rule": rule, "excerpt": shown(text), "origin": origin_dict(origin),
+             "message": message,
+             "fix": fix_for(memory.thread_id, codex_home) if memory else
+             f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it"}
+    found.update(places=[where], memories=[memory.thread_id] if memory else [],
+                 certain=bool(verdict and verdict.certain),
+                 judgement=verdict.as_dict() if verdict is not None else None)
+    return found
 
 
 def _sentence_findings(memory: Memory | None, where: str, line: str,
@@ -588,26 +619,23 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
         if key in seen:  # the same sentence in another place of the memory: said once
             continue
         seen.add(key)
-        directives, origin = analyse_sentence(sentence, index, threshold=threshold)
-        tainted = origin is not None and origin.segment.tainted
-        what = (f"{origin.segment.kind} output of {origin.segment.tool or 'a tool'}"
-                f" (call {origin.segment.call_id or '?'}, session line {origin.segment.line})"
-                if tainted else None)
-        if directives and tainted:
-            out.append(_finding("poisoned", memory, where, sentence, rule=directives[0].rule,
-                                origin=origin, codex_home=codex_home,
-                                message=f"a directive ({directives[0].rule}) whose words came "
-                                        f"from the {what}, not from the user"))
+        directives, origin, verdict = judge_sentence(sentence, index, threshold=threshold)
+        rule = directives[0].rule if directives else (
+            verdict.markers[0].kind if verdict.markers else None)
+        if verdict.severity == HIGH:
+            out.append(_finding("poisoned", memory, where, sentence, rule=rule, origin=origin,
+                                codex_home=codex_home, level=HIGH, verdict=verdict,
+                                message=f"an instruction to the agent: {verdict.why}"))
             continue
-        for match in directives[:1]:
-            said = {"user": "the user typed it", "assistant": "the assistant's own words",
-                    "context": "Codex's context (AGENTS.md, environment)"}.get(
-                origin.segment.kind if origin else "", "its words are not in the source session"
-                if index else "no source session to compare with")
-            out.append(_finding("directive", memory, where, sentence, rule=match.rule,
-                                origin=origin, codex_home=codex_home,
-                                message=f"a directive ({match.rule}); {said}"))
-        if tainted and not directives:
+        if verdict.severity is not None:
+            out.append(_finding("directive", memory, where, sentence, rule=rule, origin=origin,
+                                codex_home=codex_home, level=verdict.severity, verdict=verdict,
+                                message=f"an instruction ({rule}): {verdict.why}"))
+            continue
+        if origin is not None and origin.segment.tainted and not directives and \
+                index.origin_class(origin.segment) == og.THIRD_PARTY:
+            what = (f"{origin.segment.kind} output of {origin.segment.tool or 'a tool'}"
+                    f" (call {origin.segment.call_id or '?'}, session line {origin.segment.line})")
             out.append(_finding("taint", memory, where, sentence, rule=None, origin=origin,
                                 codex_home=codex_home,
                                 message=f"words from the {what} rather than from the user"))
@@ -658,10 +686,12 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     problems = home.problems
     sessions = SessionIndex(problems)
     findings: list[dict] = []
+    texts: dict[str, str] = {}
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         index = sessions.index(memory.session_path)
         lines = home.lines_of(memory)
+        texts[thread_id] = text_hash(lines)
         if project and not _in_project(memory.cwd, project):
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
                                      else thread_id, lines[0][1] if lines else "",
@@ -700,6 +730,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                              message=f"a line of {name} from {whose}, not of {project}")
             found["project"] = line_project
             findings.append(found)
+    findings = merge_places(findings)
     findings.sort(key=lambda f: (KINDS.index(f["kind"]), f["memory"] or "", f["where"]))
     counts = {kind: sum(1 for f in findings if f["kind"] == kind) for kind in KINDS}
     high = sum(1 for f in findings if f["severity"] == HIGH)
@@ -722,7 +753,48 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             "folder_lines_traced": traced_lines, "counts": counts, "high": high,
             "projects": None if project else _project_table(home, findings),
             "findings": findings, "problems": [shown(p, 500) for p in problems[:100]],
+            "memory_texts": {thread: texts[thread] for f in findings if f["kind"] == "poisoned"
+                             for thread in f.get("memories", ()) if thread in texts},
             "problem_count": len(problems)}
+
+
+def text_hash(lines: list[tuple[str, str]]) -> str:
+    """A memory's text as one short hash (what a user's decision about it holds for)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for _where, line in lines:
+        digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    return digest.hexdigest()[:24]
+
+
+def merge_places(findings: list[dict]) -> list[dict]:
+    """A sentence found the same way in several places (MEMORY.md, raw memories, rollout
+    summaries, the summary) is one finding: the first, with ``places`` listing where it
+    stands and ``memories`` every memory it was traced to."""
+    out: list[dict] = []
+    by_key: dict[tuple, dict] = {}
+    for found in findings:
+        found.setdefault("places", [found["where"]])
+        found.setdefault("memories", [found["memory"]] if found["memory"] else [])
+        if found["kind"] not in ("poisoned", "directive", "taint"):
+            out.append(found)
+            continue
+        key = (found["kind"], found["rule"], " ".join(found["excerpt"].lower().split()))
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = found
+            out.append(found)
+            continue
+        if found["where"] not in first["places"]:
+            first["places"].append(found["where"])
+        for thread in found["memories"]:
+            if thread not in first["memories"]:
+                first["memories"].append(thread)
+        if first["memory"] is None and found["memory"]:
+            first.update(memory=found["memory"], project=found["project"], source=found["source"],
+                         session=found["session"], fix=found["fix"])
+    return out
 
 
 def _project_table(home: MemoryHome, findings: list[dict]) -> list[dict]:

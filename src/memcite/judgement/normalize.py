@@ -20,7 +20,7 @@ _DROP = {ord(ch): None for ch in INVISIBLE}
 
 def has_invisible(text: str) -> bool:
     """Whether ``text`` holds a character that :func:`for_judging` removes as invisible."""
-    return any(ch in INVISIBLE for ch in text)
+    return not text.isascii() and not INVISIBLE.isdisjoint(text)
 
 
 def for_judging(text: str) -> str:
