@@ -113,18 +113,26 @@ _CREDENTIAL = re.compile(
     r"passwd|credentials?|seed\s+phrase|wallet\s+keys?|environment\s+variables)\b|"
     r"\b[A-Za-z0-9]+_(?:[A-Za-z0-9]+_)*(?:token|secret|api_key|apikey|password|passwd|pat)\b",
     re.IGNORECASE)
-_SEND = re.compile(r"\b(?:send|sends|sending|post|upload|forward|email|e-mail|exfiltrate|transmit|"
-                   r"share|pass\s+(?:it|them|this|the\s+\w+)\s+(?:along|to|on)|leak|report\s+(?:it|"
-                   r"them)\s+to|include\s+(?:it|them)\s+in)\b", re.IGNORECASE)
-_REVEAL = re.compile(r"\b(?:print|echo|show|reveal|display|dump|output|log|paste|commit|hardcode|"
-                     r"cat|write\s+(?:out|down)|include|expose|embed)\b", re.IGNORECASE)
+# Where an imperative verb stands: a clause's start, or after a modal, "and", "then", "to".
+_ASKED = (r"(?:^|[.;:!?,(]\s*|\n|\b(?:and|then|please|always|must|should|to|also|quietly|"
+          r"silently|secretly|first|now|immediately)\s+)")
+_CRED_PATH = re.compile(
+    r"\.ssh/(?:id_\w+|authorized_keys)\b|(?<![\w.])\.env\b(?![.\w])|\bauth\.json\b|\.netrc\b|"
+    r"\.aws/credentials\b|\.docker/config\.json\b|\.kube/config\b|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|"
+    r"\bprintenv\b", re.IGNORECASE)
+_SEND = re.compile(_ASKED + r"(?:send|post|upload|forward|email|e-mail|exfiltrate|transmit|"
+                   r"share|leak|report\s+(?:it|them)\s+to|include\s+(?:it|them)\s+in)\b|"
+                   r"\bpass\s+(?:it|them|this|the\s+\w+)\s+(?:along|to|on)\b", re.IGNORECASE)
+_REVEAL = re.compile(_ASKED + r"(?:print|echo|show|reveal|display|dump|output|log|paste|commit|"
+                     r"hardcode|cat|write\s+(?:out|down)|include|expose|embed)\b", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+\b")
 _ACCOUNT = re.compile(r"\b(?:iban|account|acct|routing|swift|bic|card|wallet|bitcoin|btc|eth|paypal|"
                       r"venmo)\b[^\n.]{0,40}?(?<![\w-])(?:[A-Z]{2}\d{2}[A-Z0-9 ]{10,30}|\d[\d -]{6,30}\d|"
                       r"0x[0-9a-f]{40}|[13][a-km-zA-HJ-NP-Z1-9]{25,34})(?![\w-])", re.IGNORECASE)
 _PHONE = re.compile(r"(?<![\w+])\+\d[\d ()-]{8,18}\d(?!\w)")
-_MONEY = re.compile(r"\b(?:transfer|wire|send|pay|move|deposit|withdraw)\b[^\n.]{0,60}\b(?:money|funds?|"
-                    r"payment|\$\s?\d|usd|eur|btc|eth|dollars|euros|bitcoin|crypto)", re.IGNORECASE)
+_MONEY = re.compile(_ASKED + r"(?:transfer|wire|send|pay|move|deposit|withdraw)\b[^\n.]{0,60}"
+                    r"\b(?:money|funds?|\$\s?\d|usd|eur|btc|eth|dollars|euros|bitcoin|crypto)\b",
+                    re.IGNORECASE)
 _SAFETY = re.compile(
     r"\bapproval_policy\s*=\s*['\"]?never\b|\bsandbox_mode\s*=\s*['\"]?danger|\bdanger-full-access\b|"
     r"--dangerously-[\w-]+|--yolo\b|--no-verify\b|--no-gpg-sign\b|"
@@ -193,11 +201,26 @@ def _danger(text: str) -> re.Match | None:
     return _DANGER.search(text) if any(word in lower for word in _DANGER_NEEDS) else None
 
 
+_MAY_DANGER = _DANGER_NEEDS + (
+    "approval", "sandbox", "danger", "--", "tls", "verify", "config.toml", "hooks.json",
+    "authorized_keys", "sudoers", "bashrc", "zshrc", "profile", "disable", "skip", "bypass",
+    "turn off", "switch off", "remove", "deactivate", "circumvent", "transfer", "wire", "pay",
+    "deposit", "withdraw", "send", "move", ".ssh", ".env", "auth.json", "netrc", "credential",
+    "key", "token", "password", "passwd", "secret", "cookie", "seed", "environment variable",
+    "id_rsa", "id_ed", "_pat")
+
+
+def may_be_dangerous(text: str) -> bool:
+    """False when ``text`` holds none of the words a dangerous effect needs (most text)."""
+    lower = text.lower()
+    return any(word in lower for word in _MAY_DANGER)
+
+
 def find_effects(text: str, facts: ProjectFacts = NO_FACTS) -> Effects:
     """The effects of ``text`` (folded for judging), given what the project names."""
     items: list[Effect] = []
     for command in _command_words(text):
-        danger = bool(_danger(command) or _CREDENTIAL.search(command))
+        danger = bool(_danger(command) or _CRED_PATH.search(command))
         items.append(Effect(COMMAND, command[:200], own=not danger and _own_command(command, facts),
                             dangerous=danger))
     danger = None if any(item.dangerous for item in items) else _danger(text)
@@ -217,7 +240,7 @@ def find_effects(text: str, facts: ProjectFacts = NO_FACTS) -> Effects:
             items.append(Effect(RECIPIENT, match.group()[:80]))
     money = _MONEY.search(text)
     if money:
-        items.append(Effect(RECIPIENT, money.group()[:80], dangerous=True))
+        items.append(Effect(RECIPIENT, money.group().strip(" ,.;:")[:80], dangerous=True))
     if credentials and _SEND.search(text):
         items.append(Effect(CREDENTIAL, "send", dangerous=True))
     elif credentials and _REVEAL.search(text):

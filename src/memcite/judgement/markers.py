@@ -27,7 +27,7 @@ import binascii
 import re
 from dataclasses import dataclass
 
-from memcite.judgement.normalize import has_invisible
+from memcite.judgement.normalize import INVISIBLE
 
 CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, ENCODED = (
     "concealment", "persistence", "trigger", "authority", "encoded")
@@ -41,7 +41,7 @@ _PATTERNS: dict[str, re.Pattern] = {
     CONCEALMENT: re.compile(
         r"\b(?:do\s+not|don'?t|never|without)\s+(?:ever\s+)?(?:tell(?:ing)?|inform(?:ing)?|"
         r"mention(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|alert(?:ing)?|notify(?:ing)?|"
-        r"show(?:ing)?|report(?:ing)?|ask(?:ing)?)"
+        r"show(?:ing)?|report(?:ing)?)"
         r"(?:\s+(?:this|it|that|anything|about\s+(?:this|it|that)))?(?:\s+(?:to|with))?\s+" + _USER
         + r"\b"
         r"|\b(?:do\s+not|don'?t|never|without)\s+let(?:ting)?\s+" + _USER + r"\s+know\b"
@@ -99,6 +99,8 @@ _DECODED_COMMAND = re.compile(
     r"\b(?:curl|wget|bash|sh|rm|chmod|nc|ncat|python3?|powershell|iex|eval|ssh|scp|cat|"
     r"ignore|send|upload)\b|\|\s*sh\b|https?://", re.IGNORECASE)
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_MARKS = frozenset("\u200e\u200f\ufeff")  # direction marks and the BOM: written by editors
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 
 
 # Words one of a kind's patterns cannot match without (checked first: most text has none).
@@ -135,15 +137,30 @@ def _decoded(run: str) -> str | None:
     return text if text.isprintable() or "\n" in text else None
 
 
+def _hidden_in_words(raw: str) -> str | None:
+    """Invisible characters that split a Latin word or hide a bidi reordering; not the
+    joiners of scripts that use them (Persian, Arabic, Indic), nor a leading BOM."""
+    for index, ch in enumerate(raw):
+        if ch in _BIDI:
+            if not _RTL.search(raw):
+                return "bidi control characters"
+            continue
+        if ch in INVISIBLE and ch not in _MARKS:
+            before = raw[index - 1] if index else ""
+            after = raw[index + 1] if index + 1 < len(raw) else ""
+            if before.isascii() and before.isalnum() and after.isascii() and after.isalnum():
+                return "invisible characters inside a word"
+    return None
+
+
 def encoded_text(raw: str) -> str | None:
-    """Why ``raw`` hides text, or None: invisible or bidi characters, or a base64 run that
-    decodes to a command or a URL (a long hash or key decodes to bytes, not to words)."""
-    if raw.isascii():
-        pass
-    elif not _BIDI.isdisjoint(raw):
-        return "bidi control characters"
-    if has_invisible(raw):
-        return "invisible characters"
+    """Why ``raw`` hides text, or None: invisible characters splitting a word, bidi controls
+    in text of no right-to-left script, or a base64 run that decodes to a command or a URL
+    (a long hash or key decodes to bytes, not to words)."""
+    if not raw.isascii() and not INVISIBLE.isdisjoint(raw):
+        why = _hidden_in_words(raw)
+        if why:
+            return why
     if len(raw) < 24:
         return None
     for match in _BASE64.finditer(raw[:100_000]):

@@ -83,7 +83,8 @@ def is_record(text: str) -> bool:
 def worth_placing(text: str) -> bool:
     """Whether ``text`` (folded) has a marker or a dangerous effect: its origin decides a
     severity even when it reads as no instruction."""
-    return bool(mk.find_markers(text)) or fx.find_effects(text).dangerous
+    return bool(mk.find_markers(text)) or (fx.may_be_dangerous(text)
+                                           and fx.find_effects(text).dangerous)
 
 
 def _say_origin(origin: str | None, placed: str | None) -> str:
@@ -101,6 +102,8 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
     """The severity of ``text`` (a sentence of memory, as written)."""
     folded = for_judging(text)
     markers = tuple(mk.find_markers(folded, raw=text))
+    if not instruction and not markers and not fx.may_be_dangerous(folded):
+        return Judgement(None, False, origin, placed, (), (), "no instruction")
     effects = fx.find_effects(folded, facts)
     kinds = {m.kind for m in markers}
     strong = kinds & mk.STRONG
