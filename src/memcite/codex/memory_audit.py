@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
+from memcite.codex.audit_cache import VerdictCache, key_of, session_stamp
 from memcite.codex import session_scan as scan
 from memcite.display import count
 from memcite.errors import MemciteError
@@ -453,6 +454,15 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
                     ids.append(thread_id)
         return ids
 
+    by_block: dict[int, list[str]] = {}
+
+    def block_ids(block: list[str]) -> list[str]:
+        # the ids a block names, read once per block (not once per line it holds: linear)
+        found = by_block.get(id(block))
+        if found is None:
+            found = by_block[id(block)] = named(block)
+        return found
+
     blocks = _blocks(home.folder_lines)
     out: dict[tuple[str, int], tuple[list[str], str]] = {}
     unmatched: list[tuple[tuple[str, int], set]] = []
@@ -493,7 +503,7 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
             continue
         # MEMORY.md's task groups name their sources ("Source: rollout <id>"): the line's
         # section is the last resort (the injected summary is one section: never used)
-        ids = named(blocks.get(key, [])) if key[0] == "MEMORY.md" else []
+        ids = block_ids(blocks.get(key, [])) if key[0] == "MEMORY.md" else []
         out[key] = (ids, "block") if ids else ([], "none")
     return out
 
@@ -676,7 +686,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                now: int | None = None) -> dict:
     """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
     ``cache_dir``, its counts are kept there for ``stats`` and ``report``
-    (``memcite.retention.audit_counts``)."""
+    (``memcite.retention.audit_counts``), and its verdict on each memory and folder line
+    (``memcite.codex.audit_cache``): the next audit reads only the sessions of what changed."""
     if home is None:
         with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd) as home:
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
@@ -685,23 +696,32 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     project = os.path.realpath(project) if project else None
     problems = home.problems
     sessions = SessionIndex(problems)
+    kept = VerdictCache(cache_dir, codex_home)
     findings: list[dict] = []
     texts: dict[str, str] = {}
+    stamps: dict[str, list | None] = {}
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
-        index = sessions.index(memory.session_path)
         lines = home.lines_of(memory)
-        texts[thread_id] = text_hash(lines)
+        texts[thread_id] = digest = text_hash(lines)
         if project and not _in_project(memory.cwd, project):
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
                                      else thread_id, lines[0][1] if lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
-        findings.extend(_memory_secrets(memory, lines, codex_home))
-        seen: set = set()  # a sentence in several places of one memory is said once
-        for where, line in lines:
-            findings.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
-                                               threshold=threshold, seen=seen))
+        stamps[thread_id] = stamp = session_stamp(memory.session_path)
+        key = key_of("memory", thread_id, digest, memory.cwd, memory.source, memory.session_path,
+                     stamp, threshold)
+        found = kept.get(key)
+        if found is None:  # judged anew: its text, its session or the rules changed
+            index = sessions.index(memory.session_path)
+            found = _memory_secrets(memory, lines, codex_home)
+            seen: set = set()  # a sentence in several places of one memory is said once
+            for where, line in lines:
+                found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
+                                                threshold=threshold, seen=seen))
+            kept.put(key, found)
+        findings.extend(found)
     attributed = attribute_folder_lines(home, threshold=threshold)
     applies = applies_to(home.folder_lines)
     traced_lines = 0
@@ -714,10 +734,20 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         memory = home.memories.get(ids[0]) if ids else None
         traced_lines += bool(ids)
         before = len(findings)
-        findings.extend(_secret_findings(memory, where, text, codex_home))
-        index = sessions.index(memory.session_path) if memory else None
-        findings.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
-                                           threshold=threshold, seen=set()))
+        verdict_key = key_of("line", name, text, ids[:1], memory.cwd if memory else None,
+                             memory.source if memory else None,
+                             memory.session_path if memory else None,
+                             stamps.get(ids[0]) if ids else None, threshold)
+        found = kept.get(verdict_key)
+        if found is None:
+            index = sessions.index(memory.session_path) if memory else None
+            found = _secret_findings(memory, where, text, codex_home)
+            found.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
+                                            threshold=threshold, seen=set()))
+            kept.put(verdict_key, found)
+        for item in found:  # the same line may have moved
+            item["where"], item["places"] = where, [where]
+        findings.extend(found)
         # a line traced to no memory keeps the project its task group applies to
         line_project = memory.cwd if memory else applies.get(key)
         for found in findings[before:]:
@@ -740,6 +770,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         from memcite.retention.audit_counts import folder_stamp, save_audit_counts
 
         try:
+            kept.save()
             save_audit_counts(cache_dir, codex_home, counts, memories=len(home.memories),
                               high=high, at=int(time.time()) if now is None else now,
                               stamp=folder_stamp(home.locations.memory_folder,
