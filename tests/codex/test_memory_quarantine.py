@@ -78,6 +78,7 @@ def test_a_changed_folder_quarantines_the_certain_memories_only(home):
     assert text.startswith("# Quarantine") and all(t in text for t in certain)
     assert not any(t in text for t in planted if t not in certain)
     assert "telemetry" not in text  # the injected words are not repeated
+    assert "markers: concealment" in text
     rows = conn.execute("SELECT thread_id, rule, state, way FROM forget_requests").fetchall()
     assert sorted(rows) == sorted((t, "poisoned", "done", "note") for t in certain)
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
-from memcite.codex.audit_cache import VerdictCache, key_of, session_stamp
 from memcite.codex import session_scan as scan
+from memcite.codex.audit_cache import VerdictCache, key_of, session_stamp
 from memcite.display import count
 from memcite.errors import MemciteError
 from memcite.judgement import origin as og

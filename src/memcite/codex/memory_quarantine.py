@@ -107,11 +107,19 @@ def _memories_of(finding: dict) -> list[str]:
 
 
 def _why(finding: dict) -> str:
+    """Why a memory is asked for, in words that never repeat the injected text (the note is
+    read by Codex's consolidation agent): the rule, where from, the kinds of effect and
+    marker."""
     judged = finding.get("judgement") or {}
     origin = finding.get("origin") or {}
+    kinds = sorted({effect.get("kind") for effect in judged.get("effects", [])
+                    if isinstance(effect, dict) and isinstance(effect.get("kind"), str)})
+    markers = [marker for marker in judged.get("markers", []) if isinstance(marker, str)]
     return (f"poisoned: {finding.get('rule') or 'an instruction'} from the {origin.get('kind') or '?'} "
             f"output of {origin.get('tool') or 'a tool'} (call {origin.get('call_id') or '?'})"
-            + (f"; {judged['why']}" if judged.get("why") else ""))[:500]
+            + (f", {judged['trust']} content" if isinstance(judged.get("trust"), str) else "")
+            + (f"; effects: {', '.join(kinds)}" if kinds else "")
+            + (f"; markers: {', '.join(markers)}" if markers else ""))[:500]
 
 
 def poisoned_memories(audit: dict) -> dict[str, str]:

@@ -466,12 +466,23 @@ def origin_of(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOLD) 
 _URL = re.compile(r"https?://[^\s`'\"<>)\]]+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|ru|cn|xyz|info|biz)"
                   r"(?:/[^\s`'\"<>)\]]*)?", re.IGNORECASE)
 _CODE = re.compile(r"`([^`\n]{4,200})`")
+_PATH = re.compile(r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+|\b[A-Za-z]:\\(?:[^\\\s`'\"]+\\)*"
+                   r"[^\\\s`'\"]+")
+_EMAIL = re.compile(r"\b[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+\b")
+_NUMBER = re.compile(r"(?<![\w.])\+?\d[\d -]{6,30}\d(?![\w.])")  # accounts, cards, phones
 
 
 def anchors_of(sentence: str) -> list[str]:
-    """The parts of a sentence a rewording keeps: its URLs and host names, its `code` spans."""
+    """The parts of a sentence a rewording keeps, exactly: its URLs and host names, its
+    `code` spans, file paths, e-mail addresses and long numbers (accounts, cards, phones)."""
     found = [match.group().rstrip(".,;:").lower() for match in _URL.finditer(sentence)]
     found += [match.group(1).strip().lower() for match in _CODE.finditer(sentence)]
+    found += [match.group().rstrip(".,;:").lower() for match in _PATH.finditer(sentence)
+              if "\\" in match.group() or match.group().startswith(("~", "/", "."))
+              or "." in match.group().rsplit("/", 1)[-1] or match.group().count("/") >= 2]
+    found += [match.group().lower() for match in _EMAIL.finditer(sentence)]
+    found += [" ".join(match.group().split()) for match in _NUMBER.finditer(sentence)
+              if sum(ch.isdigit() for ch in match.group()) >= 8]
     return [anchor for anchor in dict.fromkeys(found) if len(anchor) >= 4]
 
 
@@ -479,14 +490,26 @@ def anchor_origin(sentence: str, segments) -> Origin | None:
     """Where a reworded sentence's anchors (``anchors_of``) first appear: the first segment,
     in time order, holding any of them, with the share of them it holds; None without
     anchors or when no segment holds one. For a sentence the text match (``origin_of``)
-    does not place: a memory may reword a line and keep its URL or command."""
+    does not place: a memory may reword a line and keep its URL or command. As with
+    ``origin_of``, a message of the user's holding one wins, and a read-back is the place
+    only when nothing else holds one."""
     anchors = anchors_of(sentence)
     if not anchors:
         return None
+    first = back = None
     for segment in (segments.segments if isinstance(segments, SegmentIndex) else segments):
+        if first is not None and segment.kind != "user":
+            continue
         text = segment.text.lower()
         held = sum(1 for anchor in anchors if anchor in text)
-        if held:
-            return Origin(segment, round(held / len(anchors), 3))
-    return None
+        if not held:
+            continue
+        found = Origin(segment, round(held / len(anchors), 3))
+        if segment.kind == "user":  # the user's word wins
+            return found
+        if segment.read_back:
+            back = back or found
+            continue
+        first = found
+    return first or back
 
