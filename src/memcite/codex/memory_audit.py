@@ -433,15 +433,29 @@ def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
     return out
 
 
-def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
-                           ) -> dict[tuple[str, int], tuple[list[str], str]]:
-    """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
-    ``text`` (the memory whose text holds at least ``threshold`` of its word pairs), ``block``
-    (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``."""
-    names = home.summary_names
-    known = home.memories
+class FolderAttribution:
+    """``attribute_folder_lines`` in steps, so that the audit reads each memory's text once:
+    made from the folder's lines, fed each memory's lines (``feed``), then ``result()``."""
 
-    def named(texts) -> list[str]:
+    def __init__(self, home: MemoryHome, threshold: float = provenance.DEFAULT_THRESHOLD) -> None:
+        self.home, self.threshold = home, threshold
+        self.out: dict[tuple[str, int], tuple[list[str], str]] = {}
+        self.unmatched: list[tuple[tuple[str, int], set]] = []
+        for name, number, text in home.folder_lines:
+            if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1" \
+                    or _APPLIES_TO.match(text):
+                continue
+            ids = self.named([text])
+            if ids:
+                self.out[(name, number)] = (ids, "named")
+            else:
+                self.unmatched.append(((name, number), _grams(text)))
+        self.wanted = set().union(*(grams for _key, grams in self.unmatched))
+        self.postings: dict = {}
+        self.held_by: dict[str, set] = {}
+
+    def named(self, texts) -> list[str]:
+        known, names = self.home.memories, self.home.summary_names
         ids: list[str] = []
         for text in texts:
             for match in _UUID.finditer(text):
@@ -454,58 +468,58 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
                     ids.append(thread_id)
         return ids
 
-    by_block: dict[int, list[str]] = {}
-
-    def block_ids(block: list[str]) -> list[str]:
-        # the ids a block names, read once per block (not once per line it holds: linear)
-        found = by_block.get(id(block))
-        if found is None:
-            found = by_block[id(block)] = named(block)
-        return found
-
-    blocks = _blocks(home.folder_lines)
-    out: dict[tuple[str, int], tuple[list[str], str]] = {}
-    unmatched: list[tuple[tuple[str, int], set]] = []
-    for name, number, text in home.folder_lines:
-        if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1" \
-                or _APPLIES_TO.match(text):
-            continue
-        ids = named([text])
-        if ids:
-            out[(name, number)] = (ids, "named")
-        else:
-            unmatched.append(((name, number), _grams(text)))
-    if not unmatched:
-        return out
-    wanted = set().union(*(grams for _key, grams in unmatched))
-    postings: dict = {}
-    held_by: dict[str, set] = {}
-    for thread_id, memory in known.items():
-        held = set()
-        for _where, text in home.lines_of(memory):
-            held |= _grams(text) & wanted
+    def feed(self, thread_id: str, lines: list[tuple[str, str]]) -> None:
+        """One memory's lines (``MemoryHome.lines_of``)."""
+        if not self.wanted:
+            return
+        held: set = set()
+        for _where, text in lines:
+            held |= _grams(text) & self.wanted
         if held:
-            held_by[thread_id] = held
+            self.held_by[thread_id] = held
             for gram in held:
-                postings.setdefault(gram, []).append(thread_id)
-    for key, grams in unmatched:
-        # A memory holding ``threshold`` of the line's pairs holds at least one of any
-        # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories holding
-        # one of that many of the rarest pairs; each is then counted exactly.
-        ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
-        needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
-        candidates = {thread_id for gram in ranked[:max(needed, 1)]
-                      for thread_id in postings.get(gram, ())}
-        best = sorted(((len(grams & held_by[thread_id]), thread_id) for thread_id in candidates),
-                      key=lambda item: (-item[0], item[1]))
-        if grams and best and best[0][0] / len(grams) >= threshold:
-            out[key] = ([best[0][1]], "text")
-            continue
-        # MEMORY.md's task groups name their sources ("Source: rollout <id>"): the line's
-        # section is the last resort (the injected summary is one section: never used)
-        ids = block_ids(blocks.get(key, [])) if key[0] == "MEMORY.md" else []
-        out[key] = (ids, "block") if ids else ([], "none")
-    return out
+                self.postings.setdefault(gram, []).append(thread_id)
+
+    def result(self) -> dict[tuple[str, int], tuple[list[str], str]]:
+        out, postings, held_by, threshold = self.out, self.postings, self.held_by, self.threshold
+        blocks = _blocks(self.home.folder_lines)
+        by_block: dict[int, list[str]] = {}
+        for key, grams in self.unmatched:
+            # A memory holding ``threshold`` of the line's pairs holds at least one of any
+            # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories holding
+            # one of that many of the rarest pairs; each is then counted exactly.
+            ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
+            needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
+            candidates = {thread_id for gram in ranked[:max(needed, 1)]
+                          for thread_id in postings.get(gram, ())}
+            best = sorted(((len(grams & held_by[thread_id]), thread_id) for thread_id in candidates),
+                          key=lambda item: (-item[0], item[1]))
+            if grams and best and best[0][0] / len(grams) >= threshold:
+                out[key] = ([best[0][1]], "text")
+                continue
+            # MEMORY.md's task groups name their sources ("Source: rollout <id>"): the line's
+            # section is the last resort (the injected summary is one section: never used).
+            # The ids a block names are read once per block, not once per line (linear).
+            ids: list[str] = []
+            if key[0] == "MEMORY.md":
+                block = blocks.get(key, [])
+                ids = by_block.get(id(block))
+                if ids is None:
+                    ids = by_block[id(block)] = self.named(block)
+            out[key] = (ids, "block") if ids else ([], "none")
+        return out
+
+
+def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
+                           ) -> dict[tuple[str, int], tuple[list[str], str]]:
+    """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
+    ``text`` (the memory whose text holds at least ``threshold`` of its word pairs), ``block``
+    (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``."""
+    attribution = FolderAttribution(home, threshold)
+    if attribution.unmatched:
+        for thread_id, memory in home.memories.items():
+            attribution.feed(thread_id, home.lines_of(memory))
+    return attribution.result()
 
 
 # --------------------------------------------------------------------------- findings
@@ -700,9 +714,11 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     findings: list[dict] = []
     texts: dict[str, str] = {}
     stamps: dict[str, list | None] = {}
+    attribution = FolderAttribution(home, threshold)
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         lines = home.lines_of(memory)
+        attribution.feed(thread_id, lines)
         texts[thread_id] = digest = text_hash(lines)
         if project and not _in_project(memory.cwd, project):
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
@@ -722,7 +738,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                                                 threshold=threshold, seen=seen))
             kept.put(key, found)
         findings.extend(found)
-    attributed = attribute_folder_lines(home, threshold=threshold)
+    attributed = attribution.result()
     applies = applies_to(home.folder_lines)
     traced_lines = 0
     for name, number, text in home.folder_lines:
@@ -800,9 +816,10 @@ def text_hash(lines: list[tuple[str, str]]) -> str:
 
 
 def merge_places(findings: list[dict]) -> list[dict]:
-    """A sentence found the same way in several places (MEMORY.md, raw memories, rollout
-    summaries, the summary) is one finding: the first, with ``places`` listing where it
-    stands and ``memories`` every memory it was traced to."""
+    """A memory's sentence found the same way in several places (its raw memory, its rollout
+    summary, the lines of MEMORY.md and the summary traced to it) is one finding: the first,
+    with ``places`` listing where it stands. Findings of different memories stay apart
+    (each names its memory)."""
     out: list[dict] = []
     by_key: dict[tuple, dict] = {}
     for found in findings:
@@ -811,7 +828,8 @@ def merge_places(findings: list[dict]) -> list[dict]:
         if found["kind"] not in ("poisoned", "directive", "taint"):
             out.append(found)
             continue
-        key = (found["kind"], found["rule"], " ".join(found["excerpt"].lower().split()))
+        key = (found["kind"], found["rule"], found["memory"],
+               " ".join(found["excerpt"].lower().split()))
         first = by_key.get(key)
         if first is None:
             by_key[key] = found
@@ -822,9 +840,6 @@ def merge_places(findings: list[dict]) -> list[dict]:
         for thread in found["memories"]:
             if thread not in first["memories"]:
                 first["memories"].append(thread)
-        if first["memory"] is None and found["memory"]:
-            first.update(memory=found["memory"], project=found["project"], source=found["source"],
-                         session=found["session"], fix=found["fix"])
     return out
 
 

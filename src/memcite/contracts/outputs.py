@@ -1751,7 +1751,8 @@ class AuditFinding(Contract):
     message: str
     fix: str
     places: list[str] = Field(description="Every place the same sentence stands (one finding).")
-    memories: list[str] = Field(description="Every memory those places were traced to.")
+    memories: list[str] = Field(description="The memory those places were traced to (none: a "
+                                "line traced to none).")
     certain: bool = Field(description="Acted on without the user (the quarantine, the gate).")
     judgement: Judgement | None = Field(description="Origin, effects and markers, for poisoned "
                                         "and directive findings.")
