@@ -634,7 +634,7 @@ def _finding(kind: str, memory: Memory | None, where: str, text: str, *, rule: s
 
 def _sentence_findings(memory: Memory | None, where: str, line: str,
                        index: provenance.SegmentIndex | None, *, codex_home: str,
-                       threshold: float, seen: set) -> list[dict]:
+                       threshold: float, seen: set, facts: ProjectFacts | None = None) -> list[dict]:
     out = []
     if line.lstrip().startswith("#"):  # a heading: no sentence (its secrets are scanned)
         return out
@@ -643,7 +643,8 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
         if key in seen:  # the same sentence in another place of the memory: said once
             continue
         seen.add(key)
-        directives, origin, verdict = judge_sentence(sentence, index, threshold=threshold)
+        directives, origin, verdict = judge_sentence(sentence, index, threshold=threshold,
+                                                     facts=facts)
         rule = directives[0].rule if directives else (
             verdict.markers[0].kind if verdict.markers else None)
         if verdict.severity == HIGH:
@@ -715,8 +716,10 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     texts: dict[str, str] = {}
     stamps: dict[str, list | None] = {}
     attribution = FolderAttribution(home, threshold)
+    facts_of = _FactsOf()
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
+        facts, facts_key = facts_of(memory.cwd)
         lines = home.lines_of(memory)
         attribution.feed(thread_id, lines)
         texts[thread_id] = digest = text_hash(lines)
@@ -727,7 +730,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                                      message=f"a memory of {memory.cwd}, not of {project}"))
         stamps[thread_id] = stamp = session_stamp(memory.session_path)
         key = key_of("memory", thread_id, digest, memory.cwd, memory.source, memory.session_path,
-                     stamp, threshold)
+                     stamp, threshold, facts_key)
         found = kept.get(key)
         if found is None:  # judged anew: its text, its session or the rules changed
             index = sessions.index(memory.session_path)
@@ -735,7 +738,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             seen: set = set()  # a sentence in several places of one memory is said once
             for where, line in lines:
                 found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
-                                                threshold=threshold, seen=seen))
+                                                threshold=threshold, seen=seen, facts=facts))
             kept.put(key, found)
         findings.extend(found)
     attributed = attribution.result()
@@ -750,16 +753,17 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         memory = home.memories.get(ids[0]) if ids else None
         traced_lines += bool(ids)
         before = len(findings)
+        facts, facts_key = facts_of(memory.cwd if memory else applies.get(key))
         verdict_key = key_of("line", name, text, ids[:1], memory.cwd if memory else None,
                              memory.source if memory else None,
                              memory.session_path if memory else None,
-                             stamps.get(ids[0]) if ids else None, threshold)
+                             stamps.get(ids[0]) if ids else None, threshold, facts_key)
         found = kept.get(verdict_key)
         if found is None:
             index = sessions.index(memory.session_path) if memory else None
             found = _secret_findings(memory, where, text, codex_home)
             found.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
-                                            threshold=threshold, seen=set()))
+                                            threshold=threshold, seen=set(), facts=facts))
             kept.put(verdict_key, found)
         for item in found:  # the same line may have moved
             item["where"], item["places"] = where, [where]
@@ -803,6 +807,24 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             "memory_texts": {thread: texts[thread] for f in findings if f["kind"] == "poisoned"
                              for thread in f.get("memories", ()) if thread in texts},
             "problem_count": len(problems)}
+
+
+class _FactsOf:
+    """Each project's facts (``memcite.codex.project_facts``), read once per folder, with a
+    key for the verdicts they decided."""
+
+    def __init__(self) -> None:
+        self._read: dict[str | None, tuple[ProjectFacts, str]] = {}
+
+    def __call__(self, cwd: str | None) -> tuple[ProjectFacts, str]:
+        found = self._read.get(cwd)
+        if found is None:
+            from memcite.codex.project_facts import project_facts
+
+            facts = project_facts(cwd)
+            found = self._read[cwd] = (facts, key_of(sorted(facts.commands), sorted(facts.hosts),
+                                                     facts.known))
+        return found
 
 
 def text_hash(lines: list[tuple[str, str]]) -> str:
