@@ -196,9 +196,11 @@ _DANGER_NEEDS = ("rm ", "curl", "wget", "iwr", "invoke-", "bash", "chmod", "mkfs
                  "nc ", "iex", "eval", "crontab", "push", "sudo")
 
 
+_DANGER_NEEDS_RE = re.compile("|".join(map(re.escape, _DANGER_NEEDS)))  # on lowered text
+
+
 def _danger(text: str) -> re.Match | None:
-    lower = text.lower()
-    return _DANGER.search(text) if any(word in lower for word in _DANGER_NEEDS) else None
+    return _DANGER.search(text) if _DANGER_NEEDS_RE.search(text.lower()) else None
 
 
 _MAY_DANGER = _DANGER_NEEDS + (
@@ -210,10 +212,12 @@ _MAY_DANGER = _DANGER_NEEDS + (
     "id_rsa", "id_ed", "_pat")
 
 
+_MAY_DANGER_RE = re.compile("|".join(map(re.escape, _MAY_DANGER)))  # on lowered text
+
+
 def may_be_dangerous(text: str) -> bool:
     """False when ``text`` holds none of the words a dangerous effect needs (most text)."""
-    lower = text.lower()
-    return any(word in lower for word in _MAY_DANGER)
+    return _MAY_DANGER_RE.search(text.lower()) is not None
 
 
 def find_effects(text: str, facts: ProjectFacts = NO_FACTS) -> Effects:
