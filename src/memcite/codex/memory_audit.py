@@ -610,7 +610,7 @@ def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
     else:
         trust, placed = None, None
     verdict = severity.judge(sentence, instruction=bool(directives), origin=trust, placed=placed,
-                             facts=facts or ProjectFacts())
+                             facts=facts or ProjectFacts(), folded=for_judging(sentence))
     return directives, origin, verdict
 
 

@@ -111,9 +111,10 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     PERSISTENCE: ("future", "subsequent", "later", "following", "new ", "now on", "forward",
                   "henceforth", "permanent", "forever", "for good", "every", "all "),
     TRIGGER: ("when", "if ", "once", "each time", "every time"),
-    AUTHORITY: (":", "<", "team", "ignore", "disregard", "forget", "override", "instruction",
-                "you are now", "precedence", "priority", "treat this", "this message",
-                "this notice", "authori"),
+    AUTHORITY: ("system", "sys", "developer", "admin", "assistant", "openai", "anthropic",
+                "security", "<|", "im_start", "endoftext", "instruction", "team", "ignore",
+                "disregard", "forget", "override", "you are now", "precedence", "priority",
+                "treat this", "this message", "this notice", "authori"),
 }
 
 

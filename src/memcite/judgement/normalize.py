@@ -27,4 +27,6 @@ def for_judging(text: str) -> str:
     """``text`` folded by NFKC with every invisible character removed (lines are kept)."""
     if text.isascii():
         return text
+    if INVISIBLE.isdisjoint(text) and unicodedata.is_normalized("NFKC", text):
+        return text  # the common case of non-ASCII text, checked without building a copy
     return unicodedata.normalize("NFKC", text.translate(_DROP)).translate(_DROP)

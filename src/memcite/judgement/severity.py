@@ -98,9 +98,10 @@ def _say_origin(origin: str | None, placed: str | None) -> str:
 
 
 def judge(text: str, *, instruction: bool, origin: str | None, placed: str | None = PLACED,
-          facts: fx.ProjectFacts = fx.NO_FACTS) -> Judgement:
-    """The severity of ``text`` (a sentence of memory, as written)."""
-    folded = for_judging(text)
+          facts: fx.ProjectFacts = fx.NO_FACTS, folded: str | None = None) -> Judgement:
+    """The severity of ``text`` (a sentence of memory, as written); ``folded``: the text
+    already folded by ``for_judging``, when the caller has it."""
+    folded = for_judging(text) if folded is None else folded
     markers = tuple(mk.find_markers(folded, raw=text))
     if not instruction and not markers and not fx.may_be_dangerous(folded):
         return Judgement(None, False, origin, placed, (), (), "no instruction")
