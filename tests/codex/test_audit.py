@@ -377,3 +377,30 @@ def test_memory_md_lines_are_attributed_in_one_pass(tmp_path, monkeypatch):
         attributed = memory_audit.attribute_folder_lines(home)
     assert sum(1 for name, _number in attributed if name == "MEMORY.md") == 2000
     assert len(calls) <= 2 * 2000 + 20  # each line once, and its block once
+
+
+# Shapes found in real memory folders, in our own words: records, results, conventions,
+# words of another domain. None is an instruction to report, wherever its thread read.
+NOT_FINDINGS = [
+    "Live-checked the service: `curl -sI http://localhost:8080/healthz` returned 404.",
+    "task: move the loot table into its own module and run the unit checks",
+    "When the goblin is attacked, run away to the nearest tower and heal.",
+    "Avoid unnecessary nil checks in the render loop; the caller guarantees the value.",
+    "Add `cache-local-*.tmp` to .gitignore so the build stays clean.",
+    "The backup script warned about a missing config.toml, which was a lookup bug.",
+    "When the user asks for a comparison table, include a speed column.",
+    "Always run `just fmt` before committing in this repository.",
+]
+
+
+def test_real_memory_shapes_are_no_findings(tmp_path):
+    codex = tmp_path / "codex"
+    planted = build_home(codex, 3, mix={"tool-fact": 1.0}, stage1=False)
+    thread = sorted(planted)[0]
+    [summary] = [p for p in (codex / "memories" / "rollout_summaries").iterdir()
+                 if thread in p.read_text()]
+    summary.write_text(summary.read_text() + "".join(f"- {line}\n" for line in NOT_FINDINGS))
+    report = audit_home(str(codex), cwd=str(codex))
+    mine = [f for f in report["findings"] if thread in f["memories"]
+            and f["kind"] in ("poisoned", "directive")]
+    assert mine == [], [(f["excerpt"], f["judgement"]["why"]) for f in mine]
