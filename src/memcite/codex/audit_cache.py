@@ -12,6 +12,7 @@ empty, written atomically and never through a link (``memcite.durable_files``).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -80,10 +81,10 @@ class VerdictCache:
             return None
         self.hits += 1
         self._new[key] = found
-        return json.loads(json.dumps(found))
+        return copy.deepcopy(found)
 
     def put(self, key: str, findings: list[dict]) -> None:
-        self._new[key] = json.loads(json.dumps(findings))
+        self._new[key] = copy.deepcopy(findings)
 
     def save(self) -> str | None:
         """Keep the verdicts this audit used; the file's path (None without a cache folder)."""

@@ -12,7 +12,6 @@ the common runners then count as the project's).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -38,8 +37,10 @@ def _read(folder: str, name: str) -> str | None:
 
 
 def _package_scripts(text: str) -> set[str]:
+    from memcite.untrusted import loads_json
+
     try:
-        scripts = json.loads(text).get("scripts")
+        scripts = loads_json(text).get("scripts")
     except (ValueError, AttributeError):
         return set()
     out = set()
@@ -53,11 +54,11 @@ def _package_scripts(text: str) -> set[str]:
 
 
 def _pyproject_scripts(text: str) -> set[str]:
-    import tomllib
+    from memcite.untrusted import loads_toml
 
     try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+        data = loads_toml(text)
+    except ValueError:
         return set()
     out = set()
     project = data.get("project") if isinstance(data.get("project"), dict) else {}
