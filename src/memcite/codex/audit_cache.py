@@ -12,7 +12,6 @@ empty, written atomically and never through a link (``memcite.durable_files``).
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -41,6 +40,13 @@ def key_of(*parts: object) -> str:
     """A key for the parts a verdict depends on."""
     text = json.dumps([VERSION, *parts], sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _copied(findings: list[dict]) -> list[dict]:
+    """Copies of findings the audit may change afterwards (their place, project and the
+    lists of places and memories; what they nest is never changed)."""
+    return [{**found, "places": list(found.get("places") or ()),
+             "memories": list(found.get("memories") or ())} for found in findings]
 
 
 class VerdictCache:
@@ -81,10 +87,10 @@ class VerdictCache:
             return None
         self.hits += 1
         self._new[key] = found
-        return copy.deepcopy(found)
+        return _copied(found)
 
     def put(self, key: str, findings: list[dict]) -> None:
-        self._new[key] = copy.deepcopy(findings)
+        self._new[key] = _copied(findings)
 
     def save(self) -> str | None:
         """Keep the verdicts this audit used; the file's path (None without a cache folder)."""
