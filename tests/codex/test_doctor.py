@@ -235,8 +235,8 @@ def test_the_memory_audit_check_reads_the_last_audit_and_never_audits(tmp_path, 
     memory_audit.audit_home(str(generated), cwd=str(tmp_path), cache_dir=inputs.cache_dir)
     monkeypatch.setattr(memory_audit, "audit_home", lambda *a, **k: pytest.fail("doctor audited"))
     check = check_memory_audit(inputs)
-    assert check.status == "warning" and "4 memories; findings: 8 poisoned" in check.message
-    assert "memcite audit" in check.fix
+    assert check.status == "warning" and "4 memories; findings: 4 poisoned" in check.message
+    assert "memcite audit" in check.fix and "--quarantine" in check.fix
     assert doctor.check_memory_audit is check_memory_audit
     # a memory folder changed since the audit: said, with the command to run again
     with open(generated / "memories" / "MEMORY.md", "a", encoding="utf-8") as memory:

@@ -604,7 +604,9 @@ def check_memory_audit(inputs: DoctorInputs) -> Check:
                + ("" if last["current"] else "; the memory folder changed since"))
     if last["high"]:
         return Check("memory-audit", WARNING, message,
-                     "`memcite audit` lists each finding with its memory, call and fix")
+                     "`memcite audit` lists each finding with its memory, call and fix; nothing is "
+                     "forgotten without you: `memcite audit --quarantine` previews asking Codex to "
+                     "forget the poisoned ones")
     if not last["current"]:
         return Check("memory-audit", WARNING, message, "run `memcite audit` again")
     return Check("memory-audit", OK, message)

@@ -35,8 +35,14 @@ from dataclasses import dataclass, field
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
 from memcite.codex import session_scan as scan
+from memcite.codex.audit_cache import VerdictCache, key_of, session_stamp
 from memcite.display import count
 from memcite.errors import MemciteError
+from memcite.judgement import origin as og
+from memcite.judgement import severity
+from memcite.judgement.effects import ProjectFacts
+from memcite.judgement.normalize import for_judging
+from memcite.judgement.severity import Judgement
 from memcite.ledger.codex_home import (
     RAW_MEMORIES,
     ROLLOUT_SUMMARIES,
@@ -475,15 +481,29 @@ def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
     return out
 
 
-def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
-                           ) -> dict[tuple[str, int], tuple[list[str], str]]:
-    """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
-    ``text`` (the memory whose text holds at least ``threshold`` of its word pairs), ``block``
-    (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``."""
-    names = home.summary_names
-    known = home.memories
+class FolderAttribution:
+    """``attribute_folder_lines`` in steps, so that the audit reads each memory's text once:
+    made from the folder's lines, fed each memory's lines (``feed``), then ``result()``."""
 
-    def named(texts) -> list[str]:
+    def __init__(self, home: MemoryHome, threshold: float = provenance.DEFAULT_THRESHOLD) -> None:
+        self.home, self.threshold = home, threshold
+        self.out: dict[tuple[str, int], tuple[list[str], str]] = {}
+        self.unmatched: list[tuple[tuple[str, int], set]] = []
+        for name, number, text in home.folder_lines:
+            if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1" \
+                    or _APPLIES_TO.match(text):
+                continue
+            ids = self.named([text])
+            if ids:
+                self.out[(name, number)] = (ids, "named")
+            else:
+                self.unmatched.append(((name, number), _grams(text)))
+        self.wanted = set().union(*(grams for _key, grams in self.unmatched))
+        self.postings: dict = {}
+        self.held_by: dict[str, set] = {}
+
+    def named(self, texts) -> list[str]:
+        known, names = self.home.memories, self.home.summary_names
         ids: list[str] = []
         for text in texts:
             for match in _UUID.finditer(text):
@@ -496,58 +516,62 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
                     ids.append(thread_id)
         return ids
 
-    blocks = _blocks(home.folder_lines)
-    groups = _blocks([line for line in home.folder_lines if line[0] == "MEMORY.md"], ("# ",))
-    said: dict[int, list[str]] = {}  # a block's ids, found once for all of its lines
-
-    def named_block(block: list[str]) -> list[str]:
-        if id(block) not in said:
-            said[id(block)] = named(block)
-        return said[id(block)]
-    out: dict[tuple[str, int], tuple[list[str], str]] = {}
-    unmatched: list[tuple[tuple[str, int], set]] = []
-    for name, number, text in home.folder_lines:
-        if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1" \
-                or _APPLIES_TO.match(text):
-            continue
-        ids = named([text])
-        if ids:
-            out[(name, number)] = (ids, "named")
-        else:
-            unmatched.append(((name, number), _grams(text)))
-    if not unmatched:
-        return out
-    wanted = set().union(*(grams for _key, grams in unmatched))
-    postings: dict = {}
-    held_by: dict[str, set] = {}
-    for thread_id, memory in known.items():
-        held = set()
-        for _where, text in home.lines_of(memory):
-            held |= _grams(text) & wanted
+    def feed(self, thread_id: str, lines: list[tuple[str, str]]) -> None:
+        """One memory's lines (``MemoryHome.lines_of``)."""
+        if not self.wanted:
+            return
+        held: set = set()
+        for _where, text in lines:
+            held |= _grams(text) & self.wanted
         if held:
-            held_by[thread_id] = held
+            self.held_by[thread_id] = held
             for gram in held:
-                postings.setdefault(gram, []).append(thread_id)
-    for key, grams in unmatched:
-        # A memory holding ``threshold`` of the line's pairs holds at least one of any
-        # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories holding
-        # one of that many of the rarest pairs; each is then counted exactly.
-        ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
-        needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
-        candidates = {thread_id for gram in ranked[:max(needed, 1)]
-                      for thread_id in postings.get(gram, ())}
-        best = sorted(((len(grams & held_by[thread_id]), thread_id) for thread_id in candidates),
-                      key=lambda item: (-item[0], item[1]))
-        if grams and best and best[0][0] / len(grams) >= threshold:
-            out[key] = ([best[0][1]], "text")
-            continue
-        # MEMORY.md's task groups name their sources ("Source: rollout <id>", a
-        # ``### rollout_summary_files`` list): the line's ``##`` section, else its whole task
-        # group under any subheading, is the last resort (the injected summary: never used)
-        ids = named_block(blocks.get(key, [])) or named_block(groups.get(key, [])) \
-            if key[0] == "MEMORY.md" else []
-        out[key] = (ids, "block") if ids else ([], "none")
-    return out
+                self.postings.setdefault(gram, []).append(thread_id)
+
+    def result(self) -> dict[tuple[str, int], tuple[list[str], str]]:
+        out, postings, held_by, threshold = self.out, self.postings, self.held_by, self.threshold
+        blocks = _blocks(self.home.folder_lines)
+        groups = _blocks([line for line in self.home.folder_lines if line[0] == "MEMORY.md"], ("# ",))
+        by_block: dict[int, list[str]] = {}
+        for key, grams in self.unmatched:
+            # A memory holding ``threshold`` of the line's pairs holds at least one of any
+            # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories holding
+            # one of that many of the rarest pairs; each is then counted exactly.
+            ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
+            needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
+            candidates = {thread_id for gram in ranked[:max(needed, 1)]
+                          for thread_id in postings.get(gram, ())}
+            best = sorted(((len(grams & held_by[thread_id]), thread_id) for thread_id in candidates),
+                          key=lambda item: (-item[0], item[1]))
+            if grams and best and best[0][0] / len(grams) >= threshold:
+                out[key] = ([best[0][1]], "text")
+                continue
+            # MEMORY.md's task groups name their sources ("Source: rollout <id>", a
+            # ``### rollout_summary_files`` list): the line's ``##`` section, else its whole task
+            # group under any subheading, is the last resort (the injected summary: never used).
+            # The ids a block names are read once per block, not once per line (linear).
+            ids: list[str] = []
+            if key[0] == "MEMORY.md":
+                for block in (blocks.get(key, []), groups.get(key, [])):
+                    ids = by_block.get(id(block))
+                    if ids is None:
+                        ids = by_block[id(block)] = self.named(block)
+                    if ids:
+                        break
+            out[key] = (ids, "block") if ids else ([], "none")
+        return out
+
+
+def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
+                           ) -> dict[tuple[str, int], tuple[list[str], str]]:
+    """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
+    ``text`` (the memory whose text holds at least ``threshold`` of its word pairs), ``block``
+    (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``."""
+    attribution = FolderAttribution(home, threshold)
+    if attribution.unmatched:
+        for thread_id, memory in home.memories.items():
+            attribution.feed(thread_id, home.lines_of(memory))
+    return attribution.result()
 
 
 # --------------------------------------------------------------------------- findings
@@ -617,37 +641,63 @@ class SessionIndex:
             if read.bad_line_count or read.long_lines:
                 self.problems.append(f"{path}: {count(read.bad_line_count, 'line')} not JSON and "
                                      f"{read.long_lines} too long, skipped")
-            self._read[path] = provenance.SegmentIndex(read.segments)
+            self._read[path] = provenance.SegmentIndex(read.segments, read.cwd)
         return self._read[path]
 
 
 def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
                      threshold: float = provenance.DEFAULT_THRESHOLD
                      ) -> tuple[list, provenance.Origin | None]:
-    """``(directive matches, origin)`` of one sentence of a memory."""
-    directives = find_directives(sentence)
-    origin = provenance.origin_of(sentence, index, threshold=threshold) if index else None
-    if directives and origin is None and index is not None:
-        # reworded: where its URL or command first appears (a user's own stays the user's)
-        origin = provenance.anchor_origin(sentence, index)
+    """``(directive matches, origin)`` of one sentence of a memory (judged folded:
+    ``memcite.judgement.normalize.for_judging``)."""
+    folded = for_judging(sentence)
+    directives = find_directives(folded)
+    origin = provenance.origin_of(folded, index, threshold=threshold) if index else None
+    if origin is None and index is not None and (directives or severity.worth_placing(folded)):
+        # reworded: where its URL, path, command or address first appears
+        origin = provenance.anchor_origin(folded, index)
     return directives, origin
 
 
+def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
+                   threshold: float = provenance.DEFAULT_THRESHOLD,
+                   facts: ProjectFacts | None = None
+                   ) -> tuple[list, provenance.Origin | None, Judgement]:
+    """``(directive matches, origin, judgement)`` of one sentence: its origin where its words
+    are placed, else the lowest trust its source thread read (``memcite.judgement``)."""
+    directives, origin = analyse_sentence(sentence, index, threshold=threshold)
+    if origin is not None:
+        trust, placed = index.origin_class(origin.segment), severity.PLACED
+    elif index is not None:
+        trust, placed = index.lowest, severity.INHERITED
+    else:
+        trust, placed = None, None
+    verdict = severity.judge(sentence, instruction=bool(directives), origin=trust, placed=placed,
+                             facts=facts or ProjectFacts(), folded=for_judging(sentence))
+    return directives, origin, verdict
+
+
 def _finding(kind: str, memory: Memory | None, where: str, text: str, *, rule: str | None,
-             origin: provenance.Origin | None, codex_home: str, message: str) -> dict:
-    return {"kind": kind, "severity": SEVERITY[kind], "memory": memory.thread_id if memory else None,
-            "where": where, "project": memory.cwd if memory else None,
-            "source": memory.source if memory else None,
-            "session": memory.session_path if memory else None,
-            "rule": rule, "excerpt": shown(text), "origin": origin_dict(origin),
-            "message": message,
-            "fix": fix_for(memory.thread_id, codex_home) if memory else
-            f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it"}
+             origin: provenance.Origin | None, codex_home: str, message: str,
+             level: str | None = None, verdict: Judgement | None = None) -> dict:
+    found = {"kind": kind, "severity": level or SEVERITY[kind],
+             "memory": memory.thread_id if memory else None,
+             "where": where, "project": memory.cwd if memory else None,
+             "source": memory.source if memory else None,
+             "session": memory.session_path if memory else None,
+             "rule": rule, "excerpt": shown(text), "origin": origin_dict(origin),
+             "message": message,
+             "fix": fix_for(memory.thread_id, codex_home) if memory else
+             f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it"}
+    found.update(places=[where], memories=[memory.thread_id] if memory else [],
+                 certain=bool(verdict and verdict.certain),
+                 judgement=verdict.as_dict() if verdict is not None else None)
+    return found
 
 
 def _sentence_findings(memory: Memory | None, where: str, line: str,
                        index: provenance.SegmentIndex | None, *, codex_home: str,
-                       threshold: float, seen: set) -> list[dict]:
+                       threshold: float, seen: set, facts: ProjectFacts | None = None) -> list[dict]:
     out = []
     if line.lstrip().startswith("#"):  # a heading: no sentence (its secrets are scanned)
         return out
@@ -656,26 +706,24 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
         if key in seen:  # the same sentence in another place of the memory: said once
             continue
         seen.add(key)
-        directives, origin = analyse_sentence(sentence, index, threshold=threshold)
-        tainted = origin is not None and origin.segment.tainted
-        what = (f"{origin.segment.kind} output of {origin.segment.tool or 'a tool'}"
-                f" (call {origin.segment.call_id or '?'}, session line {origin.segment.line})"
-                if tainted else None)
-        if directives and tainted:
-            out.append(_finding("poisoned", memory, where, sentence, rule=directives[0].rule,
-                                origin=origin, codex_home=codex_home,
-                                message=f"a directive ({directives[0].rule}) whose words came "
-                                        f"from the {what}, not from the user"))
+        directives, origin, verdict = judge_sentence(sentence, index, threshold=threshold,
+                                                     facts=facts)
+        rule = directives[0].rule if directives else (
+            verdict.markers[0].kind if verdict.markers else None)
+        if verdict.severity == HIGH:
+            out.append(_finding("poisoned", memory, where, sentence, rule=rule, origin=origin,
+                                codex_home=codex_home, level=HIGH, verdict=verdict,
+                                message=f"an instruction to the agent: {verdict.why}"))
             continue
-        for match in directives[:1]:
-            said = {"user": "the user typed it", "assistant": "the assistant's own words",
-                    "context": "Codex's context (AGENTS.md, environment)"}.get(
-                origin.segment.kind if origin else "", "its words are not in the source session"
-                if index else "no source session to compare with")
-            out.append(_finding("directive", memory, where, sentence, rule=match.rule,
-                                origin=origin, codex_home=codex_home,
-                                message=f"a directive ({match.rule}); {said}"))
-        if tainted and not directives:
+        if verdict.severity is not None:
+            out.append(_finding("directive", memory, where, sentence, rule=rule, origin=origin,
+                                codex_home=codex_home, level=verdict.severity, verdict=verdict,
+                                message=f"an instruction ({rule}): {verdict.why}"))
+            continue
+        if origin is not None and origin.segment.tainted and not directives and \
+                index.origin_class(origin.segment) == og.THIRD_PARTY:
+            what = (f"{origin.segment.kind} output of {origin.segment.tool or 'a tool'}"
+                    f" (call {origin.segment.call_id or '?'}, session line {origin.segment.line})")
             out.append(_finding("taint", memory, where, sentence, rule=None, origin=origin,
                                 codex_home=codex_home,
                                 message=f"words from the {what} rather than from the user"))
@@ -742,7 +790,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                now: int | None = None) -> dict:
     """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
     ``cache_dir``, its counts are kept there for ``stats`` and ``report``
-    (``memcite.retention.audit_counts``)."""
+    (``memcite.retention.audit_counts``), and its verdict on each memory and folder line
+    (``memcite.codex.audit_cache``): the next audit reads only the sessions of what changed."""
     if home is None:
         with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd) as home:
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
@@ -754,11 +803,19 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     origin = _project_origin(project)
     problems = home.problems
     sessions = SessionIndex(problems)
+    kept = VerdictCache(cache_dir, codex_home)
     findings: list[dict] = []
+    texts: dict[str, str] = {}
+    stamps: dict[str, list | None] = {}
+    attribution = FolderAttribution(home, threshold)
+    facts_of = _FactsOf()
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
-        index = sessions.index(memory.session_path)
-        secrets, lines = _memory_secrets(memory, home.lines_of(memory), codex_home)  # masked
+        facts, facts_key = facts_of(memory.cwd)
+        raw_lines = home.lines_of(memory)
+        attribution.feed(thread_id, raw_lines)
+        texts[thread_id] = digest = text_hash(raw_lines)
+        secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
         findings.extend(secrets)
         if project and not _in_project(memory.cwd, project) \
                 and not (origin and repository_key(memory.git_origin) == origin):
@@ -766,11 +823,20 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                                      else thread_id, lines[0][1] if lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
-        seen: set = set()  # a sentence in several places of one memory is said once
-        for where, line in lines:
-            findings.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
-                                               threshold=threshold, seen=seen))
-    attributed = attribute_folder_lines(home, threshold=threshold)
+        stamps[thread_id] = stamp = session_stamp(memory.session_path)
+        key = key_of("memory", thread_id, digest, memory.cwd, memory.source, memory.session_path,
+                     stamp, threshold, facts_key)
+        found = kept.get(key)
+        if found is None:  # judged anew: its text, its session or the rules changed
+            index = sessions.index(memory.session_path)
+            found = []
+            seen: set = set()  # a sentence in several places of one memory is said once
+            for where, line in lines:  # masked: no secret reaches an excerpt or the cache
+                found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
+                                                threshold=threshold, seen=seen, facts=facts))
+            kept.put(key, found)
+        findings.extend(found)
+    attributed = attribution.result()
     applies = applies_to(home.folder_lines)
     traced_lines = 0
     for name, number, text in home.folder_lines:
@@ -782,11 +848,22 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         memory = home.memories.get(ids[0]) if ids else None
         traced_lines += bool(ids) and name in FOLDER_FILES
         before = len(findings)
-        secrets, text = _secret_findings(memory, where, text, codex_home)
+        facts, facts_key = facts_of(memory.cwd if memory else applies.get(key))
+        verdict_key = key_of("line", name, text, ids[:1], memory.cwd if memory else None,
+                             memory.source if memory else None,
+                             memory.session_path if memory else None,
+                             stamps.get(ids[0]) if ids else None, threshold, facts_key)
+        secrets, text = _secret_findings(memory, where, text, codex_home)  # text masked
         findings.extend(secrets)
-        index = sessions.index(memory.session_path) if memory else None
-        findings.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
-                                           threshold=threshold, seen=set()))
+        found = kept.get(verdict_key)
+        if found is None:
+            index = sessions.index(memory.session_path) if memory else None
+            found = _sentence_findings(memory, where, text, index, codex_home=codex_home,
+                                       threshold=threshold, seen=set(), facts=facts)
+            kept.put(verdict_key, found)
+        for item in found:  # the same line may have moved
+            item["where"], item["places"] = where, [where]
+        findings.extend(found)
         # a task group's line is of the project the group applies to (as Codex wrote it),
         # whichever memory it was traced to; a line of no task group, its memory's
         line_project = applies.get(key) or (memory.cwd if memory else None)
@@ -800,6 +877,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                              message=f"a line of {name} from {whose}, not of {project}")
             found["project"] = line_project
             findings.append(found)
+    findings = merge_places(findings)
     findings.sort(key=lambda f: (KINDS.index(f["kind"]), f["memory"] or "", f["where"]))
     counts = {kind: sum(1 for f in findings if f["kind"] == kind) for kind in KINDS}
     high = sum(1 for f in findings if f["severity"] == HIGH)
@@ -809,6 +887,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         from memcite.retention.audit_counts import folder_stamp, save_audit_counts
 
         try:
+            kept.save()
             save_audit_counts(cache_dir, codex_home, counts, memories=len(home.memories),
                               high=high, at=int(time.time()) if now is None else now,
                               stamp=folder_stamp(home.locations.memory_folder,
@@ -823,7 +902,65 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             "folder_lines_traced": traced_lines, "counts": counts, "high": high,
             "projects": None if project else _project_table(home, findings),
             "findings": findings, "problems": [shown(p, 500) for p in problems[:100]],
+            "memory_texts": {thread: texts[thread] for f in findings if f["kind"] == "poisoned"
+                             for thread in f.get("memories", ()) if thread in texts},
             "problem_count": len(problems)}
+
+
+class _FactsOf:
+    """Each project's facts (``memcite.codex.project_facts``), read once per folder, with a
+    key for the verdicts they decided."""
+
+    def __init__(self) -> None:
+        self._read: dict[str | None, tuple[ProjectFacts, str]] = {}
+
+    def __call__(self, cwd: str | None) -> tuple[ProjectFacts, str]:
+        found = self._read.get(cwd)
+        if found is None:
+            from memcite.codex.project_facts import project_facts
+
+            facts = project_facts(cwd)
+            found = self._read[cwd] = (facts, key_of(sorted(facts.commands), sorted(facts.hosts),
+                                                     facts.known))
+        return found
+
+
+def text_hash(lines: list[tuple[str, str]]) -> str:
+    """A memory's text as one short hash (what a user's decision about it holds for)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for _where, line in lines:
+        digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    return digest.hexdigest()[:24]
+
+
+def merge_places(findings: list[dict]) -> list[dict]:
+    """A memory's sentence found the same way in several places (its raw memory, its rollout
+    summary, the lines of MEMORY.md and the summary traced to it) is one finding: the first,
+    with ``places`` listing where it stands. Findings of different memories stay apart
+    (each names its memory)."""
+    out: list[dict] = []
+    by_key: dict[tuple, dict] = {}
+    for found in findings:
+        found.setdefault("places", [found["where"]])
+        found.setdefault("memories", [found["memory"]] if found["memory"] else [])
+        if found["kind"] not in ("poisoned", "directive", "taint"):
+            out.append(found)
+            continue
+        key = (found["kind"], found["rule"], found["memory"],
+               " ".join(found["excerpt"].lower().split()))
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = found
+            out.append(found)
+            continue
+        if found["where"] not in first["places"]:
+            first["places"].append(found["where"])
+        for thread in found["memories"]:
+            if thread not in first["memories"]:
+                first["memories"].append(thread)
+    return out
 
 
 def _project_table(home: MemoryHome, findings: list[dict]) -> list[dict]:

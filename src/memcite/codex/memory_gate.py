@@ -18,10 +18,14 @@ reads such a patch:
    home's memories whose own text (raw memory, rollout summary) holds it (every memory's,
    when none does) (``memcite.codex.provenance``, the audit's match and threshold): a
    directive whose words came from a tool, web or MCP output, and from no message of the
-   user's, is *poisoned*.
+   user's, is *poisoned*, and judged by its origin, effects and markers
+   (``memcite.judgement.severity``).
 
-A patch with a poisoned line is denied with a reason the agent can act on: drop that line and
-apply the rest. A directive the user typed is let through, however imperative. Nothing here
+Only a *certain* line (concealment from the user, or a credential with somewhere to send it,
+whose words came from third-party content or a file outside the project) makes the gate deny
+the patch, with a reason the agent can act on: drop that line and apply the rest. Any other
+poisoned line is let through and listed in ``proposed`` (``memcite audit --quarantine`` acts
+on it when the user asks). A line the user typed is let through, however imperative. Nothing here
 writes; the hook (``memcite.codex.pre_tool_gate``) turns the verdict into Codex's output.
 """
 
@@ -33,6 +37,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from memcite.display import count
+from memcite.judgement.normalize import for_judging
 
 STORE_FOLDERS = ("memories", "memories_v2")
 # The gate's limits: a patch into a memory folder longer than MAX_PATCH_CHARS, or whose
@@ -55,6 +60,8 @@ class PoisonedLine:
     tool: str | None
     call_id: str | None
     kind: str  # the segment kind: tool, mcp, web, outside-file
+    severity: str | None = None  # memcite.judgement.severity's
+    why: str | None = None
 
 
 @dataclass(slots=True)
@@ -65,7 +72,8 @@ class MemoryWriteVerdict:
     files: list[str]
     added_lines: int = 0
     directives: int = 0
-    poisoned: list[PoisonedLine] = field(default_factory=list)
+    poisoned: list[PoisonedLine] = field(default_factory=list)  # certain: denied
+    proposed: list[PoisonedLine] = field(default_factory=list)  # not certain: let through, listed
     user_directives: int = 0  # directives the user typed: let through
     problems: list[str] = field(default_factory=list)
     too_large: str | None = None  # over the gate's limit: denied unjudged
@@ -387,16 +395,18 @@ def quick_sources(codex_home: str, sentences: list[str], threshold: float,
 
 def judge_sentence(sentence: str, sources: list[tuple[str, str]], index_of, threshold: float
                    ) -> tuple[str, tuple[str | None, object] | None]:
-    """``("user" | "poisoned" | "unknown", (thread id, origin))`` of one directive sentence: the
-    user's when any source session has the words first in a user message, poisoned when one
-    has them first in a tainted output, else unknown (let through). ``index_of(path)`` gives
-    a session's segment index (None: unreadable)."""
+    """``("user" | "poisoned" | "unknown", (thread id, origin))`` of one sentence: the user's
+    when any source session holds the words in a message of the user's (the user's word wins,
+    wherever else they appeared first), poisoned when one has them first in a tainted output,
+    else unknown (let through). ``index_of(path)`` gives a session's segment index (None:
+    unreadable)."""
     from memcite.codex.provenance import origin_of
 
     tainted = None
+    folded = for_judging(sentence)
     for thread_id, path in sources:
         index = index_of(path)
-        origin = origin_of(sentence, index, threshold=threshold) if index is not None else None
+        origin = origin_of(folded, index, threshold=threshold) if index is not None else None
         if origin is None:
             continue
         if origin.segment.kind == "user":
@@ -404,6 +414,17 @@ def judge_sentence(sentence: str, sources: list[tuple[str, str]], index_of, thre
         if origin.segment.tainted and tainted is None:
             tainted = (thread_id, origin)
     return ("poisoned", tainted) if tainted else ("unknown", None)
+
+
+def severity_of(sentence: str, found: tuple[str | None, object], index_of, path_of) -> object:
+    """The judgement (``memcite.judgement.severity``) of a sentence placed at ``found``
+    (``(thread id, origin)``): its origin ranked in its session (``path_of(thread)``)."""
+    from memcite.judgement import severity
+
+    thread_id, origin = found
+    index = index_of(path_of(thread_id))
+    trust = index.origin_class(origin.segment) if index is not None else None
+    return severity.judge(sentence, instruction=True, origin=trust, placed=severity.PLACED)
 
 
 def payload_write(payload: dict, codex_home: str) -> MemoryWrite | None:
@@ -418,11 +439,15 @@ def payload_write(payload: dict, codex_home: str) -> MemoryWrite | None:
 def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | None = None,
                          write: MemoryWrite | None = None) -> MemoryWriteVerdict | None:
     """The gate's verdict on one PreToolUse payload (``write``: its :func:`payload_write`,
-    when already read); None when it is not a memory write."""
+    when already read); None when it is not a memory write. The gate denies only a line that
+    is *certain* (``memcite.judgement.severity``: concealment or a credential's exfiltration,
+    placed in third-party content or a file outside the project); a line otherwise found
+    poisoned is let through and listed in ``proposed``."""
     write = write or payload_write(payload, codex_home)
     if write is None:
         return None
     from memcite.codex.provenance import DEFAULT_THRESHOLD, split_sentences
+    from memcite.judgement.severity import worth_placing
     from memcite.lint.directives import find_directives
 
     verdict = MemoryWriteVerdict(write.folder, write.files, added_lines=len(write.added),
@@ -433,8 +458,8 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
     for name, passage in write.passages:
         for _start, _end, sentence in split_sentences(judged_text(passage)):
             matches = find_directives(sentence)
-            if matches:
-                candidates.append((name, passage, sentence, matches[0].rule))
+            if matches or worth_placing(sentence):
+                candidates.append((name, passage, sentence, matches[0].rule if matches else "marker"))
     verdict.directives = len(candidates)
     if not candidates:
         return verdict
@@ -448,6 +473,7 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
             verdict.problems.extend(home.problems[:20])
             sources = _sources(home, sentences, threshold)
     sessions = SessionIndex(verdict.problems)
+    paths = dict(sources)
     for name, line, sentence, rule in candidates:
         judged, found = judge_sentence(sentence, sources, sessions.index, threshold)
         if judged == "user":
@@ -455,8 +481,12 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
         elif judged == "poisoned":
             thread_id, origin = found
             segment = origin.segment
-            verdict.poisoned.append(PoisonedLine(name, line, rule, thread_id, segment.tool,
-                                                 segment.call_id, segment.kind))
+            judgement = severity_of(sentence, found, sessions.index, paths.get)
+            if judgement.severity is None:
+                continue
+            item = PoisonedLine(name, line, rule, thread_id, segment.tool, segment.call_id,
+                                segment.kind, judgement.severity, judgement.why)
+            (verdict.poisoned if judgement.certain else verdict.proposed).append(item)
     return verdict
 
 
