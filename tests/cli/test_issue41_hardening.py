@@ -108,3 +108,112 @@ def test_every_git_caller_does_without_git_for_a_path_it_cannot_pass(tmp_path, p
     later = 2**33  # written after every commit: only the unnameable file is said gone
     assert staleness(str(folder), [("k", later, [path, "MEMORY.md"])]) == {"k": [f"gone {path}"]}
     assert consolidation._git(str(folder), "log", "--", path) is None
+
+
+# --------------------------------------------------------------------------- 2. bounded numbers
+
+HUGE = "99999999999999999999"
+
+
+def _walk(command, path=()):
+    yield path, command
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _walk(sub, (*path, name))
+
+
+def _number_options():
+    """(command words, option, kind) for every option taking a number or a time."""
+    from typer.main import get_command
+
+    from memcite.cli.app import app
+
+    found = []
+    for path, command in _walk(get_command(app)):
+        if hasattr(command, "commands"):
+            continue
+        for param in command.params:
+            if param.param_type_name != "option" or getattr(param, "is_flag", False):
+                continue
+            if param.metavar in ("N", "TIME"):
+                found.append((" ".join(path), param.opts[0], param.metavar, param.min))
+    return found
+
+
+NUMBER_OPTIONS = _number_options()
+# What each command needs besides the option, so that only the option can be wrong.
+NEEDS = {"show": [A], "thread": [A], "conformance check": ["--", "cat"],
+         "conformance fuzz": ["--", "cat"], "push": ["--to", "postgresql://u@127.0.0.1:9/x"],
+         "restore": ["--all"]}
+
+
+def test_the_walk_finds_every_number_option():
+    names = {(command, option) for command, option, _, _ in NUMBER_OPTIONS}
+    assert {("restore", "--since"), ("stats", "--limit"), ("parse", "--max-bytes"),
+            ("conformance fuzz", "--seed"), ("mcp", "--confirm-ttl"), ("select", "--n"),
+            ("push", "--batch"), ("record", "--at")} <= names
+    assert len(names) >= 30
+
+
+def _bad_values(kind: str, low) -> list[str]:
+    values = [HUGE, "-" + HUGE, "1e400"]
+    if kind == "N" and low is not None and low >= 0:
+        values.append("-1")
+    if kind == "TIME":
+        values += ["10000-01-01", "nan", "inf"]
+    return values
+
+
+@pytest.mark.parametrize(("command", "option", "kind", "low"), NUMBER_OPTIONS,
+                         ids=[f"{c}:{o}" for c, o, _, _ in NUMBER_OPTIONS])
+def test_every_number_option_refuses_what_is_out_of_range_with_exit_2(tmp_path, monkeypatch,
+                                                                      command, option, kind, low):
+    from typer.testing import CliRunner
+
+    from memcite.cli.app import app
+
+    (tmp_path / "codex" / "memories").mkdir(parents=True)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.setenv("MEMCITE_DB", str(tmp_path / "m.sqlite"))
+    monkeypatch.setenv("MEMCITE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    extra = NEEDS.get(command, [])
+    tail = extra if extra[:1] == ["--"] else []
+    head = [] if tail else extra
+    for value in _bad_values(kind, low):
+        args = [*command.split(), *head, f"{option}={value}", *tail]
+        result = CliRunner().invoke(app, args, input="Done.\n")
+        shown = f"{args}: {result.output}"
+        assert result.exit_code == 2, shown
+        assert isinstance(result.exception, SystemExit), (shown, result.exc_info)
+        assert option in result.output, shown
+
+
+@pytest.mark.parametrize("name", sorted(__import__("memcite.cli.fastpath", fromlist=["x"])
+                                        .FAST_COMMANDS))
+def test_the_fast_path_hands_every_out_of_range_number_to_typer(name):
+    from memcite.cli.fastpath import FAST_COMMANDS, parse_args
+
+    spec = FAST_COMMANDS[name]
+    for option, kind in spec.options.items():
+        if kind is str or hasattr(kind, "choices"):
+            continue
+        for value in (HUGE, "-" + HUGE, "-1", "1e400", "nan"):
+            assert parse_args(spec, [option, value]) is None, (name, option, value)
+
+
+@pytest.mark.parametrize("args", [
+    ["restore", "--since", HUGE],
+    ["stats", "--limit", HUGE, "--judge-without-usage"],
+    ["stats", "--as-of", HUGE, "--judge-without-usage"],
+    ["search", "x", "--limit", HUGE],
+    ["parse", "--max-bytes", "100000000000"],
+    ["record", "--at", HUGE],
+])
+@pytest.mark.parametrize("fast", ["", "1"])
+def test_an_overflowing_number_by_hand_is_a_message_not_a_traceback(env, args, fast):
+    code, _, err = run(["record"], env, stdin=block(["MEMORY.md:1-1|note=[x]"], [A]).encode())
+    assert code == 0, err
+    code, _, err = run(args, {**env, "MEMCITE_NO_FASTPATH": fast}, stdin=b"hi\n")
+    assert code == 2, err
+    assert "Traceback" not in err, err
+    assert any(arg in err for arg in args[1:] if arg.startswith("--")), err  # names the option
