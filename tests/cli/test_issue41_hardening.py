@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -217,3 +218,148 @@ def test_an_overflowing_number_by_hand_is_a_message_not_a_traceback(env, args, f
     assert code == 2, err
     assert "Traceback" not in err, err
     assert any(arg in err for arg in args[1:] if arg.startswith("--")), err  # names the option
+
+
+# --------------------------------------------------------------------------- 3. kept audit counts
+
+
+@pytest.fixture
+def audited(tmp_path, monkeypatch):
+    """A Codex home of 12 memories, audited once; (home, the kept counts file)."""
+    from memcite.retention.audit_counts import _name
+    from poisoned_home import build_home
+
+    codex = tmp_path / "codex"
+    build_home(codex, 12)
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    monkeypatch.setenv("MEMCITE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MEMCITE_DB", raising=False)
+    monkeypatch.setenv("MEMCITE_HOME", str(tmp_path / "memcite-home"))
+    assert _cli("audit").exit_code == 1  # it finds the planted poison
+    kept = tmp_path / "cache" / _name(str(codex))
+    assert kept.is_file()
+    return codex, kept
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from memcite.cli.app import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def _audit_shown() -> dict:
+    result = _cli("stats", "--json", "--judge-without-usage")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)["audit"]
+
+
+# A value put in the kept file by hand -> read as no audit. None: the field is removed.
+HOSTILE_COUNTS = [
+    ("at", "1e400"), ("at", "Infinity"), ("at", "-Infinity"), ("at", "NaN"),
+    ("at", "99999999999999"), ("at", "-99999999999999"), ("at", "1.5"), ("at", "true"),
+    ("memories", "NaN"), ("memories", "-1"), ("memories", "1e308"), ("high", "1e308"),
+    ("high", "3.0"), ("counts.poisoned", "Infinity"), ("counts.poisoned", "-5"),
+    ("counts.secret", "10000000000000000000000"), ("codex_home", '"/elsewhere"'),
+    ("version", None), ("stamp", "7"),
+]
+
+
+@pytest.mark.parametrize(("field", "value"), HOSTILE_COUNTS)
+def test_kept_counts_that_are_not_whole_counts_and_times_in_range_read_as_no_audit(
+        audited, field, value):
+    _codex, kept = audited
+    record = json.loads(kept.read_text())
+    assert _audit_shown()["at"] == record["at"]
+    text = json.dumps(record)
+    key = field.split(".")[-1]
+    old = json.dumps(record["counts"][key] if "." in field else record[field])
+    if value is None:
+        text = text.replace(f'"{key}": {old}, ', "")
+    else:
+        text = text.replace(f'"{key}": {old}', f'"{key}": {value}', 1)
+    kept.write_text(text)
+    assert _audit_shown()["at"] is None
+    for command in (["stats", "--judge-without-usage"], ["doctor"],
+                    ["report", "--judge-without-usage", "--html", str(kept.parent / "r.html")]):
+        result = _cli(*command)
+        assert isinstance(result.exception, SystemExit | None), (command, result.exc_info)
+        assert "Traceback" not in result.output
+
+
+def _rewrite_summary_in_place(codex: Path) -> None:
+    summary = sorted((codex / "memories" / "rollout_summaries").iterdir())[0]
+    before = summary.stat()
+    data = bytearray(summary.read_bytes())
+    data[-2] = ord("X") if data[-2] != ord("X") else ord("Y")
+    with open(summary, "r+b") as handle:  # same inode, same size
+        handle.write(bytes(data))
+    os.utime(summary, ns=(before.st_atime_ns, before.st_mtime_ns))  # and its old time
+
+
+def _row_left_in_the_wal(codex: Path) -> None:
+    """A new stage-1 row committed to memories_1.sqlite's WAL by a process that is still
+    running (Codex), so never checkpointed into the file."""
+    script = (
+        "import sqlite3, sys, os\n"
+        "c = sqlite3.connect(sys.argv[1]); c.execute('pragma wal_autocheckpoint=0')\n"
+        "row = list(c.execute('select * from stage1_outputs limit 1').fetchone())\n"
+        "row[0] = '019b7635-7fb3-7cf8-8f11-6f6406567299'\n"
+        "c.execute('insert into stage1_outputs values (%s)' % ','.join('?' * len(row)), row)\n"
+        "c.commit(); os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", script, str(codex / "memories_1.sqlite")], check=True)
+    assert (codex / "memories_1.sqlite-wal").stat().st_size > 0
+
+
+def _wal_mode(codex: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(codex / "memories_1.sqlite") as conn:
+        conn.execute("pragma journal_mode=wal")
+
+
+@pytest.mark.parametrize("change", [_rewrite_summary_in_place, _row_left_in_the_wal])
+def test_a_change_the_audit_could_not_have_seen_makes_it_stale(audited, change):
+    codex, _kept = audited
+    if change is _row_left_in_the_wal:
+        _wal_mode(codex)
+        assert _cli("audit").exit_code == 1
+    assert _audit_shown()["current"] is True
+    change(codex)
+    shown = _audit_shown()
+    assert shown["at"] is not None and shown["current"] is False
+
+
+def test_the_counts_of_another_home_are_not_shown_as_this_home_s(audited, tmp_path):
+    import shutil
+
+    codex, kept = audited
+    other = tmp_path / "other"
+    shutil.copytree(codex, other)
+    result = _cli("audit", "--codex-home", str(other))
+    assert result.exit_code == 1
+    from memcite.retention.audit_counts import _name
+
+    theirs = kept.parent / _name(str(other))
+    kept.write_bytes(theirs.read_bytes())  # the other home's counts under this home's name
+    assert _audit_shown()["at"] is None
+
+
+@pytest.mark.parametrize("target", ["file", "folder", "missing"])
+def test_a_link_at_the_counts_file_s_name_is_refused_with_a_message(audited, tmp_path, target):
+    _codex, kept = audited
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    pointed = {"file": victim / "x.json", "folder": victim, "missing": victim / "none"}[target]
+    if target == "file":
+        pointed.write_text(kept.read_text())
+    kept.unlink()
+    kept.symlink_to(pointed)
+    result = _cli("audit", "--json")
+    assert result.exit_code == 1, result.output
+    problems = json.loads(result.output)["problems"]
+    assert any("symbolic link" in p and "not kept" in p for p in problems), problems
+    assert kept.is_symlink() and sorted(p.name for p in victim.iterdir()) == \
+        (["x.json"] if target == "file" else [])
+    assert _audit_shown()["at"] is None  # what the link leads to is not read either

@@ -36,7 +36,6 @@ from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
 from memcite.codex import session_scan as scan
 from memcite.display import count
-from memcite.errors import MemciteError
 from memcite.ledger.codex_home import (
     RAW_MEMORIES,
     ROLLOUT_SUMMARIES,
@@ -706,15 +705,12 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     if cache_dir is not None:
         import time
 
-        from memcite.retention.audit_counts import folder_stamp, save_audit_counts
+        from memcite.retention.audit_counts import keep_audit_counts
 
-        try:
-            save_audit_counts(cache_dir, codex_home, counts, memories=len(home.memories),
-                              high=high, at=int(time.time()) if now is None else now,
-                              stamp=folder_stamp(home.locations.memory_folder,
-                                                 home.locations.state_db))
-        except (OSError, MemciteError) as exc:  # the audit stands; only stats will not show it
-            problems.append(f"{cache_dir}: the audit's counts were not kept ({exc.strerror or exc})")
+        kept = keep_audit_counts(cache_dir, home.locations, counts, memories=len(home.memories),
+                                 high=high, at=int(time.time()) if now is None else now)
+        if kept is not None:  # the audit stands; only stats will not show it
+            problems.append(kept)
     return {"codex_home": codex_home, "memory_folder": home.locations.memory_folder,
             "project": project, "threshold": threshold, "memories": len(home.memories),
             "with_session": sum(1 for m in home.memories.values() if m.session_path),
