@@ -363,3 +363,77 @@ def test_a_link_at_the_counts_file_s_name_is_refused_with_a_message(audited, tmp
     assert kept.is_symlink() and sorted(p.name for p in victim.iterdir()) == \
         (["x.json"] if target == "file" else [])
     assert _audit_shown()["at"] is None  # what the link leads to is not read either
+
+
+# --------------------------------------------------------------------------- 4. caches
+
+
+def _user_folder(folder: Path) -> dict[str, bytes]:
+    """A folder of the user's with JSON files and files named like temporaries, all old."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {f"precious{i}.json": f'{{"mine": {i}}}'.encode() for i in range(3)}
+    files.update({"report.12345.tmp": b"draft", "notes.1.tmp": b"draft",
+                  f".{'a' * 64}.json.99.tmp": b"not memcite's form",
+                  f"{'b' * 63}.json": b"63 hex digits"})
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+        os.utime(folder / name, (1_000_000_000, 1_000_000_000))
+    return files
+
+
+def _instructions_runs(count: int) -> None:
+    from memcite.cli.readpath_commands import instructions
+
+    for budget in range(100, 100 + count):
+        assert instructions(budget=budget) == 0
+
+
+def _cache_env(tmp_path, monkeypatch) -> Path:
+    codex = tmp_path / "codex"
+    (codex / "memories").mkdir(parents=True)
+    (codex / "memories" / "memory_summary.md").write_text("- Run the linter before a commit.\n")
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    monkeypatch.setenv("MEMCITE_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    return tmp_path / "cache"
+
+
+@pytest.mark.parametrize("linked", ["instructions", "cache"])
+def test_a_cache_folder_that_is_a_link_is_neither_written_nor_pruned(tmp_path, monkeypatch,
+                                                                     capsys, linked):
+    cache = _cache_env(tmp_path, monkeypatch)
+    files = _user_folder(tmp_path / "user")
+    if linked == "instructions":
+        (cache / "instructions").symlink_to(tmp_path / "user")
+    else:  # memcite's cache folder itself, planted as a link to a folder of the user's
+        cache.rmdir()
+        cache.symlink_to(tmp_path / "user")
+    _instructions_runs(70)
+    out = capsys.readouterr().out
+    assert "Run the linter" in out  # the command works, without a cache
+    assert {p.name: p.read_bytes() for p in (tmp_path / "user").iterdir()} == files
+
+
+def test_pruning_removes_only_the_names_memcite_gives(tmp_path, monkeypatch, capsys):
+    cache = _cache_env(tmp_path, monkeypatch)
+    files = _user_folder(cache / "instructions")  # the user's files inside memcite's folder
+    killed = cache / "instructions" / f".{'c' * 64}.json.memcite-0123456789ab.tmp"
+    killed.write_text("{}")
+    os.utime(killed, (1_000_000_000, 1_000_000_000))
+    _instructions_runs(70)
+    capsys.readouterr()
+    left = {p.name for p in (cache / "instructions").iterdir()}
+    assert set(files) <= left  # none of the user's files, whatever they look like
+    assert killed.name not in left  # a killed run's temporary goes
+    ours = [name for name in left if name not in files]
+    assert len(ours) == 64 and all(len(name) == 69 and name.endswith(".json") for name in ours)
+
+
+def test_a_cache_folder_of_another_user_is_refused(tmp_path, monkeypatch):
+    from memcite import durable_files
+    from memcite.errors import MemciteError
+
+    real = os.geteuid()
+    monkeypatch.setattr(durable_files.os, "geteuid", lambda: real + 1)
+    with pytest.raises(MemciteError, match="belongs to another user"):
+        durable_files.open_own_folder(str(tmp_path / "cache"), ("instructions",))

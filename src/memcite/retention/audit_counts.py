@@ -135,7 +135,7 @@ def keep_audit_counts(cache_dir: str, locations, counts: dict, *, memories: int,
     at the file's name, a cache folder that cannot be written): the audit stands without."""
     import json
 
-    from memcite.durable_files import make_private_folders, open_folder, replace_file_at
+    from memcite.durable_files import open_own_folder, replace_file_at
     from memcite.errors import MemciteError
 
     codex_home = os.path.realpath(locations.codex_home)
@@ -145,8 +145,7 @@ def keep_audit_counts(cache_dir: str, locations, counts: dict, *, memories: int,
     name = _name(codex_home)
     path = os.path.join(cache_dir, name)
     try:
-        make_private_folders(cache_dir)
-        fd = open_folder(cache_dir)
+        fd = open_own_folder(cache_dir)
         try:
             replace_file_at(fd, name, json.dumps(record).encode(), path, 0o600)
         finally:
@@ -174,18 +173,24 @@ def last_audit_counts(cache_dir: str, codex_home: str, *, stamp: str) -> dict | 
     or None when there is none, or what is kept cannot be trusted: a link or another kind of
     file at its name, another home's file, a number that is not a whole count in range, a
     time beyond the years 1-9999."""
+    from memcite.durable_files import open_own_folder, read_file_at
+    from memcite.errors import MemciteError
     from memcite.times import in_range
-    from memcite.untrusted import NotRegularFile, loads_json, open_regular
+    from memcite.untrusted import loads_json
 
     home = os.path.realpath(codex_home)
-    path = os.path.join(cache_dir, _name(home))
+    name = _name(home)
     try:
-        with os.fdopen(open_regular(path, flags=NOFOLLOW), "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-        record = loads_json(data, parse_constant=_refuse_constant) \
-            if len(data) <= MAX_BYTES else None
-    except (OSError, NotRegularFile, ValueError):
+        fd = open_own_folder(cache_dir, create=False)
+    except (OSError, MemciteError):
         return None
+    try:
+        data = read_file_at(fd, name, os.path.join(cache_dir, name), MAX_BYTES)
+        record = None if data is None else loads_json(data, parse_constant=_refuse_constant)
+    except (OSError, MemciteError, ValueError):
+        return None
+    finally:
+        os.close(fd)
     if not isinstance(record, dict) or not isinstance(record.get("counts"), dict) \
             or record.get("version") != VERSION or record.get("codex_home") != home \
             or not isinstance(record.get("stamp"), str):
