@@ -437,3 +437,111 @@ def test_a_cache_folder_of_another_user_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(durable_files.os, "geteuid", lambda: real + 1)
     with pytest.raises(MemciteError, match="belongs to another user"):
         durable_files.open_own_folder(str(tmp_path / "cache"), ("instructions",))
+
+
+# --------------------------------------------------------------------------- 5. checked ledger
+
+
+def _memo_ledger(tmp_path: Path) -> Path:
+    from memcite.ledger.store import open_store, transaction
+
+    path = tmp_path / "memcite.sqlite"
+    conn = open_store(path)
+    with transaction(conn):
+        conn.executemany("INSERT INTO memories (thread_id, source, first_synced_at, synced_at)"
+                         " VALUES (?, 'stage1_outputs', 1, 1)",
+                         [(f"019c0000-0000-7000-8000-{n:012x}",) for n in range(2000)])
+    conn.close()
+    return path
+
+
+def _damage_page(path: Path, keep_time: bool = False) -> None:
+    """Zero a page only ``quick_check`` notices (tests/ledger/test_quick_check_memo.py's way)."""
+    import sqlite3
+
+    info = path.stat()
+    data = path.read_bytes()
+    page = int.from_bytes(data[16:18], "big")
+    pages = len(data) // page
+    for number in sorted(range(2, pages), key=lambda n: abs(n - pages // 2)):
+        damaged = bytearray(data)
+        damaged[page * (number - 1): page * number] = bytes(page)
+        with open(path, "r+b") as handle:  # in place, as another program would
+            handle.write(bytes(damaged))
+        probe = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            found = probe.execute("PRAGMA quick_check").fetchall() != [("ok",)]
+        except sqlite3.DatabaseError:
+            found = True
+        finally:
+            probe.close()
+        if found:
+            break
+    if keep_time:
+        os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def _another_writer(path: Path) -> None:
+    from memcite.ledger.store import open_store, transaction
+
+    other = open_store(path)  # as ``record`` opens it: no check
+    with transaction(other):
+        other.execute("UPDATE memories SET usage_count = 7 WHERE rowid = 3")
+    other.close()
+
+
+# What happens while a batch command holds its checked connection (at a prompt), and
+# whether the next batch command must check the whole file again (True: it must).
+HELD = [
+    ("nothing", lambda path: None, False),
+    ("a page damaged", _damage_page, True),
+    ("a page damaged, its time set back", lambda path: _damage_page(path, keep_time=True), True),
+    ("another connection's write", _another_writer, True),
+]
+
+
+@pytest.mark.parametrize("own_write", [False, True], ids=["reads only", "after its own write"])
+@pytest.mark.parametrize(("what", "change", "checked_again"), HELD, ids=[h[0] for h in HELD])
+def test_checked_is_noted_only_when_the_connection_s_own_writes_were_the_last_change(
+        tmp_path, monkeypatch, what, change, checked_again, own_write):
+    from memcite.ledger import store
+    from memcite.ledger.store import DamagedStoreError, open_store, transaction
+
+    path = _memo_ledger(tmp_path)
+    open_store(path, quick_check=True).close()  # checked once, noted
+    ran: list[str] = []
+    real = store.check_integrity
+    monkeypatch.setattr(store, "check_integrity",
+                        lambda conn, where="": (ran.append(where), real(conn, where))[1])
+    held = open_store(path, quick_check=True)  # a batch command, as noted: no check
+    assert ran == []
+    if own_write:
+        with transaction(held):
+            held.execute("UPDATE memories SET usage_count = 2 WHERE rowid = 1")
+    change(path)
+    held.close()
+    damaged = "damaged" in what
+    if damaged:
+        with pytest.raises(DamagedStoreError, match="quick_check"):
+            open_store(path, quick_check=True)
+    else:
+        open_store(path, quick_check=True).close()
+    assert (len(ran) == 1) is checked_again
+
+
+def test_sync_after_damage_under_a_held_connection_refuses_the_ledger(tmp_path):
+    from memcite.ledger.store import open_store
+
+    path = _memo_ledger(tmp_path)
+    codex = tmp_path / "codex"
+    (codex / "memories" / "rollout_summaries").mkdir(parents=True)
+    environ = {"CODEX_HOME": str(codex), "MEMCITE_DB": str(path), "HOME": str(tmp_path)}
+    code, _, err = run(["sync"], environ)
+    assert code == 0, err
+    held = open_store(path, quick_check=True)  # `sync` or `prune --apply` waiting at a prompt
+    _damage_page(path)
+    held.close()
+    before = path.read_bytes()
+    code, _, err = run(["sync"], environ)
+    assert code == 3, err
+    assert "damaged" in err and path.read_bytes() == before
