@@ -545,3 +545,58 @@ def test_sync_after_damage_under_a_held_connection_refuses_the_ledger(tmp_path):
     code, _, err = run(["sync"], environ)
     assert code == 3, err
     assert "damaged" in err and path.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- 6. the subreaper
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+SLEEPER = "import time; time.sleep(60)"
+# The program under test: leaves a child of its own in a session of its own, answers late.
+PROGRAM = ("import os, subprocess, sys, time; sys.stdin.read()\n"
+           f"p = subprocess.Popen([sys.executable, '-c', {SLEEPER!r}], start_new_session=True)\n"
+           "open(os.environ['OWN_PID_FILE'], 'w').write(str(p.pid))\n"
+           "time.sleep(1.5); print('{}')\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's")
+@pytest.mark.parametrize("outsider_session", ["same", "its own"])
+def test_the_subreaper_ends_only_the_program_s_processes(tmp_path, monkeypatch,
+                                                          outsider_session):
+    from memcite.conformance.runner import run_program
+
+    own_file = tmp_path / "own"
+    monkeypatch.setenv("OWN_PID_FILE", str(own_file))
+    # A helper of a wrapper (not the program's): its child is handed to this process when
+    # the helper ends, in the middle of the run.
+    helper = subprocess.Popen(
+        [sys.executable, "-c",
+         "import subprocess, sys, time\n"
+         f"p = subprocess.Popen([sys.executable, '-c', {SLEEPER!r}], "
+         f"start_new_session={outsider_session == 'its own'})\n"
+         "print(p.pid, flush=True); time.sleep(0.7)\n"],
+        stdout=subprocess.PIPE, env={k: v for k, v in os.environ.items() if k != "OWN_PID_FILE"})
+    outsider = int(helper.stdout.readline())
+    try:
+        outcome, out, _err, code = run_program([sys.executable, "-c", PROGRAM], b"x", timeout=20)
+        helper.wait()
+        assert outcome == "ok" and code == 0 and out.strip() == b"{}"
+        own = int(own_file.read_text())
+        assert not _alive(own), "the program's own process outlived the run"
+        assert _alive(outsider), "a process from elsewhere was killed"
+        with open(f"/proc/{outsider}/stat", "rb") as handle:  # it was handed to this process
+            assert int(handle.read().rsplit(b")", 1)[1].split()[1]) == os.getpid()
+    finally:
+        helper.stdout.close()
+        try:
+            os.kill(outsider, 9)
+            os.waitpid(outsider, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
