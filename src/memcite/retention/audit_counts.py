@@ -168,11 +168,13 @@ def _whole(value, low: int, high: int) -> int:
     return value
 
 
-def last_audit_counts(cache_dir: str, codex_home: str, *, stamp: str) -> dict | None:
-    """The last audit's counts of ``codex_home`` (``current``: nothing it read changed since),
-    or None when there is none, or what is kept cannot be trusted: a link or another kind of
-    file at its name, another home's file, a number that is not a whole count in range, a
-    time beyond the years 1-9999."""
+def last_audit_counts(cache_dir: str, codex_home: str, *, stamp) -> dict | None:
+    """The last audit's counts of ``codex_home`` (``current``: nothing it read changed since
+    ``stamp``, a ``folder_stamp`` or a function giving one, called only when there are
+    counts to compare: a home never audited costs no stamp), or None when there is none,
+    or what is kept cannot be trusted: a link or another kind of file at its name, another
+    home's file, a number that is not a whole count in range, a time beyond the years
+    1-9999."""
     from memcite.durable_files import open_own_folder, read_file_at
     from memcite.errors import MemciteError
     from memcite.times import in_range
@@ -204,13 +206,16 @@ def last_audit_counts(cache_dir: str, codex_home: str, *, stamp: str) -> dict | 
         return None
     if not in_range(out["at"]):
         return None
+    if callable(stamp):
+        stamp = stamp()
     return {**out, "counts": counts, "current": record["stamp"] == stamp,
             "command": "memcite audit"}
 
 
 def audit_of(cache_dir: str, locations) -> dict:
     """What ``stats`` and ``report`` show of the home's last audit (``at`` null: none yet)."""
-    found = last_audit_counts(cache_dir, locations.codex_home, stamp=folder_stamp(locations))
+    found = last_audit_counts(cache_dir, locations.codex_home,
+                              stamp=lambda: folder_stamp(locations))
     return found or {"at": None, "memories": None, "high": None, "counts": None,
                      "current": False, "command": "memcite audit"}
 
