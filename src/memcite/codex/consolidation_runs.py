@@ -1,0 +1,442 @@
+"""What each consolidation did to the memories in use: pure judgements of two snapshots.
+
+A *run* is a pair of snapshots (``memcite.codex.snapshots``) of one memory folder: the last
+one before ``MEMORY.md`` or ``memory_summary.md`` changed, and the one after. Given the
+cited ranges of the ledger (each with the SHA-256 of the lines it cited), the forget
+requests memcite made, and the time, ``judge_run`` says:
+
+- **lost**: a cited line (cited within the retention window) whose words are gone from
+  every file the next session can read (``MEMORY.md``, the summary, the rollout
+  summaries); *expected* when a forget request asked to drop one of its memories
+  (``forget``) or when Codex's own retention removed the rollout summary of each of its
+  memories (``retention``), *unexpected* otherwise;
+- **rewritten**: a cited line whose facts changed (a number, a path, a command, a name, a
+  version) in the line that replaced it; a line only reworded is not a finding;
+- **unsupported**: a new line whose facts appear in no source the run had (raw memories,
+  rollout summaries, notes, the earlier ``MEMORY.md`` and summary);
+- **came_back**: lines of a memory memcite asked Codex to forget, absent before the run
+  and present after it;
+- **notes**: for each ad-hoc note new to the run, the new lines that carry it, or that it
+  was not absorbed; for memcite's own forget notes, whether the lines of the memories they
+  name are gone;
+- **growth** and **jobs**: ``MEMORY.md``'s lines, task groups and bytes, the summary's
+  tokens against the read path's budget, and Codex's job health.
+
+Everything here is a pure function of the texts, the citations and the time passed in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+DAY = 86_400
+SIMILAR = 0.5  # share of content words that makes a later line the same line, reworded
+COVERED = 0.8  # share of a line's words found in one rollout summary: still readable there
+CARRIES = 0.5  # share of a new line's words that come from a note: the line carries it
+MAX_LISTED = 50
+APPROX_BYTES_PER_TOKEN = 4
+MEMORY_FILE = "MEMORY.md"
+SUMMARY_FILE = "memory_summary.md"
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_TICKED = re.compile(r"`([^`\n]{2,200})`")
+_TOKEN = re.compile(r"[A-Za-z0-9_./\\~:@+-]+")
+_WORD = re.compile(r"[a-z][a-z']{2,}")
+_VERSION = re.compile(r"\Av?\d+(?:\.\d+)+\Z", re.I)
+_NUMBER = re.compile(r"\A\d+\Z")
+_PATHLIKE = re.compile(r"[/\\]|\A[\w-]+\.(?:py|md|js|ts|tsx|json|toml|ya?ml|sh|rs|go|txt|cfg|ini"
+                       r"|lock|sql|lua|c|h|cpp|java|rb|html|css)\Z", re.I)
+_NAME = re.compile(r"\A(?:[A-Za-z][A-Za-z0-9]*[_-][A-Za-z0-9_-]*[A-Za-z0-9]|[a-z]+[A-Z]\w*"
+                   r"|[A-Z][A-Z0-9_]{2,}|--?[a-z][a-z0-9-]+)\Z")
+_STOP = frozenset("the and for with that this from are was were has have had not but you your "
+                  "its into than then them they when what which while will would should can "
+                  "could use used uses using via per also only each any all one two".split())
+_TASK_GROUP = re.compile(r"^#[ \t]+Task Group\b", re.I)
+_HEADING = re.compile(r"^#[ \t]+\S")
+
+
+# --------------------------------------------------------------------------- words and facts
+
+
+def normal(line: str) -> str:
+    """A line as compared: bullet and emphasis marks dropped, spaces collapsed, lower case."""
+    text = re.sub(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+", "", line)
+    return " ".join(text.replace("**", "").split()).lower()
+
+
+def _strip(token: str) -> str:
+    return token.strip(".,;:()[]{}'\"").rstrip("\\/") if not token.endswith(("/", "\\")) \
+        else token.strip(".,;:()[]{}'\"")
+
+
+def facts(line: str) -> set[str]:
+    """The facts of a line, each ``kind:value``: ``command`` (a backticked span), ``path``,
+    ``version``, ``number``, ``name`` (an identifier with ``_``/``-``, camelCase, an
+    upper-case word, an option)."""
+    found = set()
+    for span in _TICKED.findall(line):
+        found.add("command:" + " ".join(span.split()).lower())
+    for raw in _TOKEN.findall(line.replace("`", " ")):
+        token = _strip(raw)
+        if len(token) < 1 or _UUID.fullmatch(token):
+            continue
+        if _VERSION.match(token):
+            found.add("version:" + token.lower().lstrip("v"))
+        elif _NUMBER.match(token):
+            found.add("number:" + token.lstrip("0") or "0")
+        elif len(token) >= 3 and _PATHLIKE.search(token) and not token.startswith("http"):
+            found.add("path:" + token.lower())
+        elif _NAME.match(token):
+            found.add("name:" + token.lower())
+    return found
+
+
+def words(line: str) -> set[str]:
+    """A line's content words (lower case, three letters or more, common words left out)."""
+    return {w for w in _WORD.findall(line.lower()) if w not in _STOP}
+
+
+def similarity(a: set[str], b: set[str]) -> float:
+    """Shared words over the smaller set's size (0 when either is empty)."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def _content_lines(text: str | None) -> list[tuple[int, str]]:
+    """``(line number, line)`` of the lines that say something (not blank, not a rule)."""
+    out = []
+    for number, line in enumerate((text or "").split("\n"), 1):
+        stripped = line.strip()
+        if stripped and not re.fullmatch(r"[-=*_#`~ ]+", stripped):
+            out.append((number, line.rstrip("\r")))
+    return out
+
+
+def section_threads(text: str | None) -> dict[int, set[str]]:
+    """Line number -> the thread ids named in its level-1 section (a task group)."""
+    lines = (text or "").split("\n")
+    out: dict[int, set[str]] = {}
+    start = 0
+    for index in range(len(lines) + 1):
+        if index == len(lines) or (index > start and _HEADING.match(lines[index])):
+            ids = {m.lower() for line in lines[start:index] for m in _UUID.findall(line)}
+            for number in range(start + 1, index + 1):
+                out[number] = ids
+            start = index
+    return out
+
+
+def summary_thread(text: str) -> str | None:
+    """The thread id a rollout summary names first."""
+    match = _UUID.search(text[:4096])
+    return match.group(0).lower() if match else None
+
+
+# --------------------------------------------------------------------------- the views
+
+
+class View:
+    """One snapshot as the judgement reads it (texts already decompressed)."""
+
+    def __init__(self, *, snapshot_id: int | None, taken_at: int, memory: str | None,
+                 summary: str | None, raw: str | None = None,
+                 rollout_summaries: dict[str, str] | None = None,
+                 notes: dict[str, str] | None = None, jobs: dict | None = None,
+                 baseline: bool = False) -> None:
+        self.snapshot_id = snapshot_id
+        self.taken_at = taken_at
+        self.memory = memory
+        self.summary = summary
+        self.raw = raw
+        self.rollout_summaries = rollout_summaries or {}
+        self.notes = notes or {}
+        self.jobs = jobs
+        self.baseline = baseline
+
+    def readable(self) -> dict[str, str]:
+        """The files the next session can read, by name."""
+        out = {MEMORY_FILE: self.memory or "", SUMMARY_FILE: self.summary or ""}
+        for name, text in self.rollout_summaries.items():
+            out[f"rollout_summaries/{name}"] = text
+        return out
+
+
+class Cited:
+    """A cited range of the ledger: file, lines, hash, the latest citation, its memories."""
+
+    def __init__(self, path: str, line_start: int, line_end: int, lines_sha256: str | None,
+                 cited_at: int, threads: Iterable[str] = ()) -> None:
+        self.path = path
+        self.line_start = line_start
+        self.line_end = line_end
+        self.lines_sha256 = lines_sha256
+        self.cited_at = cited_at
+        self.threads = {t.lower() for t in threads}
+
+
+class Forget:
+    """A request memcite made to forget a memory: the thread, when, and its note's name."""
+
+    def __init__(self, thread_id: str, asked_at: int, note: str | None = None) -> None:
+        self.thread_id = thread_id.lower()
+        self.asked_at = asked_at
+        self.note = note
+
+
+# --------------------------------------------------------------------------- the judgement
+
+
+def cited_lines(before: View, cited: Iterable[Cited], *, since: int) -> list[dict]:
+    """The lines of ``before``'s MEMORY.md and summary that citations since ``since`` point
+    at (followed by their hash when they moved), each once, in file order."""
+    from memcite.ledger.memory_files import byte_lines
+    from memcite.retention.entry_usage import CitedRange, locate_range
+
+    texts = {MEMORY_FILE: before.memory, SUMMARY_FILE: before.summary}
+    lines_of = {name: byte_lines(text.encode()) for name, text in texts.items() if text}
+    sections = {name: section_threads(text) for name, text in texts.items()}
+    found: dict[tuple[str, int], dict] = {}
+    for item in cited:
+        name = item.path.replace("\\", "/").lstrip("./")
+        if item.cited_at < since or name not in lines_of:
+            continue
+        place = locate_range(lines_of[name], CitedRange(item.line_start, item.line_end,
+                                                        item.cited_at, item.lines_sha256))
+        if place is None:
+            continue
+        for number in range(place[0], place[1] + 1):
+            text = lines_of[name][number - 1].decode("utf-8", errors="replace")
+            if not text.strip() or re.fullmatch(r"[-=*_#`~ ]+", text.strip()):
+                continue
+            key = (name, number)
+            entry = found.setdefault(key, {"file": name, "line": number, "text": text,
+                                           "last_cited": item.cited_at, "threads": set()})
+            entry["last_cited"] = max(entry["last_cited"], item.cited_at)
+            entry["threads"] |= item.threads | sections[name].get(number, set())
+    return [found[key] for key in sorted(found)]
+
+
+def _best_match(line: str, candidates: list[tuple[str, int, str]]) -> tuple[float, tuple | None]:
+    mine = words(line) - {f.split(":", 1)[1] for f in facts(line)}
+    best, chosen = 0.0, None
+    for candidate in candidates:
+        score = similarity(mine, words(candidate[2]))
+        if score > best:
+            best, chosen = score, candidate
+    return best, chosen
+
+
+def _source_corpus(before: View, after: View, extra: Iterable[str] = ()) -> tuple[set, str]:
+    """The facts and the text (lower case) of every source the run had."""
+    texts = [before.memory, before.summary, after.raw, before.raw,
+             *after.rollout_summaries.values(), *before.rollout_summaries.values(),
+             *after.notes.values(), *before.notes.values(), *extra]
+    names = [*after.rollout_summaries, *before.rollout_summaries]
+    known: set[str] = set()
+    for text in texts:
+        for line in (text or "").split("\n"):
+            known |= facts(line)
+    for name in names:
+        known |= {f"path:rollout_summaries/{name}".lower(), f"path:{name}".lower()}
+    corpus = " ".join(" ".join((t or "").split()) for t in texts).lower()
+    return known, corpus
+
+
+def _supported(fact: str, known: set[str], corpus: str) -> bool:
+    if fact in known:
+        return True
+    kind, value = fact.split(":", 1)
+    if kind in ("command", "path") and value in corpus:
+        return True
+    if kind == "path":
+        tail = value.replace("\\", "/").rstrip("/").split("/")[-1]
+        return False if not tail else (f"path:{tail}" in known and "/" not in value)
+    return False
+
+
+def _threads_without_summary(threads: set[str], before: View, after: View) -> bool:
+    """Whether every memory of ``threads`` had a rollout summary before and has none after."""
+    had = {summary_thread(t) for t in before.rollout_summaries.values()}
+    has = {summary_thread(t) for t in after.rollout_summaries.values()}
+    return bool(threads) and all(t in had and t not in has for t in threads)
+
+
+def judge_run(before: View, after: View, cited: Iterable[Cited], forgets: Iterable[Forget], *,
+              now: int, window_days: int, budget_tokens: int) -> dict:
+    """What the run from ``before`` to ``after`` did (see the module's text)."""
+    forgets = list(forgets)
+    since = now - window_days * DAY
+    readable = after.readable()
+    kept_lines = {normal(line) for text in readable.values() for line in text.split("\n")}
+    candidates = [(name, number, line) for name in (MEMORY_FILE, SUMMARY_FILE)
+                  for number, line in _content_lines(readable[name])]
+    summary_words = [(name, words(text)) for name, text in readable.items()
+                     if name.startswith("rollout_summaries/")]
+    asked = {f.thread_id: f for f in forgets if f.asked_at <= after.taken_at}
+    lost, rewritten = [], []
+    for line in cited_lines(before, cited, since=since):
+        if normal(line["text"]) in kept_lines:
+            continue
+        score, match = _best_match(line["text"], candidates)
+        threads = sorted(line["threads"])
+        if score >= SIMILAR and match is not None:
+            old, new = facts(line["text"]), facts(match[2])
+            if old != new:
+                rewritten.append({"file": line["file"], "line": line["line"],
+                                  "text": line["text"].strip(), "now_file": match[0],
+                                  "now_line": match[1], "now_text": match[2].strip(),
+                                  "facts_gone": sorted(old - new),
+                                  "facts_new": sorted(new - old), "threads": threads,
+                                  "last_cited": line["last_cited"]})
+            continue
+        mine = words(line["text"])
+        if mine and any(len(mine & theirs) / len(mine) >= COVERED
+                        for _name, theirs in summary_words):
+            continue
+        if set(threads) & set(asked):
+            why = "forget"
+        elif _threads_without_summary(set(threads), before, after):
+            why = "retention"
+        else:
+            why = "unexpected"
+        lost.append({"file": line["file"], "line": line["line"], "text": line["text"].strip(),
+                     "threads": threads, "last_cited": line["last_cited"], "why": why,
+                     "expected": why != "unexpected"})
+    known, corpus = _source_corpus(before, after)
+    before_lines = {normal(line) for text in (before.memory, before.summary)
+                    for line in (text or "").split("\n")}
+    unsupported, new_lines = [], []
+    for name in (MEMORY_FILE, SUMMARY_FILE):
+        for number, line in _content_lines(readable[name]):
+            if normal(line) in before_lines:
+                continue
+            new_lines.append((name, number, line))
+            missing = sorted(f for f in facts(line) if not _supported(f, known, corpus))
+            if missing:
+                unsupported.append({"file": name, "line": number, "text": line.strip(),
+                                    "facts": missing})
+    return {"lost": lost, "rewritten": rewritten, "unsupported": unsupported,
+            "came_back": came_back(before, after, forgets),
+            "notes": note_receipts(before, after, new_lines, readable),
+            "growth": growth(before, after, budget_tokens),
+            "jobs": jobs_health(after.jobs)}
+
+
+def came_back(before: View, after: View, forgets: Iterable[Forget]) -> list[dict]:
+    """Lines of memories memcite asked Codex to forget (before the run) that the run put back:
+    in ``after``, not in ``before``."""
+    out = []
+    for name, old, new in ((MEMORY_FILE, before.memory, after.memory),
+                           (SUMMARY_FILE, before.summary, after.summary)):
+        old_lines = {normal(line) for line in (old or "").split("\n")}
+        sections = section_threads(new)
+        for forget in forgets:
+            if forget.asked_at > after.taken_at:
+                continue
+            for number, line in _content_lines(new):
+                mentions = forget.thread_id in line.lower() or \
+                    forget.thread_id in sections.get(number, set())
+                if mentions and normal(line) not in old_lines and not _HEADING.match(line):
+                    out.append({"file": name, "line": number, "text": line.strip(),
+                                "thread": forget.thread_id, "asked_at": forget.asked_at})
+    return out
+
+
+def _note_body(text: str) -> list[str]:
+    return [line for _n, line in _content_lines(text)
+            if not re.match(r"^\s*(?:#|[a-z_]+:\s)", line)]
+
+
+def note_receipts(before: View, after: View, new_lines: list[tuple[str, int, str]],
+                  readable: dict[str, str]) -> list[dict]:
+    """For each note new to the run (absent before, or changed), the new lines of MEMORY.md
+    and the summary that carry it; memcite's forget notes: whether the lines of the memories
+    they name are gone."""
+    out = []
+    notes = {**after.notes}
+    for name, text in before.notes.items():
+        notes.setdefault(name, text)
+    for name in sorted(notes):
+        text = notes[name]
+        if before.notes.get(name) == text:
+            continue  # an earlier run had it
+        by_memcite = name[20:].startswith("memcite-")
+        if by_memcite:
+            threads = sorted({m.lower() for m in _UUID.findall(text)})
+            left = [{"file": file, "line": number}
+                    for file in (MEMORY_FILE, SUMMARY_FILE)
+                    for number, line in _content_lines(readable[file])
+                    if any(t in line.lower() for t in threads)]
+            out.append({"note": name, "by_memcite": True, "kind": "forget",
+                        "absorbed": not left, "threads": threads, "lines": left[:MAX_LISTED]})
+            continue
+        body = _note_body(text)
+        note_words = set().union(*(words(line) for line in body)) if body else set()
+        note_facts = {f for line in body for f in facts(line) if not f.startswith("number:")}
+        lines = []
+        for file, number, line in new_lines:
+            mine = words(line)
+            share = len(mine & note_words) / len(mine) if mine else 0.0
+            if share >= CARRIES or (facts(line) & note_facts):
+                lines.append({"file": file, "line": number})
+        out.append({"note": name, "by_memcite": False, "kind": "note",
+                    "absorbed": bool(lines), "threads": [], "lines": lines[:MAX_LISTED]})
+    return out
+
+
+def growth_of(memory: str | None, summary: str | None, budget_tokens: int) -> dict:
+    """Lines, task groups and bytes of ``MEMORY.md``; the summary's tokens (Codex's
+    4-bytes rule, after trimming) and whether it fits the read path's budget."""
+    from memcite.rust_text import rust_trim
+
+    text = memory or ""
+    tokens = -(-len(rust_trim(summary or "").encode()) // APPROX_BYTES_PER_TOKEN)
+    return {"lines": len(text.split("\n")) - (1 if text.endswith("\n") else 0) if text else 0,
+            "task_groups": sum(1 for line in text.split("\n") if _TASK_GROUP.match(line)),
+            "bytes": len(text.encode()), "summary_tokens": tokens,
+            "budget_tokens": budget_tokens, "summary_fits": tokens <= budget_tokens}
+
+
+def growth(before: View, after: View, budget_tokens: int) -> dict:
+    """``growth_of`` before and after the run, and whether the run made the summary too long."""
+    old = growth_of(before.memory, before.summary, budget_tokens)
+    new = growth_of(after.memory, after.summary, budget_tokens)
+    return {"before": old, "after": new,
+            "lines": new["lines"] - old["lines"], "bytes": new["bytes"] - old["bytes"],
+            "task_groups": new["task_groups"] - old["task_groups"],
+            "summary_cut": not new["summary_fits"],
+            "summary_newly_cut": old["summary_fits"] and not new["summary_fits"]}
+
+
+def jobs_health(jobs: dict | None) -> dict:
+    """Codex's job health as a snapshot kept it: the consolidation's status and error, the
+    extraction jobs that succeeded, failed, are retrying, and are dead (no retries left), by
+    error kind."""
+    if not jobs:
+        return {"known": False, "consolidation": None, "error": None, "retries_left": None,
+                "succeeded": 0, "failed": 0, "retrying": 0, "dead": 0, "dead_by_error": {}}
+    row = jobs.get("consolidation") or {}
+    extraction = jobs.get("extraction") or {}
+    by_status = extraction.get("by_status") or {}
+    dead = extraction.get("dead") or {}
+    return {"known": True, "consolidation": row.get("status"), "error": row.get("last_error"),
+            "retries_left": row.get("retry_remaining"),
+            "succeeded": by_status.get("done", 0), "failed": by_status.get("error", 0),
+            "retrying": extraction.get("retrying", 0), "dead": sum(dead.values()),
+            "dead_by_error": dict(dead)}
+
+
+def finding_count(judged: dict) -> int:
+    """The findings a person should look at: unexpected losses, rewrites, unsupported lines,
+    lines come back, notes not absorbed, a summary newly cut, dead jobs."""
+    return (sum(1 for item in judged["lost"] if not item["expected"]) + len(judged["rewritten"])
+            + len(judged["unsupported"]) + len(judged["came_back"])
+            + sum(1 for note in judged["notes"] if not note["absorbed"])
+            + (1 if judged["growth"]["summary_newly_cut"] else 0))
+
+
+__all__ = ["Cited", "Forget", "View", "came_back", "cited_lines", "facts", "finding_count",
+           "growth", "growth_of", "jobs_health", "judge_run", "normal", "note_receipts",
+           "section_threads", "words"]
