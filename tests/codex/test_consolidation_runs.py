@@ -77,6 +77,8 @@ def cite(text: str, *lines: int, at: int = NOW - DAY, threads=(T1,)) -> list[r.C
     ("set MAX_WORKERS and use --dry-run", {"name:max_workers", "name:--dry-run"}),
     ("call loadOrders before save_batch", {"name:loadorders", "name:save_batch"}),
     ("plain words only here", set()),
+    ("hand-holding for copy/label renames", set()),  # compounds and a/b are words
+    (r"under \\?\C:\Users\me\app.bat", {r"path:c:\users\me\app.bat"}),
     (f"thread_id={T1}", {"name:thread_id"}),  # the thread id itself is no fact
 ])
 def test_facts_of_a_line(line, expected):
@@ -102,6 +104,9 @@ def test_the_four_planted_changes_and_nothing_else():
 
 @pytest.mark.parametrize(("case", "after", "cited_lines", "forgets", "summaries", "expected"), [
     ("reworded only", BEFORE.replace("every push", "each push"), (5,), [], SUMMARIES, []),
+    ("a detail added is no change of fact", BEFORE.replace("behind the proxy", "behind the proxy "
+                                                          "on host-a via `nginx -s reload`"),
+     (6,), [], SUMMARIES, []),
     ("a line cited too long ago", BEFORE.replace("- The loader reads batches of 500 rows from "
                                                  "the orders table.\n", ""), (), [], SUMMARIES, []),
     ("forget asked", BEFORE.replace("- The loader reads batches of 500 rows from the orders "

@@ -258,4 +258,5 @@ def consolidation_with_runs(where, *, now: int, history: bool = False):
 
 
 __all__ = ["MIN_CONSOLIDATED_THREADS", "consolidation_with_runs", "judge_runs",
-           "ledger_citations", "ledger_forgets", "run_summary", "runs_of", "store_history", "v2_readiness", "view_of"]
+           "ledger_citations", "ledger_forgets", "run_summary", "runs_of", "store_history",
+           "v2_readiness", "view_of"]

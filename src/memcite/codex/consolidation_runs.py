@@ -45,15 +45,17 @@ _TOKEN = re.compile(r"[A-Za-z0-9_./\\~:@+-]+")
 _WORD = re.compile(r"[a-z][a-z']{2,}")
 _VERSION = re.compile(r"\Av?\d+(?:\.\d+)+\Z", re.I)
 _NUMBER = re.compile(r"\A\d+\Z")
-_PATHLIKE = re.compile(r"[/\\]|\A[\w-]+\.(?:py|md|js|ts|tsx|json|toml|ya?ml|sh|rs|go|txt|cfg|ini"
-                       r"|lock|sql|lua|c|h|cpp|java|rb|html|css)\Z", re.I)
-_NAME = re.compile(r"\A(?:[A-Za-z][A-Za-z0-9]*[_-][A-Za-z0-9_-]*[A-Za-z0-9]|[a-z]+[A-Z]\w*"
-                   r"|[A-Z][A-Z0-9_]{2,}|--?[a-z][a-z0-9-]+)\Z")
+_EXTENSION = re.compile(r"\.(?:py|md|js|mjs|ts|tsx|vue|json|toml|ya?ml|sh|bat|ps1|rs|go|txt|cfg"
+                        r"|ini|lock|sql|lua|c|h|cpp|java|rb|php|html|css|env|log)\Z", re.I)
+_ROOTED = re.compile(r"\A(?:/|~[/\\]|\.\.?[/\\]|[A-Za-z]:[/\\]|\\\\)")
+_NAME = re.compile(r"\A(?:[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]|[a-z]+[A-Z]\w*"
+                   r"|[A-Z][A-Z0-9_]{2,}|--[a-z][a-z0-9-]+)\Z")
 _STOP = frozenset("the and for with that this from are was were has have had not but you your "
                   "its into than then them they when what which while will would should can "
                   "could use used uses using via per also only each any all one two".split())
 _TASK_GROUP = re.compile(r"^#[ \t]+Task Group\b", re.I)
 _HEADING = re.compile(r"^#[ \t]+\S")
+_HEADING_ANY = re.compile(r"^#{1,6}[ \t]")
 
 
 # --------------------------------------------------------------------------- words and facts
@@ -85,11 +87,29 @@ def facts(line: str) -> set[str]:
             found.add("version:" + token.lower().lstrip("v"))
         elif _NUMBER.match(token):
             found.add("number:" + token.lstrip("0") or "0")
-        elif len(token) >= 3 and _PATHLIKE.search(token) and not token.startswith("http"):
-            found.add("path:" + token.lower())
+        elif len(token) >= 3 and is_path(token):
+            found.add("path:" + path_key(token))
         elif _NAME.match(token):
             found.add("name:" + token.lower())
     return found
+
+
+def is_path(token: str) -> bool:
+    """A token that names a file or folder: rooted (``/``, ``~/``, ``./``, a drive), or with a
+    file extension, or three parts or more holding a ``.`` or ``_`` (``a/b`` alone is words)."""
+    if token.startswith(("http:", "https:")):
+        return False
+    if _ROOTED.match(token) or _EXTENSION.search(token):
+        return True
+    parts = [p for p in re.split(r"[/\\]", token) if p]
+    return len(parts) >= 3 and any(c in token for c in "._")
+
+
+def path_key(token: str) -> str:
+    """A path as compared: lower case, one backslash for an escaped pair, no ``\\\\?\\``."""
+    text = token.replace("\\\\", "\\").lower()
+    text = text[4:] if text.startswith("\\\\?\\") else text
+    return re.sub(r"\A\\+(?=[a-z]:)", "", text)  # \\?\C:\… read as a token: \C:\…
 
 
 def words(line: str) -> set[str]:
@@ -98,10 +118,18 @@ def words(line: str) -> set[str]:
 
 
 def similarity(a: set[str], b: set[str]) -> float:
-    """Shared words over the smaller set's size (0 when either is empty)."""
+    """Dice's coefficient of two sets of words (0 when either is empty)."""
     if not a or not b:
         return 0.0
-    return len(a & b) / min(len(a), len(b))
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+def replaced(old: set[str], new: set[str]) -> bool:
+    """Whether a fact was replaced: one kind (number, path...) lost a value and gained
+    another. Facts only added or only dropped are detail, not a change of fact."""
+    gone = {f.split(":", 1)[0] for f in old - new}
+    came = {f.split(":", 1)[0] for f in new - old}
+    return bool(gone & came)
 
 
 def _content_lines(text: str | None) -> list[tuple[int, str]]:
@@ -271,7 +299,7 @@ def judge_run(before: View, after: View, cited: Iterable[Cited], forgets: Iterab
     readable = after.readable()
     kept_lines = {normal(line) for text in readable.values() for line in text.split("\n")}
     candidates = [(name, number, line) for name in (MEMORY_FILE, SUMMARY_FILE)
-                  for number, line in _content_lines(readable[name])]
+                  for number, line in _content_lines(readable[name]) if not _HEADING_ANY.match(line)]
     summary_words = [(name, words(text)) for name, text in readable.items()
                      if name.startswith("rollout_summaries/")]
     asked = {f.thread_id: f for f in forgets if f.asked_at <= after.taken_at}
@@ -283,7 +311,7 @@ def judge_run(before: View, after: View, cited: Iterable[Cited], forgets: Iterab
         threads = sorted(line["threads"])
         if score >= SIMILAR and match is not None:
             old, new = facts(line["text"]), facts(match[2])
-            if old != new:
+            if replaced(old, new):
                 rewritten.append({"file": line["file"], "line": line["line"],
                                   "text": line["text"].strip(), "now_file": match[0],
                                   "now_line": match[1], "now_text": match[2].strip(),
