@@ -40,7 +40,7 @@ MEMORY_FILE = "MEMORY.md"
 SUMMARY_FILE = "memory_summary.md"
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_TICKED = re.compile(r"`([^`\n]{2,200})`")
+_TICKED = re.compile(r"`([^`\n]*)`")
 _TOKEN = re.compile(r"[A-Za-z0-9_./\\~:@+-]+")
 _WORD = re.compile(r"[a-z][a-z']{2,}")
 _VERSION = re.compile(r"\Av?\d+(?:\.\d+)+\Z", re.I)
@@ -78,7 +78,8 @@ def facts(line: str) -> set[str]:
     upper-case word, an option)."""
     found = set()
     for span in _TICKED.findall(line):
-        found.add("command:" + " ".join(span.split()).lower())
+        if 2 <= len(span) <= 200:
+            found.add("command:" + " ".join(span.split()).lower())
     for raw in _TOKEN.findall(line.replace("`", " ")):
         token = _strip(raw)
         if len(token) < 1 or _UUID.fullmatch(token):
@@ -132,12 +133,17 @@ def replaced(old: set[str], new: set[str]) -> bool:
     return bool(gone & came)
 
 
+_SOURCE_LIST = re.compile(r"^\s*(?:[-*+]\s+)?`?rollout_summaries/|thread_id=", re.I)
+
+
 def _content_lines(text: str | None) -> list[tuple[int, str]]:
-    """``(line number, line)`` of the lines that say something (not blank, not a rule)."""
+    """``(line number, line)`` of the lines that say something: not blank, not a rule, not an
+    entry of a task group's list of its rollout summaries (sources, not memory)."""
     out = []
     for number, line in enumerate((text or "").split("\n"), 1):
         stripped = line.strip()
-        if stripped and not re.fullmatch(r"[-=*_#`~ ]+", stripped):
+        if stripped and not re.fullmatch(r"[-=*_#`~ ]+", stripped) \
+                and not _SOURCE_LIST.search(line):
             out.append((number, line.rstrip("\r")))
     return out
 
@@ -236,7 +242,8 @@ def cited_lines(before: View, cited: Iterable[Cited], *, since: int) -> list[dic
             continue
         for number in range(place[0], place[1] + 1):
             text = lines_of[name][number - 1].decode("utf-8", errors="replace")
-            if not text.strip() or re.fullmatch(r"[-=*_#`~ ]+", text.strip()):
+            if not text.strip() or re.fullmatch(r"[-=*_#`~ ]+", text.strip()) \
+                    or _SOURCE_LIST.search(text):
                 continue
             key = (name, number)
             entry = found.setdefault(key, {"file": name, "line": number, "text": text,
@@ -395,7 +402,7 @@ def note_receipts(before: View, after: View, new_lines: list[tuple[str, int, str
             threads = sorted({m.lower() for m in _UUID.findall(text)})
             left = [{"file": file, "line": number}
                     for file in (MEMORY_FILE, SUMMARY_FILE)
-                    for number, line in _content_lines(readable[file])
+                    for number, line in enumerate(readable[file].split("\n"), 1)
                     if any(t in line.lower() for t in threads)]
             out.append({"note": name, "by_memcite": True, "kind": "forget",
                         "absorbed": not left, "threads": threads, "lines": left[:MAX_LISTED]})
