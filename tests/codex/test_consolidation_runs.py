@@ -1,5 +1,5 @@
 """What each consolidation did to the memories in use (``memcite.codex.consolidation_runs``),
-the snapshots it is judged from (``memcite.codex.snapshots``), and ``memcite consolidation``
+the snapshots it is judged from (``memcite.ledger.snapshots``), and ``memcite consolidation``
 on a synthetic home whose second consolidation drops a cited line, changes a number in
 another, adds a line with a path found in no source and absorbs an ad-hoc note."""
 
@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 
 from memcite.cli.app import app
 from memcite.codex import consolidation_runs as r
-from memcite.codex.snapshots import SnapshotStore, after_reply, snapshot_folder
+from memcite.codex.memory_quarantine import folder_stamp
 from memcite.contracts.generate import models
 from memcite.ledger.memory_files import cited_lines_sha256
+from memcite.ledger.snapshots import SnapshotStore, after_reply, snapshot_folder
 
 runner = CliRunner()
 T1 = "11111111-1111-4111-8111-111111111111"
@@ -183,13 +184,18 @@ def home_with(tmp_path, memory: str, notes=None):
     return home
 
 
+def look(db, home, folder, *, now):
+    """The Stop hook's look at the memory folder."""
+    return after_reply(db, str(home), str(folder), folder_stamp(str(folder)), now=now)
+
+
 def test_snapshots_are_content_addressed_compressed_and_pruned(tmp_path):
     home = home_with(tmp_path, BEFORE)
     db = str(tmp_path / "data" / "memcite.sqlite")
     folder = str(home / "memories")
-    first = after_reply(db, str(home), folder, now=NOW)
+    first = look(db, home, folder, now=NOW)
     assert first["taken"] == 1
-    assert after_reply(db, str(home), folder, now=NOW + 1) is None  # unchanged: nothing
+    assert look(db, home, folder, now=NOW + 1) is None  # unchanged: nothing
     store = SnapshotStore(snapshot_folder(db))
     entry = store.index()[0]
     assert entry["baseline"] is True
@@ -198,12 +204,12 @@ def test_snapshots_are_content_addressed_compressed_and_pruned(tmp_path):
     objects = os.listdir(os.path.join(snapshot_folder(db), "objects"))
     assert all(name.endswith(".z") and len(name) == 66 for name in objects)
     (home / "memories" / "MEMORY.md").write_text(AFTER)
-    assert after_reply(db, str(home), folder, now=NOW + 2)["taken"] == 2
+    assert look(db, home, folder, now=NOW + 2)["taken"] == 2
     # the summaries and raw memories did not change: only MEMORY.md's new bytes were added
     assert len(os.listdir(os.path.join(snapshot_folder(db), "objects"))) == len(objects) + 1
     for n in range(6):
         (home / "memories" / "MEMORY.md").write_text(AFTER + "x" * 3000 + str(n))
-        after_reply(db, str(home), folder, now=NOW + 3 + n)
+        look(db, home, folder, now=NOW + 3 + n)
     small = SnapshotStore(snapshot_folder(db), max_bytes=1)
     kept = small._pruned(small.index())
     assert [s["id"] for s in kept] == [7, 8]  # the last two of the folder stay, whatever the limit
@@ -212,13 +218,13 @@ def test_snapshots_are_content_addressed_compressed_and_pruned(tmp_path):
 def test_a_link_in_the_objects_folder_is_never_followed_or_removed(tmp_path):
     home = home_with(tmp_path, BEFORE)
     db = str(tmp_path / "data" / "memcite.sqlite")
-    after_reply(db, str(home), str(home / "memories"), now=NOW)
+    look(db, home, str(home / "memories"), now=NOW)
     target = tmp_path / "precious.txt"
     target.write_text("keep")
     link = os.path.join(snapshot_folder(db), "objects", "0" * 64 + ".z")
     os.symlink(target, link)
     (home / "memories" / "MEMORY.md").write_text(AFTER)
-    after_reply(db, str(home), str(home / "memories"), now=NOW + 1)
+    look(db, home, str(home / "memories"), now=NOW + 1)
     assert target.read_text() == "keep" and os.path.islink(link)
 
 
@@ -267,3 +273,14 @@ def test_consolidation_reports_the_four_changes_and_nothing_else(tmp_path):
     history = runner.invoke(app, ["consolidation", "--db", db, "--codex-home", str(home),
                                   "--history", "--json"])
     assert len(json.loads(history.stdout)["memory_runs"][0]["runs"]) == 1
+
+
+def test_sync_keeps_a_snapshot_beside_the_ledger(tmp_path):
+    home = home_with(tmp_path, BEFORE)
+    db = str(tmp_path / "memcite.sqlite")
+    done = runner.invoke(app, ["sync", "--db", db, "--codex-home", str(home)])
+    assert done.exit_code == 0, done.output
+    index = SnapshotStore(snapshot_folder(db)).index()
+    assert [(s["reason"], s["store"], s["baseline"]) for s in index] == [("sync", "v1", True)]
+    again = runner.invoke(app, ["sync", "--db", db, "--codex-home", str(home)])
+    assert again.exit_code == 0 and len(SnapshotStore(snapshot_folder(db)).index()) == 1

@@ -21,7 +21,7 @@ from memcite.codex.consolidation_runs import (
     growth_of,
     judge_run,
 )
-from memcite.codex.snapshots import SnapshotStore, snapshot_folder, take_snapshot
+from memcite.ledger.snapshots import SnapshotStore, snapshot_folder, take_snapshot
 
 MEMORY_PATHS = ("MEMORY.md", "memory_summary.md")
 MAX_RUNS = 200

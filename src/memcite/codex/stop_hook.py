@@ -219,10 +219,11 @@ def _quarantine(entry: dict, conn, where, home: str, root: str) -> None:
 def _snapshot(entry: dict, where, home: str, root: str) -> None:
     """When the memory folder changed, keep a snapshot of it (``memcite.codex.snapshots``);
     its errors are logged, the turn stays recorded."""
-    from memcite.codex.snapshots import after_reply
+    from memcite.codex.memory_quarantine import folder_stamp
+    from memcite.ledger.snapshots import after_reply
 
     try:
-        done = after_reply(where.db_path, home, root, now=int(time.time()))
+        done = after_reply(where.db_path, home, root, folder_stamp(root), now=int(time.time()))
     except Exception as exc:  # noqa: BLE001 - logged; the reply is recorded all the same
         entry["snapshot_error"] = describe_error(exc)
         return

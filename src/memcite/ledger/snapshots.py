@@ -19,7 +19,7 @@ what came before is unknown (said as such).
 A snapshot is taken only when the folder's content changed since that folder's last
 snapshot, and not while a consolidation holds the job (the folder is half-written): the
 next look takes it. The Stop hook's look costs six ``lstat`` calls and one small file read
-when nothing changed (``after_reply``).
+when nothing changed (``after_reply``); ``memcite sync`` looks too (``snapshot_home``).
 """
 
 from __future__ import annotations
@@ -467,16 +467,15 @@ def _read_stamps(path: str) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def after_reply(db_path: str, codex_home: str, memory_folder: str, *, now: int) -> dict | None:
-    """The Stop hook's look: None when the folder's stamp is the one of its last snapshot
-    (the common case: ``folder_stamp``'s few ``lstat`` calls and one small read); else the
-    snapshot taken (``take_snapshot``), the stamp kept unless a run holds the job."""
-    from memcite.codex.memory_quarantine import folder_stamp
-
+def after_reply(db_path: str, codex_home: str, memory_folder: str, stamp: str, *,
+                now: int) -> dict | None:
+    """The Stop hook's look: None when the folder's ``stamp`` (the caller's
+    ``memcite.codex.memory_quarantine.folder_stamp``: a few ``lstat`` calls) is the one of its
+    last look (then one small file is read, nothing more); else the snapshot taken
+    (``take_snapshot``), the stamp kept unless a run holds the job."""
     if not os.path.isdir(memory_folder):
         return None
     stamps_path = os.path.join(os.path.dirname(os.path.abspath(db_path)), STAMP_FILE)
-    stamp = folder_stamp(memory_folder)
     stamps = _read_stamps(stamps_path)
     if stamps.get(memory_folder) == stamp:
         return None
