@@ -41,7 +41,8 @@ TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_
                        "requested_at", "completed_at", "seen_gone_at", "undone_at",
                        "first_synced_at", "archived_at", "missing_since", "generated_at",
                        "at", "recorded_at", "last_cited", "created_at", "asked_at",
-                       "before_taken_at", "after_taken_at", "baseline_at"})
+                       "before_taken_at", "after_taken_at", "baseline_at", "judged_at",
+                       "last_snapshot_at"})
 
 
 def with_iso_times(obj):

@@ -383,12 +383,37 @@ def test_doctor_names_a_failed_consolidation_with_its_fix(home, tmp_path):
     codex_db(home / "memories_1.sqlite", jobs=[SUCCEEDED])
     check = check_consolidation(inputs, now=NOW)
     assert check.status == "ok" and "v1: last succeeded" in check.message
+    assert "v2 not ready (0 of 20 threads, summary not there)" in check.message
     os.unlink(home / "memories_1.sqlite")
     codex_db(home / "memories_1.sqlite", jobs=[FAILED])
     check = check_consolidation(inputs, now=NOW)
     assert check.status == "warning" and "failed_agent" in check.message
     assert "memcite consolidation" in check.fix and "codex exec" in check.fix
     assert check_consolidation(inputs, "broken", now=NOW).status == "ok"
+
+
+@pytest.mark.parametrize(("threads", "summary", "ready", "state"), [
+    (20, "v2 summary\n", True, "valid"),
+    (19, "v2 summary\n", False, "valid"),
+    (25, " \n\t\n", False, "blank"),
+    (25, None, False, "not there"),
+])
+def test_v2_readiness_is_memory_status_judgement(home, threads, summary, ready, state):
+    from memcite.ledger.v2_status import v2_readiness
+
+    rows = [stage1(n, selected=True, selected_at=NOW - H) for n in range(threads)]
+    rows.append(stage1(999, selected=False))  # not consolidated: not counted
+    codex_db(home / "memories_v2_1.sqlite", rows=rows)
+    if summary is not None:
+        (home / "memories_v2").mkdir()
+        (home / "memories_v2" / "memory_summary.md").write_text(summary)
+    found = v2_readiness(locate_codex_home(str(home)))
+    assert (found["consolidated_threads"], found["ready"], found["summary_state"]) == \
+        (threads, ready, state)
+    result = runner.invoke(app, ["consolidation", "--codex-home", str(home), "--json"])
+    assert json.loads(result.stdout)["v2_readiness"]["ready"] is ready
+    text = runner.invoke(app, ["consolidation", "--codex-home", str(home)]).stdout
+    assert f"memory store v2: {'ready' if ready else 'not ready'} ({threads} of 20" in text
 
 
 # --------------------------------------------------------------------------- archived

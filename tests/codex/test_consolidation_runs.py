@@ -16,7 +16,12 @@ from memcite.codex import consolidation_runs as r
 from memcite.codex.memory_quarantine import folder_stamp
 from memcite.contracts.generate import models
 from memcite.ledger.memory_files import cited_lines_sha256
-from memcite.ledger.snapshots import SnapshotStore, after_reply, snapshot_folder
+from memcite.ledger.snapshots import (
+    SnapshotStore,
+    after_reply,
+    consolidation_summary,
+    snapshot_folder,
+)
 
 runner = CliRunner()
 T1 = "11111111-1111-4111-8111-111111111111"
@@ -273,6 +278,10 @@ def test_consolidation_reports_the_four_changes_and_nothing_else(tmp_path):
     history = runner.invoke(app, ["consolidation", "--db", db, "--codex-home", str(home),
                                   "--history", "--json"])
     assert len(json.loads(history.stdout)["memory_runs"][0]["runs"]) == 1
+    # stats shows the counts the last judgement kept
+    summary = consolidation_summary(db, str(home / "memories"))
+    assert (summary["snapshots"], summary["latest_run"]["counts"]["rewritten"]) == (2, 1)
+
 
 
 def test_sync_keeps_a_snapshot_beside_the_ledger(tmp_path):

@@ -21,7 +21,13 @@ from memcite.codex.consolidation_runs import (
     growth_of,
     judge_run,
 )
-from memcite.ledger.snapshots import SnapshotStore, snapshot_folder, take_snapshot
+from memcite.ledger.snapshots import (
+    SnapshotStore,
+    save_last_run,
+    snapshot_folder,
+    take_snapshot,
+)
+from memcite.ledger.v2_status import MIN_CONSOLIDATED_THREADS, v2_readiness
 
 MEMORY_PATHS = ("MEMORY.md", "memory_summary.md")
 MAX_RUNS = 200
@@ -178,56 +184,6 @@ def store_history(db_path: str, codex_home: str, store: str, memory_folder: str,
             "runs": runs}
 
 
-MIN_CONSOLIDATED_THREADS = 20  # memory/status's minConsolidatedThreads default (1..=4096)
-
-
-def v2_readiness(locations, *, min_threads: int = MIN_CONSOLIDATED_THREADS) -> dict:
-    """Memory store v2's readiness as Codex's app server judges it (``memory/status``):
-    distinct threads consolidated into v2 (rows of ``memories_v2_1.sqlite``'s
-    ``stage1_outputs`` its last consolidation took) against ``min_threads``, and a valid v2
-    ``memory_summary.md`` (a regular UTF-8 file, not blank). Read-only."""
-    from memcite.ledger.codex_home import memory_folder, open_codex_db, state_db_path
-    from memcite.rust_text import rust_trim
-
-    db = state_db_path(locations.codex_home, locations.sqlite_home, "v2")
-    threads, problem = 0, None
-    if os.path.isfile(db):
-        try:
-            conn = open_codex_db(db)
-            try:
-                columns = {row[1] for row in conn.execute("PRAGMA table_info(stage1_outputs)")}
-                if "selected_for_phase2" in columns:
-                    threads = conn.execute(
-                        "SELECT count(DISTINCT thread_id) FROM stage1_outputs"
-                        " WHERE selected_for_phase2 = 1").fetchone()[0]
-                elif columns:
-                    problem = "stage1_outputs has no selected_for_phase2 (an older Codex)"
-            finally:
-                conn.close()
-        except (sqlite3.Error, Exception) as exc:  # noqa: BLE001 - said, never raised
-            problem = f"{db}: cannot read ({exc})"
-    summary_path = os.path.join(memory_folder(locations.codex_home, "v2"), "memory_summary.md")
-    valid, why = False, "not there"
-    try:
-        from memcite.untrusted import open_regular
-
-        with os.fdopen(open_regular(summary_path), "rb") as handle:
-            data = handle.read(16 * 1024 * 1024)
-        try:
-            valid = bool(rust_trim(data.decode("utf-8")))
-            why = "valid" if valid else "blank"
-        except UnicodeDecodeError:
-            why = "not UTF-8"
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        why = f"unreadable ({exc.strerror or exc})"
-    ready = valid and threads >= min_threads
-    return {"db": db, "db_present": os.path.isfile(db), "consolidated_threads": threads,
-            "min_consolidated_threads": min_threads, "summary": summary_path,
-            "summary_valid": valid, "summary_state": why, "ready": ready, "problem": problem}
-
-
 def _when(seconds) -> str:
     import time
 
@@ -254,6 +210,8 @@ def consolidation_with_runs(where, *, now: int, history: bool = False):
                                  store.db, now=now, window_days=window,
                                  budget_tokens=DEFAULT_BUDGET, history=history)
             report.memory_runs.append({"store": store.store, **item})
+            if item["runs"] and not item["problem"]:
+                save_last_run(where.db_path, item["folder"], item["runs"][0], now=now)
     return report
 
 

@@ -452,6 +452,37 @@ class AuditSummary(Contract):
     command: Literal["memcite audit"]
 
 
+class StatsLastRun(Contract):
+    """The counts of the last consolidation `memcite consolidation` judged."""
+
+    judged_at: int
+    judged_at_iso: Iso
+    after_snapshot: int | None
+    after_taken_at: int | None
+    after_taken_at_iso: Iso
+    findings: Count
+    counts: dict[str, int] = Field(description="lost, lost_unexpected, rewritten, unsupported, "
+                                   "came_back, notes_absorbed, notes_not_absorbed.")
+
+
+class StatsV2(Contract):
+    consolidated_threads: Count
+    min_consolidated_threads: Count
+    summary_valid: bool
+    ready: bool = Field(description="As Codex's memory/status judges it.")
+
+
+class StatsConsolidation(Contract):
+    """The home's consolidations as memcite's snapshots show them (`memcite consolidation`)."""
+
+    snapshots: Count
+    last_snapshot_at: int | None
+    last_snapshot_at_iso: Iso
+    latest_run: StatsLastRun | None = Field(description="Null: no run judged yet.")
+    v2: StatsV2
+    command: Literal["memcite consolidation"]
+
+
 class StatsOutput(Contract):
     """`memcite stats --json`: the usage report of one Codex home, or of a fleet server."""
 
@@ -497,6 +528,9 @@ class StatsOutput(Contract):
         None, description="Present only in a report over a fleet server: what it covers.")
     audit: AuditSummary | None = Field(
         None, description="The Codex home's last `memcite audit` (absent over a fleet server).")
+    consolidation: StatsConsolidation | None = Field(
+        None, description="The last consolidation's counts and memory store v2's readiness "
+        "(absent over a fleet server).")
 
 
 # --------------------------------------------------------------------------- prune, restore, archived, select

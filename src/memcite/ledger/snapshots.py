@@ -31,6 +31,7 @@ SNAPSHOT_FOLDER = "consolidation-snapshots"
 INDEX_FILE = "index.json"
 OBJECTS = "objects"
 STAMP_FILE = "snapshot-stamps.json"  # the Stop hook's last look, per memory folder
+LAST_RUNS_FILE = "last-runs.json"  # the counts of each folder's last judged run (for stats)
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # the objects' total size on disk
 MAX_SNAPSHOTS = 2_000
 KEEP_PER_FOLDER = 2  # never pruned: each folder's last two (the last run's before and after)
@@ -503,6 +504,44 @@ def after_reply(db_path: str, codex_home: str, memory_folder: str, stamp: str, *
     return {"taken": entry["id"] if entry else None, "why": look["why"]}
 
 
+# --------------------------------------------------------------------------- the last run's counts
+
+
+def save_last_run(db_path: str, memory_folder: str, run: dict, *, now: int) -> None:
+    """Keep the counts of ``memory_folder``'s last judged run (``memcite consolidation``
+    judges it; ``stats`` shows the counts without judging again)."""
+    import json
+
+    from memcite.durable_files import open_folder, replace_file_at
+
+    folder = snapshot_folder(db_path)
+    path = os.path.join(folder, LAST_RUNS_FILE)
+    runs = _read_stamps(path)
+    runs[memory_folder] = {"judged_at": now, "after_snapshot": run.get("after_snapshot"),
+                           "after_taken_at": run.get("after_taken_at"),
+                           "findings": run.get("findings"), "counts": run.get("counts")}
+    fd = open_folder(folder)
+    try:
+        replace_file_at(fd, LAST_RUNS_FILE, json.dumps(runs, sort_keys=True).encode(), path,
+                        0o600)
+    finally:
+        os.close(fd)
+
+
+def consolidation_summary(db_path: str, memory_folder: str) -> dict:
+    """What ``stats`` shows of a memory folder's consolidations: memcite's snapshots of it,
+    and its last run's counts as ``memcite consolidation`` last judged them (null: none)."""
+    folder = os.path.realpath(memory_folder)
+    store = SnapshotStore(snapshot_folder(db_path))
+    snapshots = store.for_folder(folder)
+    last = _read_stamps(os.path.join(snapshot_folder(db_path), LAST_RUNS_FILE)).get(folder)
+    if not isinstance(last, dict) or not isinstance(last.get("counts"), dict):
+        last = None
+    return {"snapshots": len(snapshots),
+            "last_snapshot_at": snapshots[-1].get("taken_at") if snapshots else None,
+            "latest_run": last, "command": "memcite consolidation"}
+
+
 __all__ = ["MAX_SNAPSHOT_BYTES", "SNAPSHOT_FOLDER", "SnapshotStore", "after_reply",
-           "consolidation_running", "job_health", "read_memory_files", "snapshot_folder",
-           "snapshot_home", "take_snapshot"]
+           "consolidation_running", "consolidation_summary", "job_health", "read_memory_files",
+           "save_last_run", "snapshot_folder", "snapshot_home", "take_snapshot"]
