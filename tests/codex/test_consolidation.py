@@ -392,9 +392,18 @@ def test_doctor_names_a_failed_consolidation_with_its_fix(home, tmp_path):
     assert check_consolidation(inputs, "broken", now=NOW).status == "ok"
 
 
+V2_SUMMARY = ("v1\n## User Profile\nA developer.\n## User preferences\n- Short answers.\n"
+              "## General Tips\n- Run the tests.\n## What's in Memory\n### app\n")
+
+
 @pytest.mark.parametrize(("threads", "summary", "ready", "state"), [
-    (20, "v2 summary\n", True, "valid"),
-    (19, "v2 summary\n", False, "valid"),
+    (20, V2_SUMMARY, True, "valid"),
+    (19, V2_SUMMARY, False, "valid"),
+    (25, " \n\t" + V2_SUMMARY, True, "valid"),  # trimmed as Codex trims it
+    (25, V2_SUMMARY.replace("v1\n", "v2\n"), False, "no v1 line"),
+    (25, V2_SUMMARY.replace("## General Tips\n", ""), False, "missing ## General Tips"),
+    (25, "v1\n## User preferences\n## User Profile\n## General Tips\n## What's in Memory\n",
+     False, "## User preferences out of order"),
     (25, " \n\t\n", False, "blank"),
     (25, None, False, "not there"),
 ])

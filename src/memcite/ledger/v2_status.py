@@ -5,7 +5,10 @@
 consolidated into v2, and a valid v2 ``memory_summary.md``. memcite reads the same from
 the files, read-only: the distinct threads of ``memories_v2_1.sqlite``'s
 ``stage1_outputs`` that its last consolidation took (``selected_for_phase2``), and the v2
-summary (a regular UTF-8 file, not blank once trimmed as Codex trims it).
+summary: a regular UTF-8 file whose first line (trimmed as Codex trims it) is ``v1``,
+followed by the four headings its consolidation prompt requires, in order
+(``V2_SUMMARY_HEADINGS``; a summary without them fails a v2 consolidation as
+``failed_invalid_artifacts``, tests/e2e/test_e2e_consolidation_runs.py).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import os
 import sqlite3
 
+V2_SUMMARY_HEADINGS = ("## User Profile", "## User preferences", "## General Tips",
+                       "## What's in Memory")
 MIN_CONSOLIDATED_THREADS = 20  # memory/status's minConsolidatedThreads default (1..=4096)
 
 
@@ -49,8 +54,8 @@ def v2_readiness(locations, *, min_threads: int = MIN_CONSOLIDATED_THREADS) -> d
         with os.fdopen(open_regular(summary_path), "rb") as handle:
             data = handle.read(16 * 1024 * 1024)
         try:
-            valid = bool(rust_trim(data.decode("utf-8")))
-            why = "valid" if valid else "blank"
+            why = summary_problem(rust_trim(data.decode("utf-8"))) or "valid"
+            valid = why == "valid"
         except UnicodeDecodeError:
             why = "not UTF-8"
     except FileNotFoundError:
@@ -63,4 +68,23 @@ def v2_readiness(locations, *, min_threads: int = MIN_CONSOLIDATED_THREADS) -> d
             "summary_valid": valid, "summary_state": why, "ready": ready, "problem": problem}
 
 
-__all__ = ["MIN_CONSOLIDATED_THREADS", "v2_readiness"]
+def summary_problem(text: str) -> str | None:
+    """What makes a v2 summary (already trimmed) invalid, or None: ``blank``, ``no v1 line``,
+    ``missing <heading>``, ``<heading> out of order``."""
+    if not text:
+        return "blank"
+    lines = [line.rstrip() for line in text.split("\n")]
+    if lines[0].strip() != "v1":
+        return "no v1 line"
+    place = 0
+    for heading in V2_SUMMARY_HEADINGS:
+        if heading not in lines:
+            return f"missing {heading}"
+        at = lines.index(heading)
+        if at < place:
+            return f"{heading} out of order"
+        place = at
+    return None
+
+
+__all__ = ["MIN_CONSOLIDATED_THREADS", "V2_SUMMARY_HEADINGS", "summary_problem", "v2_readiness"]
