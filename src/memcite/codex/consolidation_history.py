@@ -23,7 +23,7 @@ from memcite.codex.consolidation_runs import (
 )
 from memcite.ledger.snapshots import (
     SnapshotStore,
-    save_last_run,
+    save_judged_runs,
     snapshot_folder,
     take_snapshot,
 )
@@ -211,7 +211,7 @@ def consolidation_with_runs(where, *, now: int, history: bool = False):
                                  budget_tokens=DEFAULT_BUDGET, history=history)
             report.memory_runs.append({"store": store.store, **item})
             if item["runs"] and not item["problem"]:
-                save_last_run(where.db_path, item["folder"], item["runs"][0], now=now)
+                save_judged_runs(where.db_path, item["folder"], item["runs"], now=now)
     return report
 
 

@@ -479,6 +479,7 @@ class StatsConsolidation(Contract):
     last_snapshot_at: int | None
     last_snapshot_at_iso: Iso
     latest_run: StatsLastRun | None = Field(description="Null: no run judged yet.")
+    runs: list[StatsLastRun] = Field(description="The runs judged, newest first (at most 20).")
     v2: StatsV2
     command: Literal["memcite consolidation"]
 

@@ -31,7 +31,7 @@ SNAPSHOT_FOLDER = "consolidation-snapshots"
 INDEX_FILE = "index.json"
 OBJECTS = "objects"
 STAMP_FILE = "snapshot-stamps.json"  # the Stop hook's last look, per memory folder
-LAST_RUNS_FILE = "last-runs.json"  # the counts of each folder's last judged run (for stats)
+LAST_RUNS_FILE = "judged-runs.json"  # the counts of each folder's judged runs (for stats)
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # the objects' total size on disk
 MAX_SNAPSHOTS = 2_000
 KEEP_PER_FOLDER = 2  # never pruned: each folder's last two (the last run's before and after)
@@ -507,22 +507,31 @@ def after_reply(db_path: str, codex_home: str, memory_folder: str, stamp: str, *
 # --------------------------------------------------------------------------- the last run's counts
 
 
-def save_last_run(db_path: str, memory_folder: str, run: dict, *, now: int) -> None:
-    """Keep the counts of ``memory_folder``'s last judged run (``memcite consolidation``
-    judges it; ``stats`` shows the counts without judging again)."""
+MAX_JUDGED_RUNS = 200  # judged runs kept per folder (the newest)
+RUNS_SHOWN = 20  # runs ``stats`` lists, newest first
+
+
+def save_judged_runs(db_path: str, memory_folder: str, runs: list[dict], *, now: int) -> None:
+    """Keep the counts of each run ``memcite consolidation`` judged (by the id of the
+    snapshot after it), so that ``stats`` and the report show them without judging again."""
     import json
 
     from memcite.durable_files import open_folder, replace_file_at
 
     folder = snapshot_folder(db_path)
     path = os.path.join(folder, LAST_RUNS_FILE)
-    runs = _read_stamps(path)
-    runs[memory_folder] = {"judged_at": now, "after_snapshot": run.get("after_snapshot"),
-                           "after_taken_at": run.get("after_taken_at"),
-                           "findings": run.get("findings"), "counts": run.get("counts")}
+    kept = _read_stamps(path)
+    mine = kept.get(memory_folder) if isinstance(kept.get(memory_folder), dict) else {}
+    for run in runs:
+        mine[str(run.get("after_snapshot"))] = {
+            "judged_at": now, "after_snapshot": run.get("after_snapshot"),
+            "after_taken_at": run.get("after_taken_at"), "findings": run.get("findings"),
+            "counts": run.get("counts")}
+    newest = sorted(mine.values(), key=lambda r: r.get("after_snapshot") or 0)[-MAX_JUDGED_RUNS:]
+    kept[memory_folder] = {str(r.get("after_snapshot")): r for r in newest}
     fd = open_folder(folder)
     try:
-        replace_file_at(fd, LAST_RUNS_FILE, json.dumps(runs, sort_keys=True).encode(), path,
+        replace_file_at(fd, LAST_RUNS_FILE, json.dumps(kept, sort_keys=True).encode(), path,
                         0o600)
     finally:
         os.close(fd)
@@ -530,18 +539,21 @@ def save_last_run(db_path: str, memory_folder: str, run: dict, *, now: int) -> N
 
 def consolidation_summary(db_path: str, memory_folder: str) -> dict:
     """What ``stats`` shows of a memory folder's consolidations: memcite's snapshots of it,
-    and its last run's counts as ``memcite consolidation`` last judged them (null: none)."""
+    and the runs ``memcite consolidation`` judged, newest first (``latest_run``: the newest;
+    null: none judged)."""
     folder = os.path.realpath(memory_folder)
     store = SnapshotStore(snapshot_folder(db_path))
     snapshots = store.for_folder(folder)
-    last = _read_stamps(os.path.join(snapshot_folder(db_path), LAST_RUNS_FILE)).get(folder)
-    if not isinstance(last, dict) or not isinstance(last.get("counts"), dict):
-        last = None
+    kept = _read_stamps(os.path.join(snapshot_folder(db_path), LAST_RUNS_FILE)).get(folder)
+    runs = [r for r in (kept.values() if isinstance(kept, dict) else ())
+            if isinstance(r, dict) and isinstance(r.get("counts"), dict)]
+    runs.sort(key=lambda r: r.get("after_snapshot") or 0, reverse=True)
     return {"snapshots": len(snapshots),
             "last_snapshot_at": snapshots[-1].get("taken_at") if snapshots else None,
-            "latest_run": last, "command": "memcite consolidation"}
+            "latest_run": runs[0] if runs else None, "runs": runs[:RUNS_SHOWN],
+            "command": "memcite consolidation"}
 
 
 __all__ = ["MAX_SNAPSHOT_BYTES", "SNAPSHOT_FOLDER", "SnapshotStore", "after_reply",
            "consolidation_running", "consolidation_summary", "job_health", "read_memory_files",
-           "save_last_run", "snapshot_folder", "snapshot_home", "take_snapshot"]
+           "save_judged_runs", "snapshot_folder", "snapshot_home", "take_snapshot"]
