@@ -83,9 +83,11 @@ def cite(text: str, *lines: int, at: int = NOW - DAY, threads=(T1,)) -> list[r.C
     ("set MAX_WORKERS and use --dry-run", {"name:max_workers", "name:--dry-run"}),
     ("call loadOrders before save_batch", {"name:loadorders", "name:save_batch"}),
     ("plain words only here", set()),
+    ("Keep it in ONE place, rated LOW", set()),  # upper case is emphasis
     ("hand-holding for copy/label renames", set()),  # compounds and a/b are words
     (r"under \\?\C:\Users\me\app.bat", {r"path:c:\users\me\app.bat"}),
-    (f"thread_id={T1}", {"name:thread_id"}),  # the thread id itself is no fact
+    (f"thread_id={T1}", set()),  # a key, and a thread id: no fact
+    ("applies_to: cwd=/srv/app [Task 2]", {"path:/srv/app"}),
 ])
 def test_facts_of_a_line(line, expected):
     assert r.facts(line) == expected

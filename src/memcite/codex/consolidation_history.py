@@ -48,7 +48,8 @@ def view_of(store: SnapshotStore, snapshot: dict, extra: list[dict] = ()) -> Vie
                 memory=store.text(files.get("MEMORY.md")),
                 summary=store.text(files.get("memory_summary.md")),
                 raw=store.text(files.get("raw_memories.md")), rollout_summaries=summaries,
-                notes=notes, jobs=snapshot.get("jobs"), baseline=bool(snapshot.get("baseline")))
+                notes=notes, jobs=snapshot.get("jobs"), baseline=bool(snapshot.get("baseline")),
+                tree=(store.text(snapshot.get("tree")) or "").split("\n"))
 
 
 def runs_of(snapshots: list[dict]) -> list[tuple[dict, dict, list[dict]]]:

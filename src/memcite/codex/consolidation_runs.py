@@ -31,9 +31,11 @@ import re
 from collections.abc import Iterable
 
 DAY = 86_400
-SIMILAR = 0.5  # share of content words that makes a later line the same line, reworded
+SIMILAR = 0.5  # Dice's coefficient of the words: a later line may be the same line, reworded
+SAME = 0.7  # ... and is, without a fact in common
 COVERED = 0.8  # share of a line's words found in one rollout summary: still readable there
 CARRIES = 0.5  # share of a new line's words that come from a note: the line carries it
+MIN_SHARED = 3  # words a line shares with one sentence of a note, at the least
 MAX_LISTED = 50
 APPROX_BYTES_PER_TOKEN = 4
 MEMORY_FILE = "MEMORY.md"
@@ -48,13 +50,16 @@ _NUMBER = re.compile(r"\A\d+\Z")
 _EXTENSION = re.compile(r"\.(?:py|md|js|mjs|ts|tsx|vue|json|toml|ya?ml|sh|bat|ps1|rs|go|txt|cfg"
                         r"|ini|lock|sql|lua|c|h|cpp|java|rb|php|html|css|env|log)\Z", re.I)
 _ROOTED = re.compile(r"\A(?:/|~[/\\]|\.\.?[/\\]|[A-Za-z]:[/\\]|\\\\)")
+# An identifier with ``_``, camelCase, or an option; an upper-case word alone is emphasis.
 _NAME = re.compile(r"\A(?:[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]|[a-z]+[A-Z]\w*"
-                   r"|[A-Z][A-Z0-9_]{2,}|--[a-z][a-z0-9-]+)\Z")
+                   r"|--[a-z][a-z0-9-]+)\Z")
 _STOP = frozenset("the and for with that this from are was were has have had not but you your "
                   "its into than then them they when what which while will would should can "
                   "could use used uses using via per also only each any all one two".split())
 _TASK_GROUP = re.compile(r"^#[ \t]+Task Group\b", re.I)
 _HEADING = re.compile(r"^#[ \t]+\S")
+_KEY_LINE = re.compile(r"^\s*(?:[-*+]\s+)?[a-z_]+:\s")  # applies_to: …, scope: …, desc: …
+_TASK_REF = re.compile(r"\[Task \d+\]")  # a task group's own reference, not a fact
 _HEADING_ANY = re.compile(r"^#{1,6}[ \t]")
 
 
@@ -72,27 +77,63 @@ def _strip(token: str) -> str:
         else token.strip(".,;:()[]{}'\"")
 
 
+def _kind(raw: str, following: str) -> str | None:
+    """The kind of fact a token is (None: a word, a key such as ``applies_to:``, a thread id)."""
+    token = _strip(raw)
+    if not token or _UUID.fullmatch(token):
+        return None
+    if _VERSION.match(token):
+        return "version"
+    if _NUMBER.match(token):
+        return "number"
+    if len(token) >= 3 and is_path(token):
+        return "path"
+    if _NAME.match(token) and not raw.endswith(":") and following != "=":
+        return "name"
+    return None
+
+
+def _fact(kind: str, raw: str) -> str:
+    token = _strip(raw)
+    if kind == "version":
+        return "version:" + token.lower().lstrip("v")
+    if kind == "number":
+        return "number:" + (token.lstrip("0") or "0")
+    if kind == "path":
+        return "path:" + path_key(token)
+    return "name:" + token.lower()
+
+
 def facts(line: str) -> set[str]:
     """The facts of a line, each ``kind:value``: ``command`` (a backticked span), ``path``,
-    ``version``, ``number``, ``name`` (an identifier with ``_``/``-``, camelCase, an
-    upper-case word, an option)."""
+    ``version``, ``number``, ``name`` (an identifier with ``_``, camelCase, an option; not a
+    key before ``:`` or ``=``)."""
     found = set()
+    line = _TASK_REF.sub(" ", line)
     for span in _TICKED.findall(line):
         if 2 <= len(span) <= 200:
             found.add("command:" + " ".join(span.split()).lower())
-    for raw in _TOKEN.findall(line.replace("`", " ")):
-        token = _strip(raw)
-        if len(token) < 1 or _UUID.fullmatch(token):
-            continue
-        if _VERSION.match(token):
-            found.add("version:" + token.lower().lstrip("v"))
-        elif _NUMBER.match(token):
-            found.add("number:" + token.lstrip("0") or "0")
-        elif len(token) >= 3 and is_path(token):
-            found.add("path:" + path_key(token))
-        elif _NAME.match(token):
-            found.add("name:" + token.lower())
+    text = line.replace("`", " ")
+    for match in _TOKEN.finditer(text):
+        kind = _kind(match.group(0), text[match.end():match.end() + 1])
+        if kind:
+            found.add(_fact(kind, match.group(0)))
     return found
+
+
+def identifiers(text: str) -> set[str]:
+    """The names of a text, also those inside a path (``a_b/c`` names ``a_b``), as facts."""
+    return {"name:" + part.lower() for part in re.split(r"[^\w-]+", text)
+            if part and _NAME.match(part)}
+
+
+def prose_words(line: str) -> set[str]:
+    """``words`` of a line less its commands, paths and names: what says the same thing when
+    the facts change (two lines about different folders share no path's words)."""
+    text = _TICKED.sub(" ", line)
+    kept = [m.group(0) for m in _TOKEN.finditer(text)
+            if _kind(m.group(0), text[m.end():m.end() + 1]) not in ("path", "name")]
+    return words(" ".join(kept))
 
 
 def is_path(token: str) -> bool:
@@ -178,7 +219,7 @@ class View:
                  summary: str | None, raw: str | None = None,
                  rollout_summaries: dict[str, str] | None = None,
                  notes: dict[str, str] | None = None, jobs: dict | None = None,
-                 baseline: bool = False) -> None:
+                 baseline: bool = False, tree: list[str] | None = None) -> None:
         self.snapshot_id = snapshot_id
         self.taken_at = taken_at
         self.memory = memory
@@ -188,6 +229,7 @@ class View:
         self.notes = notes or {}
         self.jobs = jobs
         self.baseline = baseline
+        self.tree = [path for path in (tree or []) if path]  # the folder's files, relative
 
     def readable(self) -> dict[str, str]:
         """The files the next session can read, by name."""
@@ -243,7 +285,7 @@ def cited_lines(before: View, cited: Iterable[Cited], *, since: int) -> list[dic
         for number in range(place[0], place[1] + 1):
             text = lines_of[name][number - 1].decode("utf-8", errors="replace")
             if not text.strip() or re.fullmatch(r"[-=*_#`~ ]+", text.strip()) \
-                    or _SOURCE_LIST.search(text):
+                    or _SOURCE_LIST.search(text) or _HEADING_ANY.match(text):
                 continue
             key = (name, number)
             entry = found.setdefault(key, {"file": name, "line": number, "text": text,
@@ -254,10 +296,10 @@ def cited_lines(before: View, cited: Iterable[Cited], *, since: int) -> list[dic
 
 
 def _best_match(line: str, candidates: list[tuple[str, int, str]]) -> tuple[float, tuple | None]:
-    mine = words(line) - {f.split(":", 1)[1] for f in facts(line)}
+    mine = prose_words(line)
     best, chosen = 0.0, None
     for candidate in candidates:
-        score = similarity(mine, words(candidate[2]))
+        score = similarity(mine, prose_words(candidate[2]))
         if score > best:
             best, chosen = score, candidate
     return best, chosen
@@ -268,23 +310,44 @@ def _source_corpus(before: View, after: View, extra: Iterable[str] = ()) -> tupl
     texts = [before.memory, before.summary, after.raw, before.raw,
              *after.rollout_summaries.values(), *before.rollout_summaries.values(),
              *after.notes.values(), *before.notes.values(), *extra]
-    names = [*after.rollout_summaries, *before.rollout_summaries]
+    names = [*(f"rollout_summaries/{n}" for n in after.rollout_summaries),
+             *(f"rollout_summaries/{n}" for n in before.rollout_summaries),
+             *before.tree, *after.tree]
     known: set[str] = set()
     for text in texts:
         for line in (text or "").split("\n"):
             known |= facts(line)
-    for name in names:
-        known |= {f"path:rollout_summaries/{name}".lower(), f"path:{name}".lower()}
-    corpus = " ".join(" ".join((t or "").split()) for t in texts).lower()
+    for name in names:  # a file in the memory folder: the agent could read it
+        name = name.replace("\\", "/")
+        known |= {f"path:{path_key(name)}", f"path:{path_key(name.rsplit('/', 1)[-1])}"}
+    corpus = " ".join(" ".join((t or "").split()) for t in texts).lower().replace("\u2026", "...")
     return known, corpus
+
+
+_COMPACT: dict[str, str] = {}
+
+
+def _compact(corpus: str) -> str:
+    """The corpus without spaces, made once per corpus (the last one only is kept)."""
+    if corpus not in _COMPACT:
+        _COMPACT.clear()
+        _COMPACT[corpus] = corpus.replace(" ", "")
+    return _COMPACT[corpus]
 
 
 def _supported(fact: str, known: set[str], corpus: str) -> bool:
     if fact in known:
         return True
     kind, value = fact.split(":", 1)
+    value = value.replace("\u2026", "...")
     if kind in ("command", "path") and value in corpus:
         return True
+    if kind == "command":  # its facts are all known, as written elsewhere
+        inner = facts(value) - {fact}
+        if "".join(value.split()) in _compact(corpus):
+            return True
+        return bool(inner) and all(_supported(f, known, corpus) for f in inner
+                                   if not f.startswith("command:"))
     if kind == "path":
         tail = value.replace("\\", "/").rstrip("/").split("/")[-1]
         return False if not tail else (f"path:{tail}" in known and "/" not in value)
@@ -318,7 +381,9 @@ def judge_run(before: View, after: View, cited: Iterable[Cited], forgets: Iterab
         threads = sorted(line["threads"])
         if score >= SIMILAR and match is not None:
             old, new = facts(line["text"]), facts(match[2])
-            if replaced(old, new):
+            # the same line: nearly the same words, or half of them and a fact kept
+            same = score >= SAME or bool(old & new)
+            if same and replaced(old, new):
                 rewritten.append({"file": line["file"], "line": line["line"],
                                   "text": line["text"].strip(), "now_file": match[0],
                                   "now_line": match[1], "now_text": match[2].strip(),
@@ -408,13 +473,22 @@ def note_receipts(before: View, after: View, new_lines: list[tuple[str, int, str
                         "absorbed": not left, "threads": threads, "lines": left[:MAX_LISTED]})
             continue
         body = _note_body(text)
+        sentences = [w for w in (words(line) for line in body) if len(w) >= MIN_SHARED]
         note_words = set().union(*(words(line) for line in body)) if body else set()
         note_facts = {f for line in body for f in facts(line) if not f.startswith("number:")}
+        note_facts |= identifiers(" ".join(body))
         lines = []
         for file, number, line in new_lines:
+            if _HEADING_ANY.match(line) or _KEY_LINE.match(line):
+                continue  # a title or a group's header carries no note
             mine = words(line)
             share = len(mine & note_words) / len(mine) if mine else 0.0
-            if share >= CARRIES or (facts(line) & note_facts):
+            # most of the line is the note's, or most of one of the note's sentences is in it
+            # (a long line merging several notes), or a path, command or name of the note
+            said = any(len(mine & sentence) >= MIN_SHARED
+                       and len(mine & sentence) / len(sentence) >= CARRIES
+                       for sentence in sentences)
+            if share >= CARRIES or said or ((facts(line) | identifiers(line)) & note_facts):
                 lines.append({"file": file, "line": number})
         out.append({"note": name, "by_memcite": False, "kind": "note",
                     "absorbed": bool(lines), "threads": [], "lines": lines[:MAX_LISTED]})

@@ -37,6 +37,7 @@ MAX_SNAPSHOTS = 2_000
 KEEP_PER_FOLDER = 2  # never pruned: each folder's last two (the last run's before and after)
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_FILES = 10_000  # rollout summaries or notes kept per snapshot
+MAX_TREE = 5_000  # file names of the memory folder kept per snapshot
 MAX_INDEX_BYTES = 64 * 1024 * 1024
 MAX_STAMP_BYTES = 256 * 1024
 GC_GRACE_SECONDS = 60  # an object younger than this may belong to a snapshot being written
@@ -123,9 +124,25 @@ def read_memory_files(memory_folder: str) -> dict | None:
                 top[name] = data
         return {"top": top,
                 "rollout_summaries": _read_folder(root, (ROLLOUT_SUMMARIES,)),
-                "notes": _read_folder(root, tuple(NOTES_FOLDER.split(os.sep)))}
+                "notes": _read_folder(root, tuple(NOTES_FOLDER.split(os.sep))),
+                "tree": folder_tree(memory_folder)}
     finally:
         os.close(root)
+
+
+def folder_tree(memory_folder: str, limit: int = MAX_TREE) -> list[str]:
+    """The relative paths of the files in the memory folder (``.git`` left out, no link
+    followed, at most ``limit``): files the agent could read, so a line naming one is not
+    unsupported."""
+    found: list[str] = []
+    for folder, folders, files in os.walk(memory_folder, followlinks=False):
+        folders[:] = sorted(f for f in folders if f != ".git")
+        relative = os.path.relpath(folder, memory_folder)
+        for name in sorted(files):
+            found.append(name if relative == "." else os.path.join(relative, name))
+            if len(found) >= limit:
+                return found
+    return found
 
 
 def job_health(state_db: str) -> dict | None:
@@ -330,13 +347,14 @@ class SnapshotStore:
                 for group in ("rollout_summaries", "notes"):
                     for data in files[group].values():
                         self._put(objects_fd, data)
+                tree = self._put(objects_fd, "\n".join(files.get("tree") or []).encode())
             finally:
                 os.close(objects_fd)
             entry = {"id": max((s.get("id", 0) for s in snapshots if isinstance(s.get("id"), int)),
                                default=0) + 1,
                      "taken_at": now, "memory_folder": memory_folder, "store": store,
                      "reason": reason, "baseline": not earlier, "sizes": sizes,
-                     **fingerprint, "jobs": health}
+                     **fingerprint, "tree": tree, "jobs": health}
             snapshots.append(entry)
             snapshots = self._pruned(snapshots)
             self._save_index(folder_fd, snapshots)
@@ -403,7 +421,7 @@ class SnapshotStore:
 
 
 def _named(snapshots: list[dict]) -> set[str]:
-    named = set()
+    named = {s["tree"] for s in snapshots if isinstance(s.get("tree"), str)}
     for s in snapshots:
         for key in ("files", "rollout_summaries", "notes"):
             value = s.get(key)
