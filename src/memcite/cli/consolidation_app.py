@@ -47,7 +47,7 @@ def consolidation_command(
         "(default: the last one).")] = False,
     db: DbOpt = None,
 ) -> None:
-    """Show Codex's memory consolidation: last run, what it did, failures, notes.
+    """Show Codex's consolidations: what each run did, failures.
 
     For each memory store of the Codex home (v1, v2): the consolidation and extraction
     jobs as Codex records them (status, last success, the error of a failed run, a
