@@ -295,18 +295,25 @@ def cited_lines(before: View, cited: Iterable[Cited], *, since: int) -> list[dic
     return [found[key] for key in sorted(found)]
 
 
-def _best_match(line: str, candidates: list[tuple[str, int, str]]) -> tuple[float, tuple | None]:
+def _best_match(line: str, candidates: list[tuple[str, int, str, set[str]]]
+                ) -> tuple[float, tuple | None]:
+    """The candidate (``file, line, text, its prose_words``) most like ``line``, and how much."""
     mine = prose_words(line)
     best, chosen = 0.0, None
+    if not mine:
+        return best, chosen
     for candidate in candidates:
-        score = similarity(mine, prose_words(candidate[2]))
-        if score > best:
-            best, chosen = score, candidate
+        theirs = candidate[3]
+        if theirs and not mine.isdisjoint(theirs):
+            score = similarity(mine, theirs)
+            if score > best:
+                best, chosen = score, candidate
     return best, chosen
 
 
 def _source_corpus(before: View, after: View, extra: Iterable[str] = ()) -> tuple[set, str]:
-    """The facts and the text (lower case) of every source the run had."""
+    """The facts (every form a token of theirs could take) and the text (lower case) of every
+    source the run had."""
     texts = [before.memory, before.summary, after.raw, before.raw,
              *after.rollout_summaries.values(), *before.rollout_summaries.values(),
              *after.notes.values(), *before.notes.values(), *extra]
@@ -314,9 +321,15 @@ def _source_corpus(before: View, after: View, extra: Iterable[str] = ()) -> tupl
              *(f"rollout_summaries/{n}" for n in before.rollout_summaries),
              *before.tree, *after.tree]
     known: set[str] = set()
+    tokens: set[str] = set()
     for text in texts:
-        for line in (text or "").split("\n"):
-            known |= facts(line)
+        tokens.update(_TOKEN.findall((text or "").replace("`", " ")))
+    for raw in tokens:  # every form a fact of a token could take: a superset is harmless
+        token = _strip(raw)
+        if token:
+            lower = token.lower()
+            known.update((f"path:{path_key(token)}", f"name:{lower}",
+                          f"number:{token.lstrip('0') or '0'}", f"version:{lower.lstrip('v')}"))
     for name in names:  # a file in the memory folder: the agent could read it
         name = name.replace("\\", "/")
         known |= {f"path:{path_key(name)}", f"path:{path_key(name.rsplit('/', 1)[-1])}"}
@@ -368,8 +381,7 @@ def judge_run(before: View, after: View, cited: Iterable[Cited], forgets: Iterab
     since = now - window_days * DAY
     readable = after.readable()
     kept_lines = {normal(line) for text in readable.values() for line in text.split("\n")}
-    candidates = [(name, number, line) for name in (MEMORY_FILE, SUMMARY_FILE)
-                  for number, line in _content_lines(readable[name]) if not _HEADING_ANY.match(line)]
+    candidates: list[tuple] = []  # made at the first cited line not kept as it was
     summary_words = [(name, words(text)) for name, text in readable.items()
                      if name.startswith("rollout_summaries/")]
     asked = {f.thread_id: f for f in forgets if f.asked_at <= after.taken_at}
@@ -377,6 +389,11 @@ def judge_run(before: View, after: View, cited: Iterable[Cited], forgets: Iterab
     for line in cited_lines(before, cited, since=since):
         if normal(line["text"]) in kept_lines:
             continue
+        if not candidates:
+            candidates = [(name, number, text, prose_words(text))
+                          for name in (MEMORY_FILE, SUMMARY_FILE)
+                          for number, text in _content_lines(readable[name])
+                          if not _HEADING_ANY.match(text)] or [("", 0, "", set())]
         score, match = _best_match(line["text"], candidates)
         threads = sorted(line["threads"])
         if score >= SIMILAR and match is not None:
