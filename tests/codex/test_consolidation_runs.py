@@ -295,3 +295,20 @@ def test_sync_keeps_a_snapshot_beside_the_ledger(tmp_path):
     assert [(s["reason"], s["store"], s["baseline"]) for s in index] == [("sync", "v1", True)]
     again = runner.invoke(app, ["sync", "--db", db, "--codex-home", str(home)])
     assert again.exit_code == 0 and len(SnapshotStore(snapshot_folder(db)).index()) == 1
+
+
+def test_a_secret_in_a_lost_or_new_line_is_masked_in_text_and_json():
+    from memcite.codex.consolidation_history import run_summary
+    from memcite.codex.consolidation_text import render_run
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    before = BEFORE.replace("written by hand.", f"written by hand with {token}.")
+    after = before.replace(f"- Release notes live in docs/releases.md and are written by hand "
+                           f"with {token}.\n", f"- Push with `gh auth {token}` from /opt/x.\n")
+    judged = r.judge_run(view(before), view(after), cite(before, 7), [], now=NOW,
+                         window_days=30, budget_tokens=2500)
+    run = run_summary({"id": 1, "baseline": True}, {"id": 2, "taken_at": NOW}, judged)
+    assert run["lost"] and run["unsupported"]
+    text = "".join(render_run(run))
+    assert token not in json.dumps(run) and token not in text
+    assert "[REDACTED" in text

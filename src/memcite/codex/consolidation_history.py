@@ -112,8 +112,25 @@ def ledger_forgets(db_path: str, codex_home: str) -> list[Forget]:
             for thread, at, note in rows]
 
 
+def _masked(judged: dict) -> dict:
+    """The run's memory text with its secrets masked (``memcite.secrets.mask_secrets``):
+    the text and --json never show one."""
+    from memcite.secrets import mask_secrets
+
+    for kind in ("lost", "rewritten", "unsupported", "came_back"):
+        for item in judged[kind]:
+            for key in ("text", "now_text"):
+                if key in item:
+                    item[key] = mask_secrets(item[key])
+            for key in ("facts", "facts_gone", "facts_new"):
+                if key in item:
+                    item[key] = [mask_secrets(f) for f in item[key]]
+    return judged
+
+
 def run_summary(before: dict, after: dict, judged: dict) -> dict:
-    """One run as ``consolidation --json`` shows it."""
+    """One run as ``consolidation --json`` shows it (secrets masked)."""
+    judged = _masked(judged)
     lost = judged["lost"]
     return {"before_snapshot": before.get("id"), "after_snapshot": after.get("id"),
             "before_taken_at": before.get("taken_at"), "after_taken_at": after.get("taken_at"),

@@ -6,7 +6,7 @@ time the report speaks of).
 from __future__ import annotations
 
 from memcite.codex.consolidation import RUN_NOW, span, waiting, when
-from memcite.display import count
+from memcite.display import count, shown
 
 NOTES_SHOWN = 10  # notes of others already in the baseline, in the text report
 STATE_WORDS = {
@@ -186,14 +186,14 @@ def render_run(run: dict) -> list[str]:
                f"{run['after_snapshot']}): {count(run['findings'], 'finding')}\n")
     for item in run["lost"][:SHOWN]:
         out.append(f"    lost in use ({WHY_LOST[item['why']]}): {item['file']}:{item['line']} "
-                   f"{item['text']!r}{_threads(item['threads'])}\n")
+                   f"{shown(repr(item['text']))}{_threads(item['threads'])}\n")
     for item in run["rewritten"][:SHOWN]:
         out.append(f"    rewritten: {item['file']}:{item['line']} -> {item['now_file']}:"
-                   f"{item['now_line']}: {', '.join(item['facts_gone']) or '-'} became "
-                   f"{', '.join(item['facts_new']) or '-'}{_threads(item['threads'])}\n")
+                   f"{item['now_line']}: {shown(', '.join(item['facts_gone']) or '-')} became "
+                   f"{shown(', '.join(item['facts_new']) or '-')}{_threads(item['threads'])}\n")
     for item in run["unsupported"][:SHOWN]:
-        out.append(f"    unsupported: {item['file']}:{item['line']} {item['text']!r}: "
-                   f"{', '.join(item['facts'])} in no source of the run\n")
+        out.append(f"    unsupported: {item['file']}:{item['line']} {shown(repr(item['text']))}: "
+                   f"{shown(', '.join(item['facts']))} in no source of the run\n")
     for item in run["came_back"][:SHOWN]:
         out.append(f"    came back: {item['file']}:{item['line']} of {item['thread']}, asked "
                    f"to forget {when(item['asked_at'])}\n")
@@ -204,7 +204,7 @@ def render_run(run: dict) -> list[str]:
                 f"not done: its memories are still at {places}"
         else:
             text = f"absorbed into {places}" if note["absorbed"] else "not absorbed"
-        out.append(f"    note {note['note']}: {text}\n")
+        out.append(f"    note {shown(note['note'])}: {text}\n")
     hidden = sum(max(0, len(run[k]) - SHOWN) for k in ("lost", "rewritten", "unsupported",
                                                        "came_back", "notes"))
     if hidden:
@@ -230,8 +230,8 @@ def render_run(run: dict) -> list[str]:
 
 def render_runs(item: dict, *, history: bool) -> list[str]:
     """The part of one store: memcite's snapshots and the runs they show."""
-    out = [f"\nwhat consolidations did in store {item['store']} ({item['snapshots']} "
-           f"snapshots kept by memcite):\n"]
+    out = [f"\nwhat consolidations did in store {item['store']} "
+           f"({count(item['snapshots'], 'snapshot')} kept by memcite):\n"]
     if item.get("problem"):
         out.append(f"  {item['problem']}\n")
     if item.get("history_note"):
