@@ -220,10 +220,15 @@ def _snapshot(entry: dict, where, home: str, root: str) -> None:
     """When the memory folder changed, keep a snapshot of it (``memcite.codex.snapshots``);
     its errors are logged, the turn stays recorded."""
     from memcite.codex.memory_quarantine import folder_stamp
-    from memcite.ledger.snapshots import after_reply
+    from memcite.ledger.snapshot_look import unchanged
 
     try:
-        done = after_reply(where.db_path, home, root, folder_stamp(root), now=int(time.time()))
+        stamp = folder_stamp(root)
+        if unchanged(where.db_path, root, stamp):
+            return  # the common case: nothing more is imported or read
+        from memcite.ledger.snapshots import after_reply
+
+        done = after_reply(where.db_path, home, root, stamp, now=int(time.time()))
     except Exception as exc:  # noqa: BLE001 - logged; the reply is recorded all the same
         entry["snapshot_error"] = describe_error(exc)
         return

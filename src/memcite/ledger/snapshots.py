@@ -27,10 +27,12 @@ from __future__ import annotations
 import os
 import re
 
+from memcite.ledger.snapshot_look import STAMP_FILE, read_stamps
+from memcite.ledger.snapshot_look import stamps_path as look_path
+
 SNAPSHOT_FOLDER = "consolidation-snapshots"
 INDEX_FILE = "index.json"
 OBJECTS = "objects"
-STAMP_FILE = "snapshot-stamps.json"  # the Stop hook's last look, per memory folder
 LAST_RUNS_FILE = "judged-runs.json"  # the counts of each folder's judged runs (for stats)
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # the objects' total size on disk
 MAX_SNAPSHOTS = 2_000
@@ -39,7 +41,6 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_FILES = 10_000  # rollout summaries or notes kept per snapshot
 MAX_TREE = 5_000  # file names of the memory folder kept per snapshot
 MAX_INDEX_BYTES = 64 * 1024 * 1024
-MAX_STAMP_BYTES = 256 * 1024
 GC_GRACE_SECONDS = 60  # an object younger than this may belong to a snapshot being written
 _OBJECT_NAME = re.compile(r"\A[0-9a-f]{64}\.z\Z")
 TOP_FILES = ("MEMORY.md", "memory_summary.md", "raw_memories.md")
@@ -470,22 +471,6 @@ def snapshot_home(db_path: str, codex_locations, *, now: int, reason: str) -> li
 # --------------------------------------------------------------------------- the Stop hook's look
 
 
-def _read_stamps(path: str) -> dict:
-    from memcite.untrusted import loads_json, open_regular
-
-    try:
-        fd = open_regular(path)
-    except OSError:
-        return {}
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_STAMP_BYTES + 1)
-    try:
-        found = loads_json(data) if len(data) <= MAX_STAMP_BYTES else {}
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
 def after_reply(db_path: str, codex_home: str, memory_folder: str, stamp: str, *,
                 now: int) -> dict | None:
     """The Stop hook's look: None when the folder's ``stamp`` (the caller's
@@ -494,8 +479,8 @@ def after_reply(db_path: str, codex_home: str, memory_folder: str, stamp: str, *
     (``take_snapshot``), the stamp kept unless a run holds the job."""
     if not os.path.isdir(memory_folder):
         return None
-    stamps_path = os.path.join(os.path.dirname(os.path.abspath(db_path)), STAMP_FILE)
-    stamps = _read_stamps(stamps_path)
+    stamps_path = look_path(db_path)
+    stamps = read_stamps(stamps_path)
     if stamps.get(memory_folder) == stamp:
         return None
     import json
@@ -538,7 +523,7 @@ def save_judged_runs(db_path: str, memory_folder: str, runs: list[dict], *, now:
 
     folder = snapshot_folder(db_path)
     path = os.path.join(folder, LAST_RUNS_FILE)
-    kept = _read_stamps(path)
+    kept = read_stamps(path)
     mine = kept.get(memory_folder) if isinstance(kept.get(memory_folder), dict) else {}
     for run in runs:
         mine[str(run.get("after_snapshot"))] = {
@@ -562,7 +547,7 @@ def consolidation_summary(db_path: str, memory_folder: str) -> dict:
     folder = os.path.realpath(memory_folder)
     store = SnapshotStore(snapshot_folder(db_path))
     snapshots = store.for_folder(folder)
-    kept = _read_stamps(os.path.join(snapshot_folder(db_path), LAST_RUNS_FILE)).get(folder)
+    kept = read_stamps(os.path.join(snapshot_folder(db_path), LAST_RUNS_FILE)).get(folder)
     runs = [r for r in (kept.values() if isinstance(kept, dict) else ())
             if isinstance(r, dict) and isinstance(r.get("counts"), dict)]
     runs.sort(key=lambda r: r.get("after_snapshot") or 0, reverse=True)
