@@ -49,7 +49,9 @@ TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_
                        "logged_last_usage", "source_updated_at", "replied_at", "checked_at",
                        "requested_at", "completed_at", "seen_gone_at", "undone_at",
                        "first_synced_at", "archived_at", "missing_since", "generated_at",
-                       "at", "recorded_at", "last_cited", "created_at"})
+                       "at", "recorded_at", "last_cited", "created_at", "asked_at",
+                       "before_taken_at", "after_taken_at", "baseline_at", "judged_at",
+                       "last_snapshot_at"})
 
 
 def with_iso_times(obj):

@@ -233,7 +233,14 @@ def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
             said = f"{state['state']} ({state['status']})"
         pending = waiting(store)
         parts.append(f"{store.store}: {said}; waiting: {', '.join(pending) or 'nothing'}")
-    return Check("consolidation", OK, "; ".join(parts) or "no memory store consolidated")
+    from memcite.ledger.v2_status import v2_readiness
+
+    ready = v2_readiness(locations)
+    parts = parts or ["no memory store consolidated"]
+    parts.append(f"v2 {'ready' if ready['ready'] else 'not ready'} "
+                 f"({ready['consolidated_threads']} of {ready['min_consolidated_threads']} "
+                 f"threads, summary {ready['summary_state']})")
+    return Check("consolidation", OK, "; ".join(parts))
 
 
 def check_memories_enabled(config: dict | None) -> Check:
