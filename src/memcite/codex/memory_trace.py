@@ -54,12 +54,13 @@ def _sentences(lines, index, threshold: float) -> list[dict]:
             if key in seen:
                 continue
             seen.add(key)
-            directives, origin = memory_audit.analyse_sentence(sentence, index, threshold=threshold)
-            tainted = origin is not None and origin.segment.tainted
+            # judged as the audit judges it (origin, effects, markers), not by grammar alone
+            directives, origin, verdict = memory_audit.judge_sentence(sentence, index,
+                                                                      threshold=threshold)
             out.append({"where": where, "text": memory_audit.shown(sentence),
                         "origin": memory_audit.origin_dict(origin),
                         "directives": [match.rule for match in directives],
-                        "poisoned": bool(directives) and tainted})
+                        "poisoned": verdict.severity == memory_audit.HIGH})
     return out
 
 
