@@ -240,7 +240,8 @@ def test_fleet_stats_honours_a_named_codex_homes_settings(tmp_path):
 
 
 def test_the_sqlite_home_is_not_said_to_come_from_codex_home_when_it_is_unset(empty_home):
-    (empty_home / ".codex").mkdir()
+    (empty_home / ".codex" / "memories").mkdir(parents=True)  # memories, no memories_1.sqlite
+    (empty_home / ".codex" / "memories" / "raw_memories.md").write_text("# Raw Memories\n")
     done = _run("stats")
     assert done.returncode == 3, done.stderr
     assert "from CODEX_HOME" not in done.stderr

@@ -25,7 +25,12 @@ def masked(message: object) -> str:
 
 
 def report_error(error: MemciteError) -> int:
-    """Print a memcite error to stderr and return its exit code."""
+    """Print a memcite error to stderr and return its exit code; a ``NothingYet`` (exit 0) is
+    no error: its message and next step go to stdout."""
+    if error.exit_code == 0:
+        sys.stdout.write("".join(f"{masked(line)}\n" for line in error.message.splitlines())
+                         + (f"next: {masked(error.hint)}\n" if error.hint else ""))
+        return 0
     sys.stderr.write(f"memcite: error: {masked(error)}\n")
     return error.exit_code
 

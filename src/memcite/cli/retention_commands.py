@@ -164,10 +164,17 @@ def prune(
                            apply=apply, in_codex_db=in_codex_db,
                            include_recent_threads=include_recent_threads,
                            judge_without_usage=judge_without_usage,
-                           applied_at=int(time.time()))
+                           applied_at=int(time.time()), ledger_missing=_missing(where))
     except (MemciteError, sqlite3.Error) as error:
         return report_read_failure(db, error)
     return _printed(done, pruning.render_text, json)
+
+
+def _missing(where) -> str | None:
+    """memcite's database when it was not named and does not exist yet, else None."""
+    import os
+
+    return None if where.db.given or os.path.exists(where.db_path) else where.db_path
 
 
 def _printed(model, render, json: bool) -> int:  # noqa: A002 - mirrors the --json flag
