@@ -80,11 +80,21 @@ def _load_config(home: str) -> tuple[dict | None, str | None]:
 
 
 def check_codex_home(inputs: DoctorInputs) -> Check:
+    """The Codex home is a folder Codex wrote to (``memcite.ledger.home_state``'s rule), not one
+    only memcite made (``note save`` where Codex never ran)."""
+    from memcite.ledger.home_state import INSTALL_CODEX, codex_marks, not_a_codex_home
+
     home = inputs.codex_home
+    fix = (f"install Codex (`{INSTALL_CODEX}`) and run `codex` once, or pass --codex-home DIR "
+           "or set CODEX_HOME to Codex's home (default ~/.codex)")
     if not os.path.isdir(home):
-        return Check("codex-home", FAILURE, f"{home}: no such folder",
-                     "pass --codex-home DIR or set CODEX_HOME to Codex's home (default ~/.codex)")
-    return Check("codex-home", OK, home)
+        return Check("codex-home", FAILURE,
+                     f"{home}: no such folder: Codex is not installed, or keeps its home elsewhere",
+                     fix)
+    marks = codex_marks(home)
+    if not marks:
+        return Check("codex-home", FAILURE, not_a_codex_home(home), fix)
+    return Check("codex-home", OK, f"{home} (Codex's: {', '.join(marks[:4])})")
 
 
 def check_codex_config(inputs: DoctorInputs, config: dict | None, error: str | None) -> Check:
