@@ -454,14 +454,15 @@ def _recorded_weeks(env, weeks: int):
 
 def test_the_chart_says_when_it_is_cut_and_json_has_every_week(env):
     _recorded_weeks(env, 30)
-    code, out, _ = run(["stats", "--as-of", str(NOW)], env)
+    code, out, _ = run(["stats", "--as-of", str(NOW), "--full"], env)
     text = out.decode()
     assert code == 0 and "(the last 26 of 30 weeks; --since shows more" in text
     code, out, _ = run(["stats", "--as-of", str(NOW), "--json"], env)
     weeks = json.loads(out)["weeks"]
     assert len(weeks) == 30 and all(w["citations"] == 1 for w in weeks)
     assert all(w["week_start_epoch"] % DAY == 0 for w in weeks)
-    code, out, _ = run(["stats", "--as-of", str(NOW), "--since", str(NOW - 29 * 7 * DAY)], env)
+    code, out, _ = run(["stats", "--as-of", str(NOW), "--since", str(NOW - 29 * 7 * DAY), "--full"],
+                       env)
     assert "the last" not in out.decode()  # the range asked for, whole
     assert len(re.findall(r"^ \d{4}-\d\d-\d\d +1 ", out.decode(), re.MULTILINE)) == 30
 
@@ -477,7 +478,8 @@ def test_nothing_after_as_of_counts_in_the_weeks(env):
 
 def test_the_chart_falls_back_to_ascii(env):
     _recorded_weeks(env, 2)
-    code, out, err = run(["stats", "--as-of", str(NOW)], {**env, "PYTHONIOENCODING": "ascii"})
+    code, out, err = run(["stats", "--as-of", str(NOW), "--full"],
+                         {**env, "PYTHONIOENCODING": "ascii"})
     assert code == 0, err
     assert b"#" in out.split(b"Citations per week")[1]
 
