@@ -280,9 +280,11 @@ def demo(
 ) -> None:
     """Run the whole loop on a sample Codex home.
 
-    In a temporary folder (or --keep's): sync, instructions, record, stats and a prune
-    preview, each step printed as the command it runs. Nothing outside that folder is
-    written.
+    In a temporary folder (or --keep's), each step printed as the command it runs: a
+    sample Codex home, sync, instructions, record (sample replies, some with broken
+    citations), hook stop (the Stop hook as Codex runs it after a turn), ingest (the other
+    session files), stats and a prune preview. It ends with what to try next. Nothing
+    outside that folder is written; without --keep the folder is removed.
 
     Examples:
 

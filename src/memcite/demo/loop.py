@@ -29,6 +29,8 @@ DAY = 86_400
 DEMO_PROJECT = "/home/dev/memcite"  # the cwd of the sample replies (only recorded)
 DEMO_BUDGET = 400
 CORPUS_REPLIES = ("entry_plain.txt", "entry_escaping_paths.txt", "entry_bad_numbers.txt")
+INSTRUCTIONS_SHOWN = 6  # lines of the instructions the demo prints
+PRUNE_SHOWN = 3  # memories the prune preview lists
 
 
 class DemoError(MemciteError):
@@ -222,19 +224,21 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
                 handle.write(json.dumps({"text": reply.text, "cwd": DEMO_PROJECT,
                                          "at": now - int(reply.days_ago * DAY)}) + "\n")
         write(f"== 4. memcite record {where} --jsonl {_q(batch)}\n")
+        counted = broken = recorded = 0
+        strays: list[str] = []
         for reply in replies:
             result = record_reply(
                 conn, ReplyInput(reply.text, at=now - int(reply.days_ago * DAY),
                                  cwd=DEMO_PROJECT), memory_root=root, now=now)
-            extra = []
-            if result.unknown:
-                extra.append(f"{count(len(result.unknown), 'unknown id')}")
-            if result.not_uuid:
-                extra.append(f"{len(result.not_uuid)} id{' is' if len(result.not_uuid) == 1 else 's are'}"
-                             " not a UUID")
-            write(f"   {reply.shows}: {result.status}, {len(result.counted)} counted, "
-                  f"{result.entries_hashed}/{result.entries} entries hashed"
-                  + (f", {', '.join(extra)}" if extra else "") + "\n")
+            counted += len(result.counted)
+            recorded += result.status == "recorded"
+            broken += reply.shows.startswith("broken")
+            strays += [*result.unknown, *result.not_uuid]
+        write(f"   {count(recorded, 'reply', 'replies')} recorded, "
+              f"{count(counted, 'citation')} counted; {broken} cite places that are not "
+              "there (a range past the end, paths outside the memory folder, a missing file, "
+              f"a blank line); {count(len(set(strays)), 'cited id is', 'cited ids are')} no "
+              "known memory\n")
         # Codex's consolidation edits a line that was cited: the check reports it as changed.
         memory_md = os.path.join(root, "MEMORY.md")
         with open(memory_md, encoding="utf-8") as handle:
@@ -270,8 +274,10 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
               "   (a preview: nothing is asked without --apply)\n")
         candidates = prune_candidates(conn, as_of=now, max_unused_days=30, rule="memcite",
                                       limit=200, codex_home=report.codex_home)
-        for candidate in candidates:
+        for candidate in candidates[:PRUNE_SHOWN]:
             write(f"   {candidate.thread_id}  {candidate.label}  {candidate.reason}\n")
+        if len(candidates) > PRUNE_SHOWN:
+            write(f"   … and {len(candidates) - PRUNE_SHOWN} more\n")
         codex = prune_candidates(conn, as_of=now, max_unused_days=30, rule="codex", limit=200,
                                  codex_home=report.codex_home)
         write(f"   {len(candidates)} memories Codex would be asked to forget by memcite's rule; "
@@ -284,6 +290,31 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
             else:
                 os.environ[name] = value
     return stats.to_dict()
+
+
+JOURNEY = (("memcite thread --last", "what memory did in the last session there"),
+           ("memcite consolidation", "whether Codex's consolidation runs"),
+           ("memcite report", "the whole report as one HTML page"))
+SETUP = ("then, with your own Codex: memcite setup codex  (shows what it would add to ~/.codex; "
+         "--apply writes it)\n")
+
+
+def closing_text(folder: str, *, kept: bool) -> str:
+    """What ``memcite demo`` prints after its steps: the journey to take next (in the kept
+    folder, or how to keep one), then ``memcite setup codex``."""
+    lines = "".join(f"  {command:<24} {why}\n" for command, why in JOURNEY)
+    if not kept:
+        return ("\ndone (the temporary folder was removed). To walk through the demo yourself, "
+                "keep its folder:\n\n  memcite demo --keep ~/memcite-demo\n\nthen, as it "
+                "says, point memcite at it, go into the project folder the newest session ran "
+                "in (cd ~/memcite-demo/projects/infra) and ask:\n\n" + lines + "\n" + SETUP)
+    exports = " ".join(f"{name}={_q(path)}" for name, path in demo_paths(folder).items())
+    project = os.path.join(demo_projects(folder), "infra")  # where the newest session ran
+    return (f"\ndone (kept in {folder}). To point later commands at the demo's Codex home, "
+            f"database, cache and data folder:\n\n  export {exports}\n\nthen go into the "
+            "project folder the newest session ran in, and ask what memory did there and "
+            f"whether Codex consolidates:\n\n  cd {_q(project)}\n" + lines
+            + "\nor: memcite stats; memcite select; memcite prune\n\n" + SETUP)
 
 
 def stop_payload(session: dict, transcript: str, model: str) -> dict:
@@ -361,8 +392,9 @@ def _instructions_excerpt(root: str, home: str, cwd: str) -> str:
         return f"   (skipped: {error})\n"
     text = result.instructions or ""
     lines = text.splitlines()
-    shown = "\n".join("   | " + line for line in lines[:12])
-    more = f"\n   | … ({len(lines) - 12} more lines)" if len(lines) > 12 else ""
+    shown = "\n".join("   | " + line for line in lines[:INSTRUCTIONS_SHOWN])
+    more = (f"\n   | … ({len(lines) - INSTRUCTIONS_SHOWN} more lines)"
+            if len(lines) > INSTRUCTIONS_SHOWN else "")
     return (f"   {result.used} of {result.budget} tokens (approx), "
             f"{'truncated' if result.truncated else 'whole'}\n{shown}{more}\n")
 
