@@ -281,13 +281,14 @@ def test_the_next_step_repeats_only_the_options_given(demo):
     env = {"CODEX_HOME": demo["CODEX_HOME"], "MEMCITE_DB": demo["MEMCITE_DB"], "COLUMNS": "60"}
     done = _run("stats", "--as-of", str(NOW), "--max-unused-days", "30", env=env)
     assert done.returncode == 0, done.stderr
-    step = done.stdout.splitlines()[2]
+    step = next(line for line in done.stdout.splitlines() if line.startswith("next: "))
     assert step.startswith("next: memcite prune --max-unused-days 30")
     assert "--codex-home" not in step and "--db" not in step
     assert "this run's --codex-home" not in step
     given = _run("stats", "--as-of", str(NOW), "--max-unused-days", "30", "--codex-home",
                  demo["CODEX_HOME"], env={**env, "COLUMNS": "400"})
-    assert f"--codex-home {demo['CODEX_HOME']}" in given.stdout.splitlines()[2]
+    assert f"--codex-home {demo['CODEX_HOME']}" in next(
+        line for line in given.stdout.splitlines() if line.startswith("next: "))
     as_json = json.loads(_run("stats", "--json", "--as-of", str(NOW), env=env).stdout)
     assert as_json["codex_home"] == os.path.realpath(demo["CODEX_HOME"])
 

@@ -283,8 +283,10 @@ def demo(
     In a temporary folder (or --keep's), each step printed as the command it runs: a
     sample Codex home, sync, instructions, record (sample replies, some with broken
     citations), hook stop (the Stop hook as Codex runs it after a turn), ingest (the other
-    session files), stats and a prune preview. It ends with what to try next. Nothing
-    outside that folder is written; without --keep the folder is removed.
+    session files), stats, a prune preview, and audit (a memory whose words a tool's
+    output planted, found with its id; `memcite trace ID` places them). It ends with what
+    to try next. Nothing outside that folder is written; without --keep the folder is
+    removed.
 
     Examples:
 

@@ -184,8 +184,11 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     with_sessions = hasattr(builder, "sample_sessions")
     whole = hasattr(builder, "write_state_db")  # config.toml, state_5.sqlite, project folders
     projects = demo_projects(folder)
+    story = None
     if whole:
         builder.build_codex_home(home, now=now, sessions=True, projects=projects)
+        if hasattr(builder, "write_provenance_story"):
+            story = builder.write_provenance_story(home, now)
     elif with_sessions:
         builder.build_codex_home(home, now=now, sessions=True)
     else:
@@ -256,8 +259,9 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
             transcript = os.path.join(home, live["path"])
             with open(payload_path, "w", encoding="utf-8") as handle:
                 json.dump(stop_payload(live, transcript, builder.SESSION_MODEL), handle)
-            write(_hook_step(world, payload_path, live["id"]))
+            write(_hook_step(world, payload_path, live["id"]).rstrip("\n") + "\n")
             wait_for_background_work()  # the hook's quarantine look, before the next step
+            write(_quarantine_line(world) + "\n")
         else:
             write("   (skipped: this corpus's sample home has no session files)\n\n")
 
@@ -282,6 +286,9 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
                                  codex_home=report.codex_home)
         write(f"   {len(candidates)} memories Codex would be asked to forget by memcite's rule; "
               f"{len(codex)} by --rule codex (what Codex itself deletes at start-up)\n")
+        if story is not None:
+            write(f"\n== 9. memcite audit --codex-home {_q(home)}\n")
+            write(_audit_step(home, folder, paths["MEMCITE_CACHE_DIR"], story["thread_id"]))
     finally:
         conn.close()
         for name, value in saved_env.items():
@@ -295,6 +302,15 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
 JOURNEY = (("memcite thread --last", "what memory did in the last session there"),
            ("memcite consolidation", "whether Codex's consolidation runs"),
            ("memcite report", "the whole report as one HTML page"))
+
+
+def story_thread() -> str | None:
+    """The memory the demo's provenance story poisoned (the sample builder's), or None."""
+    try:
+        builder = load_sample_builder()
+    except DemoError:
+        return None
+    return builder.thread_id(builder.STORY_THREAD) if hasattr(builder, "STORY_THREAD") else None
 SETUP = ("then, with your own Codex: memcite setup codex  (shows what it would add to ~/.codex; "
          "--apply writes it)\n")
 
@@ -302,7 +318,11 @@ SETUP = ("then, with your own Codex: memcite setup codex  (shows what it would a
 def closing_text(folder: str, *, kept: bool) -> str:
     """What ``memcite demo`` prints after its steps: the journey to take next (in the kept
     folder, or how to keep one), then ``memcite setup codex``."""
-    lines = "".join(f"  {command:<24} {why}\n" for command, why in JOURNEY)
+    journey = list(JOURNEY)
+    story = story_thread()
+    if story is not None:
+        journey.append((f"memcite trace {story}", "where the poisoned memory's words came from"))
+    lines = "".join(f"  {command:<24}  {why}\n" for command, why in journey)
     if not kept:
         return ("\ndone (the temporary folder was removed). To walk through the demo yourself, "
                 "keep its folder:\n\n  memcite demo --keep ~/memcite-demo\n\nthen, as it "
@@ -359,6 +379,50 @@ def _hook_step(world: Locations, payload_path: str, session_id: str) -> str:
     return (f"{head}   {entry.get('replies', 0)} replies read, {entry.get('recorded', 0)} "
             f"recorded, {entry.get('counted', 0)} citations counted: the hook's log line in "
             f"{world.hook_log} (memcite doctor shows it)\n\n")
+
+
+def _audit_step(home: str, cwd: str, cache_dir: str, story_id: str) -> str:
+    """Where each memory's words came from: the story's poisoned memory found with its id,
+    the directive the user typed not called poisoned (``memcite.codex.memory_audit``)."""
+    from memcite.codex.memory_audit import audit_home
+
+    report = audit_home(home, cwd=cwd, cache_dir=cache_dir)
+    counts = report["counts"]
+    text = (f"   {count(counts['poisoned'], 'poisoned memory', 'poisoned memories')} (high), "
+            f"{count(counts['directive'], 'directive')} (low), of {report['memories']} memories: "
+            "each sentence placed in its source session\n")
+    for finding in report["findings"]:
+        if finding["memory"] != story_id or finding["kind"] not in ("poisoned", "directive"):
+            continue
+        origin = finding["origin"] or {}
+        came = (f"the output of {origin.get('tool')} (an MCP tool), session line "
+                f"{origin.get('line')}" if origin.get("tool") else
+                f"the user's own message, session line {origin.get('line')}"
+                if origin.get("kind") == "user" else "no place in its session")
+        text += (f"   {finding['kind']} ({finding['rule']}) in memory {finding['memory']}:\n"
+                 f"     \"{finding['excerpt']}\"\n     its words came from {came}\n")
+    return text + (f"   (Codex keeps the memory until its next consolidation reads the hook's "
+                   f"request; memcite trace {story_id} shows every sentence of it)\n")
+
+
+def _quarantine_line(world: Locations) -> str:
+    """What the Stop hook's look at the memory folder (run in the background) did: the
+    poisoned memories it asked Codex to forget, from its line in the hook's log."""
+    from memcite.ledger.hook_log import read_entries
+
+    try:
+        entries = read_entries(world.hook_log, 5)
+    except OSError:
+        return ""
+    looks = [entry for entry in entries if entry.get("event") == "quarantine"]
+    asked = looks[-1].get("asked") if looks else None
+    if not asked or not isinstance(asked, list):
+        return ""
+    return (f"   its look at the memory folder, in the background, found "
+            f"{count(len(asked), 'poisoned memory', 'poisoned memories')} and asked Codex's "
+            f"next consolidation to forget {'it' if len(asked) == 1 else 'them'}: "
+            f"{', '.join(str(a) for a in asked)} (`memcite restore ID` withdraws the request; "
+            "step 9 shows why)\n")
 
 
 def _ingest_step(conn, home: str, root: str, transcript: str | None, now: int) -> str:
