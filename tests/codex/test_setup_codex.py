@@ -376,6 +376,7 @@ def test_a_note_saved_where_codex_never_ran_does_not_make_a_codex_home(tmp_path)
                                 "--yes", "--cwd", str(project)], env=env)
     assert saved.exit_code == 0, saved.output
     assert (home / "memory").is_dir()  # notes live where the seed says
+    assert "is no Codex home" in saved.stderr and "npm install -g @openai/codex" in saved.stderr
     result = runner.invoke(app, ["setup", "codex", "--apply"], env=env)
     assert result.exit_code == 2 and "is not a Codex home" in result.stderr
     assert not (home / "hooks.json").exists() and not (home / "config.toml").exists()
