@@ -465,6 +465,11 @@ def print_brief(text: ReportText, report, where: dict[str, str]) -> None:
     else:
         head = "  Codex home: "
         text.line(head + text.cut_path(report.codex_home or "-", text.width - len(head)))
+    store = report.store
+    if store and (store["store"] != "v1" or store["dual_write"]):  # v1 alone: nothing to say
+        text.prose(f"Codex reads memory store {store['store']} ({store['store_from']}"
+                   + ("; dual_write: it also consolidates the other" if store["dual_write"]
+                      else "") + ")")
     text.title("Counts:")
     if t["in_codex_table"] != t["memories"] or t["gone_from_codex"] or t["archived"]:
         parts = [f"{t['in_codex_table']} in Codex's database"]
