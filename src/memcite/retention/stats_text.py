@@ -465,6 +465,9 @@ def print_brief(text: ReportText, report, where: dict[str, str]) -> None:
     else:
         head = "  Codex home: "
         text.line(head + text.cut_path(report.codex_home or "-", text.width - len(head)))
+    if report.other_homes:
+        text.prose(f"(memcite's database also holds "
+                   f"{count(len(report.other_homes), 'other Codex home')}, not counted here)")
     store = report.store
     if store and (store["store"] != "v1" or store["dual_write"]):  # v1 alone: nothing to say
         text.prose(f"Codex reads memory store {store['store']} ({store['store_from']}"
