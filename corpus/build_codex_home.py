@@ -715,6 +715,8 @@ def write_provenance_story(target: str, now: int) -> dict:
         for number, (kind, payload) in enumerate(items):
             line = {"timestamp": _stamp(started + number), "type": kind, "payload": payload}
             handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    last = started + len(items)
+    os.utime(path, (last, last))  # as if Codex wrote its last line then (not the newest session)
     conn = sqlite3.connect(os.path.join(target, "memories_1.sqlite"))
     try:
         conn.execute("UPDATE stage1_outputs SET raw_memory = ? WHERE thread_id = ?",

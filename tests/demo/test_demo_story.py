@@ -184,8 +184,7 @@ def test_audit_finds_the_planted_line_high_with_its_memory_and_not_the_users_dir
     assert planted["excerpt"] == builder.STORY_PLANTED
     assert planted["origin"]["kind"] == "mcp" and planted["origin"]["tool"] == builder.STORY_TOOL
     typed = [f for f in report["findings"] if f["excerpt"] == builder.STORY_USER_DIRECTIVE]
-    assert typed and {f["kind"] for f in typed} == {"directive"}  # the user's own: never poison
-    assert typed[0]["origin"]["kind"] == "user"
+    assert not [f for f in typed if f["kind"] == "poisoned"]  # the user's own: never poison
     text = demo["run"]("audit", code=1)
     assert f"memory {story}" in text and f"see: memcite trace {story}" in text
 
@@ -210,7 +209,21 @@ def test_the_demo_tells_the_story_in_its_audit_step(tmp_path):
     out = io.StringIO()
     run_demo(str(tmp_path), now=int(time.time()), out=out)
     step = out.getvalue().split("== 9. memcite audit", 1)[1]
-    assert f"poisoned (fetch-url) in memory {story}" in step or f"in memory {story}" in step
-    assert builder.STORY_PLANTED in step and "(an MCP tool), session line 5" in step
-    assert builder.STORY_USER_DIRECTIVE in step and "the user's own message" in step
+    assert f"poisoned, memory {story}" in step
+    assert builder.STORY_PLANTED in step and "(an MCP tool), session line 5: POISONED" in step
+    assert builder.STORY_USER_DIRECTIVE in step
+    assert "the user's own message, session line 2: theirs, no poison" in step
     assert f"memcite trace {story}" in step
+
+
+def test_doctor_s_last_hook_run_is_the_demo_s_stop_hook_run(demo):
+    """docs/how-tos.md: the demo's hook run is in doctor's last hook runs. The hook's detached
+    quarantine logs a line of its own, which lands last: doctor reads the runs by kind."""
+    log = os.path.join(demo["folder"], "logs", "hooks.log")
+    with open(log, encoding="utf-8") as handle:
+        kinds = [json.loads(line).get("event") for line in handle if line.strip()]
+    assert "stop" in kinds
+    doctor = demo["run"]("doctor", code=None)
+    line = next(row for row in doctor.splitlines() if "hook-runs:" in row)
+    assert line.startswith("ok ") and "last Stop-hook run" in line, line
+    assert "2 replies recorded" in line, line

@@ -353,7 +353,7 @@ def _hook_step(world: Locations, payload_path: str, session_id: str) -> str:
     import signal
 
     from memcite.codex.stop_hook import run_stop_hook
-    from memcite.ledger.hook_log import read_entries
+    from memcite.ledger.hook_log import entries_by_kind, read_entries
 
     with open(payload_path, "rb") as handle:
         data = handle.read()
@@ -368,7 +368,8 @@ def _hook_step(world: Locations, payload_path: str, session_id: str) -> str:
             except ValueError:  # not the main thread: the hook set none either
                 pass
     try:
-        entry = read_entries(world.hook_log, 1)[-1]
+        # by kind: the hook's detached quarantine may have logged its own line after it
+        entry = entries_by_kind(read_entries(world.hook_log, 20)).get("stop", [])[-1]
     except (OSError, IndexError):
         return f"   (the hook left no line in its log, {world.hook_log})\n\n"
     head = (f"   as Codex runs it when a turn of session {session_id} ends (the payload names "
@@ -382,25 +383,33 @@ def _hook_step(world: Locations, payload_path: str, session_id: str) -> str:
 
 
 def _audit_step(home: str, cwd: str, cache_dir: str, story_id: str) -> str:
-    """Where each memory's words came from: the story's poisoned memory found with its id,
-    the directive the user typed not called poisoned (``memcite.codex.memory_audit``)."""
+    """Where each memory's words came from: the story's poisoned memory found with its id
+    (``memcite.codex.memory_audit``), and, as ``memcite trace`` places them, its planted line in
+    a tool's output and the rule the user typed in their own message, never called poisoned."""
     from memcite.codex.memory_audit import audit_home
+    from memcite.codex.memory_trace import trace
 
     report = audit_home(home, cwd=cwd, cache_dir=cache_dir)
     counts = report["counts"]
-    text = (f"   {count(counts['poisoned'], 'poisoned memory', 'poisoned memories')} (high), "
-            f"{count(counts['directive'], 'directive')} (low), of {report['memories']} memories: "
-            "each sentence placed in its source session\n")
+    text = (f"   {count(counts['poisoned'], 'poisoned memory', 'poisoned memories')} (high) of "
+            f"{report['memories']} memories: each sentence placed in its source session\n")
     for finding in report["findings"]:
-        if finding["memory"] != story_id or finding["kind"] not in ("poisoned", "directive"):
-            continue
-        origin = finding["origin"] or {}
-        came = (f"the output of {origin.get('tool')} (an MCP tool), session line "
-                f"{origin.get('line')}" if origin.get("tool") else
-                f"the user's own message, session line {origin.get('line')}"
-                if origin.get("kind") == "user" else "no place in its session")
-        text += (f"   {finding['kind']} ({finding['rule']}) in memory {finding['memory']}:\n"
-                 f"     \"{finding['excerpt']}\"\n     its words came from {came}\n")
+        if finding["memory"] == story_id and finding["kind"] == "poisoned":
+            text += f"   poisoned, memory {finding['memory']}:\n"
+            break
+    traced = trace(home, story_id)
+    for memory in traced["memories"]:
+        for sentence in memory["sentences"]:
+            origin = sentence.get("origin") or {}
+            if sentence["poisoned"]:
+                where = (f"the output of {origin.get('tool')} (an MCP tool), session line "
+                         f"{origin.get('line')}: POISONED")
+            elif sentence.get("directives") and origin.get("kind") == "user":
+                where = (f"the user's own message, session line {origin.get('line')}: theirs, "
+                         "no poison")
+            else:
+                continue
+            text += f"     \"{sentence['text']}\"\n       from {where}\n"
     return text + (f"   (Codex keeps the memory until its next consolidation reads the hook's "
                    f"request; memcite trace {story_id} shows every sentence of it)\n")
 
