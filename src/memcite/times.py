@@ -8,6 +8,15 @@ from __future__ import annotations
 
 import time
 
+# The times memcite takes from an option or a file: what ISO 8601 can write (years 1-9999).
+EARLIEST = -62135596800  # 0001-01-01T00:00:00Z
+LATEST = 253402300799  # 9999-12-31T23:59:59Z
+
+
+def in_range(seconds: float) -> bool:
+    """Whether ``seconds`` is a finite time from ``EARLIEST`` to ``LATEST``."""
+    return EARLIEST <= seconds <= LATEST
+
 
 def _utc(seconds: float | None):
     if seconds is None:
@@ -40,7 +49,9 @@ TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_
                        "logged_last_usage", "source_updated_at", "replied_at", "checked_at",
                        "requested_at", "completed_at", "seen_gone_at", "undone_at",
                        "first_synced_at", "archived_at", "missing_since", "generated_at",
-                       "at", "recorded_at", "last_cited", "created_at"})
+                       "at", "recorded_at", "last_cited", "created_at", "asked_at",
+                       "before_taken_at", "after_taken_at", "baseline_at", "judged_at",
+                       "last_snapshot_at"})
 
 
 def with_iso_times(obj):

@@ -384,12 +384,46 @@ def test_doctor_names_a_failed_consolidation_with_its_fix(home, tmp_path):
     codex_db(home / "memories_1.sqlite", jobs=[SUCCEEDED])
     check = check_consolidation(inputs, now=NOW)
     assert check.status == "ok" and "v1: last succeeded" in check.message
+    assert "v2 not ready (0 of 20 threads, summary not there)" in check.message
     os.unlink(home / "memories_1.sqlite")
     codex_db(home / "memories_1.sqlite", jobs=[FAILED])
     check = check_consolidation(inputs, now=NOW)
     assert check.status == "warning" and "failed_agent" in check.message
     assert "memcite consolidation" in check.fix and "codex exec" in check.fix
     assert check_consolidation(inputs, "broken", now=NOW).status == "ok"
+
+
+V2_SUMMARY = ("v1\n## User Profile\nA developer.\n## User preferences\n- Short answers.\n"
+              "## General Tips\n- Run the tests.\n## What's in Memory\n### app\n")
+
+
+@pytest.mark.parametrize(("threads", "summary", "ready", "state"), [
+    (20, V2_SUMMARY, True, "valid"),
+    (19, V2_SUMMARY, False, "valid"),
+    (25, " \n\t" + V2_SUMMARY, True, "valid"),  # trimmed as Codex trims it
+    (25, V2_SUMMARY.replace("v1\n", "v2\n"), False, "no v1 line"),
+    (25, V2_SUMMARY.replace("## General Tips\n", ""), False, "missing ## General Tips"),
+    (25, "v1\n## User preferences\n## User Profile\n## General Tips\n## What's in Memory\n",
+     False, "## User preferences out of order"),
+    (25, " \n\t\n", False, "blank"),
+    (25, None, False, "not there"),
+])
+def test_v2_readiness_is_memory_status_judgement(home, threads, summary, ready, state):
+    from memcite.ledger.v2_status import v2_readiness
+
+    rows = [stage1(n, selected=True, selected_at=NOW - H) for n in range(threads)]
+    rows.append(stage1(999, selected=False))  # not consolidated: not counted
+    codex_db(home / "memories_v2_1.sqlite", rows=rows)
+    if summary is not None:
+        (home / "memories_v2").mkdir()
+        (home / "memories_v2" / "memory_summary.md").write_text(summary)
+    found = v2_readiness(locate_codex_home(str(home)))
+    assert (found["consolidated_threads"], found["ready"], found["summary_state"]) == \
+        (threads, ready, state)
+    result = runner.invoke(app, ["consolidation", "--codex-home", str(home), "--json"])
+    assert json.loads(result.stdout)["v2_readiness"]["ready"] is ready
+    text = runner.invoke(app, ["consolidation", "--codex-home", str(home)]).stdout
+    assert f"memory store v2: {'ready' if ready else 'not ready'} ({threads} of 20" in text
 
 
 # --------------------------------------------------------------------------- archived

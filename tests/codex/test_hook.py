@@ -329,3 +329,19 @@ def test_a_final_reply_that_never_comes_delays_the_hook_a_bounded_time(home, tmp
     assert 1.4 <= time.monotonic() - started < 5
     entry = _last_stop(tmp_path)
     assert entry["status"] == "ok" and entry["recorded"] == 2 and "waited_for_reply" not in entry
+
+
+def test_the_hook_keeps_a_snapshot_when_the_memory_folder_changed_only(home, tmp_path, capsys):
+    from memcite.ledger.snapshots import SnapshotStore, snapshot_folder
+
+    path = write_session(home, SESSION, 1)
+    run_hook(payload(path), capsys)
+    assert _last_stop(tmp_path)["snapshot"]["taken"] == 1
+    run_hook(payload(path), capsys)
+    assert "snapshot" not in _last_stop(tmp_path)  # unchanged: nothing but the look
+    with open(os.path.join(home, "memories", "MEMORY.md"), "a") as handle:
+        handle.write("- one more line\n")
+    run_hook(payload(path), capsys)
+    assert _last_stop(tmp_path)["snapshot"]["taken"] == 2
+    index = SnapshotStore(snapshot_folder(str(_db(tmp_path)))).index()
+    assert [(s["reason"], s["baseline"]) for s in index] == [("hook", True), ("hook", False)]

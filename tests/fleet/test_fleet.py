@@ -36,9 +36,10 @@ NOW = 1_800_000_000  # 2027-01-15
 HOUR = 3600
 MEMCITE = [sys.executable, "-m", "memcite"]
 # What only one machine's report can say: its paths, its files' entries, which store it read.
-# (the audit reads one machine's memory folder: absent over a fleet server, by contract)
+# (the audit and the consolidation snapshots are one machine's memory folder: absent over a
+# fleet server, by contract)
 MACHINE_LOCAL = ("codex_home", "state_db", "other_homes", "log_scope", "store", "entries",
-                 "fleet", "audit")
+                 "fleet", "audit", "consolidation")
 MACHINE_LOCAL_CHECKS = ("memory_root", "files_read", "skipped")
 
 

@@ -425,3 +425,42 @@ def test_the_body_alone_writes_the_page_typer_writes(env, tmp_path):
     body_page = (tmp_path / "body.html").read_text(encoding="utf-8")
     written = re.compile(r'<time datetime="[^"]*" data-key="report.generated_at">[^<]*</time>')
     assert written.sub("", body_page) == written.sub("", typer_page)
+
+
+def test_the_consolidations_judged_are_a_timeline_whose_numbers_are_stats_json(env, tmp_path):
+    import shutil
+
+    from memcite.ledger.codex_home import codex_memory_folder
+    from memcite.ledger.snapshots import save_judged_runs, snapshot_folder
+
+    folder = os.path.realpath(codex_memory_folder(env["CODEX_HOME"]))
+    counts = {"lost": 2, "lost_unexpected": 1, "rewritten": 1, "unsupported": 3,
+              "came_back": 0, "notes_absorbed": 1, "notes_not_absorbed": 1}
+    os.makedirs(snapshot_folder(env["MEMCITE_DB"]), exist_ok=True)
+    try:
+        save_judged_runs(env["MEMCITE_DB"], folder, [
+            {"after_snapshot": 2, "after_taken_at": NOW - 86_400, "findings": 6,
+             "counts": counts},
+            {"after_snapshot": 3, "after_taken_at": NOW - 3_600, "findings": 0,
+             "counts": dict.fromkeys(counts, 0)}], now=NOW)
+        json_out = json.loads(_invoke(["stats", "--json", "--limit", str(ROWS), "--as-of",
+                                       AS_OF]).stdout)
+        runs = json_out["consolidation"]["runs"]
+        assert [r["after_snapshot"] for r in runs] == [3, 2]
+        assert json_out["consolidation"]["latest_run"]["after_snapshot"] == 3
+        page, _out = _write(tmp_path)
+        assert 'id="runs"' in page and "Consolidations" in page
+        stats, extras = _collected(None, False)
+        reader = read_page(page)
+        keys = {attrs["data-key"] for _tag, attrs, _text in reader.keyed}
+        assert {"consolidation.runs.1.counts.unsupported", "consolidation.runs.0.after_taken_at",
+                "len(consolidation.runs)"} <= keys
+        extras["generated_at"] = None
+        _check_keyed_except(reader, json_out, extras, "report.generated_at")
+    finally:
+        shutil.rmtree(snapshot_folder(env["MEMCITE_DB"]))
+
+
+def _check_keyed_except(reader, stats: dict, extras: dict, skipped: str) -> None:
+    reader.keyed = [item for item in reader.keyed if item[1]["data-key"] != skipped]
+    assert _check_keyed(reader, stats, extras) > 300

@@ -395,10 +395,14 @@ def phase2_inputs(conn: sqlite3.Connection, *, now: int, max_unused_days: int, n
 def _git(folder: str, *args: str) -> bytes | None:
     """``git`` in ``folder`` (read-only commands only), hooks, pagers, prompts and optional
     locks off; None when git is missing or fails."""
+    from memcite.untrusted import program_arguments
+
+    argv = program_arguments(["git", "-C", folder, "-c", "core.hooksPath=/dev/null", *args])
+    if argv is None:
+        return None
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"}
     try:
-        done = subprocess.run(["git", "-C", folder, "-c", "core.hooksPath=/dev/null", *args],
-                              capture_output=True, timeout=_GIT_TIMEOUT, env=env, check=False)
+        done = subprocess.run(argv, capture_output=True, timeout=_GIT_TIMEOUT, env=env, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -752,6 +756,14 @@ class ConsolidationReport:
     stale_hours_from: str
     settings: dict
     stores: list[StoreReport]
+    memory_runs: list[dict] = field(default_factory=list)  # consolidation_history, per store
+    v2_readiness: dict | None = None
+    history: bool = False
+
+    @property
+    def run_findings(self) -> int:
+        """The findings of each store's last judged run (``consolidation_runs``)."""
+        return sum(item["runs"][0]["findings"] for item in self.memory_runs if item["runs"])
 
     @property
     def problems(self) -> list[dict]:
@@ -768,6 +780,8 @@ class ConsolidationReport:
                 "settings": self.settings,
                 "ok": not problems, "problems": problems,
                 "stores": [store.to_dict() for store in self.stores],
+                "history": self.history, "memory_runs": self.memory_runs,
+                "v2_readiness": self.v2_readiness,
                 "run_now": RUN_NOW}
 
 
@@ -816,20 +830,23 @@ def stale_hours_setting(config_path: str | None) -> tuple[int, str]:
 
 
 
-def consolidation_of(where, *, now: int) -> ConsolidationReport:
-    """``memcite consolidation``: the report of the run's Codex home (``where``, a
-    ``memcite.paths.Locations``; a home that is not a folder is an error), with the settings
-    Codex's config gives (``max_unused_days``, the number a consolidation takes) and
-    ``stale_hours`` from memcite's config."""
+def consolidation_of(where, *, now: int, history: bool = False) -> ConsolidationReport:
+    """``memcite consolidation``'s records of Codex: the report of the run's Codex home
+    (``where``, a ``memcite.paths.Locations``; a home that is not a folder is an error), with
+    the settings Codex's config gives (``max_unused_days``, the number a consolidation takes)
+    and ``stale_hours`` from memcite's config. What the runs did to the memories in use is
+    added by ``memcite.codex.consolidation_history.consolidation_with_runs``."""
     from memcite.retention.rules import load_codex_memories_config, resolve_settings
 
     locations = locate(where)
     stale_hours, stale_from = stale_hours_setting(where.config.path)
     settings = resolve_settings(None, None, load_codex_memories_config(locations.codex_home),
                                 rule="codex")
-    return consolidation_report(locations, now=now, max_unused_days=settings.max_unused_days,
-                                n=settings.max_raw_memories_for_consolidation,
-                                stale_hours=stale_hours, stale_hours_from=stale_from)
+    report = consolidation_report(locations, now=now, max_unused_days=settings.max_unused_days,
+                                  n=settings.max_raw_memories_for_consolidation,
+                                  stale_hours=stale_hours, stale_hours_from=stale_from)
+    report.history = history
+    return report
 
 
 # --------------------------------------------------------------------------- forget requests

@@ -6,7 +6,7 @@ time the report speaks of).
 from __future__ import annotations
 
 from memcite.codex.consolidation import RUN_NOW, span, waiting, when
-from memcite.display import count
+from memcite.display import count, shown
 
 NOTES_SHOWN = 10  # notes of others already in the baseline, in the text report
 STATE_WORDS = {
@@ -141,6 +141,10 @@ def render_text(report) -> str:
         if store.consolidated:
             pending = waiting(store)
             out(f"  waiting for the next consolidation: {', '.join(pending) or 'nothing'}\n")
+    for item in report.memory_runs:
+        parts.extend(render_runs(item, history=report.history))
+    if report.v2_readiness is not None:
+        out(v2_line(report.v2_readiness) + "\n")
     problems = report.problems
     out("\n")
     if problems:
@@ -158,4 +162,89 @@ def render_text(report) -> str:
     return "".join(parts)
 
 
-__all__ = ["NOTES_SHOWN", "STATE_WORDS", "render_text"]
+WHY_LOST = {"forget": "expected: a forget request asked", "retention": "expected: Codex's "
+            "retention removed its source", "unexpected": "UNEXPECTED"}
+SHOWN = 10  # lines shown per kind of finding
+
+
+def v2_line(ready: dict) -> str:
+    """One line on memory store v2's readiness (``memory/status``'s judgement)."""
+    state = "ready" if ready["ready"] else "not ready"
+    return (f"memory store v2: {state} ({ready['consolidated_threads']} of "
+            f"{ready['min_consolidated_threads']} distinct threads consolidated into v2; its "
+            f"memory_summary.md: {ready['summary_state']})"
+            + (f"; {ready['problem']}" if ready.get("problem") else ""))
+
+
+def _threads(threads: list[str]) -> str:
+    return f" [{', '.join(threads[:3])}{', ...' if len(threads) > 3 else ''}]" if threads else ""
+
+
+def render_run(run: dict) -> list[str]:
+    """The lines of one judged run."""
+    out = []
+    start = "memcite's first snapshot (baseline)" if run["from_baseline"] else \
+        f"snapshot {run['before_snapshot']}"
+    out.append(f"  run seen {when(run['after_taken_at'])} (from {start} to snapshot "
+               f"{run['after_snapshot']}): {count(run['findings'], 'finding')}\n")
+    for item in run["lost"][:SHOWN]:
+        out.append(f"    lost in use ({WHY_LOST[item['why']]}): {item['file']}:{item['line']} "
+                   f"{shown(repr(item['text']))}{_threads(item['threads'])}\n")
+    for item in run["rewritten"][:SHOWN]:
+        out.append(f"    rewritten: {item['file']}:{item['line']} -> {item['now_file']}:"
+                   f"{item['now_line']}: {shown(', '.join(item['facts_gone']) or '-')} became "
+                   f"{shown(', '.join(item['facts_new']) or '-')}{_threads(item['threads'])}\n")
+    for item in run["unsupported"][:SHOWN]:
+        out.append(f"    unsupported: {item['file']}:{item['line']} {shown(repr(item['text']))}: "
+                   f"{shown(', '.join(item['facts']))} in no source of the run\n")
+    for item in run["came_back"][:SHOWN]:
+        out.append(f"    came back: {item['file']}:{item['line']} of {item['thread']}, asked "
+                   f"to forget {when(item['asked_at'])}\n")
+    for note in run["notes"][:SHOWN]:
+        places = ", ".join(f"{p['file']}:{p['line']}" for p in note["lines"][:5])
+        if note["kind"] == "forget":
+            text = "done: no line of its memories is left" if note["absorbed"] else \
+                f"not done: its memories are still at {places}"
+        else:
+            text = f"absorbed into {places}" if note["absorbed"] else "not absorbed"
+        out.append(f"    note {shown(note['note'])}: {text}\n")
+    hidden = sum(max(0, len(run[k]) - SHOWN) for k in ("lost", "rewritten", "unsupported",
+                                                       "came_back", "notes"))
+    if hidden:
+        out.append(f"    ... and {hidden} more (--json lists them)\n")
+    growth = run["growth"]
+    after = growth["after"]
+    out.append(f"    growth: MEMORY.md {after['lines']} lines ({growth['lines']:+d}), "
+               f"{count(after['task_groups'], 'task group')} ({growth['task_groups']:+d}), "
+               f"{after['bytes']} bytes ({growth['bytes']:+d}); summary {after['summary_tokens']}"
+               f" of {after['budget_tokens']} tokens"
+               + (" (too long: the read path cuts it)" if growth["summary_cut"] else "") + "\n")
+    jobs = run["jobs"]
+    if jobs["known"]:
+        dead = ", ".join(f"{n} {k}" for k, n in jobs["dead_by_error"].items())
+        out.append(f"    jobs: consolidation {jobs['consolidation'] or '-'}"
+                   + (f" ({jobs['error']}, {jobs['retries_left']} retries left)"
+                      if jobs["error"] else "")
+                   + f"; extraction {jobs['succeeded']} done, {jobs['failed']} failed "
+                   f"({jobs['retrying']} retrying, {jobs['dead']} dead"
+                   + (f": {dead}" if dead else "") + ")\n")
+    return out
+
+
+def render_runs(item: dict, *, history: bool) -> list[str]:
+    """The part of one store: memcite's snapshots and the runs they show."""
+    out = [f"\nwhat consolidations did in store {item['store']} "
+           f"({count(item['snapshots'], 'snapshot')} kept by memcite):\n"]
+    if item.get("problem"):
+        out.append(f"  {item['problem']}\n")
+    if item.get("history_note"):
+        out.append(f"  {item['history_note']}\n")
+    if not item["runs"]:
+        out.append("  no run seen yet: memcite compares the folder's next change with its "
+                   "last snapshot\n")
+    for run in item["runs"] if history else item["runs"][:1]:
+        out.extend(render_run(run))
+    return out
+
+
+__all__ = ["NOTES_SHOWN", "STATE_WORDS", "render_run", "render_runs", "render_text", "v2_line"]

@@ -245,7 +245,14 @@ def check_consolidation(inputs: DoctorInputs, config_error: str | None = None,
             said = f"{state['state']} ({state['status']})"
         pending = waiting(store)
         parts.append(f"{store.store}: {said}; waiting: {', '.join(pending) or 'nothing'}")
-    return Check("consolidation", OK, "; ".join(parts) or "no memory store consolidated")
+    from memcite.ledger.v2_status import v2_readiness
+
+    ready = v2_readiness(locations)
+    parts = parts or ["no memory store consolidated"]
+    parts.append(f"v2 {'ready' if ready['ready'] else 'not ready'} "
+                 f"({ready['consolidated_threads']} of {ready['min_consolidated_threads']} "
+                 f"threads, summary {ready['summary_state']})")
+    return Check("consolidation", OK, "; ".join(parts))
 
 
 def check_memories_enabled(config: dict | None) -> Check:
@@ -600,7 +607,7 @@ def check_memory_audit(inputs: DoctorInputs) -> Check:
     try:
         located = locate_codex_home(inputs.codex_home, env_sqlite_home=_env_sqlite_home(inputs),
                                     cwd=inputs.cwd)
-        stamp = folder_stamp(located.memory_folder, located.state_db)
+        stamp = lambda: folder_stamp(located)  # noqa: E731 - taken only when there are counts
     except (MemciteError, OSError, ValueError) as exc:
         return Check("memory-audit", OK, f"not checked: {getattr(exc, 'message', exc)}")
     last = last_audit_counts(inputs.cache_dir, inputs.codex_home, stamp=stamp)

@@ -182,6 +182,7 @@ def _run_stop(entry: dict, where, codex_home: str | None, stdin) -> None:
             read.append(ingest_session_file(conn, transcript, budget=HOOK_READ_BUDGET,
                                             memory_root=root, origin="hook"))
         _quarantine(entry, conn, where, home, root)
+        _snapshot(entry, where, home, root)
     finally:
         conn.close()
     reports = [r.report for r in read if r.report is not None]
@@ -213,6 +214,26 @@ def _quarantine(entry: dict, conn, where, home: str, root: str) -> None:
         return
     if done is not None:
         entry["quarantine"] = done  # {"detached": pid}: its own line follows in the log
+
+
+def _snapshot(entry: dict, where, home: str, root: str) -> None:
+    """When the memory folder changed, keep a snapshot of it (``memcite.codex.snapshots``);
+    its errors are logged, the turn stays recorded."""
+    from memcite.codex.memory_quarantine import folder_stamp
+    from memcite.ledger.snapshot_look import unchanged
+
+    try:
+        stamp = folder_stamp(root)
+        if unchanged(where.db_path, root, stamp):
+            return  # the common case: nothing more is imported or read
+        from memcite.ledger.snapshots import after_reply
+
+        done = after_reply(where.db_path, home, root, stamp, now=int(time.time()))
+    except Exception as exc:  # noqa: BLE001 - logged; the reply is recorded all the same
+        entry["snapshot_error"] = describe_error(exc)
+        return
+    if done is not None:
+        entry["snapshot"] = done
 
 
 def reply_on_disk(path: str, end: int, message: str) -> bool:

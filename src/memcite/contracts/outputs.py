@@ -452,6 +452,38 @@ class AuditSummary(Contract):
     command: Literal["memcite audit"]
 
 
+class StatsLastRun(Contract):
+    """The counts of the last consolidation `memcite consolidation` judged."""
+
+    judged_at: int
+    judged_at_iso: Iso
+    after_snapshot: int | None
+    after_taken_at: int | None
+    after_taken_at_iso: Iso
+    findings: Count
+    counts: dict[str, int] = Field(description="lost, lost_unexpected, rewritten, unsupported, "
+                                   "came_back, notes_absorbed, notes_not_absorbed.")
+
+
+class StatsV2(Contract):
+    consolidated_threads: Count
+    min_consolidated_threads: Count
+    summary_valid: bool
+    ready: bool = Field(description="As Codex's memory/status judges it.")
+
+
+class StatsConsolidation(Contract):
+    """The home's consolidations as memcite's snapshots show them (`memcite consolidation`)."""
+
+    snapshots: Count
+    last_snapshot_at: int | None
+    last_snapshot_at_iso: Iso
+    latest_run: StatsLastRun | None = Field(description="Null: no run judged yet.")
+    runs: list[StatsLastRun] = Field(description="The runs judged, newest first (at most 20).")
+    v2: StatsV2
+    command: Literal["memcite consolidation"]
+
+
 class StatsOutput(Contract):
     """`memcite stats --json`: the usage report of one Codex home, or of a fleet server."""
 
@@ -497,6 +529,9 @@ class StatsOutput(Contract):
         None, description="Present only in a report over a fleet server: what it covers.")
     audit: AuditSummary | None = Field(
         None, description="The Codex home's last `memcite audit` (absent over a fleet server).")
+    consolidation: StatsConsolidation | None = Field(
+        None, description="The last consolidation's counts and memory store v2's readiness "
+        "(absent over a fleet server).")
 
 
 # --------------------------------------------------------------------------- prune, restore, archived, select
@@ -1368,6 +1403,171 @@ class ConsolidationSettings(Contract):
     max_raw_memories_for_consolidation: Count
 
 
+class RunLost(Contract):
+    """A cited line whose words are gone from every file the next session can read."""
+
+    file: str
+    line: int = Field(description="Its line number before the run.")
+    text: str
+    threads: list[str] = Field(description="The memories (thread ids) it belongs to.")
+    last_cited: int
+    last_cited_iso: Iso
+    why: Literal["forget", "retention", "unexpected"] = Field(
+        description="forget: a forget request asked to drop one of its memories; retention: "
+        "Codex's retention removed its memories' rollout summaries; unexpected: neither.")
+    expected: bool
+
+
+class RunRewritten(Contract):
+    """A cited line whose facts (number, path, command, name, version) changed."""
+
+    file: str
+    line: int
+    text: str
+    now_file: str
+    now_line: int
+    now_text: str
+    facts_gone: list[str] = Field(description="`kind:value`, kind one of command, path, "
+                                  "version, number, name.")
+    facts_new: list[str]
+    threads: list[str]
+    last_cited: int
+    last_cited_iso: Iso
+
+
+class RunUnsupported(Contract):
+    """A new line with facts found in no source the run had."""
+
+    file: str
+    line: int
+    text: str
+    facts: list[str]
+
+
+class RunCameBack(Contract):
+    """A line of a memory memcite asked Codex to forget, put back by the run."""
+
+    file: str
+    line: int
+    text: str
+    thread: str
+    asked_at: int
+    asked_at_iso: Iso
+
+
+class RunPlace(Contract):
+    file: str
+    line: int
+
+
+class RunNote(Contract):
+    """The receipt for one ad-hoc note new to the run."""
+
+    note: str
+    by_memcite: bool
+    kind: Literal["note", "forget"]
+    absorbed: bool = Field(description="note: some new line carries it; forget (memcite's): "
+                           "no line of the memories it names is left.")
+    threads: list[str]
+    lines: list[RunPlace] = Field(description="note: the lines carrying it; forget: the lines "
+                                  "still naming its memories.")
+
+
+class RunSize(Contract):
+    lines: Count
+    task_groups: Count
+    bytes: Count
+    summary_tokens: Count = Field(description="Codex's 4-bytes rule, after trimming.")
+    budget_tokens: Count
+    summary_fits: bool = Field(description="False: the read path cuts the summary.")
+
+
+class RunGrowth(Contract):
+    before: RunSize
+    after: RunSize
+    lines: int
+    bytes: int
+    task_groups: int
+    summary_cut: bool
+    summary_newly_cut: bool
+
+
+class RunJobs(Contract):
+    """Codex's job health when the run's after-snapshot was taken."""
+
+    known: bool
+    consolidation: str | None
+    error: str | None
+    retries_left: int | None
+    succeeded: Count
+    failed: Count
+    retrying: Count
+    dead: Count = Field(description="Extraction jobs failed with no retries left.")
+    dead_by_error: dict[str, int]
+
+
+class RunCounts(Contract):
+    lost: Count
+    lost_unexpected: Count
+    rewritten: Count
+    unsupported: Count
+    came_back: Count
+    notes_absorbed: Count
+    notes_not_absorbed: Count
+
+
+class ConsolidationRun(Contract):
+    """What one consolidation did, from two of memcite's snapshots."""
+
+    before_snapshot: int | None
+    after_snapshot: int | None
+    before_taken_at: int | None
+    before_taken_at_iso: Iso
+    after_taken_at: int | None
+    after_taken_at_iso: Iso
+    from_baseline: bool = Field(description="The run starts at the folder's first snapshot.")
+    findings: Count = Field(description="Unexpected losses, rewrites, unsupported lines, lines "
+                            "come back, notes not absorbed, a summary newly cut.")
+    counts: RunCounts
+    lost: list[RunLost]
+    rewritten: list[RunRewritten]
+    unsupported: list[RunUnsupported]
+    came_back: list[RunCameBack]
+    notes: list[RunNote]
+    growth: RunGrowth
+    jobs: RunJobs
+
+
+class StoreRuns(Contract):
+    """memcite's snapshots of one store's folder and the runs they show."""
+
+    store: StoreName
+    folder: str
+    snapshots: Count
+    snapshot_taken: bool = Field(description="This look kept a new snapshot.")
+    baseline_at: int | None = Field(description="memcite's first snapshot: history starts there.")
+    baseline_at_iso: Iso
+    history_note: str | None
+    problem: str | None
+    growth_now: RunSize | None
+    runs: list[ConsolidationRun] = Field(description="Newest first: the last run, or every "
+                                         "run with --history.")
+
+
+class V2Readiness(Contract):
+    """Memory store v2's readiness, as Codex's app server `memory/status` judges it."""
+
+    db: str
+    db_present: bool
+    consolidated_threads: Count = Field(description="Distinct threads consolidated into v2.")
+    min_consolidated_threads: Count
+    summary: str
+    summary_valid: bool
+    summary_state: str
+    ready: bool
+    problem: str | None
+
+
 class ConsolidationOutput(Contract):
     """`memcite consolidation --json`: Codex's memory consolidation, store by store."""
 
@@ -1384,6 +1584,10 @@ class ConsolidationOutput(Contract):
     ok: bool = Field(description="No warning (exit 0).")
     problems: list[ConsolidationProblem]
     stores: list[ConsolidationStore]
+    history: bool = Field(description="--history: every run, not only the last.")
+    memory_runs: list[StoreRuns] = Field(description="What consolidations did to the memories "
+                                         "in use, store by store.")
+    v2_readiness: V2Readiness | None
     run_now: str = Field(description="How Codex comes to run one (memcite never does).")
 
 

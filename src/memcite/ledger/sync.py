@@ -814,7 +814,9 @@ def sync_home(where, open_ledger: Callable[[], sqlite3.Connection], *,
               progress=None) -> SyncReport:
     """``memcite sync``: fill the inventory of the ledger ``open_ledger`` opens from the Codex
     home ``where`` (a ``memcite.paths.Locations``) names. The home is checked before the
-    ledger is opened: a wrong home creates nothing."""
+    ledger is opened: a wrong home creates nothing. Then a snapshot of each memory folder
+    that changed since its last one is kept beside the ledger (``memcite.ledger.snapshots``;
+    a problem keeping it is a warning of the report, the sync stands)."""
     locations = home.locate(where)
     check_codex_home(locations)
     if not where.db.given and not os.path.lexists(where.db_path):
@@ -825,9 +827,18 @@ def sync_home(where, open_ledger: Callable[[], sqlite3.Connection], *,
             raise waiting
     conn = open_ledger()
     try:
-        return sync_codex_home(conn, locations, progress=progress)
+        report = sync_codex_home(conn, locations, progress=progress)
     finally:
         conn.close()
+    if not where.db_is_server:  # what the memory folder holds now, kept when it changed
+        from memcite.errors import MemciteError
+        from memcite.ledger.snapshots import snapshot_home
+
+        try:
+            snapshot_home(where.db_path, locations, now=int(time.time()), reason="sync")
+        except (OSError, MemciteError) as exc:
+            report.skipped = (*report.skipped, f"no snapshot of the memory folder kept: {exc}")
+    return report
 
 
 def render_text(report: SyncReport) -> str:

@@ -1129,6 +1129,42 @@ def _asked(page: _Page, stats: dict, extras: dict) -> None:
     page.close("section")
 
 
+def _runs(page: _Page, stats: dict) -> None:
+    """The timeline of consolidations ``memcite consolidation`` judged, newest first."""
+    runs = (stats.get("consolidation") or {}).get("runs") or []
+    if not runs:
+        return
+    _section(page, "runs", "Consolidations")
+
+    def caption(p: _Page) -> None:
+        p.number("len(consolidation.runs)", len(runs))
+        p.text(" consolidations seen in memcite's snapshots of the memory folder, newest "
+               "first, with what each did to the lines in use (as ")
+        p.element("code", "memcite consolidation --history")
+        p.text(" last judged them)")
+
+    def counted(name: str):
+        return lambda p, row, i: p.number(f"consolidation.runs.{i}.counts.{name}",
+                                          (row.get("counts") or {}).get(name)) or \
+            (row.get("counts") or {}).get(name)
+
+    _table(page, caption, [
+        _Column("seen", "seen", True, lambda p, row, i: p.time(
+            f"consolidation.runs.{i}.after_taken_at", row.get("after_taken_at")) or
+            (row.get("after_taken_at") or 0)),
+        _Column("findings", "findings", True, lambda p, row, i: p.number(
+            f"consolidation.runs.{i}.findings", row.get("findings")) or row.get("findings")),
+        _Column("lost in use", "lost", True, counted("lost")),
+        _Column("of which unexpected", None, True, counted("lost_unexpected")),
+        _Column("rewritten", "rewritten", True, counted("rewritten")),
+        _Column("unsupported", "unsupported", True, counted("unsupported")),
+        _Column("came back", "came_back", True, counted("came_back")),
+        _Column("notes absorbed", None, True, counted("notes_absorbed")),
+        _Column("notes not absorbed", None, True, counted("notes_not_absorbed")),
+    ], runs, sortable="runs")
+    page.close("section")
+
+
 def _entries(page: _Page, stats: dict) -> None:
     entries = stats.get("entries")
     if not entries or not entries.get("count"):
@@ -1293,7 +1329,7 @@ _SECTIONS = [("summary", "Summary"), ("weeks", "Citations per week"),
              ("ages", "Age of last use"), ("checks", "Citation checks"),
              ("entries", "Entries and tiers"), ("dead", "Dead memories"),
              ("top", "Most cited"), ("asked", "Asked to forget"), ("ids", "Unknown ids"),
-             ("notes", "Notes per scope")]
+             ("notes", "Notes per scope"), ("runs", "Consolidations")]
 
 
 def render_report(stats: dict, extras: dict, *, version: str) -> str:
@@ -1303,7 +1339,8 @@ def render_report(stats: dict, extras: dict, *, version: str) -> str:
     page = _Page()
     present = {"asked": bool(stats.get("asked_to_forget")),
                "ids": bool(stats.get("unknown_ids") or stats.get("not_uuid_ids")),
-               "entries": bool((stats.get("entries") or {}).get("count"))}
+               "entries": bool((stats.get("entries") or {}).get("count")),
+               "runs": bool((stats.get("consolidation") or {}).get("runs"))}
     sections = [(anchor, title) for anchor, title in _SECTIONS if present.get(anchor, True)]
     page.raw('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">')
     page.raw('<meta http-equiv="Content-Security-Policy" content="')
@@ -1332,6 +1369,7 @@ def render_report(stats: dict, extras: dict, *, version: str) -> str:
     _asked(page, stats, extras)
     _ids(page, stats)
     _notes(page, extras)
+    _runs(page, stats)
     page.raw("</main><footer><p>")
     page.text("Written by memcite ")
     page.element("code", version)

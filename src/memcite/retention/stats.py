@@ -53,7 +53,7 @@ class StatsReport(Slots):
                  "dead_count", "top", "unknown_ids", "not_uuid_ids", "citation_checks", "files",
                  "sections", "weeks", "citation_log", "codex_home", "state_db", "other_homes",
                  "log_scope", "asked_to_forget", "entries", "relevance", "last_sync", "store",
-                 "fleet", "audit")
+                 "fleet", "audit", "consolidation")
     _fields = __slots__
 
     def __init__(self, as_of: int, rule: str, max_unused_days: int, since: int | None,
@@ -98,6 +98,9 @@ class StatsReport(Slots):
         # The home's last ``memcite audit`` (``memcite.retention.audit_counts.audit_of``),
         # set by the command; None: not looked at.
         self.audit: dict | None = None
+        # The home's consolidations as memcite's snapshots show them, and memory store v2's
+        # readiness (``memcite.ledger.snapshots.consolidation_summary``); None: not looked at.
+        self.consolidation: dict | None = None
 
     def to_dict(self) -> dict:
         result = {
@@ -133,6 +136,8 @@ class StatsReport(Slots):
             result["fleet"] = self.fleet
         if self.audit is not None:
             result["audit"] = self.audit
+        if self.consolidation is not None:
+            result["consolidation"] = self.consolidation
         return result
 
 

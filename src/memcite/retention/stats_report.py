@@ -29,8 +29,11 @@ def as_time(value: str | None, what: str, default: int | None) -> int | None:
     """An option's time (epoch seconds or ISO 8601) as epoch seconds; ``default`` when None."""
     if value is None:
         return default
-    if value.strip().isdigit():
-        return int(value)  # epoch seconds, without importing the ledger's parser
+    if value.strip().isdigit() and len(value.strip()) <= 12:
+        from memcite.times import in_range
+
+        if in_range(int(value)):
+            return int(value)  # epoch seconds, without importing the ledger's parser
     from memcite.ledger.recording import parse_time
 
     return parse_time(value, what=what)
@@ -282,6 +285,7 @@ def _finish(report, where, locations, conn, extras: bool):
     report.state_db = locations.state_db if locations.has_usage_data else None
     report.store = store_of(locations)
     report.audit = audit_of(where.cache_dir, locations)
+    report.consolidation = consolidation_of_home(where, locations)
     if not extras:
         return report, None
     from memcite.retention.report_data import report_extras
@@ -290,6 +294,21 @@ def _finish(report, where, locations, conn, extras: bool):
     more = {} if conn is not None else {"codex_db": locations.state_db}
     return stats, report_extras(conn, stats, codex_home=locations.codex_home,
                                 memory_folder=locations.memory_folder, **more)
+
+
+def consolidation_of_home(where, locations) -> dict | None:
+    """``stats``' ``consolidation``: the last run's counts memcite keeps and memory store v2's
+    readiness (None over a fleet server)."""
+    if where.db_is_server:
+        return None
+    from memcite.ledger.snapshots import consolidation_summary
+    from memcite.ledger.v2_status import v2_readiness
+
+    out = consolidation_summary(where.db_path, locations.memory_folder)
+    ready = v2_readiness(locations)
+    out["v2"] = {key: ready[key] for key in ("consolidated_threads", "min_consolidated_threads",
+                                             "summary_valid", "ready")}
+    return out
 
 
 def fleet_settings(where, *, rule: str, max_unused_days: int | None):
