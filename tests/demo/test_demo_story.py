@@ -209,7 +209,7 @@ def test_the_demo_tells_the_story_in_its_audit_step(tmp_path):
     out = io.StringIO()
     run_demo(str(tmp_path), now=int(time.time()), out=out)
     step = out.getvalue().split("== 9. memcite audit", 1)[1]
-    assert f"poisoned, memory {story}" in step
+    assert f"memory {story} (poisoned)" in step
     assert builder.STORY_PLANTED in step and "(an MCP tool), session line 5: POISONED" in step
     assert builder.STORY_USER_DIRECTIVE in step
     assert "the user's own message, session line 2: theirs, no poison" in step

@@ -395,7 +395,7 @@ def _audit_step(home: str, cwd: str, cache_dir: str, story_id: str) -> str:
             f"{report['memories']} memories: each sentence placed in its source session\n")
     for finding in report["findings"]:
         if finding["memory"] == story_id and finding["kind"] == "poisoned":
-            text += f"   poisoned, memory {finding['memory']}:\n"
+            text += f"   memory {finding['memory']} (poisoned), sentence by sentence:\n"
             break
     traced = trace(home, story_id)
     for memory in traced["memories"]:
