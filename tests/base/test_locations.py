@@ -255,7 +255,8 @@ def test_the_sqlite_home_is_not_said_to_come_from_codex_home_when_it_is_unset(em
 @pytest.mark.parametrize(("args", "env", "hint"), [
     (["--codex-home", "/nonexistent"], {}, "the path given with --codex-home does not exist"),
     ([], {"CODEX_HOME": "/nonexistent"}, "CODEX_HOME names it: fix or unset CODEX_HOME"),
-    ([], {}, "pass the Codex home with --codex-home or CODEX_HOME"),
+    ([], {}, "Codex is not installed here, or has never run: install it with `npm install -g "
+             "@openai/codex`"),
 ])
 def test_a_missing_codex_home_hints_by_how_it_was_named(args, env, hint, empty_home):
     done = _run("stats", *args, env=env)

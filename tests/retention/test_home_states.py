@@ -149,3 +149,12 @@ def test_the_fast_path_says_the_same(tmp_path):
     code, out, err = run_memcite(["stats"], env)
     assert code == 0, err
     assert out.decode() == typer.stdout
+
+
+def test_without_any_codex_home_stats_says_codex_is_not_installed_and_how_to_install_it(tmp_path):
+    env = {**_env(tmp_path, tmp_path / "none"), "CODEX_HOME": ""}
+    env["HOME"] = str(tmp_path / "user")  # no ~/.codex there
+    result = runner.invoke(app, ["stats"], env=env)
+    assert result.exit_code == 2
+    assert "Codex is not installed here" in result.stderr
+    assert "npm install -g @openai/codex" in result.stderr
