@@ -510,7 +510,7 @@ def print_brief(text: ReportText, report, where: dict[str, str]) -> None:
         text.prose("seen by memcite: no reply yet (`memcite setup codex` records each turn)")
     if t.get("asked_to_forget"):
         text.prose(f"asked to forget, still in Codex: {t['asked_to_forget']} (until a sync finds "
-                   "them gone)")
+                   f"{'it' if t['asked_to_forget'] == 1 else 'them'} gone)")
     text.title(f"Dead memories ({report.dead_count}, stalest first):")
     if not report.dead:
         text.line("  none")
