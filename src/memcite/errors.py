@@ -29,6 +29,13 @@ class InputError(MemciteError):
     """The input could not be read: missing file, too large, not UTF-8 (exit 2)."""
 
 
+class NothingYet(MemciteError):
+    """Nothing to do yet, and nothing wrong (exit 0): the message says what is there and the
+    hint what happens next; printed on stdout, not as an error."""
+
+    exit_code = EXIT_OK
+
+
 class CitationError(MemciteError):
     """A strict reading found problems; ``diagnostics`` lists them all, the first is the message."""
 

@@ -240,7 +240,8 @@ def test_fleet_stats_honours_a_named_codex_homes_settings(tmp_path):
 
 
 def test_the_sqlite_home_is_not_said_to_come_from_codex_home_when_it_is_unset(empty_home):
-    (empty_home / ".codex").mkdir()
+    (empty_home / ".codex" / "memories").mkdir(parents=True)  # memories, no memories_1.sqlite
+    (empty_home / ".codex" / "memories" / "raw_memories.md").write_text("# Raw Memories\n")
     done = _run("stats")
     assert done.returncode == 3, done.stderr
     assert "from CODEX_HOME" not in done.stderr
@@ -254,7 +255,8 @@ def test_the_sqlite_home_is_not_said_to_come_from_codex_home_when_it_is_unset(em
 @pytest.mark.parametrize(("args", "env", "hint"), [
     (["--codex-home", "/nonexistent"], {}, "the path given with --codex-home does not exist"),
     ([], {"CODEX_HOME": "/nonexistent"}, "CODEX_HOME names it: fix or unset CODEX_HOME"),
-    ([], {}, "pass the Codex home with --codex-home or CODEX_HOME"),
+    ([], {}, "Codex is not installed here, or has never run: install it with `npm install -g "
+             "@openai/codex`"),
 ])
 def test_a_missing_codex_home_hints_by_how_it_was_named(args, env, hint, empty_home):
     done = _run("stats", *args, env=env)
@@ -280,13 +282,14 @@ def test_the_next_step_repeats_only_the_options_given(demo):
     env = {"CODEX_HOME": demo["CODEX_HOME"], "MEMCITE_DB": demo["MEMCITE_DB"], "COLUMNS": "60"}
     done = _run("stats", "--as-of", str(NOW), "--max-unused-days", "30", env=env)
     assert done.returncode == 0, done.stderr
-    step = done.stdout.splitlines()[2]
+    step = next(line for line in done.stdout.splitlines() if line.startswith("next: "))
     assert step.startswith("next: memcite prune --max-unused-days 30")
     assert "--codex-home" not in step and "--db" not in step
     assert "this run's --codex-home" not in step
     given = _run("stats", "--as-of", str(NOW), "--max-unused-days", "30", "--codex-home",
                  demo["CODEX_HOME"], env={**env, "COLUMNS": "400"})
-    assert f"--codex-home {demo['CODEX_HOME']}" in given.stdout.splitlines()[2]
+    assert f"--codex-home {demo['CODEX_HOME']}" in next(
+        line for line in given.stdout.splitlines() if line.startswith("next: "))
     as_json = json.loads(_run("stats", "--json", "--as-of", str(NOW), env=env).stdout)
     assert as_json["codex_home"] == os.path.realpath(demo["CODEX_HOME"])
 
@@ -388,7 +391,10 @@ def test_a_codex_home_that_is_a_file_is_said_to_be_no_folder(empty_home):
 
 def test_sync_names_the_sqlite_home_s_true_origin(empty_home):
     """Issue 40: sync said "(SQLite home from CODEX_HOME)" with CODEX_HOME unset."""
-    (empty_home / ".codex" / "memories" / "rollout_summaries").mkdir(parents=True)
+    summaries = empty_home / ".codex" / "memories" / "rollout_summaries"
+    summaries.mkdir(parents=True)
+    (summaries / "2026-01-01T00-00-00-abcd-a_memory.md").write_text(  # a memory, no database
+        "thread_id: 019b7635-7fb3-7cf8-8f11-6f64065672e0\n\n# A memory\n")
     done = _run("sync")
     assert done.returncode == 0, done.stderr
     assert "from CODEX_HOME" not in done.stderr

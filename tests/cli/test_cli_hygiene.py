@@ -396,7 +396,7 @@ def test_demo_keep_prints_exports_and_runnable_step_headers(tmp_path, capsys, mo
                       "MEMCITE_HOME": str(folder)}
     headers = re.findall(r"^== \d\. (memcite .+)$", out, re.MULTILINE)
     assert [h.split()[1] for h in headers] == ["sync", "instructions", "record", "hook", "ingest",
-                                               "stats", "prune"]
+                                               "stats", "prune", "audit"]
     isolated = {"HOME": str(tmp_path / "home"), "MEMCITE_DB": "", "CODEX_HOME": "",
                 "MEMCITE_CACHE_DIR": str(folder / "cache"), "MEMCITE_HOME": str(tmp_path / "data")}
     for header in headers:
@@ -406,15 +406,19 @@ def test_demo_keep_prints_exports_and_runnable_step_headers(tmp_path, capsys, mo
             stdin = Path(args[args.index("<") + 1]).read_bytes()
             args = args[:args.index("<")]
         code, printed, err = run(args, isolated, stdin=stdin)
-        assert code == 0, (header, err)
+        assert code == (1 if args[0] == "audit" else 0), (header, err)  # audit: 1, a finding
         if " stats " in header:  # the same report as the demo printed
             section = out.split(header + "\n", 1)[1].split("\n== ", 1)[0]
             # but for what to run next: run with --db and --codex-home, stats repeats them
             suggested = re.search(r"^next: (.+)$", printed.decode(), re.MULTILINE).group(1)
             assert suggested.startswith("memcite prune --max-unused-days 30 --db ")
             assert "next: memcite prune --max-unused-days 30  (" in section
-            assert re.sub(r"\d+ file\(s\) read|next: .*", "", printed.decode()).strip() == \
-                re.sub(r"\d+ file\(s\) read|next: .*", "", section).strip()
+            # and for the audit line: the demo's audit step (after stats) ran an audit since
+            def same(text):
+                return re.sub(r"\d+ file\(s\) read|next: .*", "",
+                              text.split("\nmemory audit")[0]).strip()
+
+            assert same(printed.decode()) == same(section)
     hook_run = json.loads((tmp_path / "data" / "logs" / "hooks.log").read_text().splitlines()[-1])
     assert (hook_run["status"], hook_run["recorded"]) == ("ok", 0)  # read already, by the demo
     code, printed, _ = run(["stats"], {"HOME": str(tmp_path / "home"), **values})
@@ -454,14 +458,15 @@ def _recorded_weeks(env, weeks: int):
 
 def test_the_chart_says_when_it_is_cut_and_json_has_every_week(env):
     _recorded_weeks(env, 30)
-    code, out, _ = run(["stats", "--as-of", str(NOW)], env)
+    code, out, _ = run(["stats", "--as-of", str(NOW), "--full"], env)
     text = out.decode()
     assert code == 0 and "(the last 26 of 30 weeks; --since shows more" in text
     code, out, _ = run(["stats", "--as-of", str(NOW), "--json"], env)
     weeks = json.loads(out)["weeks"]
     assert len(weeks) == 30 and all(w["citations"] == 1 for w in weeks)
     assert all(w["week_start_epoch"] % DAY == 0 for w in weeks)
-    code, out, _ = run(["stats", "--as-of", str(NOW), "--since", str(NOW - 29 * 7 * DAY)], env)
+    code, out, _ = run(["stats", "--as-of", str(NOW), "--since", str(NOW - 29 * 7 * DAY), "--full"],
+                       env)
     assert "the last" not in out.decode()  # the range asked for, whole
     assert len(re.findall(r"^ \d{4}-\d\d-\d\d +1 ", out.decode(), re.MULTILINE)) == 30
 
@@ -477,7 +482,8 @@ def test_nothing_after_as_of_counts_in_the_weeks(env):
 
 def test_the_chart_falls_back_to_ascii(env):
     _recorded_weeks(env, 2)
-    code, out, err = run(["stats", "--as-of", str(NOW)], {**env, "PYTHONIOENCODING": "ascii"})
+    code, out, err = run(["stats", "--as-of", str(NOW), "--full"],
+                         {**env, "PYTHONIOENCODING": "ascii"})
     assert code == 0, err
     assert b"#" in out.split(b"Citations per week")[1]
 

@@ -129,7 +129,9 @@ def test_stats_of_one_home_never_reports_another(env, tmp_path, monkeypatch):
     assert mine["memories"] == 1 and mine["totals"]["in_codex_table"] == 1
     listed = {d["thread_id"] for d in mine["dead"]} | {t["thread_id"] for t in mine["top"]}
     assert listed <= {builder.thread_id(0)}
-    text = invoke(["stats", "--as-of", AS_OF, "--codex-home", str(other)]).stdout
+    brief = invoke(["stats", "--as-of", AS_OF, "--codex-home", str(other)]).stdout
+    assert f"Codex home: {other.resolve()}" in brief and "1 other Codex home" in brief
+    text = invoke(["stats", "--as-of", AS_OF, "--codex-home", str(other), "--full"]).stdout
     assert f"in the Codex home {other.resolve()}, as of" in text.splitlines()[0]
     assert "other Codex home" in text
     prune = json.loads(invoke(["prune", "--json", "--as-of", AS_OF, "--limit", "0",
@@ -154,11 +156,11 @@ def test_stats_of_one_home_never_reports_another(env, tmp_path, monkeypatch):
 def test_counts_side_by_side_before_and_after_a_sync(env, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCITE_DB", "")
     monkeypatch.setenv("MEMCITE_HOME", str(tmp_path / "fresh"))
-    before = invoke(["stats", "--as-of", AS_OF]).stdout
+    before = invoke(["stats", "--as-of", AS_OF, "--full"]).stdout
     assert "by Codex's counters    24" in before
     monkeypatch.setenv("MEMCITE_DB", str(tmp_path / "memcite.sqlite"))
     invoke(["sync"])
-    after = invoke(["stats", "--as-of", AS_OF]).stdout
+    after = invoke(["stats", "--as-of", AS_OF, "--full"]).stdout
     assert "by memcite's log     0   by Codex's counters    24" in after
     assert "never cited: by memcite's log    36   by Codex's counters     9" in after
     header, most = after.split("Most cited")[1].splitlines()[1:3]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import time
@@ -493,3 +494,14 @@ def test_archived_of_a_home_that_is_gone_says_unknown(home, tmp_path, monkeypatc
     assert result.exit_code == 0, result.output
     (request,) = json.loads(result.stdout)["requests"]
     assert request["consolidation"]["outcome"] == "unknown"
+
+
+def test_the_text_names_the_wait_and_the_inputs_plainly(home):
+    codex_db(home / "memories_1.sqlite", jobs=[SUCCEEDED], rows=[stage1(1, selected=True,
+                                                                        selected_at=NOW - H)])
+    text = runner.invoke(app, ["consolidation", "--codex-home", str(home)],
+                         env={"MEMCITE_CONFIG": str(home / "none.toml")}).stdout
+    (wait,) = [line.strip() for line in text.splitlines() if "next run possible" in line]
+    assert wait.count("(") <= 1 and "((" not in wait and not re.search(r"\([^)]*\(", wait)
+    assert "the last consolidation read 1 of them, the next would read 1" in text
+    assert "took" not in text and "would take" not in text and "stage1_outputs" not in text

@@ -245,6 +245,41 @@ def test_the_memory_audit_check_reads_the_last_audit_and_never_audits(tmp_path, 
     assert check.status == "warning" and "changed since" in check.message
 
 
+@pytest.mark.parametrize(("made", "status", "words"), [
+    ({}, "failure", "is not a Codex home: it is empty"),
+    ({"memory/projects/": None}, "failure", "it holds only memory"),
+    ({"memory/projects/": None, "hooks.json": "{}"}, "failure", "Codex is not installed here"),
+    ({"config.toml": ""}, "ok", "(Codex's: config.toml)"),
+    ({"auth.json": "{}"}, "ok", "(Codex's: auth.json)"),
+    ({"sessions/": None}, "ok", "(Codex's: sessions/)"),
+    ({"state_5.sqlite": ""}, "ok", "(Codex's: state_5.sqlite)"),
+    ({"memories/": None}, "ok", "(Codex's: memories/)"),
+])
+def test_a_folder_only_memcite_made_is_no_codex_home(tmp_path, made, status, words):
+    home = tmp_path / "codex"
+    home.mkdir()
+    for name, text in made.items():
+        if name.endswith("/"):
+            (home / name).mkdir(parents=True)
+        else:
+            (home / name).write_text(text)
+    inputs = DoctorInputs(codex_home=str(home), db_path=str(tmp_path / "db"),
+                          log_path=str(tmp_path / "log"), cache_dir=str(tmp_path / "c"),
+                          cwd=str(tmp_path), environ={})
+    check = next(check for check in run_checks(inputs) if check.name == "codex-home")
+    assert check.status == status and words in check.message, check.line()
+    if status == "failure":
+        assert "npm install -g @openai/codex" in check.fix
+
+
+def test_a_missing_home_says_codex_is_not_installed_and_how_to_install_it(tmp_path):
+    inputs = DoctorInputs(codex_home=str(tmp_path / "none"), db_path=str(tmp_path / "db"),
+                          log_path=str(tmp_path / "log"), cache_dir=str(tmp_path / "c"),
+                          cwd=str(tmp_path), environ={})
+    check = next(check for check in run_checks(inputs) if check.name == "codex-home")
+    assert "Codex is not installed" in check.message and "npm install -g @openai/codex" in check.fix
+
+
 @pytest.mark.parametrize("background", [
     {"event": "quarantine", "status": "ok", "poisoned": 0},
     {"event": "pre-tool", "status": "ok"},

@@ -197,6 +197,7 @@ def test_an_edited_gate_hook_is_left_by_remove(tmp_path):
 
 
 def test_gate_is_refused_when_this_memcite_has_no_pre_tool_command(tmp_path, monkeypatch):
+    (tmp_path / "sessions").mkdir()  # a Codex home: Codex has run here
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
     result = runner.invoke(app, ["setup", "codex", "--gate", "--apply"])
     import typer.main
@@ -213,6 +214,7 @@ def test_gate_is_refused_when_this_memcite_has_no_pre_tool_command(tmp_path, mon
 
 
 def test_gate_is_installed_when_the_command_is_there(tmp_path, monkeypatch, capsys):
+    (tmp_path / "sessions").mkdir()  # a Codex home: Codex has run here
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
     assert setup_codex(gate=True, apply=True, commands=frozenset({"hook pre-tool"})) == 0
     hooks = json.loads((tmp_path / "hooks.json").read_text())["hooks"]

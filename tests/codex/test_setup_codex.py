@@ -23,6 +23,8 @@ from memcite.codex.setup import (
     trust_state,
 )
 
+runner = CliRunner()
+
 CONFIG = """\
 # Codex settings, kept by hand
 model = "gpt-5-codex"   # the default model
@@ -226,6 +228,7 @@ def test_without_apply_it_shows_the_diff_and_writes_nothing(tmp_path, capsys):
 
 
 def test_apply_then_tells_the_user_to_trust_the_hook(tmp_path, capsys):
+    (tmp_path / "sessions").mkdir()  # a Codex home: Codex has run here
     assert setup_codex(codex_home=str(tmp_path), apply=True) == 0
     out = capsys.readouterr().out
     assert f"created {tmp_path / 'hooks.json'}" in out
@@ -237,6 +240,7 @@ def test_apply_then_tells_the_user_to_trust_the_hook(tmp_path, capsys):
 
 
 def test_setup_names_each_hook_with_its_trust_and_asks_only_while_one_is_untrusted(tmp_path, capsys):
+    (tmp_path / "sessions").mkdir()  # a Codex home: Codex has run here
     assert setup_codex(codex_home=str(tmp_path), apply=True) == 0
     out = capsys.readouterr().out
     assert "hook Stop: " in out and "hook SubagentStop: " in out and "(untrusted in Codex)" in out
@@ -282,6 +286,7 @@ def test_the_cli_round_trip(tmp_path):
 
 
 def test_a_refusal_exits_3_through_a_real_process(tmp_path):
+    (tmp_path / "sessions").mkdir()  # a Codex home: Codex has run here
     (tmp_path / "hooks.json").write_text("{")
     done = subprocess.run([sys.executable, "-m", "memcite", "setup", "codex", "--codex-home",
                            str(tmp_path), "--apply"], capture_output=True, text=True, timeout=60)
@@ -338,6 +343,44 @@ def test_removing_says_when_the_users_hooks_move_up_a_place(tmp_path):
     assert json.loads((tmp_path / "hooks.json").read_text())["hooks"]["Stop"] == [
         {"hooks": [{"type": "command", "command": "later.sh"}]}]
     assert not any("move up" in note for note in plan_setup(tmp_path, remove=True).notes)
+
+
+@pytest.mark.parametrize("made", [[], ["memory/projects/p"], ["memory/global"]])
+def test_setup_refuses_a_folder_that_is_no_codex_home_and_writes_nothing(tmp_path, made):
+    home = tmp_path / "codex"
+    home.mkdir()
+    for name in made:
+        (home / name).mkdir(parents=True)
+    before = sorted(p.relative_to(home) for p in home.rglob("*"))
+    result = runner.invoke(app, ["setup", "codex", "--codex-home", str(home), "--apply"])
+    assert result.exit_code == 2, result.output
+    assert "is not a Codex home" in result.stderr and "npm install -g @openai/codex" in result.stderr
+    assert sorted(p.relative_to(home) for p in home.rglob("*")) == before
+
+
+def test_setup_without_any_codex_home_says_codex_is_not_installed(tmp_path):
+    result = runner.invoke(app, ["setup", "codex", "--codex-home", str(tmp_path / "none")])
+    assert result.exit_code == 2
+    assert "Codex is not installed" in result.stderr and "npm install -g @openai/codex" in result.stderr
+    assert not (tmp_path / "none").exists()
+
+
+def test_a_note_saved_where_codex_never_ran_does_not_make_a_codex_home(tmp_path):
+    home = tmp_path / "codex"
+    env = {"CODEX_HOME": str(home), "HOME": str(tmp_path / "user"),
+           "XDG_DATA_HOME": str(tmp_path / "xdg"), "MEMCITE_DB": str(tmp_path / "m.sqlite")}
+    project = tmp_path / "proj"
+    project.mkdir()
+    saved = runner.invoke(app, ["note", "save", "the build uses make", "--section", "decisions",
+                                "--yes", "--cwd", str(project)], env=env)
+    assert saved.exit_code == 0, saved.output
+    assert (home / "memory").is_dir()  # notes live where the seed says
+    assert "is no Codex home" in saved.stderr and "npm install -g @openai/codex" in saved.stderr
+    result = runner.invoke(app, ["setup", "codex", "--apply"], env=env)
+    assert result.exit_code == 2 and "is not a Codex home" in result.stderr
+    assert not (home / "hooks.json").exists() and not (home / "config.toml").exists()
+    doctor = runner.invoke(app, ["doctor"], env=env)
+    assert "failure  codex-home:" in doctor.stdout and "it holds only memory" in doctor.stdout
 
 
 # --------------------------------------------------------------------------- issue 40
@@ -412,6 +455,7 @@ def test_trust_writes_codex_s_entries_for_memcite_s_hooks_only(tmp_path):
 
 def test_trust_sets_the_hash_in_an_entry_codex_already_has(tmp_path):
     """A modified hook (its entry holds an old hash, and `enabled`) is trusted in place."""
+    (tmp_path / "sessions").mkdir()  # a Codex home: Codex has run here
     assert _setup(tmp_path, "--apply").exit_code == 0
     key = f"{tmp_path / 'hooks.json'}:stop:0:0"
     (tmp_path / "config.toml").write_text(f'[hooks.state."{key}"]\ntrusted_hash = "sha256:0"\n'

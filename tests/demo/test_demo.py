@@ -31,7 +31,7 @@ def test_run_demo_prints_every_step_and_finds_the_broken_citations(tmp_path):
     text = out.getvalue()
     for step in ("== 1.", "== 2. memcite sync", "== 3. memcite instructions",
                  "== 4. memcite record", "== 5. memcite hook stop", "== 6. memcite ingest",
-                 "== 7. memcite stats", "== 8. memcite prune"):
+                 "== 7. memcite stats", "== 8. memcite prune", "== 9. memcite audit"):
         assert step in text
     outcomes = report["citation_checks"]["outcomes"]
     for outcome in ("outside_root", "missing", "out_of_range", "blank", "changed"):
@@ -62,8 +62,12 @@ def test_demo_command_leaves_nothing_outside_its_temporary_folder(tmp_path):
                           env=env, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()
     out = done.stdout.decode()
-    assert "Dead memories" in out and "Citation checks" in out and "Citations per week" in out
+    assert "Dead memories" in out and "Counts:" in out and "memcite stats --full" in out
     assert "the temporary folder was removed" in out
+    journey = out.split("the temporary folder was removed", 1)[1]
+    for step in ("memcite demo --keep", "cd ~/memcite-demo/projects/infra", "memcite thread --last",
+                 "memcite consolidation", "memcite report", "memcite setup codex"):
+        assert step in journey, step
     assert os.listdir(tmp) == []
     assert os.listdir(home) == []
     assert _listing(corpus) == corpus_before
@@ -89,7 +93,7 @@ def test_the_demo_codex_count_is_what_codex_deletes_at_start_up(tmp_path):
     out = io.StringIO()
     run_demo(str(tmp_path), now=NOW, out=out)
     text = out.getvalue()
-    assert "Dead memories" in text and "Citation checks" in text  # stats printed to ``out``
+    assert "Dead memories" in text and "Counts:" in text  # stats printed to ``out``
     found = re.search(r"(\d+) by --rule codex \(what Codex itself deletes at start-up\)", text)
     codex_db = sqlite3.connect(tmp_path / "codex_home" / "memories_1.sqlite")
     deleted = codex_db.execute(
@@ -168,14 +172,15 @@ def test_the_ingest_step_reads_the_other_sessions_and_counts_nothing_twice(tmp_p
         r"(\d+) session files: (\d+) read \((\d+) replies recorded, (\d+) citations counted\), "
         r"(\d+) unchanged \(the hook's", step).groups())
     ingested = _replies_by_origin(tmp_path, "ingest:")
-    assert (files, read, unchanged) == (len(sessions), len(sessions) - 1, 1)
+    story = 1 if hasattr(builder, "write_provenance_story") else 0  # its archived session
+    assert (files, read, unchanged) == (len(sessions) + story, len(sessions) - 1 + story, 1)
     assert (recorded, counted) == (len(ingested), sum(c for _, c, _ in ingested))
     expected = [t["threads"] for s in sessions[:-1] for t in s["turns"]]
     assert [threads for _, _, threads in ingested] == expected
     assert any(expected) and not all(expected)  # turns that cite, and one that cites nothing
     # The stats step counts the hook's and ingest's replies with the recorded ones.
     hooked = _replies_by_origin(tmp_path, "hook:")
-    recorded_step = _step(text, 4).count(": recorded,")
+    recorded_step = int(re.search(r"(\d+) replies recorded", _step(text, 4)).group(1))
     assert report["totals"]["replies"] == recorded_step + len(hooked) + len(ingested)
 
 
@@ -209,3 +214,32 @@ def test_a_corpus_from_before_the_sample_sessions_still_runs(tmp_path, monkeypat
     assert _step(text, 6).startswith(f"memcite ingest --db {tmp_path / 'memcite.sqlite'}")
     assert "0 session files: 0 read" in _step(text, 6)
     assert report["memories"] == 36 and not (tmp_path / "codex_home" / "sessions").exists()
+
+
+def test_the_plain_demo_is_short_and_ends_with_the_journey_and_setup(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert demo_command(now=NOW) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) <= 110  # was about 200, most of them the full stats
+    tail = out.split("\ndone (", 1)[1]
+    assert "memcite demo --keep" in tail and tail.rstrip().splitlines()[-1].startswith(
+        "then, with your own Codex: memcite setup codex")
+    for command in ("memcite thread --last", "memcite consolidation", "memcite report"):
+        assert command in tail
+
+
+def test_the_kept_demo_ends_with_the_journey_and_setup(tmp_path, capsys):
+    assert demo_command(str(tmp_path / "kept"), now=NOW) == 0
+    tail = capsys.readouterr().out.split("\ndone (kept in", 1)[1]
+    assert f"cd {tmp_path / 'kept' / 'projects' / 'infra'}" in tail
+    assert "memcite setup codex" in tail.rstrip().splitlines()[-1]
+
+
+def test_demo_help_names_every_step():
+    from typer.testing import CliRunner
+
+    from memcite.cli.app import app
+
+    text = " ".join(CliRunner().invoke(app, ["demo", "--help"]).stdout.split())
+    for step in ("sync", "instructions", "record", "hook stop", "ingest", "stats", "prune"):
+        assert step in text, step

@@ -81,11 +81,11 @@ def test_sync_prints_what_changed(env):
     assert "0 new, 0 changed, 36 unchanged (not rewritten)" in third.stdout
 
 
-def test_sync_of_a_home_without_memories_is_exit_2(env, tmp_path):
+def test_sync_of_a_folder_that_is_no_codex_home_is_exit_2(env, tmp_path):
     (tmp_path / "bare").mkdir()
     result = invoke(["sync", "--codex-home", str(tmp_path / "bare")], env)
     assert result.exit_code == 2
-    assert "nothing to sync" in result.stderr
+    assert "is not a Codex home" in result.stderr and "npm install -g @openai/codex" in result.stderr
 
 
 def test_record_prints_the_visible_reply_and_counts(env):

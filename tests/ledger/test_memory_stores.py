@@ -89,7 +89,9 @@ def test_reports_name_the_store_and_refuse_an_inventory_of_the_other(tmp_path):
     assert stats["store"]["store"] == "v2"
     assert stats["store"]["memory_folder"] == str(home / "memories_v2")
     assert stats["totals"]["codex_citations"] == synced["counts"]["codex_citations"] > 0
-    text = _run(env, "stats", "--as-of", str(NOW)).stdout
+    brief = _run(env, "stats", "--as-of", str(NOW)).stdout
+    assert 'Codex reads memory store v2 ([memories] version = "v2"' in " ".join(brief.split())
+    text = _run(env, "stats", "--as-of", str(NOW), "--full").stdout
     assert 'memory store v2, the one Codex reads ([memories] version = "v2"' in text
     prune = json.loads(_run(env, "prune", "--json", "--as-of", str(NOW)).stdout)
     assert prune["store"]["store"] == "v2"
@@ -139,7 +141,7 @@ def test_under_v2_a_citation_of_the_summary_is_flagged(tmp_path):
     summary = sorted((home / "memories_v2" / "rollout_summaries").iterdir())[0].name
     _record(env, home, _block("memory_summary.md:1-2", f"rollout_summaries/{summary}:1-2"))
     assert _outcomes(env) == {"not_to_cite": 1, "ok": 1}
-    text = _run(env, "stats", "--as-of", str(NOW), "--no-cache").stdout
+    text = _run(env, "stats", "--as-of", str(NOW), "--no-cache", "--full").stdout
     assert "not_to_cite" in text and "says not to cite it" in " ".join(text.split())
 
 

@@ -64,7 +64,7 @@ def test_stats_json_shape(env):
 
 
 def test_stats_text_shows_dead_checks_sections_and_chart(env):
-    result = runner.invoke(app, ["stats", "--as-of", AS_OF, "--limit", "3"])
+    result = runner.invoke(app, ["stats", "--as-of", AS_OF, "--limit", "3", "--full"])
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "Dead memories" in out and "never cited" in out and "more (--limit 0" in out
@@ -256,7 +256,7 @@ def test_prune_and_stats_by_codex_rule_list_what_codex_deletes(env):
 
 def test_stats_straight_from_codex_says_there_is_no_citation_log(env, tmp_path):
     env_vars = {**env["env"], "MEMCITE_DB": "", "MEMCITE_HOME": str(tmp_path / "fresh")}
-    code, out, err = run(["stats", "--as-of", AS_OF], env_vars)
+    code, out, err = run(["stats", "--as-of", AS_OF, "--full"], env_vars)
     assert code == 0, err
     assert "no citation log (run memcite record or memcite ingest)" in out
     assert "<- never cited" not in out and "by memcite's log" not in out  # no claims from no log

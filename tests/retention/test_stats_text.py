@@ -45,7 +45,7 @@ def run(args, **env):
 def stats(demo, *more, columns="80", **env):
     """The demo's stats as its step prints them (at ``columns``), and as --json."""
     args = ["stats", "--db", demo["db"], "--codex-home", demo["home"], "--as-of", str(NOW),
-            "--max-unused-days", "30", "--limit", "10", *more]
+            "--max-unused-days", "30", "--limit", "10", "--full", *more]
     env = {"MEMCITE_CACHE_DIR": os.path.join(demo["folder"], "cache"), **env}
     text = run(args, COLUMNS=columns, **env)
     return text, json.loads(run([*args, "--json"], **env))
@@ -147,7 +147,7 @@ def test_the_summary_of_a_report_without_replies_asks_for_doctor(demo):
                         _checks(), [], [])
     empty.codex_home = report["codex_home"]
     out = io.StringIO()
-    print_stats(empty, out, width=80)
+    print_stats(empty, out, width=80, full=True)
     assert out.getvalue().splitlines()[2] == (
         "next: memcite doctor  (no replies recorded yet: is the hook set up?)")
 
@@ -328,9 +328,76 @@ def test_stats_and_show_say_the_same_of_one_citation(late):
     assert "MEMORY.md:5-5  changed" in shown
     assert "against the hash taken when the reply was recorded, 30 days after it was made" in shown
     assert f"(changed: {OUTCOME_MEANING['changed']})" in shown
-    text = run(["stats", "--as-of", str(NOW), "--no-cache"])
+    text = run(["stats", "--as-of", str(NOW), "--no-cache", "--full"])
     (row,) = [line for line in text.splitlines() if line.startswith("  changed ")]
     assert row.split()[1:3] == ["1", "1"] and row.endswith(OUTCOME_MEANING["changed"])
     prose = " ".join(text.split())
     assert "each compared with its hash, taken when its reply was recorded" in prose
     assert "1 reply was recorded over an hour after being made" in prose
+
+
+# --------------------------------------------------------------------------- the default view
+
+
+def brief(demo, *more, columns="80"):
+    """The demo's stats in the default view (no --full)."""
+    args = ["stats", "--db", demo["db"], "--codex-home", demo["home"], "--as-of", str(NOW),
+            "--max-unused-days", "30", *more]
+    return run(args, COLUMNS=columns, MEMCITE_CACHE_DIR=os.path.join(demo["folder"], "cache"))
+
+
+def test_the_default_view_opens_with_the_verdict_and_the_one_command_to_act(demo):
+    text = brief(demo)
+    _, report = stats(demo)
+    first, second = text.splitlines()[:2]
+    assert first.startswith(f"{report['dead_count']} of {report['totals']['memories']} memories "
+                            "are dead: unused for more than 30 days")
+    assert second.startswith("next: memcite prune --max-unused-days 30 ")
+    assert len(text.splitlines()) <= 50
+    assert text.rstrip().endswith("citations per week")  # says where the full tables are
+
+
+@pytest.mark.parametrize("word", ["store v1", "stage1_outputs", "rule memcite", "by memcite's log",
+                                  "outside_root", "out_of_range", "Totals"])
+def test_the_default_view_speaks_the_users_words(demo, word):
+    assert word not in brief(demo)
+    assert word in brief(demo, "--full") or word in ("stage1_outputs", "out_of_range")
+
+
+def test_each_count_appears_once_with_one_line_on_the_two_sources(demo):
+    text = brief(demo)
+    _, report = stats(demo)
+    t = report["totals"]
+    counts = section(text, "Counts:")
+    joined = " ".join(" ".join(counts).split())
+    assert f"used, by Codex's own count: {t['cited_codex']} memories, {t['codex_citations']} times" \
+        in joined
+    assert f"seen by memcite: {t['replies']} replies citing {t['cited_memcite']} memories " \
+           f"{t['citations']} times" in joined
+    assert joined.count("Codex counts every use of a memory; memcite only the replies it read") == 1
+    assert "cited:" not in text and "never cited:" not in text  # the full view's double rows
+
+
+def test_a_dead_memory_codex_used_is_listed_with_its_uses_and_why(demo):
+    text = brief(demo)
+    report = json.loads(brief(demo, "--json"))
+    used = [d for d in report["dead"] if d["codex_usage_count"]]
+    assert used  # the demo has dead memories Codex counted uses of
+    rows = section(text, "Dead memories")
+    for dead in used:
+        (row,) = [line for line in rows if line.startswith(f"  {dead['thread_id']}")]
+        assert row.split()[1:4] == [str(dead["days_unused"]), "d", str(dead["codex_usage_count"])]
+    note = " ".join(line.strip() for line in rows if not line.startswith("  0"))
+    assert f"{len(used)} of them were used, but the last use is older than 30 days" in note
+
+
+@pytest.mark.parametrize("flag", ["--full", "--verbose"])
+def test_full_and_verbose_give_every_table(demo, flag):
+    text = brief(demo, flag)
+    assert "Citation checks:" in text and "MEMORY.md sections" in text and "Totals" in text
+
+
+def test_the_default_view_fits_narrow_terminals(demo):
+    for columns in ("50", "80", "120"):
+        for line in brief(demo, columns=columns).splitlines():
+            assert len(line) <= int(columns), line

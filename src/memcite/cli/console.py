@@ -50,7 +50,19 @@ def error_json(message: str, hint: str | None, exit_code: int) -> str:
 
 def report_error(error: MemciteError) -> int:
     """Print a memcite error to stderr (one JSON object under --json) and return its exit
-    code: the one place the command bodies print their errors."""
+    code: the one place the command bodies print their errors. A ``NothingYet`` (exit 0) is no
+    error: its message and next step go to stdout (under --json as ``{"nothing_yet", "next"}``)."""
+    if error.exit_code == 0:
+        if _errors_as_json:
+            import json
+
+            sys.stdout.write(json.dumps({"nothing_yet": masked(error.message), "next": None
+                                         if error.hint is None else masked(error.hint)},
+                                        ensure_ascii=False) + "\n")
+        else:
+            sys.stdout.write("".join(f"{masked(line)}\n" for line in error.message.splitlines())
+                             + (f"next: {masked(error.hint)}\n" if error.hint else ""))
+        return 0
     if _errors_as_json:
         sys.stderr.write(error_json(error.message, error.hint, error.exit_code) + "\n")
     else:

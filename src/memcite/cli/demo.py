@@ -3,18 +3,16 @@ the loop (``memcite.demo.loop.run_demo``), and the closing lines; returns the ex
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
 
-from memcite.demo.loop import demo_paths, demo_projects, kept_folder, run_demo, wait_for_background_work
+from memcite.demo.loop import closing_text, kept_folder, run_demo, wait_for_background_work
 from memcite.errors import MemciteError
 
 
 def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
     """``memcite demo``: run the loop in a temporary folder (or ``keep``) and print it."""
-    import shlex
     import time
 
     now = int(time.time()) if now is None else now
@@ -29,17 +27,5 @@ def demo_command(keep: str | None = None, *, now: int | None = None) -> int:
     except MemciteError as error:
         sys.stderr.write(f"memcite: error: {error}\n")
         return error.exit_code
-    if keep is None:
-        sys.stdout.write("\ndone (the temporary folder was removed).\n")
-        return 0
-    exports = " ".join(f"{name}={shlex.quote(path)}" for name, path in demo_paths(folder).items())
-    project = os.path.join(demo_projects(folder), "infra")  # where the newest session ran
-    sys.stdout.write(f"\ndone (kept in {folder}). To point later commands at the demo's "
-                     f"Codex home, database, cache and data folder:\n\n  export {exports}\n\n"
-                     "then go into the project folder the newest session ran in, and ask what "
-                     "memory did there and whether Codex consolidates:\n\n"
-                     f"  cd {shlex.quote(project)}\n  memcite thread --last\n"
-                     "  memcite consolidation\n"
-                     "  memcite report   (the whole report as one HTML page)\n\n"
-                     "or: memcite stats; memcite select; memcite prune\n")
+    sys.stdout.write(closing_text(folder, kept=keep is not None))
     return 0

@@ -149,7 +149,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--machine": str,
             "--project": str,
         },
-        flags=("--json", "--no-cache", "--judge-without-usage"),
+        flags=("--json", "--no-cache", "--judge-without-usage", "--full"),
     ),
     "report": FastCommand(
         target="memcite.cli.report_commands:report",

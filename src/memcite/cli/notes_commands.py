@@ -100,6 +100,7 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
             finally:
                 conn.close()
             _report_tightened(result.tightened)
+            _say_if_no_codex(where.codex_home_path)
         if json:
             dump_json(render.save_json(result))
         else:
@@ -107,6 +108,17 @@ def save(text: str | None = None, file: str | None = None, section: str | None =
         return 0
 
     return _run(body, db, json)
+
+
+def _say_if_no_codex(home: str) -> None:
+    """A note saved where Codex never ran: say that the folder is no Codex home (memcite made
+    only its notes there) and how to install Codex."""
+    from memcite.ledger.home_state import INSTALL_CODEX, is_codex_home
+
+    if not is_codex_home(home):
+        note(f"{home} is no Codex home (Codex is not installed, or has never run there): the "
+             "note is kept in its memory/ folder; install Codex with "
+             f"`{INSTALL_CODEX}`, then `memcite setup codex` serves the notes to it")
 
 
 # --------------------------------------------------------------------------- recall

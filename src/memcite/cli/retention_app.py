@@ -90,11 +90,18 @@ def stats(
         "--project", metavar="DIR", show_default=False,
         help="With --db postgresql://...: only replies made in this folder or under it, and "
         "memories whose cwd is there.")] = None,
+    full: Annotated[bool, typer.Option(
+        "--full", "--verbose",
+        help="Every table: both counts per memory (memcite's log, Codex's counters), the "
+        "citation checks, MEMORY.md's sections and entries, citations per week (default: the "
+        "verdict, the command to act, the counts, the dead and the most used).")] = False,
 ) -> None:
     """Report how a Codex home's memories are used.
 
-    Dead memories (unused for longer than --max-unused-days), the most cited, cited ids
-    memcite does not know, the checks of cited lines, usage per section and per week.
+    First the verdict (how many memories are dead: unused for longer than
+    --max-unused-days) and the one command to act, the counts, the dead and the most used;
+    with --full also cited ids memcite does not know, the checks of cited lines, usage per
+    section and per week.
     With no memcite database, straight from Codex's memories_1.sqlite. With --db
     postgresql://..., the same report over every machine that ran `memcite push` there.
 
@@ -108,7 +115,7 @@ def stats(
     """
     exit_with(retention_commands.stats(db, codex_home, max_unused_days, rule, as_of, since, limit,
                                    json, no_cache, judge_without_usage=judge_without_usage,
-                                   machine=machine, project=project))
+                                   machine=machine, project=project, full=full))
 
 
 def prune(
@@ -274,9 +281,13 @@ def demo(
 ) -> None:
     """Run the whole loop on a sample Codex home.
 
-    In a temporary folder (or --keep's): sync, instructions, record, stats and a prune
-    preview, each step printed as the command it runs. Nothing outside that folder is
-    written.
+    In a temporary folder (or --keep's), each step printed as the command it runs: a
+    sample Codex home, sync, instructions, record (sample replies, some with broken
+    citations), hook stop (the Stop hook as Codex runs it after a turn), ingest (the other
+    session files), stats, a prune preview, and audit (a memory whose words a tool's
+    output planted, found with its id; `memcite trace ID` places them). It ends with what
+    to try next. Nothing outside that folder is written; without --keep the folder is
+    removed.
 
     Examples:
 

@@ -49,6 +49,7 @@ def stats(
     judge_without_usage: bool = False,
     machine: str | None = None,
     project: str | None = None,
+    full: bool = False,
 ) -> int:
     """Print the usage report of one Codex home (dead memories, top, unknown ids, checks), or
     with ``db`` (or ``$MEMCITE_DB``) a PostgreSQL URL, of the fleet server."""
@@ -58,7 +59,7 @@ def stats(
     if where.db_is_server:
         return fleet_stats(where, machine=machine, project=project,
                            max_unused_days=max_unused_days, rule=rule, as_of=as_of,
-                           since=since, limit=limit, json=json)
+                           since=since, limit=limit, json=json, full=full)
     if machine is not None or project is not None:
         return report_error(InputError("--machine and --project report on a fleet server",
                                        hint="give --db postgresql://... (the server "
@@ -77,12 +78,14 @@ def stats(
         dump_json(report.to_dict())
     else:
         given = {**where.options_given(), "--as-of": as_of}
-        print_stats(report, where={name: value for name, value in given.items() if value})
+        print_stats(report, where={name: value for name, value in given.items() if value},
+                    full=full)
     return 0
 
 
 def fleet_stats(where, *, machine: str | None, project: str | None, max_unused_days,
-                rule: str, as_of: str | None, since: str | None, limit: int, json: bool) -> int:  # noqa: A002
+                rule: str, as_of: str | None, since: str | None, limit: int, json: bool,  # noqa: A002
+                full: bool = False) -> int:
     """``memcite stats`` over a fleet server (``where.db``); no Codex home is looked for."""
     from memcite.fleet.report import fleet_stats as build_fleet_stats
 
@@ -99,7 +102,7 @@ def fleet_stats(where, *, machine: str | None, project: str | None, max_unused_d
     else:
         from memcite.fleet.connection import describe
 
-        print_stats(report, where={"--db": describe(where.db_path)})
+        print_stats(report, where={"--db": describe(where.db_path)}, full=full)
     return EXIT_OK
 
 
@@ -164,10 +167,17 @@ def prune(
                            apply=apply, in_codex_db=in_codex_db,
                            include_recent_threads=include_recent_threads,
                            judge_without_usage=judge_without_usage,
-                           applied_at=int(time.time()))
+                           applied_at=int(time.time()), ledger_missing=_missing(where))
     except (MemciteError, sqlite3.Error) as error:
         return report_read_failure(db, error)
     return _printed(done, pruning.render_text, json)
+
+
+def _missing(where) -> str | None:
+    """memcite's database when it was not named and does not exist yet, else None."""
+    import os
+
+    return None if where.db.given or os.path.exists(where.db_path) else where.db_path
 
 
 def _printed(model, render, json: bool) -> int:  # noqa: A002 - mirrors the --json flag

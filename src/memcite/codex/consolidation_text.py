@@ -55,7 +55,10 @@ def _job_line(state: dict, when, span, now: int) -> list[str]:
                          "0.171 still retries a consolidation an hour after each failure)")
     if state.get("backoff"):
         lines.append(f"  back-off in force until {when(state['retry_after'])}")
-    lines.append(f"  next run possible: {when(state['next_run'])} ({state['next_run_why']})")
+    next_run, why = when(state["next_run"]), state["next_run_why"]
+    # The reason may name the time already ("... (until T)"): never twice, never nested.
+    lines.append(f"  next run possible: {why}" if next_run in why
+                 else f"  next run possible: {next_run} ({why})")
     return lines
 
 
@@ -101,13 +104,13 @@ def render_text(report) -> str:
             filtered = (f" ({inputs['not_enabled']} passed over: their thread's memory_mode is "
                         "not enabled)" if inputs["not_enabled"] else "") if inputs["threads_known"] \
                 else " (Codex's threads table was not found: memory_mode not checked)"
-            out(f"  inputs: {inputs['rows']} memories in stage1_outputs; the last "
-                f"consolidation took {inputs['selected']}; the next would take {inputs['next']}: "
-                f"{inputs['new']} new, {inputs['changed']} changed since taken, "
+            out(f"  inputs: {count(inputs['rows'], 'memory', 'memories')} in Codex's database; "
+                f"the last consolidation read {inputs['selected']} of them, the next would read "
+                f"{inputs['next']}: {inputs['new']} new, {inputs['changed']} changed since read, "
                 f"{inputs['dropped']} dropped{filtered}\n")
         elif inputs is not None:
-            out(f"  inputs: {inputs['rows']} memories in stage1_outputs (selection columns "
-                "missing: an older Codex)\n")
+            out(f"  inputs: {count(inputs['rows'], 'memory', 'memories')} in Codex's database "
+                "(its selection columns are missing: an older Codex)\n")
         baseline, diff = store.baseline, store.diff
         if baseline and baseline.present:
             out(f"  git baseline: {(baseline.commit or '?')[:12]} of {when(baseline.committed)}"

@@ -81,14 +81,26 @@ def _load_config(home: str) -> tuple[dict | None, str | None]:
 
 
 def check_codex_home(inputs: DoctorInputs) -> Check:
+    """The Codex home is a folder Codex wrote to (``memcite.ledger.home_state``'s rule), not one
+    only memcite made (``note save`` where Codex never ran)."""
+    from memcite.ledger.home_state import INSTALL_CODEX, codex_marks, not_a_codex_home
+
     home = inputs.codex_home
+    fix = (f"install Codex (`{INSTALL_CODEX}`) and run `codex` once, or pass --codex-home DIR "
+           "or set CODEX_HOME to Codex's home (default ~/.codex)")
     if not os.path.isdir(home):
         from memcite.ledger.codex_home import no_codex_home_hint
 
-        return Check("codex-home", FAILURE, f"{home}: " + (
-            "not a folder" if os.path.lexists(home) else "no such folder"),
-            no_codex_home_hint(inputs.codex_home_from, home))
-    return Check("codex-home", OK, home)
+        hint = no_codex_home_hint(inputs.codex_home_from, home)
+        if os.path.lexists(home):
+            return Check("codex-home", FAILURE, f"{home}: not a folder", hint)
+        return Check("codex-home", FAILURE,
+                     f"{home}: no such folder: Codex is not installed, or keeps its home elsewhere",
+                     f"install Codex (`{INSTALL_CODEX}`) and run `codex` once; or {hint}")
+    marks = codex_marks(home)
+    if not marks:
+        return Check("codex-home", FAILURE, not_a_codex_home(home), fix)
+    return Check("codex-home", OK, f"{home} (Codex's: {', '.join(marks[:4])})")
 
 
 def check_codex_config(inputs: DoctorInputs, config: dict | None, error: str | None) -> Check:

@@ -47,9 +47,7 @@ def setup_codex_home(*, home: str, cwd: str, project: bool, apply: bool, remove:
         folder = os.path.join(project_root(cwd), ".codex")
     else:
         folder = home
-        if not os.path.isdir(folder):
-            raise InputError(f"{folder}: no such folder (is Codex installed?)",
-                             hint="pass Codex's home with --codex-home or CODEX_HOME")
+        _check_codex_home(folder, remove)
     memory_folder = project_folder = None
     notes = []
     if governance or remove:
@@ -103,6 +101,21 @@ def setup_codex_home(*, home: str, cwd: str, project: bool, apply: bool, remove:
                 write("\n" + TRUST_STEP.format(
                     hooks=f"memcite's {names} hook{'s' if len(events) > 1 else ''}") + "\n")
     return 0
+
+
+def _check_codex_home(folder: str, remove: bool) -> None:
+    """Refuse to wire memcite into a folder that is no Codex home (``memcite.ledger.home_state``'s
+    rule: nothing Codex writes is there, e.g. only the notes ``memcite note save`` made): Codex
+    would never read what setup writes. Removing is always allowed."""
+    from memcite.ledger.home_state import install_hint, is_codex_home, not_a_codex_home
+
+    if not os.path.isdir(folder):
+        raise InputError(f"{folder}: no such folder: Codex is not installed, or keeps its home "
+                         "elsewhere; nothing written",
+                         hint=install_hint("--codex-home or CODEX_HOME"))
+    if not remove and not is_codex_home(folder):
+        raise InputError(f"{not_a_codex_home(folder)}; nothing written",
+                         hint=install_hint("--codex-home or CODEX_HOME"))
 
 
 def _governance_folders(home: str, cwd: str, adding: bool) -> tuple[str | None, str | None,

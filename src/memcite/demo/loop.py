@@ -29,6 +29,8 @@ DAY = 86_400
 DEMO_PROJECT = "/home/dev/memcite"  # the cwd of the sample replies (only recorded)
 DEMO_BUDGET = 400
 CORPUS_REPLIES = ("entry_plain.txt", "entry_escaping_paths.txt", "entry_bad_numbers.txt")
+INSTRUCTIONS_SHOWN = 6  # lines of the instructions the demo prints
+PRUNE_SHOWN = 3  # memories the prune preview lists
 
 
 class DemoError(MemciteError):
@@ -182,8 +184,11 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
     with_sessions = hasattr(builder, "sample_sessions")
     whole = hasattr(builder, "write_state_db")  # config.toml, state_5.sqlite, project folders
     projects = demo_projects(folder)
+    story = None
     if whole:
         builder.build_codex_home(home, now=now, sessions=True, projects=projects)
+        if hasattr(builder, "write_provenance_story"):
+            story = builder.write_provenance_story(home, now)
     elif with_sessions:
         builder.build_codex_home(home, now=now, sessions=True)
     else:
@@ -222,19 +227,21 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
                 handle.write(json.dumps({"text": reply.text, "cwd": DEMO_PROJECT,
                                          "at": now - int(reply.days_ago * DAY)}) + "\n")
         write(f"== 4. memcite record {where} --jsonl {_q(batch)}\n")
+        counted = broken = recorded = 0
+        strays: list[str] = []
         for reply in replies:
             result = record_reply(
                 conn, ReplyInput(reply.text, at=now - int(reply.days_ago * DAY),
                                  cwd=DEMO_PROJECT), memory_root=root, now=now)
-            extra = []
-            if result.unknown:
-                extra.append(f"{count(len(result.unknown), 'unknown id')}")
-            if result.not_uuid:
-                extra.append(f"{len(result.not_uuid)} id{' is' if len(result.not_uuid) == 1 else 's are'}"
-                             " not a UUID")
-            write(f"   {reply.shows}: {result.status}, {len(result.counted)} counted, "
-                  f"{result.entries_hashed}/{result.entries} entries hashed"
-                  + (f", {', '.join(extra)}" if extra else "") + "\n")
+            counted += len(result.counted)
+            recorded += result.status == "recorded"
+            broken += reply.shows.startswith("broken")
+            strays += [*result.unknown, *result.not_uuid]
+        write(f"   {count(recorded, 'reply', 'replies')} recorded, "
+              f"{count(counted, 'citation')} counted; {broken} cite places that are not "
+              "there (a range past the end, paths outside the memory folder, a missing file, "
+              f"a blank line); {count(len(set(strays)), 'cited id is', 'cited ids are')} no "
+              "known memory\n")
         # Codex's consolidation edits a line that was cited: the check reports it as changed.
         memory_md = os.path.join(root, "MEMORY.md")
         with open(memory_md, encoding="utf-8") as handle:
@@ -252,8 +259,9 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
             transcript = os.path.join(home, live["path"])
             with open(payload_path, "w", encoding="utf-8") as handle:
                 json.dump(stop_payload(live, transcript, builder.SESSION_MODEL), handle)
-            write(_hook_step(world, payload_path, live["id"]))
+            write(_hook_step(world, payload_path, live["id"]).rstrip("\n") + "\n")
             wait_for_background_work()  # the hook's quarantine look, before the next step
+            write(_quarantine_line(world) + "\n")
         else:
             write("   (skipped: this corpus's sample home has no session files)\n\n")
 
@@ -270,12 +278,17 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
               "   (a preview: nothing is asked without --apply)\n")
         candidates = prune_candidates(conn, as_of=now, max_unused_days=30, rule="memcite",
                                       limit=200, codex_home=report.codex_home)
-        for candidate in candidates:
+        for candidate in candidates[:PRUNE_SHOWN]:
             write(f"   {candidate.thread_id}  {candidate.label}  {candidate.reason}\n")
+        if len(candidates) > PRUNE_SHOWN:
+            write(f"   … and {len(candidates) - PRUNE_SHOWN} more\n")
         codex = prune_candidates(conn, as_of=now, max_unused_days=30, rule="codex", limit=200,
                                  codex_home=report.codex_home)
         write(f"   {len(candidates)} memories Codex would be asked to forget by memcite's rule; "
               f"{len(codex)} by --rule codex (what Codex itself deletes at start-up)\n")
+        if story is not None:
+            write(f"\n== 9. memcite audit --codex-home {_q(home)}\n")
+            write(_audit_step(home, folder, paths["MEMCITE_CACHE_DIR"], story["thread_id"]))
     finally:
         conn.close()
         for name, value in saved_env.items():
@@ -284,6 +297,44 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
             else:
                 os.environ[name] = value
     return stats.to_dict()
+
+
+JOURNEY = (("memcite thread --last", "what memory did in the last session there"),
+           ("memcite consolidation", "whether Codex's consolidation runs"),
+           ("memcite report", "the whole report as one HTML page"))
+
+
+def story_thread() -> str | None:
+    """The memory the demo's provenance story poisoned (the sample builder's), or None."""
+    try:
+        builder = load_sample_builder()
+    except DemoError:
+        return None
+    return builder.thread_id(builder.STORY_THREAD) if hasattr(builder, "STORY_THREAD") else None
+SETUP = ("then, with your own Codex: memcite setup codex  (shows what it would add to ~/.codex; "
+         "--apply writes it)\n")
+
+
+def closing_text(folder: str, *, kept: bool) -> str:
+    """What ``memcite demo`` prints after its steps: the journey to take next (in the kept
+    folder, or how to keep one), then ``memcite setup codex``."""
+    journey = list(JOURNEY)
+    story = story_thread()
+    if story is not None:
+        journey.append((f"memcite trace {story}", "where the poisoned memory's words came from"))
+    lines = "".join(f"  {command:<24}  {why}\n" for command, why in journey)
+    if not kept:
+        return ("\ndone (the temporary folder was removed). To walk through the demo yourself, "
+                "keep its folder:\n\n  memcite demo --keep ~/memcite-demo\n\nthen, as it "
+                "says, point memcite at it, go into the project folder the newest session ran "
+                "in (cd ~/memcite-demo/projects/infra) and ask:\n\n" + lines + "\n" + SETUP)
+    exports = " ".join(f"{name}={_q(path)}" for name, path in demo_paths(folder).items())
+    project = os.path.join(demo_projects(folder), "infra")  # where the newest session ran
+    return (f"\ndone (kept in {folder}). To point later commands at the demo's Codex home, "
+            f"database, cache and data folder:\n\n  export {exports}\n\nthen go into the "
+            "project folder the newest session ran in, and ask what memory did there and "
+            f"whether Codex consolidates:\n\n  cd {_q(project)}\n" + lines
+            + "\nor: memcite stats; memcite select; memcite prune\n\n" + SETUP)
 
 
 def stop_payload(session: dict, transcript: str, model: str) -> dict:
@@ -331,6 +382,58 @@ def _hook_step(world: Locations, payload_path: str, session_id: str) -> str:
             f"{world.hook_log} (memcite doctor shows it)\n\n")
 
 
+def _audit_step(home: str, cwd: str, cache_dir: str, story_id: str) -> str:
+    """Where each memory's words came from: the story's poisoned memory found with its id
+    (``memcite.codex.memory_audit``), and, as ``memcite trace`` places them, its planted line in
+    a tool's output and the rule the user typed in their own message, never called poisoned."""
+    from memcite.codex.memory_audit import audit_home
+    from memcite.codex.memory_trace import trace
+
+    report = audit_home(home, cwd=cwd, cache_dir=cache_dir)
+    counts = report["counts"]
+    text = (f"   {count(counts['poisoned'], 'poisoned memory', 'poisoned memories')} (high) of "
+            f"{report['memories']} memories: each sentence placed in its source session\n")
+    for finding in report["findings"]:
+        if finding["memory"] == story_id and finding["kind"] == "poisoned":
+            text += f"   memory {finding['memory']} (poisoned), sentence by sentence:\n"
+            break
+    traced = trace(home, story_id)
+    for memory in traced["memories"]:
+        for sentence in memory["sentences"]:
+            origin = sentence.get("origin") or {}
+            if sentence["poisoned"]:
+                where = (f"the output of {origin.get('tool')} (an MCP tool), session line "
+                         f"{origin.get('line')}: POISONED")
+            elif sentence.get("directives") and origin.get("kind") == "user":
+                where = (f"the user's own message, session line {origin.get('line')}: theirs, "
+                         "no poison")
+            else:
+                continue
+            text += f"     \"{sentence['text']}\"\n       from {where}\n"
+    return text + (f"   (Codex keeps the memory until its next consolidation reads the hook's "
+                   f"request; memcite trace {story_id} shows every sentence of it)\n")
+
+
+def _quarantine_line(world: Locations) -> str:
+    """What the Stop hook's look at the memory folder (run in the background) did: the
+    poisoned memories it asked Codex to forget, from its line in the hook's log."""
+    from memcite.ledger.hook_log import read_entries
+
+    try:
+        entries = read_entries(world.hook_log, 5)
+    except OSError:
+        return ""
+    looks = [entry for entry in entries if entry.get("event") == "quarantine"]
+    asked = looks[-1].get("asked") if looks else None
+    if not asked or not isinstance(asked, list):
+        return ""
+    return (f"   its look at the memory folder, in the background, found "
+            f"{count(len(asked), 'poisoned memory', 'poisoned memories')} and asked Codex's "
+            f"next consolidation to forget {'it' if len(asked) == 1 else 'them'}: "
+            f"{', '.join(str(a) for a in asked)} (`memcite restore ID` withdraws the request; "
+            "step 9 shows why)\n")
+
+
 def _ingest_step(conn, home: str, root: str, transcript: str | None, now: int) -> str:
     """Bring every session file of the sample home up to date, as ``memcite ingest`` does."""
     from memcite.ledger.session_offsets import ingest_codex_home, session_key
@@ -362,8 +465,9 @@ def _instructions_excerpt(root: str, home: str, cwd: str) -> str:
         return f"   (skipped: {error})\n"
     text = result.instructions or ""
     lines = text.splitlines()
-    shown = "\n".join("   | " + line for line in lines[:12])
-    more = f"\n   | … ({len(lines) - 12} more lines)" if len(lines) > 12 else ""
+    shown = "\n".join("   | " + line for line in lines[:INSTRUCTIONS_SHOWN])
+    more = (f"\n   | … ({len(lines) - INSTRUCTIONS_SHOWN} more lines)"
+            if len(lines) > INSTRUCTIONS_SHOWN else "")
     return (f"   {result.used} of {result.budget} tokens (approx), "
             f"{'truncated' if result.truncated else 'whole'}\n{shown}{more}\n")
 

@@ -285,6 +285,10 @@ def no_codex_home_hint(origin: str | None, path: str | None = None) -> str:
                 "config.toml and memories/, ~/.codex by default)")
     if origin and origin != "default":
         return f"{origin} names it: fix or unset {origin}, or pass the Codex home with --codex-home"
+    if what == "does not exist":  # the default ~/.codex is not there: Codex never ran here
+        return ("Codex is not installed here, or has never run: install it with `npm install -g "
+                "@openai/codex` and run `codex` once, or pass the Codex home with --codex-home "
+                "or CODEX_HOME")
     return "pass the Codex home with --codex-home or CODEX_HOME"
 
 

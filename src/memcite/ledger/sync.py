@@ -302,6 +302,12 @@ def check_codex_home(codex_home: str | os.PathLike | home.CodexLocations) -> Syn
                           dual_write=where.dual_write,
                           sqlite_home_said=where.describe_sqlite_home())
     if not sources.stage1_found and not sources.folder_found:
+        from memcite.ledger.home_state import no_memories_yet
+
+        waiting = no_memories_yet(where, then="`memcite stats` reports on it",
+                                  nothing="nothing to sync (the inventory is left as it was)")
+        if waiting is not None:  # nothing synced, nothing written
+            raise waiting
         raise home.CodexHomeError(
             f"{real}: no {os.path.basename(state_db)} and no memory folder "
             f"({os.path.basename(folder)}/) of memory store {where.store} ({where.store_from}),"
@@ -813,6 +819,12 @@ def sync_home(where, open_ledger: Callable[[], sqlite3.Connection], *,
     a problem keeping it is a warning of the report, the sync stands)."""
     locations = home.locate(where)
     check_codex_home(locations)
+    if not where.db.given and not os.path.lexists(where.db_path):
+        from memcite.ledger.home_state import no_memories_yet
+
+        waiting = no_memories_yet(locations, then="`memcite stats` reports on it")
+        if waiting is not None:  # no ledger yet and nothing to put in it: none is made
+            raise waiting
     conn = open_ledger()
     try:
         report = sync_codex_home(conn, locations, progress=progress)
@@ -857,6 +869,9 @@ def render_text(report: SyncReport) -> str:
     else:
         text += (f"  memories {counts.get('memories', 0)}; usage unknown (no Codex "
                  "memories database)\n")
+    if not counts.get("memories", 0):
+        text += ("  Codex holds no memory here yet: `memcite stats` says when it will make "
+                 "some\n")
     if report.forget_requests_seen_gone:
         text += (f"  {count(report.forget_requests_seen_gone, 'memory', 'memories')} memcite "
                  "asked Codex to forget are gone from Codex now\n")

@@ -115,20 +115,27 @@ class PruneRun(Slots):
 
 def run(locations, open_ledger, *, rule: str, max_unused_days: int | None,
         config_path: str | None, now: int, limit: int, apply: bool, in_codex_db: bool,
-        include_recent_threads: bool, judge_without_usage: bool, applied_at: int) -> PruneRun:
+        include_recent_threads: bool, judge_without_usage: bool, applied_at: int,
+        ledger_missing: str | None = None) -> PruneRun:
     """``memcite prune``: the settings (the command line's ``max_unused_days``, memcite's
     config ``config_path``, Codex's ``[memories]`` as ``locate`` read it), the plan at ``now``,
     and with ``apply`` the request to Codex at ``applied_at``. ``open_ledger()`` opens memcite's
     database once the settings are read and the usage data found (a writer with ``apply``);
-    it is closed here."""
+    it is closed here. ``ledger_missing``: memcite's database when it does not exist yet (the
+    refusal's hint then says to sync first)."""
     from memcite.retention.rules import codex_memories_of
-    from memcite.retention.stats_report import require_usage, resolve_settings_for
+    from memcite.retention.stats_report import (
+        require_memories,
+        require_usage,
+        resolve_settings_for,
+    )
 
     codex_memories = codex_memories_of(locations)  # config.toml as locate read it
     settings = resolve_settings_for(locations.codex_home, rule=rule,
                                     max_unused_days=max_unused_days, config_path=config_path,
                                     codex_memories=codex_memories)
-    require_usage(locations, judge_without_usage)
+    require_memories(locations, "`memcite prune` previews what to forget")
+    require_usage(locations, judge_without_usage, ledger=ledger_missing)
     result = None
     conn = open_ledger()
     try:

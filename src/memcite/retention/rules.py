@@ -26,30 +26,13 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 from memcite.errors import InputError
+from memcite.ledger.codex_settings import CODEX_CLAMPS, CODEX_DEFAULTS  # noqa: F401 - here too
 from memcite.value_classes import FrozenSlots
 
 DAY = 86_400
 RULES = ("memcite", "codex")
 CODEX_PRUNE_LIMIT = 200
 
-# Codex's [memories] settings: default and clamp range.
-CODEX_DEFAULTS: dict[str, object] = {
-    "max_unused_days": 30,
-    "max_raw_memories_for_consolidation": 256,
-    "max_rollout_age_days": 10,
-    "max_rollouts_per_startup": 2,
-    "min_rollout_idle_hours": 6,
-    "generate_memories": True,
-    "use_memories": True,
-    "disable_on_external_context": False,
-}
-CODEX_CLAMPS: dict[str, tuple[int, int]] = {
-    "max_unused_days": (0, 365),
-    "max_raw_memories_for_consolidation": (1, 4096),
-    "max_rollout_age_days": (0, 90),
-    "max_rollouts_per_startup": (1, 128),
-    "min_rollout_idle_hours": (1, 48),
-}
 # The settings memcite's retention commands use, and the smallest value each accepts.
 RETENTION_SETTINGS: dict[str, int] = {
     "max_unused_days": 0,

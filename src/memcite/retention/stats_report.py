@@ -69,10 +69,31 @@ def resolve_settings_for(codex_home: str | None, *, rule: str = "memcite",
         mine, codex, rule=rule)
 
 
-def require_usage(locations, judge_without_usage: bool) -> None:
-    """Refuse to judge a home whose usage data (Codex's table) is not where Codex keeps it."""
+def require_memories(locations, then: str = "`memcite stats` reports on it") -> None:
+    """``NothingYet`` (exit 0, nothing judged) when Codex holds no memory in the home yet:
+    what it holds and when Codex will make its first memories (``memcite.ledger.home_state``)."""
+    from memcite.ledger.home_state import no_memories_yet
+
+    waiting = no_memories_yet(locations, then=then)
+    if waiting is not None:
+        raise waiting
+
+
+def require_usage(locations, judge_without_usage: bool, *, ledger: str | None = None) -> None:
+    """Refuse to judge a home whose usage data (Codex's table) is not where Codex keeps it.
+    ``ledger``: memcite's database, when it is known not to exist yet (``--judge-without-usage``
+    needs one: the hint then says to sync first)."""
     if locations.has_usage_data or judge_without_usage:
         return
+    if ledger is not None:
+        raise UsageUnknown(
+            f"usage unknown: nothing judged. {locations.state_db} does not exist (Codex's SQLite "
+            f"home: {locations.describe_sqlite_home()}), so how often each memory of "
+            f"{locations.codex_home} was used is unknown, and every one would look dead",
+            hint="if Codex keeps its databases elsewhere, set sqlite_home in config.toml or "
+                 "CODEX_SQLITE_HOME as Codex does; else `memcite sync` reads the memory folder "
+                 f"into memcite's database ({ledger}), then {JUDGE_OVERRIDE} judges on "
+                 "memcite's own log and the memories' dates")
     raise UsageUnknown(
         f"usage unknown: nothing judged. {locations.state_db} does not exist (Codex's SQLite "
         f"home: {locations.describe_sqlite_home()}), so how often each memory of "
@@ -201,10 +222,14 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
                                     max_unused_days=max_unused_days,
                                     config_path=where.config.path,
                                     codex_memories=codex_memories_of(locations))
-    require_usage(locations, judge_without_usage)
+    path = where.db_path
+    if not _ledger_holds(path, locations.codex_home):
+        require_memories(locations, "`memcite report` writes its page" if extras
+                         else "`memcite stats` reports on it")
+    require_usage(locations, judge_without_usage,
+                  ledger=None if where.db.given or os.path.exists(path) else path)
     root = locations.memory_folder
     codex_db = locations.state_db
-    path = where.db_path
     common = dict(memory_root=root, as_of=now, max_unused_days=settings.max_unused_days,
                   rule=rule, limit=limit)
     if not where.db.given and not os.path.exists(path) and os.path.isfile(codex_db):
@@ -229,6 +254,25 @@ def _collect(where, *, now: int, rule: str, max_unused_days: int | None, since: 
                                cache_dir=where.cache_dir if cache else None,
                                codex_home=locations.codex_home, **common)
         return _finish(report, where, locations, conn, extras)
+    finally:
+        conn.close()
+
+
+def _ledger_holds(path: str, codex_home: str) -> bool:
+    """Whether memcite's database ``path`` holds a recorded reply, or a memory of
+    ``codex_home``: then there is something to report even when Codex holds no memory."""
+    if not os.path.lexists(path):
+        return False
+    if not os.path.isfile(path):
+        return True  # not a regular file: the ledger's own read refuses it, saying why
+    from memcite.ledger.store import open_store
+    from memcite.untrusted import storable_or_none
+
+    conn = open_store(path, readonly=True)
+    try:
+        return bool(conn.execute("SELECT 1 FROM replies LIMIT 1").fetchone()
+                    or conn.execute("SELECT 1 FROM memories WHERE codex_home = ? LIMIT 1",
+                                    (storable_or_none(codex_home),)).fetchone())
     finally:
         conn.close()
 

@@ -225,24 +225,7 @@ def print_summary(text: ReportText, report, where: dict[str, str]) -> None:
     unused = f"unused for more than {count(report.max_unused_days, 'day')} (rule {report.rule})"
     text.line(f"{report.dead_count} dead{scope}: {unused}" if report.dead_count
               else f"none dead{scope}: none {unused}")
-    step = next_step(report)
-    if step is not None and report.fleet is not None:
-        text.pick(f"next: memcite {step[0]} on each machine ({step[3]}; the fleet server is only "
-                  "reported on)", f"next: memcite {step[0]} on each machine")
-        return
-    if step is None:
-        text.pick("next: nothing needed (`memcite show ID` tells one memory's story)",
-                  "next: nothing needed")
-        return
-    command, options, repeated, why = step
-    given = [name for name in repeated if where.get(name)]
-    short = " ".join(["memcite", command, *options])
-    full = " ".join([short, *[f"{name} {_shell_word(where[name])}" for name in given]])
-    # Too long with this run's paths: the command with each option to repeat shown as `…`.
-    blanks = " ".join([short, *[f"{name} {text.dots}" for name in given]])
-    text.pick(f"next: {full}  ({why})", f"next: {full}",
-              f"next: {short}  (and this run's {', '.join(given)})" if given else f"next: {short}",
-              f"next: {blanks}", f"next: {short} {text.dots}" if given else f"next: {short}")
+    _next_line(text, report, where)
 
 
 def print_totals(text: ReportText, report) -> None:
@@ -318,14 +301,18 @@ def print_totals(text: ReportText, report) -> None:
 
 
 def print_stats(report, file=None, *, width: int | None = None,
-                where: dict[str, str] | None = None) -> None:
+                where: dict[str, str] | None = None, full: bool = False) -> None:
     """Print a ``memcite.retention.stats.StatsReport`` as ``memcite stats`` does (to stdout by
-    default): three lines (how many memories, how many dead, what to run next), then the
-    sections, every line fitted to ``width`` (default ``text_width``). ``where``: the options
-    this run was given (``--db``, ``--codex-home``, ``--as-of``), repeated in the command
-    suggested."""
+    default), every line fitted to ``width`` (default ``text_width``): the answer first (the
+    verdict, the one command to act, each count once, the dead and the most used; see
+    ``print_brief``), or with ``full`` three lines (how many memories, how many dead, what to
+    run next) and every section. ``where``: the options this run was given (``--db``,
+    ``--codex-home``, ``--as-of``), repeated in the command suggested."""
     file = file or sys.stdout
     text = ReportText(file, width or text_width(file))
+    if not full:
+        print_brief(text, report, where or {})
+        return
     print_summary(text, report, where or {})
     print_totals(text, report)
     legend = {"Codex": False, "memcite": False}  # printed once, under the first list needing it
@@ -412,6 +399,156 @@ def print_stats(report, file=None, *, width: int | None = None,
 
         text.line()
         text.prose(audit_line(report.audit), indent="")
+
+BRIEF_TOP = 5  # the most used memories the default view lists
+
+
+def _uses(row: dict, citation_log: bool) -> int | None:
+    """A memory's uses as the default view counts them: Codex's counter (it counts every use),
+    else memcite's log; None when neither counted one."""
+    theirs = row.get("codex_usage_count")
+    mine = row.get("usage_count") if citation_log else None
+    if theirs is None and mine is None:
+        return None
+    return max(theirs or 0, mine or 0)
+
+
+def _next_line(text: ReportText, report, where: dict[str, str]) -> None:
+    """The one command to act, with this run's options, fitted (as ``print_summary`` does)."""
+    step = next_step(report)
+    if step is not None and report.fleet is not None:
+        text.pick(f"next: memcite {step[0]} on each machine ({step[3]}; the fleet server is only "
+                  "reported on)", f"next: memcite {step[0]} on each machine")
+        return
+    if step is None:
+        text.pick("next: nothing needed (`memcite show ID` tells one memory's story)",
+                  "next: nothing needed")
+        return
+    command, options, repeated, why = step
+    given = [name for name in repeated if where.get(name)]
+    short = " ".join(["memcite", command, *options])
+    full = " ".join([short, *[f"{name} {_shell_word(where[name])}" for name in given]])
+    blanks = " ".join([short, *[f"{name} {text.dots}" for name in given]])
+    text.pick(f"next: {full}  ({why})", f"next: {full}",
+              f"next: {short}  (and this run's {', '.join(given)})" if given else f"next: {short}",
+              f"next: {blanks}", f"next: {short} {text.dots}" if given else f"next: {short}")
+
+
+# The citation checks' outcomes in the default view's words (``--full`` explains each).
+BRIEF_OUTCOMES = {"outside_root": "outside the memory folder", "missing": "no such file",
+                  "not_to_cite": "a summary not to cite", "removed": "file removed",
+                  "out_of_range": "past the file's end", "blank": "blank", "changed": "changed",
+                  "moved": "moved", "unverified": "not checkable"}
+
+
+def print_brief(text: ReportText, report, where: dict[str, str]) -> None:
+    """The default view of ``memcite stats``: the verdict and the one command to act, each
+    count once in plain words (one line on why memcite's and Codex's counts differ), the dead
+    memories (each with its uses and when it was last used), the most used, and where the full
+    tables are (``--full``)."""
+    t = report.totals
+    memories = count(t["memories"], "memory", "memories")
+    days = count(report.max_unused_days, "day")
+    as_of = day(report.as_of)
+    if report.rule == "codex" and t["in_codex_table"] != t["memories"]:
+        memories = f"the {count(t['in_codex_table'], 'memory', 'memories')} in Codex's database"
+    if report.dead_count:
+        verb = "is" if report.dead_count == 1 else "are"
+        text.prose(f"{report.dead_count} of {memories} {verb} dead: unused for more than {days} "
+                   f"(as of {as_of})", indent="")
+    else:
+        text.prose(f"none of {memories} is dead: each was used in the last {days} (as of "
+                   f"{as_of})", indent="")
+    _next_line(text, report, where)
+    if report.fleet is not None:
+        text.line(f"  across {count(len(report.fleet['machines']), 'machine')} of the fleet")
+    else:
+        head = "  Codex home: "
+        text.line(head + text.cut_path(report.codex_home or "-", text.width - len(head)))
+    if report.other_homes:
+        text.prose(f"(memcite's database also holds "
+                   f"{count(len(report.other_homes), 'other Codex home')}, not counted here)")
+    store = report.store
+    if store and (store["store"] != "v1" or store["dual_write"]):  # v1 alone: nothing to say
+        text.prose(f"Codex reads memory store {store['store']} ({store['store_from']}"
+                   + ("; dual_write: it also consolidates the other" if store["dual_write"]
+                      else "") + ")")
+    text.title("Counts:")
+    if t["in_codex_table"] != t["memories"] or t["gone_from_codex"] or t["archived"]:
+        parts = [f"{t['in_codex_table']} in Codex's database"]
+        if t["gone_from_codex"]:
+            parts.append(f"{t['gone_from_codex']} gone from Codex (kept for their citations)")
+        if t["archived"]:
+            parts.append(f"{t['archived']} archived by memcite")
+        others = t["memories"] - t["in_codex_table"] - t["gone_from_codex"]
+        if others > 0:
+            parts.append(f"{others} only in the memory folder")
+        text.prose(f"memories: {'; '.join(parts)}")
+    text.prose(f"used, by Codex's own count: {count(t['cited_codex'], 'memory', 'memories')}, "
+               f"{count(t['codex_citations'], 'time')} in all; never used: "
+               f"{t['never_cited_codex']}")
+    if report.source != "codex" and report.citation_log:
+        text.prose(f"seen by memcite: {count(t['replies'], 'reply', 'replies')} citing "
+                   f"{count(t['cited_memcite'], 'memory', 'memories')} "
+                   f"{count(t['citations'], 'time')}")
+        dead_when = (f"dead: Codex saw no use for {days} (rule codex)" if report.rule == "codex"
+                     else f"dead: neither saw a use, nor did Codex extract it again, for {days}")
+        text.prose("(Codex counts every use of a memory; memcite only the replies it read, "
+                   f"since its hook was set up; {dead_when})")
+        strays = t.get("unknown_ids", 0) + t.get("not_uuid_ids", 0)
+        if strays:
+            text.prose(f"cited ids that are no memory: {strays} (Codex counts none of them)")
+        checks = report.citation_checks
+        bad = [(outcome, tally["citations"]) for outcome, tally in checks.outcomes.items()
+               if outcome != "ok" and tally["citations"]]
+        if checks.citations:
+            ok = checks.outcomes.get("ok", {}).get("citations", 0)
+            text.prose(f"cited lines: {ok} of {checks.citations} still as cited"
+                       + ("; " + ", ".join(f"{BRIEF_OUTCOMES.get(outcome, outcome)} {n}"
+                                          for outcome, n in bad) if bad else ""))
+    elif report.source != "codex":
+        text.prose("seen by memcite: no reply yet (`memcite setup codex` records each turn)")
+    if t.get("asked_to_forget"):
+        text.prose(f"asked to forget, still in Codex: {t['asked_to_forget']} (until a sync finds "
+                   f"{'it' if t['asked_to_forget'] == 1 else 'them'} gone)")
+    text.title(f"Dead memories ({report.dead_count}, stalest first):")
+    if not report.dead:
+        text.line("  none")
+    rows, used = [], 0
+    for dead in report.dead:
+        uses = _uses(dead, report.citation_log)
+        used += bool(uses)
+        mark = "[asked to forget] " if dead.get("asked_to_forget") else ""
+        rows.append({"id": dead["thread_id"], "label": mark + dead.get("label", "-"),
+                     "cells": {"unused": f"{dead['days_unused']} d", "uses": _count(uses)},
+                     "details": f"{dead['days_unused']:>4} days unused  {_count(uses)} uses",
+                     "compact": f"{dead['days_unused']}d unused, {_count(uses)} uses"})
+    memory_rows(text, rows, [("unused", 6, False), ("uses", 4, False)])
+    if report.dead_count > len(report.dead):
+        text.line(f"  {text.dots} and {report.dead_count - len(report.dead)} more "
+                  "(--limit 0 lists all)")
+    if used:
+        text.prose(f"({count(used, 'of them was', 'of them were')} used, but the last use is "
+                   f"older than {days}: \"unused\" counts the days since)")
+    if report.top:
+        shown = report.top[:BRIEF_TOP]
+        text.title(f"Most used ({len(shown)} of {len(report.top)}):")
+        rows = []
+        for top in shown:
+            uses, last = _uses(top, report.citation_log), day(top["last_used"])
+            rows.append({"id": top["thread_id"], "label": top.get("label", "-"),
+                         "cells": {"uses": _count(uses), "last used": last},
+                         "details": f"{_count(uses)} uses  last used {last}",
+                         "compact": f"{_count(uses)} uses"})
+        memory_rows(text, rows, [("uses", 4, False), ("last used", 10, True)])
+    if report.audit is not None:
+        from memcite.retention.audit_counts import audit_line
+
+        text.line()
+        text.prose(audit_line(report.audit), indent="")
+    text.line()
+    text.prose("`memcite stats --full` shows every table: both counts per memory, the citation "
+               "checks, MEMORY.md's sections and entries, citations per week", indent="")
 
 
 def print_checks(text: ReportText, report) -> None:
