@@ -38,11 +38,6 @@ def build_report_home(folder: str) -> dict[str, str]:
 
     run_demo(folder, now=NOW - 3600, out=io.StringIO())
     env = demo_paths(folder)
-    # The demo's last step audits the home; the page's audit row prints its counts as plain
-    # text (no data-key yet), which these pages' checks would take for numbers from nowhere.
-    for name in os.listdir(env["MEMCITE_CACHE_DIR"]):
-        if name.startswith("audit-") and name.endswith(".json"):
-            os.remove(os.path.join(env["MEMCITE_CACHE_DIR"], name))
     home = env["CODEX_HOME"]
     conn = sqlite3.connect(env["MEMCITE_DB"])
     with conn:

@@ -686,13 +686,27 @@ def _summary(page: _Page, stats: dict, extras: dict) -> None:
         if stats.get("audit") is not None:
             from memcite.retention.audit_counts import audit_line
 
-            def audit_fact() -> None:  # the line without its label; a `command` as code
-                import re
-
-                line = audit_line(stats["audit"]).removeprefix("memory audit").lstrip(" :")
-                line = re.sub(r"^\((\d{4}-\d\d-\d\d)\): ", r"\1: ", line)
-                for index, part in enumerate(line.split("`")):
-                    page.element("code", part) if index % 2 else page.text(part)
+            def audit_fact() -> None:  # its counts as the page's numbers; a `command` as code
+                audit = stats["audit"]
+                if audit.get("at") is None:
+                    line = audit_line(audit).removeprefix("memory audit").lstrip(" :")
+                    for index, part in enumerate(line.split("`")):
+                        page.element("code", part) if index % 2 else page.text(part)
+                    return
+                page.time("audit.at", audit["at"])
+                page.text(": ")
+                for index, (kind, label) in enumerate((("poisoned", "poisoned"), ("secret", "secrets"),
+                                                       ("cross-project", "cross-project"),
+                                                       ("directive", "directives"))):
+                    page.text(", " if index else "")
+                    page.number(f"audit.counts.{kind}", audit["counts"][kind])
+                    page.text(f" {label}")
+                page.text(" in ")
+                page.number("audit.memories", audit["memories"])
+                page.text(" memories (")
+                page.element("code", "memcite audit")
+                page.text(" lists each" + ("" if audit["current"] else
+                                           "; the memory folder changed since, run it again") + ")")
 
             fact("memory audit", audit_fact)
 
