@@ -404,7 +404,7 @@ def bench_data(folder: str | Path, *, wordings=WORDINGS, limit: int | None = Non
                 found, found_kinds = item_levels(report, maps, len(members))
                 forgotten = forget_requests(home, scratch, report)
                 base = len(worded)
-                for number, item in enumerate(members):
+                for item in members:
                     worded.append(Worded(item.text, item.label, item.origin, item.source, item.set, wording))
                 asked |= {base + maps["threads"][thread] for thread in forgotten["asked"]
                           if thread in maps["threads"]}
