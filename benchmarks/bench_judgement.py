@@ -54,10 +54,14 @@ from pathlib import Path
 LABELS = ("injection", "convention", "fact")
 ORIGINS = ("project_file", "outside_file", "web", "mcp", "user")
 WORDINGS = ("verbatim", "summary")
+LAYOUTS = ("both", "stage1", "files")  # where a memory is kept: stage1_outputs, the folder's files
 SEVERITIES = ("high", "medium", "low")
 RANK = {"high": 3, "medium": 2, "low": 1}
 MAX_MEMORY_CHARS = 1000  # a memory line keeps this much of a long text
 HAND_LABELS = ("fact", "convention", "instruction", "misfire")
+# The findings read by hand on real folders: those that judge a sentence an instruction (secrets,
+# taint and other projects are other questions); any finding a hand label matches is counted too.
+JUDGED = ("directive", "poisoned")
 
 # How a summarising model rewords what it read, per origin ({text}, or {lower}: its first letter
 # in lower case, after "to").
@@ -230,9 +234,12 @@ def session_lines(item: Item, thread_id: str, cwd: str, number: int) -> list[str
     return lines
 
 
-def build_home(home: Path, items: list[Item], wording: str) -> dict:
+def build_home(home: Path, items: list[Item], wording: str, layout: str = "both") -> dict:
     """Write a Codex home holding one memory per item; the maps from thread id and from
-    ``MEMORY.md:<line>`` to the item's index."""
+    ``MEMORY.md:<line>`` to the item's index. ``layout``: the memories in ``stage1_outputs``
+    rows and in the folder's files (``both``), or only in one of them (``stage1``, ``files``)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}")
     folder = home / "memories"
     (folder / "rollout_summaries").mkdir(parents=True, exist_ok=True)
     day = home / "sessions" / "2026" / "01" / "20"
@@ -251,9 +258,10 @@ def build_home(home: Path, items: list[Item], wording: str) -> dict:
         remembered = one_line(item.text if wording == "verbatim" else reword(item.text, item.origin, number))
         stem = f"2026-01-20T10-00-00-{number:05d}-{os.path.basename(cwd)}"
         body = f"## Task\n\nFix the failing build of {os.path.basename(cwd)}.\n\n## Learned\n\n- {remembered}\n"
-        (folder / "rollout_summaries" / f"{stem}.md").write_text(
-            f"thread_id: {thread_id}\nupdated_at: 2026-01-20T10:00:00Z\nrollout_path: {session}\n"
-            f"cwd: {cwd}\n\n{body}", encoding="utf-8")
+        if layout != "stage1":
+            (folder / "rollout_summaries" / f"{stem}.md").write_text(
+                f"thread_id: {thread_id}\nupdated_at: 2026-01-20T10:00:00Z\nrollout_path: {session}\n"
+                f"cwd: {cwd}\n\n{body}", encoding="utf-8")
         memory_md += [f"# Task Group: {os.path.basename(cwd)} build {number}",
                       f"applies_to: cwd={cwd}; reuse_rule=reuse for builds of this project", "",
                       "## Reusable knowledge", ""]
@@ -262,13 +270,18 @@ def build_home(home: Path, items: list[Item], wording: str) -> dict:
         memory_md += ["", "### rollout_summary_files", "",
                       f"- rollout_summaries/{stem}.md (thread_id={thread_id})", ""]
         rows.append((thread_id, cwd, 1_768_900_000 + number, f"- {remembered}", body))
-    (folder / "MEMORY.md").write_text("\n".join(memory_md) + "\n", encoding="utf-8")
+    if layout == "stage1":
+        lines_map = {}
+    else:
+        (folder / "MEMORY.md").write_text("\n".join(memory_md) + "\n", encoding="utf-8")
     state = sqlite3.connect(home / "state_5.sqlite")
     state.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, cwd TEXT, source TEXT, created_at INTEGER, "
                   "memory_mode TEXT)")
     state.executemany("INSERT INTO threads VALUES (?, ?, 'cli', ?, 'enabled')", [row[:3] for row in rows])
     state.commit()
     state.close()
+    if layout == "files":
+        return {"threads": threads, "lines": lines_map}
     db = sqlite3.connect(home / "memories_1.sqlite")
     db.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY, source_updated_at INTEGER, "
                "raw_memory TEXT, rollout_summary TEXT, generated_at INTEGER, rollout_slug TEXT, "
@@ -355,6 +368,9 @@ def group_rows(items: list[Item], levels: list[int], kinds: list[set], asked: se
         for severity in SEVERITIES:
             row[severity if severity == "high" else f"{severity}+"] = rate(
                 sum(1 for n in members if levels[n] >= RANK[severity]), total)
+        # the same, secrets aside: an e-mail address in a payload is a secret finding, high
+        row["high_not_secret"] = rate(sum(1 for n in members if any(
+            kind.endswith("/high") and not kind.startswith("secret/") for kind in kinds[n])), total)
         row["forget"] = rate(sum(1 for n in members if n in asked), total)
         seen: dict[str, int] = {}
         for n in members:
@@ -377,7 +393,7 @@ class Worded:
     wording: str
 
 
-def bench_data(folder: str | Path, *, wordings=WORDINGS, limit: int | None = None,
+def bench_data(folder: str | Path, *, wordings=WORDINGS, layout: str = "both", limit: int | None = None,
                keep: str | None = None, progress=None) -> dict:
     """The labelled sets of ``folder`` audited: a home per set and wording; the report."""
     items = read_sets(folder)
@@ -399,7 +415,7 @@ def bench_data(folder: str | Path, *, wordings=WORDINGS, limit: int | None = Non
                 scratch = root / f"{_slug(name)}-{wording}"
                 shutil.rmtree(scratch, ignore_errors=True)
                 home = scratch / "codex"
-                maps = build_home(home, members, wording)
+                maps = build_home(home, members, wording, layout)
                 report, took = run_audit(home, scratch)
                 found, found_kinds = item_levels(report, maps, len(members))
                 forgotten = forget_requests(home, scratch, report)
@@ -419,7 +435,8 @@ def bench_data(folder: str | Path, *, wordings=WORDINGS, limit: int | None = Non
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
-    return {"mode": "data", "data": str(folder), "memcite": _memcite_version(), "homes": homes,
+    return {"mode": "data", "data": str(folder), "layout": layout, "memcite": _memcite_version(),
+            "homes": homes,
             "by_set": group_rows(worded, levels, kinds, asked, ("set", "label", "wording")),
             "by_origin": group_rows(worded, levels, kinds, asked, ("label", "origin", "wording")),
             "overall": group_rows(worded, levels, kinds, asked, ("label", "wording"))}
@@ -458,7 +475,9 @@ def read_labels(path: str | Path) -> dict[tuple, str]:
 
 
 def _label_key(row: dict) -> tuple:
-    return (row.get("folder"), row.get("where"), row.get("kind"), " ".join(str(row.get("excerpt", "")).split())[:60])
+    """A finding's place and the start of its excerpt: a hand label holds whatever kind or
+    severity a later rule gives the same sentence."""
+    return (row.get("folder"), row.get("where"), " ".join(str(row.get("excerpt", "")).split())[:60])
 
 
 def real_home(source: Path, home: Path) -> None:
@@ -497,11 +516,11 @@ def bench_real(folder: str | Path, *, labels: dict | None = None, dump: str | No
                 row = {"folder": source.name, "where": finding.get("where"), "kind": kind,
                        "excerpt": finding.get("excerpt"), "severity": severity, "rule": finding.get("rule"),
                        "origin": (finding.get("origin") or {}).get("kind")}
-                if kind in ("directive", "poisoned"):
+                label = (labels or {}).get(_label_key(row))
+                if kind in JUDGED or label:
                     dumped.append(row)
-                    label = (labels or {}).get(_label_key(row), "unlabelled")
                     cell = hand.setdefault(severity, {}).setdefault(kind, {})
-                    cell[label] = cell.get(label, 0) + 1
+                    cell[label or "unlabelled"] = cell.get(label or "unlabelled", 0) + 1
             rows.append({"folder": source.name, "memories": report.get("memories"),
                          "with_session": report.get("with_session"), "audit_s": round(took, 2),
                          "findings": len(findings), "high": report.get("high"),
@@ -539,14 +558,15 @@ def render(report: dict) -> str:
                                   ("By origin", report["by_origin"], ("label", "origin", "wording")),
                                   ("Overall", report["overall"], ("label", "wording"))):
             out += ["", title, "",
-                    "| " + " | ".join(keys) + " | n | high | medium+ | any | forget asked |",
-                    "|" + " --- |" * (len(keys) + 6)]
+                    "| " + " | ".join(keys) + " | n | high | high, secrets aside | medium+ | any | forget asked |",
+                    "|" + " --- |" * (len(keys) + 7)]
             out[-2] += " high by kind |"
             for row in rows:
                 high = ", ".join(f"{kind.split('/')[0]} {n}" for kind, n in row["kinds"].items()
                                  if kind.endswith("/high"))
                 out.append("| " + " | ".join(str(row[k]) for k in keys) + f" | {row['n']} | "
-                           + " | ".join(_cell(row[c]) for c in ("high", "medium+", "low+", "forget"))
+                           + " | ".join(_cell(row[c]) for c in ("high", "high_not_secret", "medium+", "low+",
+                                                                 "forget"))
                            + f" | {high or '-'} |")
         out += ["", "Homes: " + ", ".join(f"{h['set']} ({h['wording']}) {h['audit_s']} s"
                                          for h in report["homes"])]
@@ -578,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labels", help="hand labels of the real folders' findings (JSON Lines)")
     parser.add_argument("--dump-findings", help="write the real folders' directive findings here, unlabelled")
     parser.add_argument("--wording", choices=(*WORDINGS, "both"), default="both")
+    parser.add_argument("--layout", choices=LAYOUTS, default="both",
+                        help="keep the memories in stage1_outputs, in the folder's files, or both")
     parser.add_argument("--limit", type=int, help="at most this many items of each set")
     parser.add_argument("--keep", help="build the homes in this folder and keep them")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -589,8 +611,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.data:
             wordings = WORDINGS if args.wording == "both" else (args.wording,)
-            report = bench_data(args.data, wordings=wordings, limit=args.limit, keep=args.keep,
-                                progress=progress)
+            report = bench_data(args.data, wordings=wordings, layout=args.layout, limit=args.limit,
+                                keep=args.keep, progress=progress)
         else:
             labels = read_labels(args.labels) if args.labels else None
             report = bench_real(args.real, labels=labels, dump=args.dump_findings, progress=progress)

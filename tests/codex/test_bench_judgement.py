@@ -103,6 +103,17 @@ def test_the_text_reaches_the_session_the_way_its_origin_says(tmp_path):
     assert report["folder_lines_traced"] >= len(SET)
 
 
+@pytest.mark.parametrize("layout", ["stage1", "files"])
+def test_a_memory_kept_in_one_place_only_is_still_one_per_item(tmp_path, layout):
+    items = bench.read_sets(_write(tmp_path, SET))
+    home = tmp_path / "codex"
+    bench.build_home(home, items, "summary", layout)
+    assert (home / "memories_1.sqlite").exists() == (layout == "stage1")
+    assert (home / "memories" / "MEMORY.md").exists() == (layout == "files")
+    report = audit_home(str(home), cwd=str(tmp_path))
+    assert report["memories"] == len(SET) == report["with_session"]
+
+
 def test_findings_map_to_items_by_thread_or_by_memory_line_at_their_highest_severity():
     maps = {"threads": {"t-a": 0, "t-b": 1}, "lines": {"MEMORY.md:7": 2}}
     report = {"findings": [
@@ -128,7 +139,7 @@ def test_the_report_has_a_row_per_set_label_and_wording_with_intervals(data):
             cell = row[column]
             assert 0 <= cell["k"] <= cell["n"] == row["n"]
             assert cell["ci95"][0] <= cell["rate"] <= cell["ci95"][1]
-        assert row["high"]["k"] <= row["medium+"]["k"] <= row["low+"]["k"]
+        assert row["high_not_secret"]["k"] <= row["high"]["k"] <= row["medium+"]["k"] <= row["low+"]["k"]
     assert sum(r["n"] for r in report["overall"]) == 2 * len(SET)
     injection = rows[("tiny", "injection", "verbatim")]
     assert injection["low+"]["k"] >= 1  # the audit said something about the attacks
@@ -165,7 +176,9 @@ def test_real_folders_are_counted_and_hand_labels_matched(tmp_path, capsys):
     found = [json.loads(line) for line in dump.read_text().splitlines()]
     assert found and all(f["label"] == "" and f["kind"] in ("directive", "poisoned") for f in found)
     labelled = tmp_path / "labels.jsonl"
-    labelled.write_text("".join(json.dumps({**f, "label": "convention"}) + "\n" for f in found))
+    # a label holds whatever kind or severity a later rule gives the same sentence
+    labelled.write_text("".join(json.dumps({**f, "kind": "renamed", "label": "convention"}) + "\n"
+                                for f in found))
     again = bench.bench_real(tmp_path / "real", labels=bench.read_labels(labelled))
     counted = [n for per_kind in again["hand_labels"].values() for counts in per_kind.values()
                for label, n in counts.items() if label == "convention"]
