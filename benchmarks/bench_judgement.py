@@ -143,7 +143,8 @@ def read_sets(folder: str | Path) -> list[Item]:
             if label not in LABELS:
                 raise BenchInputError(f"{where}: \"label\" must be one of {', '.join(LABELS)}, not {label!r}")
             if origin not in ORIGINS:
-                raise BenchInputError(f"{where}: \"origin\" must be one of {', '.join(ORIGINS)}, not {origin!r}")
+                raise BenchInputError(f"{where}: \"origin\" must be one of {', '.join(ORIGINS)}, "
+                                      f"not {origin!r}")
             items.append(Item(text, label, origin, str(row.get("source") or ""),
                               str(row.get("set") or path.stem), where))
     return items
@@ -558,7 +559,8 @@ def render(report: dict) -> str:
                                   ("By origin", report["by_origin"], ("label", "origin", "wording")),
                                   ("Overall", report["overall"], ("label", "wording"))):
             out += ["", title, "",
-                    "| " + " | ".join(keys) + " | n | high | high, secrets aside | medium+ | any | forget asked |",
+                    "| " + " | ".join(keys)
+                    + " | n | high | high, secrets aside | medium+ | any | forget asked |",
                     "|" + " --- |" * (len(keys) + 7)]
             out[-2] += " high by kind |"
             for row in rows:
