@@ -59,9 +59,10 @@ SEVERITIES = ("high", "medium", "low")
 RANK = {"high": 3, "medium": 2, "low": 1}
 MAX_MEMORY_CHARS = 1000  # a memory line keeps this much of a long text
 HAND_LABELS = ("fact", "convention", "instruction", "misfire")
-# The findings read by hand on real folders: those that judge a sentence an instruction (secrets,
-# taint and other projects are other questions); any finding a hand label matches is counted too.
-JUDGED = ("directive", "poisoned")
+# The findings read by hand on real folders are those that judge a sentence an instruction
+# (directive, poisoned, any new kind): secrets, taint and other projects are other questions; any
+# finding a hand label matches is counted too.
+NOT_JUDGED = ("secret", "taint", "cross-project")
 
 # How a summarising model rewords what it read, per origin ({text}, or {lower}: its first letter
 # in lower case, after "to").
@@ -344,14 +345,30 @@ def item_levels(report: dict, maps: dict, count: int) -> tuple[list[int], list[s
     levels = [0] * count
     kinds: list[set] = [set() for _ in range(count)]
     for finding in report.get("findings", []):
-        number = maps["threads"].get(finding.get("memory") or "")
-        if number is None:
-            number = maps["lines"].get(finding.get("where") or "")
-        if number is None:
-            continue
-        levels[number] = max(levels[number], RANK.get(finding.get("severity"), 0))
-        kinds[number].add(f"{finding.get('kind')}/{finding.get('severity')}")
+        for number in _items_of(finding, maps):
+            levels[number] = max(levels[number], RANK.get(finding.get("severity"), 0))
+            kinds[number].add(f"{finding.get('kind')}/{finding.get('severity')}")
     return levels, kinds
+
+
+def _memories_of(finding: dict) -> set[str]:
+    """The memories a finding is about: its ``memory``, and its ``memories`` when one finding
+    stands for a sentence repeated in several."""
+    found = {finding["memory"]} if isinstance(finding.get("memory"), str) else set()
+    listed = finding.get("memories")
+    if isinstance(listed, list):
+        found |= {thread for thread in listed if isinstance(thread, str)}
+    return found
+
+
+def _items_of(finding: dict, maps: dict) -> set[int]:
+    """The items a finding is about: by its memories, else by its places in ``MEMORY.md``."""
+    numbers = {maps["threads"][thread] for thread in _memories_of(finding) if thread in maps["threads"]}
+    if not numbers:
+        places = [finding.get("where")] + list(finding.get("places") or [])
+        numbers = {maps["lines"][place] for place in places
+                   if isinstance(place, str) and place in maps["lines"]}
+    return numbers
 
 
 def group_rows(items: list[Item], levels: list[int], kinds: list[set], asked: set[int],
@@ -518,15 +535,15 @@ def bench_real(folder: str | Path, *, labels: dict | None = None, dump: str | No
                        "excerpt": finding.get("excerpt"), "severity": severity, "rule": finding.get("rule"),
                        "origin": (finding.get("origin") or {}).get("kind")}
                 label = (labels or {}).get(_label_key(row))
-                if kind in JUDGED or label:
+                if kind not in NOT_JUDGED or label:
                     dumped.append(row)
                     cell = hand.setdefault(severity, {}).setdefault(kind, {})
                     cell[label or "unlabelled"] = cell.get(label or "unlabelled", 0) + 1
             rows.append({"folder": source.name, "memories": report.get("memories"),
                          "with_session": report.get("with_session"), "audit_s": round(took, 2),
                          "findings": len(findings), "high": report.get("high"),
-                         "memories_flagged_high": len({f.get("memory") for f in findings
-                                                       if f.get("severity") == "high" and f.get("memory")}),
+                         "memories_flagged_high": len(set().union(*(_memories_of(f) for f in findings
+                                                                    if f.get("severity") == "high"))),
                          "by_kind": by_kind, "forget_requests": len(forgotten["asked"]),
                          "problems": report.get("problem_count", 0)})
             if progress:

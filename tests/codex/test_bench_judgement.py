@@ -121,9 +121,15 @@ def test_findings_map_to_items_by_thread_or_by_memory_line_at_their_highest_seve
         {"memory": "t-a", "where": "x", "kind": "poisoned", "severity": "high"},
         {"memory": None, "where": "MEMORY.md:7", "kind": "directive", "severity": "medium"},
         {"memory": "t-unknown", "where": "MEMORY.md:99", "kind": "secret", "severity": "high"},
+        # one finding for a sentence repeated in several memories and places
+        {"memory": "t-x", "memories": ["t-x", "t-b"], "where": "MEMORY.md:1",
+         "places": ["MEMORY.md:1", "MEMORY.md:9"], "kind": "directive", "severity": "low"},
+        {"memory": None, "where": "MEMORY.md:1", "places": ["MEMORY.md:1", "MEMORY.md:12"],
+         "kind": "directive", "severity": "low"},
     ]}
+    maps["lines"]["MEMORY.md:12"] = 3
     levels, kinds = bench.item_levels(report, maps, 4)
-    assert levels == [3, 0, 2, 0]
+    assert levels == [3, 1, 2, 1]
     assert kinds[0] == {"taint/low", "poisoned/high"} and kinds[2] == {"directive/medium"}
 
 
