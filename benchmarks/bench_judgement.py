@@ -29,8 +29,9 @@ temporary Codex home (with ``DIR/<name>/sessions`` when there is one) and audite
 way. Real folders carry no labels: the report counts findings by kind and severity and the
 forget requests; ``--labels FILE`` (JSON Lines ``{"folder", "where", "kind", "excerpt",
 "label": fact|convention|instruction|misfire}``) matches findings read by hand, so the false
-alarms can be estimated. ``--dump-findings FILE`` writes the directive and poisoned findings
-in that form, unlabelled, to start such a file.
+alarms can be estimated (a label is matched by the finding's place and excerpt, whatever kind a
+later rule gives it). ``--dump-findings FILE`` writes the findings that judge a sentence an
+instruction (every kind but secret, taint and cross-project) in that form, unlabelled.
 
 Exit codes: 0 done, 2 bad input (a message naming the file and line).
 """
@@ -431,6 +432,8 @@ def bench_data(folder: str | Path, *, wordings=WORDINGS, layout: str = "both", l
                            for item in [m for m in members if m.label == label][:limit]]
             for wording in wordings:
                 scratch = root / f"{_slug(name)}-{wording}"
+                if scratch.is_symlink() or scratch.exists() and not scratch.is_dir():
+                    raise BenchInputError(f"--keep {root}: {scratch.name} is a link or a file; not touched")
                 shutil.rmtree(scratch, ignore_errors=True)
                 home = scratch / "codex"
                 maps = build_home(home, members, wording, layout)
@@ -612,17 +615,21 @@ def render(report: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", help="a folder of labelled sets (*.jsonl)")
-    parser.add_argument("--real", help="a folder of real memory folders (<name>/memories)")
-    parser.add_argument("--labels", help="hand labels of the real folders' findings (JSON Lines)")
-    parser.add_argument("--dump-findings", help="write the real folders' directive findings here, unlabelled")
-    parser.add_argument("--wording", choices=(*WORDINGS, "both"), default="both")
+    parser.add_argument("--data", metavar="DIR", help="a folder of labelled sets (*.jsonl)")
+    parser.add_argument("--real", metavar="DIR", help="a folder of real memory folders (<name>/memories)")
+    parser.add_argument("--labels", metavar="FILE",
+                        help="hand labels of the real folders' findings (JSON Lines)")
+    parser.add_argument("--dump-findings", metavar="FILE",
+                        help="write the real folders' findings that judge an instruction here, unlabelled")
+    parser.add_argument("--wording", choices=(*WORDINGS, "both"), default="both",
+                        help="the memory repeats the text verbatim, reworded as a summary, or both "
+                             "(a home each)")
     parser.add_argument("--layout", choices=LAYOUTS, default="both",
                         help="keep the memories in stage1_outputs, in the folder's files, or both")
-    parser.add_argument("--limit", type=int, help="at most this many items of each set")
-    parser.add_argument("--keep", help="build the homes in this folder and keep them")
+    parser.add_argument("--limit", type=int, metavar="N", help="at most N items of each set and label")
+    parser.add_argument("--keep", metavar="DIR", help="build the homes in this folder and keep them")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--out", help="also write the JSON report to this file")
+    parser.add_argument("--out", metavar="FILE", help="also write the JSON report to this file")
     args = parser.parse_args(argv)
     if bool(args.data) == bool(args.real):
         parser.error("give --data DIR or --real DIR")
