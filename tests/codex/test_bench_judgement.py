@@ -198,3 +198,17 @@ def _write(tmp_path, rows):
     folder.mkdir(exist_ok=True)
     (folder / "tiny.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     return folder
+
+
+def test_keep_builds_no_home_through_a_link(data, tmp_path, capsys):
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (keep / "tiny-verbatim").symlink_to(elsewhere)
+    assert bench.main(["--data", str(data), "--keep", str(keep), "--wording", "verbatim"]) == 2
+    assert "is a link or a file" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+    (keep / "tiny-verbatim").unlink()
+    assert bench.main(["--data", str(data), "--keep", str(keep), "--wording", "verbatim", "--json"]) == 0
+    assert (keep / "tiny-verbatim" / "codex" / "memories" / "MEMORY.md").is_file()
