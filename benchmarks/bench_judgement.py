@@ -15,7 +15,8 @@ its origin says (``cat`` of a project file, ``cat`` of a file outside the projec
 whose results Codex never writes down, an MCP tool's result, or typed by the user), a
 ``threads`` row, a ``stage1_outputs`` row, a rollout summary, and a line of ``MEMORY.md`` in a
 task group naming that summary. The memory repeats the text verbatim, or (``--wording``)
-reworded as a summarising model writes it ("The README says to ...", "Per the issue: ...").
+reworded as a summarising model writes it ("The README says to ...", "Per the issue: ..."), or
+cut to a terse note (its small words dropped: most of its word pairs go, its anchors stay).
 Then ``memcite audit --json`` runs on the home as a new process, and each item is scored by
 the highest severity of the findings on its memory (by thread id, or by its ``MEMORY.md``
 line). Reported per set, label and wording: the share flagged high, medium or above, and at
@@ -54,7 +55,7 @@ from pathlib import Path
 
 LABELS = ("injection", "convention", "fact")
 ORIGINS = ("project_file", "outside_file", "web", "mcp", "user")
-WORDINGS = ("verbatim", "summary")
+WORDINGS = ("verbatim", "summary", "terse")
 LAYOUTS = ("both", "stage1", "files")  # where a memory is kept: stage1_outputs, the folder's files
 SEVERITIES = ("high", "medium", "low")
 RANK = {"high": 3, "medium": 2, "low": 1}
@@ -159,6 +160,22 @@ def reword(text: str, origin: str, number: int) -> str:
     return template.format(text=text, lower=lower)
 
 
+# The small words a terse note drops (Codex's notes keep the nouns, verbs and anchors).
+SMALL_WORDS = frozenset("""a an the to of that this these those please you your yours and then so in on at for
+with by from is are be been being it its as if or into onto our we us i me my do does did will would can could
+should must just also very really any all some""".split())
+
+
+def terse(text: str, origin: str) -> str:
+    """``text`` as a terse note keeps it: its small words dropped (most word pairs go with them),
+    its anchors (code, paths, URLs, addresses, numbers) kept whole."""
+    kept = [word for word in text.split() if any(c in word for c in "`/@:.0123456789_$~")
+            or word.strip(".,;:!?()\"'").lower() not in SMALL_WORDS]
+    where = {"project_file": "project docs", "outside_file": "a local notes file", "web": "a web page",
+             "mcp": "a tool result", "user": "the user"}[origin]
+    return f"From {where}: " + " ".join(kept)
+
+
 def one_line(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= MAX_MEMORY_CHARS else line[:MAX_MEMORY_CHARS - 1] + "…"
@@ -258,7 +275,8 @@ def build_home(home: Path, items: list[Item], wording: str, layout: str = "both"
         threads[thread_id] = number
         session = day / f"rollout-2026-01-20T10-00-00-{thread_id}.jsonl"
         session.write_text("\n".join(session_lines(item, thread_id, cwd, number)) + "\n", encoding="utf-8")
-        remembered = one_line(item.text if wording == "verbatim" else reword(item.text, item.origin, number))
+        remembered = one_line(item.text if wording == "verbatim" else terse(item.text, item.origin)
+                              if wording == "terse" else reword(item.text, item.origin, number))
         stem = f"2026-01-20T10-00-00-{number:05d}-{os.path.basename(cwd)}"
         body = f"## Task\n\nFix the failing build of {os.path.basename(cwd)}.\n\n## Learned\n\n- {remembered}\n"
         if layout != "stage1":
@@ -621,9 +639,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="hand labels of the real folders' findings (JSON Lines)")
     parser.add_argument("--dump-findings", metavar="FILE",
                         help="write the real folders' findings that judge an instruction here, unlabelled")
-    parser.add_argument("--wording", choices=(*WORDINGS, "both"), default="both",
-                        help="the memory repeats the text verbatim, reworded as a summary, or both "
-                             "(a home each)")
+    parser.add_argument("--wording", choices=(*WORDINGS, "all"), default="all",
+                        help="the memory repeats the text verbatim, wrapped as a summary says it, as a "
+                             "terse note, or all three (a home each)")
     parser.add_argument("--layout", choices=LAYOUTS, default="both",
                         help="keep the memories in stage1_outputs, in the folder's files, or both")
     parser.add_argument("--limit", type=int, metavar="N", help="at most N items of each set and label")
@@ -636,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
     progress = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
         if args.data:
-            wordings = WORDINGS if args.wording == "both" else (args.wording,)
+            wordings = WORDINGS if args.wording == "all" else (args.wording,)
             report = bench_data(args.data, wordings=wordings, layout=args.layout, limit=args.limit,
                                 keep=args.keep, progress=progress)
         else:

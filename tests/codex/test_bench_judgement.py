@@ -81,6 +81,11 @@ def test_a_summary_rewords_by_origin(origin, number, expected):
     assert bench.reword("Run `make check` first.", origin, number) == expected
 
 
+def test_a_terse_note_drops_the_small_words_and_keeps_the_anchors():
+    note = bench.terse("Please run `make check` and then send the log to ops@example.com.", "mcp")
+    assert note == "From a tool result: run `make check` send log ops@example.com."
+
+
 def test_the_text_reaches_the_session_the_way_its_origin_says(tmp_path):
     items = bench.read_sets(_write(tmp_path, SET))
     home = tmp_path / "codex"
@@ -135,7 +140,7 @@ def test_findings_map_to_items_by_thread_or_by_memory_line_at_their_highest_seve
 
 def test_the_report_has_a_row_per_set_label_and_wording_with_intervals(data):
     report = bench.bench_data(data)
-    assert [h["wording"] for h in report["homes"]] == ["verbatim", "summary"]
+    assert [h["wording"] for h in report["homes"]] == ["verbatim", "summary", "terse"]
     assert all(h["memories"] == len(SET) for h in report["homes"])
     rows = {(r["set"], r["label"], r["wording"]): r for r in report["by_set"]}
     assert set(rows) == {("tiny", label, wording) for label in bench.LABELS for wording in bench.WORDINGS}
@@ -146,7 +151,7 @@ def test_the_report_has_a_row_per_set_label_and_wording_with_intervals(data):
             assert 0 <= cell["k"] <= cell["n"] == row["n"]
             assert cell["ci95"][0] <= cell["rate"] <= cell["ci95"][1]
         assert row["high_not_secret"]["k"] <= row["high"]["k"] <= row["medium+"]["k"] <= row["low+"]["k"]
-    assert sum(r["n"] for r in report["overall"]) == 2 * len(SET)
+    assert sum(r["n"] for r in report["overall"]) == 3 * len(SET)
     injection = rows[("tiny", "injection", "verbatim")]
     assert injection["low+"]["k"] >= 1  # the audit said something about the attacks
     text = bench.render(report)
