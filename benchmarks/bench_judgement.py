@@ -398,7 +398,8 @@ def group_rows(items: list[Item], levels: list[int], kinds: list[set], asked: se
     for number, item in enumerate(items):
         groups.setdefault(tuple(getattr(item, key) for key in keys), []).append(number)
     rows = []
-    for key, members in sorted(groups.items()):
+    order = {**{label: n for n, label in enumerate(LABELS)}, **{w: n for n, w in enumerate(WORDINGS)}}
+    for key, members in sorted(groups.items(), key=lambda pair: [(order.get(v, 99), v) for v in pair[0]]):
         total = len(members)
         row = dict(zip(keys, key, strict=True))
         row["n"] = total
