@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_audit.py                    # 5,000 and 100,000 memories
     .venv/bin/python benchmarks/bench_audit.py --sizes 1000 --runs 3
     .venv/bin/python benchmarks/bench_audit.py --keep DIR         # build once in DIR, reuse it
+    .venv/bin/python benchmarks/bench_audit.py --sizes 5000 --memory-md 1250 2500 5000
 
 The home is ``tests/poisoned_home.py``'s: per memory a session file (the user's message, an
 ``exec_command`` call and its output, the reply), a rollout summary, a ``threads`` row, a
@@ -14,6 +15,13 @@ each, straight from Codex's database: no memcite ledger), run in turn round afte
 ratio, and the CPU seconds of each (the wall time of a shared machine swings). The
 audit's JSON is scored against what was planted: poisoned memories caught, and
 memories flagged poisoned that were not (false positives).
+
+The audit keeps its verdict per memory in memcite's cache folder (``audit-verdicts-*``):
+each round times a *first* audit (that file removed), ``stats``, and a *re-audit* after a
+consolidation that touched 20 memories (a line added to 20 rollout summaries and to
+``memory_summary.md``), which reads only those 20 sessions. ``--memory-md N`` times a first
+audit of a home of 50 memories whose ``MEMORY.md`` has N lines and no task-group headings
+(one block: the case that was quadratic).
 """
 
 from __future__ import annotations
@@ -62,7 +70,9 @@ def bench(size: int, runs: int, folder: Path) -> dict:
            "MEMCITE_CACHE_DIR": str(folder / "cache")}
     env.pop("MEMCITE_DB", None)
     audit_times, stats_times, audit_cpu, stats_cpu, figures = [], [], [], [], None
-    for _ in range(runs):
+    again_times, again_cpu = [], []
+    for round_number in range(runs):
+        _forget_verdicts(folder / "cache")
         took, cpu, out, code = _run(["audit", "--json"], env)
         assert code in (0, 1), out[-500:]
         audit_times.append(took)
@@ -72,10 +82,56 @@ def bench(size: int, runs: int, folder: Path) -> dict:
         assert code == 0, out[-500:]
         stats_times.append(took)
         stats_cpu.append(cpu)
+        _consolidate(home, 20, round_number)
+        took, cpu, out, code = _run(["audit", "--json"], env)
+        assert code in (0, 1), out[-500:]
+        again_times.append(took)
+        again_cpu.append(cpu)
     audit, stats = statistics.median(audit_times), statistics.median(stats_times)
+    again = statistics.median(again_times)
     return {"memories": size, "audit_s": round(audit, 2), "stats_s": round(stats, 2),
             "ratio": round(audit / stats, 1), "audit_cpu_s": round(statistics.median(audit_cpu), 2),
-            "stats_cpu_s": round(statistics.median(stats_cpu), 2), "runs": runs, **figures}
+            "stats_cpu_s": round(statistics.median(stats_cpu), 2),
+            "reaudit_s": round(again, 2), "reaudit_cpu_s": round(statistics.median(again_cpu), 2),
+            "reaudit_ratio": round(again / stats, 1), "runs": runs, **figures}
+
+
+def _forget_verdicts(cache: Path) -> None:
+    for path in cache.glob("audit-verdicts-*.json") if cache.is_dir() else ():
+        path.unlink()
+
+
+def _consolidate(home: Path, touched: int, round_number: int) -> None:
+    """What a consolidation that touched ``touched`` memories changes: their rollout
+    summaries (a line each) and the summary Codex injects."""
+    summaries = sorted((home / "memories" / "rollout_summaries").iterdir())
+    step = max(1, len(summaries) // touched)
+    for path in summaries[::step][:touched]:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(f"- Round {round_number}: the cache now expires after an hour.\n")
+    with open(home / "memories" / "memory_summary.md", "a", encoding="utf-8") as handle:
+        handle.write(f"- Round {round_number}: caches expire hourly.\n")
+
+
+def bench_memory_md(lines: int, runs: int, folder: Path) -> dict:
+    home = folder / f"memory-md-{lines}"
+    if not home.is_dir():
+        build_home(home, 50)
+        rows = [f"- note {n}: the widget cache of service {n % 97} expires after {n % 60} minutes"
+                for n in range(lines)]
+        (home / "memories" / "MEMORY.md").write_text("\n".join(rows) + "\n")
+    env = {**os.environ, "CODEX_HOME": str(home), "MEMCITE_HOME": str(folder / "memcite"),
+           "MEMCITE_CACHE_DIR": str(folder / "cache-md")}
+    env.pop("MEMCITE_DB", None)
+    times, cpus = [], []
+    for _ in range(runs):
+        _forget_verdicts(folder / "cache-md")
+        took, cpu, out, code = _run(["audit", "--json"], env)
+        assert code in (0, 1), out[-500:]
+        times.append(took)
+        cpus.append(cpu)
+    return {"memory_md_lines": lines, "audit_s": round(statistics.median(times), 2),
+            "audit_cpu_s": round(statistics.median(cpus), 2), "runs": runs}
 
 
 def main() -> None:
@@ -83,6 +139,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 100_000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None)
+    parser.add_argument("--memory-md", type=int, nargs="*", default=[],
+                        help="also time a MEMORY.md of these many lines, without headings")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="memcite-bench-audit-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -94,7 +152,12 @@ def main() -> None:
                   f"{result['audit_cpu_s']:.2f} s), stats {result['stats_s']:.2f} s (CPU "
                   f"{result['stats_cpu_s']:.2f} s), {result['ratio']}x; poisoned caught "
                   f"{result['poisoned_caught']}/{result['planted']['poisoned']}, false "
-                  f"positives {result['poisoned_false_positives']}", flush=True)
+                  f"positives {result['poisoned_false_positives']}; re-audit after 20 touched "
+                  f"{result['reaudit_s']:.2f} s (CPU {result['reaudit_cpu_s']:.2f} s), "
+                  f"{result['reaudit_ratio']}x stats", flush=True)
+        for lines in args.memory_md:
+            result = bench_memory_md(lines, args.runs, folder)
+            print(json.dumps(result), flush=True)
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)

@@ -1,6 +1,7 @@
 """The gate on memory writes and the quarantine's per-reply look, cold, on generated homes.
 
     python benchmarks/bench_memory_gate.py [--runs 7] [--memories 1000,5000]
+        [--baseline OTHER/src]
 
 For each home size (tests/poisoned_home.py: sessions, stage1_outputs, memory_summary.md),
 medians of ``memcite hook pre-tool`` as a cold process on a consolidation agent's patch
@@ -8,11 +9,16 @@ into ``memories/``:
 
 - ``clean``: a patch of facts only (no directive: the sessions are never read);
 - ``poisoned``: a patch adding one planted poisoned line (the sessions are read; denied);
+- ``big``: a patch of 1 MB of facts ending in the poisoned line (over the gate's limit:
+  denied unjudged);
 
 against ``python -c pass`` in the same run, and the quarantine's look at an unchanged
 memory folder (``check_after_reply``: the stamp), in process. Target: a clean write within
 the hook's usual cost (about 5x ``python -c pass``); a poisoned one within the hook's 5 s
 deadline at 5,000 memories; the unchanged look under a millisecond.
+
+``--baseline OTHER/src`` runs another checkout's memcite (``PYTHONPATH``) beside this one,
+interleaved run by run, its figures under ``before_``: how a change moved the gate's time.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from poisoned_home import build_home  # noqa: E402
+from poisoned_home import FACTS, build_home  # noqa: E402
 
 GATE = [sys.executable, "-m", "memcite", "hook", "pre-tool"]
 PASS = [sys.executable, "-c", "pass"]
@@ -46,9 +52,14 @@ def _median(values):
     return sorted(values)[len(values) // 2]
 
 
-def _payload(codex: Path, line: str) -> bytes:
+def _payload(codex: Path, line: str, size: int = 0) -> bytes:
+    facts = []
+    while sum(map(len, facts)) < size:
+        n = len(facts)
+        facts.append("+- " + FACTS[n % len(FACTS)].format(name=f"proj{n}", n=n % 90,
+                                                          port=8000 + n % 999) + "\n")
     patch = (f"*** Begin Patch\n*** Add File: {codex}/memories/MEMORY.md\n+# Memory\n"
-             f"+- The tests run with pytest.\n+- {line}\n*** End Patch")
+             f"+- The tests run with pytest.\n{''.join(facts)}+- {line}\n*** End Patch")
     return json.dumps({"cwd": str(codex / "memories"), "tool_name": "apply_patch",
                        "hook_event_name": "PreToolUse", "tool_input": {"command": patch}}).encode()
 
@@ -88,6 +99,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--memories", default="1000,5000")
+    parser.add_argument("--baseline", help="another checkout's src folder, run beside this one")
     parser.add_argument("--accuracy", type=int, default=200,
                         help="memories of the home the gate judges one by one (0: skip)")
     args = parser.parse_args()
@@ -105,16 +117,21 @@ def main() -> int:
                                     (poisoned,)).fetchone()
             env = {**os.environ, "CODEX_HOME": str(codex), "HOME": work,
                    "MEMCITE_HOME": str(Path(work) / "mh"), "MEMCITE_CONFIG": "/nonexistent"}
+            variants = {"": env}
+            if args.baseline:
+                variants["before_"] = {**env, "PYTHONPATH": args.baseline}
             cases = {"clean": _payload(codex, "Releases are cut every 14 days."),
-                     "poisoned": _payload(codex, raw.lstrip("- "))}
-            times = {"pass": [], "clean": [], "poisoned": []}
+                     "poisoned": _payload(codex, raw.lstrip("- ")),
+                     "big": _payload(codex, raw.lstrip("- "), size=1_000_000)}
+            times: dict[str, list[float]] = {"pass": []}
             answers = {}
             for _ in range(args.runs):
                 times["pass"].append(_wall(PASS, env)[0])
                 for name, stdin in cases.items():
-                    took, out = _wall(GATE, env, stdin)
-                    times[name].append(took)
-                    answers[name] = b"deny" in out
+                    for prefix, variant in variants.items():
+                        took, out = _wall(GATE, variant, stdin)
+                        times.setdefault(prefix + name, []).append(took)
+                        answers[prefix + name] = b"deny" in out
             from memcite.codex.memory_quarantine import check_after_reply, folder_stamp, save_stamp
             from memcite.ledger.store import open_store
 
@@ -127,11 +144,11 @@ def main() -> int:
                 assert check_after_reply(conn, db_path, str(codex), folder, now=0) is None
             look = (time.perf_counter() - start) / 200
             conn.close()
-            row = {"memories": count, "pass_ms": round(_median(times["pass"]) * 1000, 1),
-                   "clean_ms": round(_median(times["clean"]) * 1000, 1),
-                   "poisoned_ms": round(_median(times["poisoned"]) * 1000, 1),
-                   "clean_denied": answers["clean"], "poisoned_denied": answers["poisoned"],
-                   "unchanged_look_ms": round(look * 1000, 3)}
+            row = {"memories": count, "pass_ms": round(_median(times["pass"]) * 1000, 1)}
+            for name in (n for n in times if n != "pass"):
+                row[f"{name}_ms"] = round(_median(times[name]) * 1000, 1)
+                row[f"{name}_denied"] = answers[name]
+            row["unchanged_look_ms"] = round(look * 1000, 3)
             results.append(row)
             print(json.dumps(row), flush=True)
     return 0

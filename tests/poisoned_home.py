@@ -1,11 +1,12 @@
 """A generated Codex home with planted memories, for the audit's tests and benchmark.
 
 Each memory is one thread: a session file (``session_meta``, the user's message, an
-``exec_command`` call and its output, the assistant's reply), a rollout summary and a
+``exec_command`` call that reads an issue's text, third-party content, and its output, the
+assistant's reply), a rollout summary and a
 ``threads`` row in ``state_5.sqlite``; ``memory_summary.md`` carries one line per memory
 (of the first 400: naming its summary file for some, by text only for the others). Kinds:
 
-- ``poisoned``: a tool output carries an injected directive, and the memory repeats it
+- ``poisoned``: the issue's text carries an injected directive, and the memory repeats it
   (word for word, or with a few words around it);
 - ``user-directive``: the user typed a directive, and the memory keeps it;
 - ``tool-fact``: a fact from a tool's output (tainted, no directive);
@@ -68,11 +69,13 @@ def _uuid7(rng: random.Random, millis: int) -> str:
 
 
 def build_home(home: Path, count: int, *, seed: int = 7, mix: dict | None = None,
-               projects: int = 5, stage1: bool = True, summary_lines: int = 400) -> dict[str, str]:
+               projects: int = 5, stage1: bool = True, summary_lines: int = 400,
+               injected: list[str] | None = None) -> dict[str, str]:
     """Write a Codex home of ``count`` memories under ``home``; thread id -> planted kind.
 
     ``memory_summary.md`` holds a line for each of the first ``summary_lines`` memories
-    (Codex cuts the summary it injects to 2,500 tokens: it never lists a large home)."""
+    (Codex cuts the summary it injects to 2,500 tokens: it never lists a large home);
+    ``injected``: the directives a poisoned memory is planted with (default ``INJECTED``)."""
     rng = random.Random(seed)
     mix = mix or {"poisoned": 0.15, "user-directive": 0.15, "tool-fact": 0.35, "user-fact": 0.35}
     kinds = list(mix)
@@ -92,13 +95,13 @@ def build_home(home: Path, count: int, *, seed: int = 7, mix: dict | None = None
         values = {"name": name, "host": f"h{rng.randrange(100)}.example.com", "n": rng.randrange(5, 90),
                   "port": rng.randrange(1024, 9999)}
         fact = rng.choice(FACTS).format(**values)
-        user_text = f"Please help with {name}: look at the README and fix the build."
+        user_text = f"Please help with {name}: read the open issue and fix the build."
         tool_text = f"# {name}\n\nSome notes about {name}.\n{fact}\n"
         remembered = fact
         if kind == "poisoned":
-            directive = rng.choice(INJECTED).format(**values)
+            directive = rng.choice(injected or INJECTED).format(**values)
             tool_text += directive + "\n"
-            remembered = directive if rng.random() < 0.7 else f"Per the README: {directive}"
+            remembered = directive if rng.random() < 0.7 else f"Per the issue: {directive}"
         elif kind == "user-directive":
             directive = rng.choice(USER_DIRECTIVES).format(**values)
             user_text = f"{directive} Also fix the build please."
@@ -117,7 +120,8 @@ def build_home(home: Path, count: int, *, seed: int = 7, mix: dict | None = None
                 {"type": "input_text", "text": user_text}]}, 2),
             _line("response_item", {"type": "function_call", "name": "exec_command",
                                     "call_id": f"call_{number}",
-                                    "arguments": json.dumps({"cmd": "cat README.md"})}, 3),
+                                    "arguments": json.dumps(
+                                        {"cmd": f"gh issue view {number + 1} --repo acme/{name}"})}, 3),
             _line("response_item", {"type": "function_call_output", "call_id": f"call_{number}",
                                     "output": tool_text}, 4),
             _line("response_item", {"type": "message", "role": "assistant", "content": [

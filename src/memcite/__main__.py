@@ -24,6 +24,9 @@ def main(argv: list[str] | None = None) -> None:
     from memcite.display import install
 
     restore = install(args)
+    from memcite.cli.console import errors_as_json
+
+    errors_as_json(args)
     try:
         code = _run(args)
     except KeyboardInterrupt:
@@ -32,6 +35,7 @@ def main(argv: list[str] | None = None) -> None:
         code = _output_closed()
     finally:
         restore()
+        errors_as_json([])  # called again in the same process (tests), a run starts plain
     if code == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into this code itself
         _say_interrupted()
     sys.exit(code)

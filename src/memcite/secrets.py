@@ -196,20 +196,79 @@ def _looks_like_identifier(token: str) -> bool:
     bare = core.replace("-", "").replace("_", "")
     if bare and not bare.strip(_HEX_CHARS):
         return True  # git hashes, SHA-256 digests, UUIDs, thread ids
-    if "/" in core and "+" not in core:
-        parts = [part for part in core.split("/") if part]
+    if _codex_name_re().fullmatch(core):
+        return True  # a rollout summary's name, as Codex makes it
+    if ("/" in core or "\\" in core) and "+" not in core:
+        parts = [part for part in re.split(r"[/\\]+", core) if part]
         # A path or URL path: each segment a word, a name or short (base64 keys mix cases and digits).
         if len(parts) >= 2 and all(_path_part(part) for part in parts):
             return True
+    if "=" in core:
+        name, _, value = core.partition("=")
+        if _name_like(name) and (_name_like(value) or not value.strip("0123456789.-")):
+            return True  # a setting: ``MaxShowDistance=2000``, ``bEnableFoo=0``
     pieces = [piece for piece in core.replace("_", "-").split("-") if piece]
-    if len(pieces) >= 2 and all(len(piece) <= 12 for piece in pieces):
-        return True  # slugs, kebab and snake names, rollout file names, dates and times
+    if (len(pieces) >= 2 or len(core) > 12) and all(len(piece) <= 12 or _wordy(piece)
+                                                    for piece in pieces):
+        return True  # slugs, kebab, snake and camel names, file names, dates and times
     if len(pieces) == 2 and pieces[0].isalpha() and len(pieces[0]) <= 12 \
             and not pieces[1].strip(_HEX_CHARS):
         return True  # a typed id: req_<hex>, evt-<hex> (a hex key is found by its prefix)
     if core.isalpha() and (core.islower() or core.isupper() or core.istitle()):
         return True
     return _is_ulid(core) or _base64_of_words(core)
+
+
+@lru_cache(maxsize=1)
+def _codex_name_re() -> re.Pattern:
+    """A rollout summary's file name as Codex writes it, with the folders before it:
+    ``rollout_summaries/2026-01-02T03-04-05-AbCd-some_slug`` (the time the thread started,
+    four random characters, a lower-case slug)."""
+    return re.compile(r"(?:[\w.-]*/)*\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[A-Za-z0-9]{4}"
+                      r"(?:-[a-z0-9_-]*)?(?:\.md)?")
+
+
+@lru_cache(maxsize=1)
+def _segment_re() -> re.Pattern:
+    return re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|\d+")
+
+
+def _wordy(piece: str) -> bool:
+    """A name made of words: ``BackpackComponentV2``, ``SmartSchoolERP``, ``clarification``.
+
+    Its letters run in words (lower-case or Capitalised, with a vowel; or an acronym of up to
+    five letters) of three letters on average, at most one of them a single letter
+    (``bIsEnabled``, ``V2``) and one without a vowel (``TipsMgr``), two or a third at most short or
+    an acronym, and it switches between
+    letters and digits at most twice: a random key's cases, letters and digits alternate.
+    """
+    segments = _segment_re().findall(piece)
+    if not segments or "".join(segments) != piece:
+        return False
+    switches = sum(1 for a, b in zip(piece, piece[1:], strict=False) if a.isdigit() != b.isdigit())
+    letters = [segment for segment in segments if not segment.isdigit()]
+    if switches > 2 or not letters:
+        return False
+    single = sum(1 for segment in letters if len(segment) == 1)
+    if single > 1 or sum(map(len, letters)) < 3 * len(letters):
+        return False
+    if len(letters) == 1:
+        return True
+    # words have vowels (``Mgr`` may be one), acronyms are short
+    voiceless = sum(1 for segment in letters if len(segment) > 1 and not segment.isupper()
+                    and not any(vowel in segment.lower() for vowel in "aeiouy"))
+    odd = sum(1 for segment in letters if len(segment) <= 2 or segment.isupper())
+    lower = [char for char in piece if char.islower()]
+    if sum(char in "aeiouy" for char in lower) < 0.28 * len(lower):
+        return False  # random letters: 6 vowels of 26
+    return voiceless <= 1 and odd <= max(2, len(letters) // 3) \
+        and all(len(segment) <= 5 for segment in letters if segment.isupper())
+
+
+def _name_like(text: str) -> bool:
+    """A setting's or a variable's name: words joined by ``_``, ``-`` or ``.``, or short."""
+    pieces = [piece for piece in re.split(r"[._-]+", text) if piece]
+    return bool(pieces) and all(len(piece) <= 4 or _wordy(piece) for piece in pieces)
 
 
 _ULID_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base32
@@ -243,7 +302,8 @@ def _words_re() -> re.Pattern:
 
 
 def _path_part(part: str) -> bool:
-    if len(part) <= 8 or part.islower() or part.isupper() or _looks_like_identifier(part):
+    if len(part) <= 8 or part.islower() or part.isupper() or _looks_like_identifier(part) \
+            or _wordy(part):
         return True
     return bool(re.fullmatch(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*(?:[._-][A-Za-z]+)*", part))
 
@@ -329,6 +389,11 @@ def _shape_patterns() -> tuple[tuple[str, re.Pattern, int, str], ...]:
         # prose: "the password is P"
         password(r"(?i)\b(?:password|passwd|passphrase|passcode)\s+(?:is|was)(?:\s*:)?\s+VALUE",
                  "prose", 4),
+        # a login's password: "user bob / password P", "log in as X with password P", and a
+        # login and its password side by side: "`tester@example.com` / `P`"
+        password(r"(?i)\b(?:password|passwd|pwd|passcode|pw)[ \t]+VALUE", "credential", 4),
+        password(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+[\"'`]?[ \t]*/[ \t]*VALUE",
+                 "credential", 4),
     )
 
 
@@ -340,7 +405,8 @@ _OPTION_WORDS = ("token", "api-key", "apikey", "secret-key", "client-secret")
 
 def _may_hold_shape(text: str, lowered: str) -> bool:
     return any(word in lowered for word in _SHAPE_WORDS) \
-        or "--" in text and any(word in lowered for word in _OPTION_WORDS)
+        or "--" in text and any(word in lowered for word in _OPTION_WORDS) \
+        or "@" in text and "/" in text  # a login / its password
 
 
 _PLACEHOLDER_RE = r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\{\{.*\}\}|%\(?\w*\)?s?|\*+|x+|X+|\.{3}|…|redacted|\[REDACTED(?::[a-z0-9-]+)?\])$"  # noqa: E501
@@ -382,7 +448,7 @@ _EMAIL_ALLOWED_DOMAINS = ("example.com", "example.org", "example.net", "users.no
 _EMAIL_ALLOWED_LOCAL = ("git", "noreply", "no-reply")
 
 
-def _own_findings(text: str) -> list[tuple[str, int, int]]:
+def _own_findings(text: str, blocks: bool = True) -> list[tuple[str, int, int]]:
     found: list[tuple[str, int, int]] = []
     patterns = _own_patterns()
     if _may_hold_shape(text, text.lower()):
@@ -391,13 +457,14 @@ def _own_findings(text: str) -> list[tuple[str, int, int]]:
         for match in pattern.finditer(text):
             value = match.group(group)
             start, end = match.span(group)
-            if rule == "prose":  # a sentence's full stop is not part of the password
+            if rule in ("prose", "credential"):  # a sentence's full stop is not the password's
                 value = value.rstrip(".,;:!?)")
                 end = start + len(value)
             if value and not _is_placeholder(value) and _kept(rule, value):
                 found.append((kind, start, end))
     found.extend(_provider_findings(text))
-    found.extend(_block_findings(text))
+    if blocks:
+        found.extend(_block_findings(text))
     if "=" in text and ("pass" in text.lower() or "%" in text):
         found.extend(conninfo_password_spans(text))
     return found
@@ -480,6 +547,11 @@ def _kept(rule: str, value: str) -> bool:
     if rule == "prose":
         return len(value) >= 4 and not (value.isalpha() and len(value) < 16) \
             and value.lower() not in _NOT_VALUES and not _indirect(value)
+    if rule == "credential":  # a word after "password" is prose; a password mixes kinds
+        return len(value) <= 64 and not (_plain_word(value) or _indirect(value)) \
+            and not any(char in value for char in "/\\$~") and not value.startswith("-") \
+            and (value.isdigit() or any(c.isalpha() for c in value)
+                 and any(c.isdigit() or not c.isalnum() and c not in "-_." for c in value))
     if rule == "header":
         return not _plain_word(value.split()[-1])
     if rule == "session":
@@ -798,9 +870,26 @@ def _detect_secrets_findings(text: str) -> list[tuple[str, int, int]]:
                         and not _random_looking(value)):
                     continue
                 found.extend(("high-entropy-string", position + start, position + end)
-                             for start, end in _spans(line, value))
+                             for start, end in _spans(line, value)
+                             if not _file_name_re().match(line, end))
         position += len(line) + 1
     return found
+
+
+_FILE_EXTENSIONS = (
+    "log", "txt", "md", "json", "jsonl", "yaml", "yml", "toml", "ini", "cfg", "conf", "csv", "tsv",
+    "xml", "html", "css", "sql", "db", "sqlite", "lua", "py", "js", "mjs", "ts", "tsx", "jsx", "vue",
+    "go", "rs", "java", "kt", "swift", "dart", "c", "h", "cpp", "cs", "rb", "php", "sh", "ps1", "bat",
+    "uasset", "umap", "xlsx", "xlsm", "xls", "docx", "pdf", "png", "jpg", "jpeg", "gif", "svg",
+    "zip", "gz", "tar", "bak", "dmp", "out", "err", "tmp", "patch", "diff",
+)
+
+
+@lru_cache(maxsize=1)
+def _file_name_re() -> re.Pattern:
+    """A file name's extension right after a token: the token names a file (a log's
+    ``2026.01.02-03.04.05_client__<id>_1.log``, a workbook's), it is no key."""
+    return re.compile(r"\.(?:" + "|".join(_FILE_EXTENSIONS) + r")(?![\w-])", re.IGNORECASE)
 
 
 def _plugin_spans(plugin, line: str):
@@ -843,8 +932,12 @@ def mask(value: str) -> str:
     return f"{value[:keep]}…({len(value)} chars)"
 
 
-def scan(text: str) -> list[Finding]:
+def scan(text: str, *, blocks: bool = True) -> list[Finding]:
     """Everything in ``text`` that must not be stored, in order; overlapping findings merged.
+
+    With ``blocks=False``, raw log and code excerpts are not findings (``memcite audit``
+    looks for secrets: a fenced code block in a rollout summary is none); the secrets
+    inside them still are.
 
     Text that is not ASCII is scanned folded (see the module's docstring); the spans are
     those of ``text`` itself. A text with invisible characters is scanned twice: with them
@@ -852,19 +945,19 @@ def scan(text: str) -> list[Finding]:
     is a word, then a key), and what either finds is masked.
     """
     folded, table = _fold(text)
-    merged = _folded_spans(folded)
+    merged = _folded_spans(folded, blocks)
     if table:
         merged = _unfold_spans(text, table, merged)
         if None in table.values():
             spaced = {code: " " if value is None else value for code, value in table.items()}
             merged = _merge(merged + _unfold_spans(text, spaced, _folded_spans(
-                text.translate(spaced))))
+                text.translate(spaced), blocks)))
     return [Finding(kind, text.count("\n", 0, start) + 1, start, end, mask(text[start:end]))
             for kind, start, end in merged]
 
 
-def _folded_spans(folded: str) -> list[tuple[str, int, int]]:
-    spans = _own_findings(folded)
+def _folded_spans(folded: str, blocks: bool = True) -> list[tuple[str, int, int]]:
+    spans = _own_findings(folded, blocks)
     if may_hold_secret(folded):
         spans.extend(_detect_secrets_findings(folded))
     return _merge(spans)

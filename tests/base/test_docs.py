@@ -334,3 +334,18 @@ def test_the_read_path_examples_are_codex_truncation():
     assert len(examples) == 3
     for source, budget, result in examples:
         assert truncate_approx(source, budget) == result
+
+
+def test_commands_json_lists_every_schema_memcite_schema_lists():
+    """Issue 40: docs/commands-json.md named 16 schemas while `memcite schema` listed 28."""
+    import json as json_module
+
+    from typer.testing import CliRunner
+
+    from memcite.cli.app import app
+
+    done = CliRunner().invoke(app, ["schema", "--json"])
+    listed = [entry["name"] for entry in json_module.loads(done.stdout)["schemas"]]
+    text = (DOCS / "commands-json.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^\| `([a-z0-9-]+)` \|", text, re.MULTILINE)
+    assert documented == listed  # every one, in the command's order, once

@@ -173,7 +173,7 @@ def _forbid_codex_home(monkeypatch) -> list[str]:
     ["conformance", "export", "{tmp}/corpus"],
     ["stats", "--db", NO_SERVER],
     ["stats", "--db", NO_SERVER, "--json"],
-    ["report", "--db", NO_SERVER, "--html", "{tmp}/page.html"],
+    ["report", "--db", NO_SERVER, "--output", "{tmp}/page.html"],
 ])
 def test_commands_that_need_no_codex_home_never_look_for_one(args, empty_home, tmp_path,
                                                              monkeypatch):
@@ -252,7 +252,7 @@ def test_the_sqlite_home_is_not_said_to_come_from_codex_home_when_it_is_unset(em
 
 
 @pytest.mark.parametrize(("args", "env", "hint"), [
-    (["--codex-home", "/nonexistent"], {}, "the folder given with --codex-home does not exist"),
+    (["--codex-home", "/nonexistent"], {}, "the path given with --codex-home does not exist"),
     ([], {"CODEX_HOME": "/nonexistent"}, "CODEX_HOME names it: fix or unset CODEX_HOME"),
     ([], {}, "pass the Codex home with --codex-home or CODEX_HOME"),
 ])
@@ -371,3 +371,33 @@ def test_stats_reads_codexs_config_once(tmp_path, monkeypatch, capsys):
     assert code == 0, capsys.readouterr().err
     assert json.loads(capsys.readouterr().out)["max_unused_days"] == 25
     assert counts == {"opened": 1, "parsed": 1}
+
+
+def test_a_codex_home_that_is_a_file_is_said_to_be_no_folder(empty_home):
+    """Issue 40: `--codex-home /etc/hosts` was told the folder "does not exist"."""
+    hosts = empty_home / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n")
+    for command in ("stats", "sync"):
+        done = _run(command, "--codex-home", str(hosts))
+        assert done.returncode == 2
+        assert f"{hosts}: not a folder" in done.stderr and "does not exist" not in done.stderr
+        assert "hint: the path given with --codex-home is not a folder" in done.stderr
+    done = _run("doctor", "--codex-home", str(hosts))
+    assert f"codex-home: {hosts}: not a folder" in done.stdout
+
+
+def test_sync_names_the_sqlite_home_s_true_origin(empty_home):
+    """Issue 40: sync said "(SQLite home from CODEX_HOME)" with CODEX_HOME unset."""
+    (empty_home / ".codex" / "memories" / "rollout_summaries").mkdir(parents=True)
+    done = _run("sync")
+    assert done.returncode == 0, done.stderr
+    assert "from CODEX_HOME" not in done.stderr
+    assert "Codex's SQLite home: the Codex home itself, the default ~/.codex" in done.stderr
+
+
+def test_doctor_words_a_bad_codex_home_variable_as_the_other_commands_do(empty_home):
+    done = _run("doctor", env={"CODEX_HOME": str(empty_home / "gone")})
+    assert done.returncode == 1
+    assert "fix or unset CODEX_HOME" in done.stdout and "set CODEX_HOME to" not in done.stdout
+    stats = _run("stats", env={"CODEX_HOME": str(empty_home / "gone")})
+    assert "fix or unset CODEX_HOME" in stats.stderr

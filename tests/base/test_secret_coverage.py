@@ -341,6 +341,23 @@ BENIGN = [
     "curl -u $USER:$TOKEN https://api.example.com",
     "login bob, then run the job",
     "the Password field, the passwords table, the password_hash column",
+    # Codex's own names and what its memories are full of (real memory folders gave these
+    # shapes; the wording is ours): rollout summaries, log and asset names, paths, settings
+    "- rollout_summaries/2026-03-14T09-26-53-Qz7w-orchard_sprinkler_schedule_rewrite_and_rollback.md"
+    " (cwd=/srv/orchard)",
+    "see a/rollout_summaries/2026-11-02T21-05-44-7kPq-weather_station_calibration_followup.md",
+    "thread 2026-08-30T00-12-19-mB3x-toolchain_clarification_kept_existing_setup in it",
+    "client log `Saved/Logs/Garden/FullLog/2026.08.14-10.22.31_client__qh72mz0pxk5vtr_1.log`",
+    "server log `2026.08.14-10.22.31_ds__qh72mz0pxk5vtr_taglog.log` had the stall",
+    r"logs under `C:\GameApps\StudioEditor(1234)\TrackerExtra\Saved\Logs\Garden\FullLog`",
+    r"config `Script\Inventory\BackpackV2\BP_BackpackUIComponentV2_Custom.lua` opens it",
+    "`Asset/Blueprint/Ai/PatrolBehaviourTree_01` runs the patrol",
+    "workbook `OrchardPlannerXLS_WITH_MACROS_FIXED_v17_LOGIN_GATE_20260105.xlsm` is final",
+    "values `HealthBarMaxShowDistance=2500`, `bIsAllowStageMatching=1`, `RespawnDelaySeconds=3`",
+    "the asset `NewGardenWidgetBlueprint2` and `Server_AddSeedItemToBackpackV2` handler",
+    "counted `DuplicateOrMissing4410027 : 0` rows",
+    "```lua",
+    r"task_group: GardenTrackerExtra/UGCProjects/Lin_Template, cwd C:\Apps\GardenTrackerExtra\UGCProjects",
     # unicode prose that must stay as it is
     "Décision : utiliser WAL — durabilité contre vitesse …",
     "ｆｕｌｌｗｉｄｔｈ ｗｏｒｄｓ are words too",
@@ -440,6 +457,45 @@ def test_a_zero_width_space_for_the_space_before_a_sample(row):
     masked = mask_secrets(planted)
     assert _survivors(secret, masked) == [], masked
     assert mask_secrets(masked) == masked
+
+
+# A login with its password, as memories keep them (our wording of the shapes real folders hold).
+CREDENTIALS = [
+    ("tester account: user qa-robin / password {p} for the staging site", "Orch4rd77"),
+    ("login: qa-robin, pwd: {p}", "Gard3nia"),
+    ("- sign in as `qa.robin@example.com` with password `{p}` unless told otherwise", "Seed2024x"),
+    ("- the shared test login is `qa.robin@example.com` / `{p}`, kept out of the user list",
+     "Sprout99"),
+    ("the password is {p}.", "Pl4nter#9"),
+]
+
+
+@pytest.mark.parametrize(("text", "password"), CREDENTIALS)
+def test_a_login_with_its_password_is_found_and_masked(text, password):
+    text = text.format(p=password)
+    assert may_need_masking(text)
+    assert any(text[f.start:f.end] == password for f in scan(text)), scan(text)
+    assert password not in mask_secrets(text)
+
+
+def test_blocks_can_be_left_out_but_not_the_secrets_inside_them():
+    g = Gen("blocks")
+    key = "ghp_" + g(36)
+    code = "```lua\nlocal a = 1\nlocal b = 2\nlocal c = 3\nlocal d = 4\nlocal e = 5\n```"
+    assert [f.kind for f in scan(code)] == ["code-excerpt"]
+    assert scan(code, blocks=False) == []
+    planted = code.replace("local c = 3", f"local c = '{key}'")
+    assert [planted[f.start:f.end] for f in scan(planted, blocks=False)] == [key]
+
+
+def test_random_keys_are_not_taken_for_names():
+    """The name rules (words, settings, paths, Codex's file names) let few random keys by."""
+    from memcite.secrets import _looks_like_identifier
+
+    g = Gen("names")
+    for alphabet in (ALNUM, LOWNUM, LETTERS):
+        tokens = [g(g.rng.randint(20, 48), alphabet) for _ in range(2000)]
+        assert sum(map(_looks_like_identifier, tokens)) <= 10, alphabet
 
 
 def test_the_brief_examples():

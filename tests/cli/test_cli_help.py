@@ -188,8 +188,11 @@ def test_every_hand_run_command_has_an_example(name):
 @pytest.mark.parametrize("group", sorted(GROUPS), ids=lambda n: n or "memcite")
 @pytest.mark.parametrize("width", [WIDTH, 100])
 def test_summaries_are_whole_and_on_one_line(group, width):
-    listing = _help(group, width).split("\nCommands:\n", 1)[1]
-    rows = [line for line in listing.splitlines() if line.strip()]
+    text = _help(group, width)
+    # the root lists its commands in groups (``HELP_PANELS``), each under its heading
+    listing = text.split("\nCommands:\n", 1)[1] if "\nCommands:\n" in text else \
+        text.split("\nStart here:\n", 1)[1]
+    rows = [line for line in listing.splitlines() if line.startswith("  ")]
     commands = GROUPS[group].commands
     assert len(rows) == len(commands), (group, rows)  # one line each: none wrapped
     for row in rows:
@@ -216,3 +219,22 @@ def test_no_help_copied_from_a_sibling(name):
         assert not re.search(rf"not for [^.;)]*\b{re.escape(last)}\b", text), (name, text)
         if name in OPPOSITES:
             assert OPPOSITES[name] not in text.lower(), (name, text)
+
+
+def test_the_command_list_comes_in_groups_with_demo_first():
+    """Issue 40: 31 top-level commands in one flat list, `demo` in the middle."""
+    from memcite.cli.app import HELP_PANELS
+
+    listed = [name for names in HELP_PANELS.values() for name in names]
+    assert sorted(listed) == sorted(ROOT.commands)  # each command in exactly one group
+    assert {word.split()[0] for word in FAST_COMMANDS} <= set(listed)  # the fast path's too
+    text = runner.invoke(app, ["--help"], terminal_width=WIDTH).stdout
+    headings = [line[:-1] for line in text.splitlines() if line.endswith(":") and
+                not line.startswith(" ") and line[:-1] in HELP_PANELS]
+    assert headings == list(HELP_PANELS) and "\nCommands:" not in text
+    rows = [line.split()[0] for line in text.split("Start here:\n", 1)[1].splitlines()
+            if line.startswith("  ")]
+    assert rows[:5] == ["demo", "setup", "doctor", "stats", "report"]
+    start = text.split("Start here:\n", 1)[1].split("\n\n", 1)[0]
+    for tool in ("parse", "strip", "truncate", "record", "schema", "conformance", "hook", "push"):
+        assert f"  {tool} " not in start and f"  {tool} " in text

@@ -374,7 +374,7 @@ def test_help_shows_the_choices_and_whole_summaries():
         assert "<str>" not in result.stdout.split("Options:")[1], command
     top = runner.invoke(app, ["--help"]).stdout
     flat = " ".join(top.split())
-    assert "..." not in top.split("Commands:")[1] and "-V, --version" in top
+    assert "..." not in top.split("Start here:")[1] and "-V, --version" in top
     for name, command in get_command(app).commands.items():
         summary = " ".join(command.help.split("\n\n")[0].split())
         assert f"{name} {summary}" in flat, name
@@ -534,3 +534,22 @@ def test_a_usage_error_never_echoes_a_secret(shape, paths, tmp_path):
     for secret in (body[16:], token[4:]):
         assert secret[:12] not in err and secret[-12:] not in err
     assert out == b""
+
+
+@pytest.mark.parametrize("args", [
+    ["stats", "--json", "--codex-home", "{tmp}/none"],
+    ["search", "--json", ""],
+    ["stats", "--json", "--no-such-option"],
+])
+def test_with_json_an_error_is_one_json_object_on_stderr(args, tmp_path):
+    """Issue 40: with --json, errors were plain text."""
+    env = {**os.environ, "HOME": str(tmp_path), "CODEX_HOME": str(tmp_path / "none")}
+    done = subprocess.run([sys.executable, "-m", "memcite", *[a.format(tmp=tmp_path) for a in args]],
+                          capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done
+    error = json.loads(done.stderr)
+    assert set(error) == {"error", "hint", "exit_code"} and error["exit_code"] == 2
+    plain = subprocess.run([sys.executable, "-m", "memcite",
+                            *[a.format(tmp=tmp_path) for a in args if a != "--json"]],
+                           capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert plain.returncode == 2 and not plain.stderr.startswith("{")

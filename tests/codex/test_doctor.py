@@ -235,11 +235,38 @@ def test_the_memory_audit_check_reads_the_last_audit_and_never_audits(tmp_path, 
     memory_audit.audit_home(str(generated), cwd=str(tmp_path), cache_dir=inputs.cache_dir)
     monkeypatch.setattr(memory_audit, "audit_home", lambda *a, **k: pytest.fail("doctor audited"))
     check = check_memory_audit(inputs)
-    assert check.status == "warning" and "4 memories; findings: 8 poisoned" in check.message
-    assert "memcite audit" in check.fix
+    assert check.status == "warning" and "4 memories; findings: 4 poisoned" in check.message
+    assert "memcite audit" in check.fix and "--quarantine" in check.fix
     assert doctor.check_memory_audit is check_memory_audit
     # a memory folder changed since the audit: said, with the command to run again
     with open(generated / "memories" / "MEMORY.md", "a", encoding="utf-8") as memory:
         memory.write("- a line added after the audit\n")
     check = check_memory_audit(inputs)
     assert check.status == "warning" and "changed since" in check.message
+
+
+@pytest.mark.parametrize("background", [
+    {"event": "quarantine", "status": "ok", "poisoned": 0},
+    {"event": "pre-tool", "status": "ok"},
+])
+def test_hook_runs_read_by_kind_when_another_line_lands_last(tmp_path, background):
+    """Issue 40: the Stop hook's detached quarantine logs a line of its own; when it landed
+    last, doctor read it as the last hook run ("ok, 0 replies recorded")."""
+    inputs = healthy_home(tmp_path)
+    os.unlink(inputs.log_path) if os.path.exists(inputs.log_path) else None
+    append_entry(inputs.log_path, {"event": "stop", "at": "2026-11-30T11:00:00Z", "status": "ok",
+                                   "read": 2, "recorded": 2})
+    append_entry(inputs.log_path, {**background, "at": "2026-11-30T11:00:01Z"})
+    check = next(c for c in run_checks(inputs) if c.name == "hook-runs")
+    assert check.status == "ok", check
+    assert check.message.startswith("last Stop-hook run 2026-11-30T11:00:00Z: ok, 2 replies "
+                                    "recorded; 1 Stop-hook run logged"), check.message
+
+
+def test_a_log_with_only_background_lines_has_no_stop_hook_run(tmp_path):
+    inputs = healthy_home(tmp_path)
+    os.unlink(inputs.log_path) if os.path.exists(inputs.log_path) else None
+    append_entry(inputs.log_path, {"event": "quarantine", "at": "2026-11-30T11:00:01Z",
+                                   "status": "error", "error": "database is locked"})
+    check = next(c for c in run_checks(inputs) if c.name == "hook-runs")
+    assert check.status == "warning" and "no Stop-hook run logged yet" in check.message, check

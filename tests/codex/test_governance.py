@@ -106,7 +106,7 @@ def test_governance_is_shown_then_written_then_removed_to_the_byte(world, capsys
     assert setup_codex(governance=True, apply=True, cwd=str(project)) == 0
     out = capsys.readouterr().out
     assert f"created {home / 'memories' / 'AGENTS.md'}" in out
-    assert f"backup: {project / 'AGENTS.md'}.memcite-backup-" in out
+    assert f"backup: {project / 'AGENTS.md'}.memcite-backup " in out
     assert (home / "memories" / "AGENTS.md").read_text() == block(MEMORY_GOVERNANCE)
     assert (project / "AGENTS.md").read_bytes() == before + b"\n" + block(PRE_RETRIEVAL).encode()
     assert setup_codex(remove=True, apply=True, cwd=str(project)) == 0

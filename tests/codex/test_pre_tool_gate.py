@@ -136,3 +136,15 @@ def test_the_command_on_the_fast_path_prints_codex_output(project):
          "if m in sys.modules))"],
         capture_output=True, check=False, text=True)
     assert probe.stdout.strip().endswith("[]"), probe.stdout + probe.stderr
+
+
+@pytest.mark.parametrize("patch, files", [
+    ("*** Begin Patch\n  *** Update File: a.py\n*** Move to: b.py\n@@\n-x\n+y\n*** End Patch",
+     ["a.py", "b.py"]),
+    ("*** Begin Patch\n\u2028*** Add File: c.md\n+x\u2028*** Add File: d.md\n*** End Patch",
+     ["c.md"]),  # the second header is inside a line: Codex splits on \n only
+    ("\n" * 1000 + "*** Begin Patch\n\t*** Delete File: e.md\n*** End Patch", ["e.md"]),
+    ("*** Begin Patch\n  *** Add File: f.md\n+x\n\n+y\n*** End Patch", ["f.md"]),  # refused
+])
+def test_patch_files_as_codex_reads_the_headers(patch, files):
+    assert gate.patch_files(patch) == files

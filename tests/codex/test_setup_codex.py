@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tomllib
@@ -106,8 +105,8 @@ def test_config_bytes_outside_memcites_table_are_unchanged(tmp_path):
     full_setup(tmp_path)
     after = (tmp_path / "config.toml").read_text()
     assert after == CONFIG + "\n" + MCP_BLOCK
-    backup = next(tmp_path.glob("config.toml.memcite-backup-*"))
-    assert backup.read_text() == CONFIG and re.fullmatch(r"config\.toml\.memcite-backup-20270115T080000Z-[0-9a-f]{12}", backup.name)
+    backup = tmp_path / "config.toml.memcite-backup"
+    assert backup.read_text() == CONFIG and not list(tmp_path.glob("*.memcite-backup-*"))
     parsed = tomllib.loads(after)
     assert parsed["mcp_servers"]["docs"]["command"] == "docs-server"
     # Codex then records the user's trust after our table; removing leaves that too
@@ -339,3 +338,117 @@ def test_removing_says_when_the_users_hooks_move_up_a_place(tmp_path):
     assert json.loads((tmp_path / "hooks.json").read_text())["hooks"]["Stop"] == [
         {"hooks": [{"type": "command", "command": "later.sh"}]}]
     assert not any("move up" in note for note in plan_setup(tmp_path, remove=True).notes)
+
+
+# --------------------------------------------------------------------------- issue 40
+
+
+def _setup(home, *args):
+    return CliRunner().invoke(app, ["setup", "codex", "--codex-home", str(home), *args])
+
+
+def test_rounds_of_apply_and_remove_keep_at_most_one_backup_per_file(tmp_path):
+    """Issue 40: every apply and remove added a timestamped backup (9 after a few rounds)."""
+    (tmp_path / "config.toml").write_text(CONFIG)
+    (tmp_path / "hooks.json").write_text(json.dumps(USER_HOOKS))
+    for _ in range(3):
+        done = _setup(tmp_path, "--apply", "--trust")
+        assert done.exit_code == 0, done.output
+        assert f"backup: {tmp_path / 'config.toml'}.memcite-backup " in done.stdout
+        assert sorted(p.name for p in tmp_path.glob("*backup*")) == [
+            "config.toml.memcite-backup", "hooks.json.memcite-backup"]
+        undone = _setup(tmp_path, "--remove", "--apply")
+        assert undone.exit_code == 0, undone.output
+        assert f"given back: {tmp_path / 'config.toml'}, as it was before setup" in undone.stdout
+        assert (tmp_path / "config.toml").read_text() == CONFIG
+        assert (tmp_path / "hooks.json").read_text() == json.dumps(USER_HOOKS)
+        assert not list(tmp_path.glob("*backup*"))  # back as found: nothing left behind
+
+
+def test_remove_takes_out_the_trust_entries_codex_wrote_for_memcite_s_hooks_only(tmp_path):
+    """Issue 40: the [hooks.state] entries stayed, so a later apply was trusted at once."""
+    (tmp_path / "config.toml").write_text(CONFIG)
+    assert _setup(tmp_path, "--apply").exit_code == 0
+    os.unlink(tmp_path / "config.toml.memcite-backup")  # no backup: the entries go on their own
+    hooks = json.loads((tmp_path / "hooks.json").read_text())["hooks"]
+    path = tmp_path / "hooks.json"
+    codex_wrote = "".join(  # as Codex's config writer lays them out, with another hook's
+        f'\n[hooks.state."{path}:{label}:0:0"]\n'
+        f'trusted_hash = "{codex_hook_hash(event, hooks[event][0]["hooks"][0])}"\n'
+        for event, label in (("Stop", "stop"), ("SubagentStop", "subagent_stop")))
+    other = '\n[hooks.state."/elsewhere/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:1"\n'
+    (tmp_path / "config.toml").write_text(CONFIG + codex_wrote + other)
+    assert "(trusted in Codex)" in _setup(tmp_path, "--apply").stdout
+    assert _setup(tmp_path, "--remove", "--apply").exit_code == 0
+    left = tomllib.loads((tmp_path / "config.toml").read_text())
+    assert list(left["hooks"]["state"]) == ["/elsewhere/hooks.json:stop:0:0"]
+    assert left == tomllib.loads(CONFIG + other)
+    again = _setup(tmp_path, "--apply")
+    assert "(trusted in Codex)" not in again.stdout and "(untrusted in Codex)" in again.stdout
+
+
+def test_trust_writes_codex_s_entries_for_memcite_s_hooks_only(tmp_path):
+    user_hook = {"type": "command", "command": "notify.sh", "timeout": 5}
+    (tmp_path / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [user_hook]}]}}))
+    (tmp_path / "config.toml").write_text(CONFIG)
+    shown = _setup(tmp_path, "--trust")
+    assert shown.exit_code == 0 and "+trusted_hash = " in shown.stdout
+    assert (tmp_path / "config.toml").read_text() == CONFIG  # shown, not written
+    done = _setup(tmp_path, "--apply", "--trust")
+    assert done.exit_code == 0, done.output
+    assert done.stdout.count("(trusted in Codex)") == 3 and "/hooks, and trust" not in done.stdout
+    config = tomllib.loads((tmp_path / "config.toml").read_text())
+    hooks = json.loads((tmp_path / "hooks.json").read_text())["hooks"]
+    path = tmp_path / "hooks.json"
+    assert config["hooks"]["state"] == {  # memcite's Stop is the second group; notify.sh untouched
+        f"{path}:stop:1:0": {"trusted_hash": codex_hook_hash("Stop", hooks["Stop"][1]["hooks"][0])},
+        f"{path}:subagent_stop:0:0": {
+            "trusted_hash": codex_hook_hash("SubagentStop", hooks["SubagentStop"][0]["hooks"][0])},
+        f"{path}:post_tool_use:0:0": {
+            "trusted_hash": codex_hook_hash("PostToolUse", hooks["PostToolUse"][0]["hooks"][0])}}
+    assert (tmp_path / "config.toml").read_text().startswith(CONFIG)  # your bytes, then ours
+    assert "nothing to change" in _setup(tmp_path, "--apply", "--trust").stdout
+
+
+def test_trust_sets_the_hash_in_an_entry_codex_already_has(tmp_path):
+    """A modified hook (its entry holds an old hash, and `enabled`) is trusted in place."""
+    assert _setup(tmp_path, "--apply").exit_code == 0
+    key = f"{tmp_path / 'hooks.json'}:stop:0:0"
+    (tmp_path / "config.toml").write_text(f'[hooks.state."{key}"]\ntrusted_hash = "sha256:0"\n'
+                                          "enabled = true\n")
+    done = _setup(tmp_path, "--apply", "--trust")
+    assert done.exit_code == 0, done.output
+    state = tomllib.loads((tmp_path / "config.toml").read_text())["hooks"]["state"]
+    assert state[key]["enabled"] is True and state[key]["trusted_hash"] != "sha256:0"
+    assert done.stdout.count("(trusted in Codex)") == 3
+
+
+def test_trust_in_a_project_goes_to_the_codex_home_s_config(tmp_path, monkeypatch):
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    (repo / ".git").mkdir(parents=True)
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    assert setup_codex(project=True, apply=True, trust=True, cwd=str(repo)) == 0
+    state = tomllib.loads((home / "config.toml").read_text())["hooks"]["state"]
+    assert set(state) == {f"{repo / '.codex' / 'hooks.json'}:stop:0:0",
+                          f"{repo / '.codex' / 'hooks.json'}:subagent_stop:0:0"}
+    assert setup_codex(project=True, remove=True, apply=True, cwd=str(repo)) == 0
+    assert not (home / "config.toml").exists()
+
+
+def test_trust_with_remove_is_bad_usage(tmp_path):
+    refused = _setup(tmp_path, "--remove", "--trust")
+    assert refused.exit_code == 2 and "--trust and --remove" in refused.output
+
+
+def test_the_help_names_every_hook_setup_adds_and_the_mcp_server():
+    """Issue 40: the help said it adds "the Stop hook and MCP server"; it adds three hooks."""
+    from memcite.codex.setup import HOOK_ARGS, LINT_ARGS, STOP_ARGS
+
+    shown = " ".join(CliRunner().invoke(app, ["setup", "codex", "--help"]).stdout.split())
+    added = [event for event, args in HOOK_ARGS.items() if args in (STOP_ARGS, LINT_ARGS)]
+    assert added == ["Stop", "SubagentStop", "PostToolUse"]
+    for event in added:
+        assert event in shown, event
+    assert "Three hooks go into hooks.json" in shown and "MCP server (`memcite mcp`)" in shown
+    assert "Add memcite's Stop hook and MCP server" not in shown

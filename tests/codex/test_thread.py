@@ -589,3 +589,27 @@ def test_cited_without_a_memory_message_is_not_blamed_on_a_setting(home):
     shown = invoke([tid], home)
     assert "how memory was used: no memory message" in shown.stdout
     assert "why memory was not used" not in shown.stdout
+
+
+def test_last_outside_a_project_takes_the_home_s_newest_and_inside_names_the_flag(home, tmp_path):
+    """Issue 40: `thread --last` worked only inside the session's git project, and elsewhere
+    said only that it found no session."""
+    elsewhere, other = thread_id(41), thread_id(42)
+    write(home, other, session(other, "/srv/older", message=None, turns=[None]), mtime=NOW - 200)
+    write(home, elsewhere, session(elsewhere, "/srv/app", message=None, turns=[None]),
+          mtime=NOW - 100)
+    plain = tmp_path / "plain"  # no .git anywhere above it
+    plain.mkdir()
+    result = invoke(["--last"], home, cwd=plain)
+    assert result.exit_code == 0, result.output
+    assert f"{plain} is in no git project: the newest thread of the whole Codex home" in \
+        result.output and elsewhere in result.output
+    repository = tmp_path / "repo"
+    (repository / ".git").mkdir(parents=True)
+    result = invoke(["--last"], home, cwd=repository)
+    assert result.exit_code == 2
+    assert "memcite thread --last --anywhere" in result.output
+    result = invoke(["--last", "--anywhere", "--json"], home, cwd=repository)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["thread_id"] == elsewhere
+    assert invoke(["--anywhere", elsewhere], home).exit_code == 2  # --anywhere goes with --last

@@ -160,3 +160,16 @@ def test_select_and_consolidation_pass_over_the_same_threads(tmp_path):
     db.close()
     selected, next_count = taken()
     assert off not in selected and len(selected) == next_count
+
+
+def test_doctor_s_last_hook_run_is_the_demo_s_stop_hook_run(demo):
+    """docs/how-tos.md: the demo's hook run is in doctor's last hook runs. The hook's detached
+    quarantine logs a line of its own, which lands last: doctor reads the runs by kind."""
+    log = os.path.join(demo["folder"], "logs", "hooks.log")
+    with open(log, encoding="utf-8") as handle:
+        kinds = [json.loads(line).get("event") for line in handle if line.strip()]
+    assert "stop" in kinds
+    doctor = demo["run"]("doctor", code=None)
+    line = next(row for row in doctor.splitlines() if "hook-runs:" in row)
+    assert line.startswith("ok ") and "last Stop-hook run" in line, line
+    assert "2 replies recorded" in line, line

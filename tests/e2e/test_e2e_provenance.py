@@ -52,13 +52,17 @@ def test_codex_s_session_names_the_tool_call_a_directive_came_from(world, tmp_pa
 def test_audit_and_trace_of_a_memory_made_from_a_real_codex_thread(world):
     """A rollout summary of a real thread (written as Codex's extraction agent writes one)
     repeating the injected line and the user's own directive: the audit flags the first as
-    poisoned, naming the exec_command call, and keeps the second a plain directive."""
+    poisoned, naming the exec_command call (a dependency's README: third-party content), and
+    leaves the second alone (the user's own words are not judged)."""
     import json
 
-    (world.work / "README.md").write_text(f"# Project\n\n{INJECTED}\n")
-    world.model.call_tool("exec_command", {"cmd": "cat README.md"})
+    dependency = world.work / "node_modules" / "helper"
+    dependency.mkdir(parents=True)
+    (dependency / "README.md").write_text(f"# helper\n\n{INJECTED}\n")
+    world.model.call_tool("exec_command", {"cmd": "cat node_modules/helper/README.md"})
     world.model.reply("Read it.")
-    assert_ran(world.exec(f"{TYPED} Then read the README.", "--sandbox", "danger-full-access"))
+    assert_ran(world.exec(f"{TYPED} Then read the helper's README.", "--sandbox",
+                          "danger-full-access"))
     read = _session(world)
     folder = world.codex_home / "memories" / "rollout_summaries"
     folder.mkdir(parents=True, exist_ok=True)
@@ -71,8 +75,8 @@ def test_audit_and_trace_of_a_memory_made_from_a_real_codex_thread(world):
     [poisoned] = [f for f in report["findings"] if f["kind"] == "poisoned"]
     assert poisoned["memory"] == read.thread_id and poisoned["origin"]["tool"] == "exec_command"
     assert poisoned["origin"]["call_id"] and poisoned["source"] == "exec"  # Codex's threads row
-    directive = [f for f in report["findings"] if f["kind"] == "directive"]
-    assert [f["origin"]["kind"] for f in directive] == ["user"]
+    assert poisoned["judgement"]["trust"] == "third-party"
+    assert not [f for f in report["findings"] if f["kind"] == "directive"]  # the user's words
     traced = world.memcite_json("trace", read.thread_id, "--codex-home", str(world.codex_home))
     [memory] = traced["memories"]
     assert memory["source_thread"]["cwd"] == str(world.work)

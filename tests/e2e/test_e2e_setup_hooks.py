@@ -156,3 +156,27 @@ def test_a_subagent_s_cited_reply_is_recorded_once_by_hook_and_ingest(world):
     before = len(rows)
     world.memcite("ingest", "--codex-home", str(world.codex_home))
     assert len(recorded_replies(world)) == before  # whole-home ingest finds nothing new
+
+
+def test_setup_with_trust_runs_the_stop_hook_with_no_interactive_step(world):
+    """Issue 40: `setup codex --apply --trust` writes the entries Codex's /hooks screen writes,
+    so the very next `codex exec` turn runs memcite's Stop hook; --remove takes them out."""
+    config_before = (world.codex_home / "config.toml").read_text()
+    done = setup(world, "--apply", "--trust")
+    assert done.stdout.count("(trusted in Codex)") == 3, done.stdout
+    with AppServer(world) as server:  # Codex itself reads the entries as trust in our hooks only
+        ours = [hook for hook in server.hooks() if memcite_args(hook["command"])]
+        assert len(ours) == 3 and {hook["trustStatus"] for hook in ours} == {"trusted"}, ours
+    thread = "019a0000-0000-7000-8000-00000000a040"
+    world.model.reply(CITED.format(thread=thread))
+    assert_ran(world.exec("fix the tests"))  # no --dangerously-bypass-hook-trust, no /hooks
+    rows = recorded_replies(world)
+    assert len(rows) == 1 and rows[0][1].startswith("hook:"), rows
+    doctor = world.memcite("doctor", "--codex-home", str(world.codex_home), check=False)
+    assert "ok       hook-trust" in doctor.stdout, doctor.stdout
+
+    setup(world, "--remove", "--apply")
+    assert (world.codex_home / "config.toml").read_text() == config_before
+    assert not list(world.codex_home.glob("*memcite-backup*"))
+    again = setup(world, "--apply")  # no trust left behind: a new set-up asks again
+    assert again.stdout.count("(untrusted in Codex)") == 3, again.stdout

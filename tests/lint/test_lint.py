@@ -263,12 +263,37 @@ def test_a_notes_folder_reads_every_note_but_the_archive(tmp_path):
     assert [(f.code, f.line) for f in report.findings] == [("tier-unknown", 2)]
 
 
-def test_unreadable_files_are_findings_and_the_rest_goes_on(tmp_path):
-    (tmp_path / "bad.md").write_bytes(b"- [CROE] \xff\n")
+def test_a_file_not_utf8_is_read_with_replacement_said_and_checked(tmp_path):
+    (tmp_path / "bad.md").write_bytes(b"- fine\n- [CROE] \xff and \xfe\xfd\n")
     (tmp_path / "good.md").write_text("- [core] x\n")
     report = lint_paths([str(tmp_path)])
+    assert [(f.path.rsplit("/", 1)[1], f.code, f.line) for f in report.findings] == [
+        ("bad.md", "file-not-utf8", 2), ("bad.md", "tier-unknown", 2), ("good.md", "tier-unknown", 1)]
+    assert "not valid UTF-8 in 3 places" in report.findings[0].message
+
+
+def test_a_codex_memory_md_not_utf8_is_checked_not_skipped(tmp_path):
+    folder = tmp_path / "memories"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_bytes("# Task Group: orchard\n\n- pump \u6c34".encode()[:-1]
+                                       + b"\n- see rollout_summaries/gone.md:1-2\n")
+    report = lint_paths([str(folder)])
+    assert [(f.code, f.line) for f in report.findings] == [("file-not-utf8", 3),
+                                                          ("pointer-missing", 4)]
+
+
+def test_unreadable_files_are_findings_and_the_rest_goes_on(tmp_path):
+    (tmp_path / "big.md").write_bytes(b"- x\n" * 10)
+    (tmp_path / "good.md").write_text("- [core] x\n")
+    import memcite.lint.run as run
+
+    limit, run.MAX_FILE_BYTES = run.MAX_FILE_BYTES, 20
+    try:
+        report = lint_paths([str(tmp_path)])
+    finally:
+        run.MAX_FILE_BYTES = limit
     assert [(f.path.rsplit("/", 1)[1], f.code) for f in report.findings] == [
-        ("bad.md", "file-unreadable"), ("good.md", "tier-unknown")]
+        ("big.md", "file-unreadable"), ("good.md", "tier-unknown")]
 
 
 def test_the_same_file_twice_is_linted_once(tmp_path):

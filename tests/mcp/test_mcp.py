@@ -425,7 +425,9 @@ def test_stats_refuses_as_the_command_does_without_usage_data(env):
     assert result.is_error
     assert result.structured_content["error"]["exit_code"] == code if code != 3 else \
         result.structured_content["refused"]["reason"] == "usage-unknown"
-    assert result.content[0].text.split(": ", 2)[-1] == err.strip().split(": ", 2)[-1]
+    error = json.loads(err)  # with --json, the command's error is one JSON object (issue 40)
+    assert error["exit_code"] == code
+    assert result.content[0].text.split(": ", 2)[-1] == f"{error['error']}\n  hint: {error['hint']}"
 
 
 def test_stats_reports_what_the_command_reports(env):
@@ -434,7 +436,9 @@ def test_stats_reports_what_the_command_reports(env):
     result = run(env, lambda s: s.call_tool("stats", {"as_of": "2027-01-01T00:00:00Z"}))
     code, out, err = cli(env, "stats", "--json", "--as-of", "2027-01-01T00:00:00Z")
     if code:
-        assert result.is_error and err.strip().endswith(result.content[0].text.split(": ", 2)[-1])
+        error = json.loads(err)  # with --json, the command's error is one JSON object
+        assert result.is_error and result.content[0].text.split(": ", 2)[-1] == \
+            f"{error['error']}\n  hint: {error['hint']}"
     else:
         assert not result.is_error, result.content
         assert result.structured_content == json.loads(out)

@@ -559,3 +559,21 @@ def test_ctrl_c_while_reading_the_entry_says_interrupted_once(tmp_path):
     out, err = process.communicate(timeout=20)
     assert process.returncode == 130
     assert err.count(b"interrupted") == 1, err
+
+
+def test_save_help_says_what_yes_does_off_a_terminal(env):
+    """Issue 40: the help said --yes was needed off a terminal; an ordinary save went ahead
+    without it, "Confirmed: no (automatic)". The help now says so, and the behaviour holds."""
+    shown = " ".join(runner.invoke(app, ["note", "save", "--help"]).stdout.split())
+    assert "needed when not on a terminal" not in shown
+    assert "an ordinary save goes ahead, stamped 'Confirmed: no (automatic)'" in shown
+    assert "refused off one (exit 3, nothing saved)" in shown
+    code, _out, err = run(env, "save", "Use WAL for the cache", "--section", "decisions")
+    assert code == 0, err
+    assert "Confirmed: no (automatic)" in open(note_file(env), encoding="utf-8").read()
+    code, _out, err = run(env, "save", "The deploy needs the admin password", "--section", "risks")
+    assert code == 3 and "needs a person's confirmation" in err
+    code, _out, err = run(env, "save", "The deploy needs the admin password", "--section", "risks",
+                          "--yes")
+    assert code == 0, err
+    assert "Confirmed: yes (--yes" in open(note_file(env), encoding="utf-8").read()

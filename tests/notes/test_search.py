@@ -281,3 +281,24 @@ def test_an_index_that_disagrees_with_its_stamps_is_rebuilt(world, damage):
     assert len(_find(world, "zebracorn")) == 2  # never a wrong "no match"
     again = search.refresh(world["conn"], world["sources"])
     assert (again.files_indexed, again.rows_written) == (0, 0)  # whole again: nothing re-read
+
+
+def test_a_word_finds_its_other_forms(world):
+    """Issue 40: `search "liveness probe"` missed "Liveness probes…" (no stemming)."""
+    _note(world["here"], ["Liveness probes fail while the cache warms up", "Readiness is fine"])
+    hits = _find(world, "liveness probe")
+    assert [h.line for h in hits] == [7] and "**Liveness**" in hits[0].snippet
+    assert [h.line for h in _find(world, "failing probing")] == [7]
+
+
+def test_an_index_made_with_the_old_tokenizer_is_rebuilt(world):
+    conn = world["conn"]
+    _note(world["here"], ["Liveness probes fail while the cache warms up"])
+    search.refresh(conn, world["sources"])
+    conn.execute("DROP TABLE search_index")  # as memcite made it before stemming
+    conn.execute("CREATE VIRTUAL TABLE search_index USING fts5(text, owner UNINDEXED, "
+                 "kind UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')")
+    conn.execute("DELETE FROM search_files")
+    assert [h.line for h in _find(world, "probe")] == [7]  # rebuilt at the next search
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'search_index'").fetchone()
+    assert "porter" in sql

@@ -311,14 +311,37 @@ def test_charts_have_titles_and_text_equivalents(env, tmp_path):
 # --------------------------------------------------------------------------- the command
 
 
-def test_the_default_file_is_in_the_current_folder(env, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_the_default_file_is_in_memcite_s_data_folder_not_the_current_one(env, tmp_path,
+                                                                         monkeypatch):
+    """Issue 40: the page went into the current folder, usually the user's repository."""
+    repository, data = tmp_path / "repo", tmp_path / "data" / "memcite"
+    repository.mkdir()
+    monkeypatch.chdir(repository)
+    monkeypatch.setenv("MEMCITE_HOME", str(data))
     result = _invoke(["report", "--as-of", AS_OF])
-    path = tmp_path / "memcite-report.html"
-    assert path.is_file() and str(path) in result.stdout
+    path = data / "memcite-report.html"
+    assert path.is_file() and f"wrote {path} (" in result.stdout
     assert f"{path.stat().st_size:,} bytes" in result.stdout
+    assert "memcite report --open" in result.stdout  # how to open it
     assert stat.S_IMODE(path.stat().st_mode) == 0o600  # it names a person's memories
-    assert [p.name for p in tmp_path.iterdir()] == ["memcite-report.html"]  # no temporary left
+    assert list(repository.iterdir()) == []  # nothing in the user's repository
+    assert [p.name for p in data.iterdir()] == ["memcite-report.html"]  # no temporary left
+    opened = []
+    import webbrowser
+
+    monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
+    _invoke(["report", "--as-of", AS_OF, "--open"])
+    assert opened == [path.as_uri()]
+    _invoke(["report", "--as-of", AS_OF, "-o", str(tmp_path / "mine.html")])
+    assert (tmp_path / "mine.html").is_file()
+
+
+def test_the_audit_row_has_no_stray_punctuation(env, tmp_path):
+    """Issue 40: the row read "memory audit: : not run" with literal backticks."""
+    text, _out = _write(tmp_path)
+    row = text.split("<dt>memory audit</dt>", 1)[1].split("</dd>", 1)[0]
+    assert "`" not in row and not re.sub(r"<[^>]+>", "", row).lstrip().startswith(":"), row
+    assert "<code>memcite audit</code>" in row, row
 
 
 def test_an_existing_page_is_replaced_and_keeps_its_mode(env, tmp_path):
@@ -397,7 +420,7 @@ def test_the_body_alone_writes_the_page_typer_writes(env, tmp_path):
     from memcite.cli.report_commands import report
 
     typer_page, _out = _write(tmp_path)
-    assert report(html=str(tmp_path / "body.html"), as_of=AS_OF) == 0
+    assert report(output=str(tmp_path / "body.html"), as_of=AS_OF) == 0
     body_page = (tmp_path / "body.html").read_text(encoding="utf-8")
     written = re.compile(r'<time datetime="[^"]*" data-key="report.generated_at">[^<]*</time>')
     assert written.sub("", body_page) == written.sub("", typer_page)

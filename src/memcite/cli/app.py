@@ -43,6 +43,19 @@ Examples:
 # Help is plain text (no rich boxes), as wide as the terminal allows up to this many columns.
 HELP_WIDTH = 100
 
+# The command list of `memcite --help`, in groups (each command's Typer ``rich_help_panel``),
+# each group and each command in it in this order: what a new user needs first, first.
+HELP_PANELS: dict[str, tuple[str, ...]] = {
+    "Start here": ("demo", "setup", "doctor", "stats", "report"),
+    "Questions about your memory": ("show", "trace", "audit", "thread", "search", "select",
+                                    "consolidation", "lint", "prune", "restore", "archived",
+                                    "sync"),
+    "Notes": ("note", "instructions", "mcp"),
+    "Pipelines and the protocol": ("ingest", "record", "rebuild", "parse", "strip", "truncate",
+                                   "schema", "conformance", "event", "hook"),
+    "Fleet": ("push",),
+}
+
 
 class _OutputClosed(Exception):
     """A BrokenPipeError carried past click, which would otherwise exit 1 for it."""
@@ -53,15 +66,18 @@ class MemciteGroup(TyperGroup):
     output pipe handed to ``memcite.__main__`` (exit 141) instead of click's exit 1."""
 
     def format_commands(self, ctx, formatter) -> None:
-        rows = []
+        panels: dict[str, list[tuple[str, str]]] = {}
         for name in self.list_commands(ctx):
             command = self.get_command(ctx, name)
             if command is not None and not command.hidden:
                 summary = inspect.cleandoc(command.help or "").split("\n\n", 1)[0]
-                rows.append((name, " ".join(summary.split())))
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+                panel = getattr(command, "rich_help_panel", None) or "Commands"
+                panels.setdefault(panel, []).append((name, " ".join(summary.split())))
+        order = {name: place for names in HELP_PANELS.values() for place, name in enumerate(names)}
+        for panel in sorted(panels, key=lambda p: list(HELP_PANELS).index(p)
+                            if p in HELP_PANELS else len(HELP_PANELS)):
+            with formatter.section(panel):
+                formatter.write_dl(sorted(panels[panel], key=lambda row: order.get(row[0], 99)))
 
     def invoke(self, ctx):
         try:
@@ -128,8 +144,13 @@ def _show_masked(error: typer.TyperException) -> None:
     import io
     import sys
 
+    from memcite.cli import console
     from memcite.cli.console import masked
 
+    if console.json_errors():  # a usage error under --json: one JSON object too
+        sys.stderr.write(console.error_json(error.format_message(), None, error.exit_code) + "\n")
+        sys.stderr.flush()
+        return
     buffer = io.StringIO()
     error.show(file=buffer)
     sys.stderr.write(masked(buffer.getvalue()))
@@ -214,6 +235,11 @@ def _register_command_groups() -> None:
                    search_app, lint_app, codex_app, consolidation_app, thread_app, fleet_app,
                    mcp_app, contracts_app, conformance_app, audit_app):
         module.register(app)
+    panel_of = {name: panel for panel, names in HELP_PANELS.items() for name in names}
+    for info in app.registered_commands:
+        info.rich_help_panel = panel_of.get(info.name or info.callback.__name__)
+    for group in app.registered_groups:
+        group.rich_help_panel = panel_of.get(group.name or group.typer_instance.info.name)
 
 
 _register_command_groups()

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import audit_commands
-from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, JsonOpt, exit_with
+from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, JsonOpt, choices, exit_with
 
 
 def trace(
@@ -48,22 +48,41 @@ def audit(
                      "memory_summary.md, whose source project is not this folder."),
     ] = None,
     json: JsonOpt = False,
+    format: Annotated[  # noqa: A002
+        str, typer.Option("--format", metavar=choices(audit_commands.AUDIT_FORMATS),
+                          help="text: the counts and findings; json: as --json; sarif: a SARIF "
+                          "2.1.0 log for code-scanning dashboards."),
+    ] = "text",
+    quarantine: Annotated[bool, typer.Option(
+        "--quarantine", help="Preview asking Codex to forget every memory found poisoned "
+        "(a memory you restored stays restored until its text changes).")] = False,
+    apply: Annotated[bool, typer.Option(
+        "--apply", help="With --quarantine: write the request (an ad-hoc note for Codex's next "
+        "consolidation; `memcite restore ID` undoes it).")] = False,
+    db: DbOpt = None,
 ) -> None:
     """Find poisoned, tainted, cross-project or secret memories.
 
-    Poisoned (high): a directive (run a command, fetch a URL, skip a check, change config,
-    handle a secret, ignore instructions) whose words came from a tool, MCP or web output of
-    its source thread rather than from the user. Secrets (high), as lint finds them.
-    Without --project, a table per project. Exit 1 when a high-severity finding exists.
-    Read-only.
+    Severity comes from where a sentence's words came from (the user, the project's own
+    files, command output or outside files, third-party content such as MCP, web or fetched
+    text), what it would make the agent do (commands, hosts, credentials, recipients,
+    safety settings) and markers (concealment, standing orders, triggers, authority claims,
+    hidden text). Poisoned (high): an instruction from outside the project or third-party
+    content. A project's own conventions are never high; the user's own words are not
+    judged. Secrets (high), as lint finds them. Without --project, a table per project.
+    Exit 1 when a high-severity finding exists. Read-only without --quarantine --apply.
 
     Examples:
 
     \b
         memcite audit
         memcite audit --project . --json
+        memcite audit --format sarif > memory.sarif
+        memcite audit --quarantine
+        memcite audit --quarantine --apply
     """
-    exit_with(audit_commands.audit(codex_home, project, json))
+    exit_with(audit_commands.audit(codex_home, project, json, format=format, quarantine=quarantine,
+                                   apply=apply, db=db))
 
 
 def register(app) -> None:

@@ -120,21 +120,30 @@ def codex(
     gate: Annotated[bool, typer.Option(
         "--gate", help="Also add a PreToolUse hook running `memcite hook pre-tool` (refused "
         "when this memcite has no such command).")] = False,
+    trust: Annotated[bool, typer.Option(
+        "--trust", help="Also trust memcite's own hooks in Codex (and no other hook), as "
+        "Codex's /hooks screen does: their trusted_hash goes under [hooks.state] in the Codex "
+        "home's config.toml. For a scripted or headless set-up.")] = False,
 ) -> None:
-    """Add memcite's Stop hook and MCP server to Codex.
+    """Add memcite's hooks and MCP server to Codex.
 
-    The Stop hook goes into hooks.json, the MCP server into config.toml; shown as a
-    diff, written only with --apply. Merged with what is there, idempotent, each
-    changed file backed up first; config.toml keeps its comments and layout. Codex
-    then needs you to trust the hook once, in /hooks. --governance adds memcite's
-    directives to the AGENTS.md files as a block of their own; a block you edited is
-    left alone.
+    Three hooks go into hooks.json: Stop and SubagentStop (each running `memcite hook
+    stop`, which records what a turn cited) and PostToolUse (`memcite lint --hook`);
+    the MCP server (`memcite mcp`) goes into config.toml. Shown as a diff, written only
+    with --apply. Merged with what is there, idempotent; each changed file is backed up
+    first to one backup beside it (FILE.memcite-backup, replaced by the next change);
+    config.toml keeps its comments and layout. Codex runs a new hook only once you
+    trust it, in /hooks, or with --trust. --remove takes out the hooks, their trust
+    entries and the MCP server, and gives each file back as setup found it.
+    --governance adds memcite's directives to the AGENTS.md files as a block of their
+    own; a block you edited is left alone.
 
     Examples:
 
     \b
         memcite setup codex
         memcite setup codex --apply
+        memcite setup codex --apply --trust
         memcite setup codex --governance --apply
         memcite setup codex --gate --apply
         memcite setup codex --project --apply
@@ -142,6 +151,7 @@ def codex(
     """
     exit_with(codex_commands.setup_codex(codex_home=codex_home, project=project, apply=apply,
                                          remove=remove, governance=governance, gate=gate,
+                                         trust=trust,
                                          commands=available_commands(ctx.find_root().command)))
 
 

@@ -40,6 +40,7 @@ def setup_codex(
     cwd: str | None = None,
     governance: bool = False,
     gate: bool = False,
+    trust: bool = False,
 ) -> int:
     """Show (or, with ``apply``, make) the edits that wire memcite into Codex; ``remove`` undoes them.
 
@@ -61,7 +62,8 @@ def setup_codex(
             home=os.path.abspath(where.codex_home_path), cwd=cwd or os.getcwd(),
             project=project, apply=apply, remove=remove, commands=commands,
             governance=governance, gate=gate, memcite=memcite_command(),
-            env=where.variables_set(MEMCITE_FOLDER_VARIABLES), write=sys.stdout.write)
+            env=where.variables_set(MEMCITE_FOLDER_VARIABLES), write=sys.stdout.write,
+            trust=trust)
     except MemciteError as error:
         return report_error(error)
     except OSError as exc:
@@ -87,6 +89,7 @@ def doctor(
         cwd=cwd or os.getcwd(),
         environ=where.environ,
         config_path=where.config.path,
+        codex_home_from=where.codex_home.origin,
     )
     checks = run_checks(inputs)
     if json:

@@ -24,9 +24,37 @@ def masked(message: object) -> str:
     return shown(message)
 
 
+_errors_as_json = False  # set once per run by ``errors_as_json``: the run asked for --json
+
+
+def errors_as_json(args: list[str]) -> None:
+    """Print this run's errors as a JSON object when its arguments ask for ``--json``
+    (before a ``--``): a program reading the output gets no plain text to parse."""
+    global _errors_as_json
+    words = args[:args.index("--")] if "--" in args else args
+    _errors_as_json = "--json" in words
+
+
+def json_errors() -> bool:
+    """Whether this run prints its errors as JSON (``errors_as_json``)."""
+    return _errors_as_json
+
+
+def error_json(message: str, hint: str | None, exit_code: int) -> str:
+    """An error as one JSON object on one line: ``{"error", "hint", "exit_code"}``."""
+    import json
+
+    return json.dumps({"error": masked(message), "hint": None if hint is None else masked(hint),
+                       "exit_code": exit_code}, ensure_ascii=False)
+
+
 def report_error(error: MemciteError) -> int:
-    """Print a memcite error to stderr and return its exit code."""
-    sys.stderr.write(f"memcite: error: {masked(error)}\n")
+    """Print a memcite error to stderr (one JSON object under --json) and return its exit
+    code: the one place the command bodies print their errors."""
+    if _errors_as_json:
+        sys.stderr.write(error_json(error.message, error.hint, error.exit_code) + "\n")
+    else:
+        sys.stderr.write(f"memcite: error: {masked(error)}\n")
     return error.exit_code
 
 

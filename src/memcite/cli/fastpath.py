@@ -133,7 +133,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
     ),
     "report": FastCommand(
         target="memcite.cli.report_commands:report",
-        options={"--html": str, "--codex-home": str, "--db": str, "--as-of": str, "--since": str},
+        options={"--output": str, "--codex-home": str, "--db": str, "--as-of": str, "--since": str},
         flags=("--open", "--judge-without-usage"),
     ),
     "truncate": FastCommand(

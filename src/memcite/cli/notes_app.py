@@ -32,6 +32,11 @@ CwdOpt = Annotated[
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", help="Confirm without being asked (needed when "
                                       "not on a terminal).")]
+SaveYesOpt = Annotated[bool, typer.Option(
+    "--yes", help="Confirm the entry as yours: stamped 'Confirmed: yes (--yes ...)'. Without it "
+    "an ordinary save goes ahead, stamped 'Confirmed: no (automatic)'; only a save that needs "
+    "a person (an entry naming a sensitive subject or another project, a topic matching several "
+    "entries) is asked on a terminal, and refused off one (exit 3, nothing saved).")]
 ScopeOpt = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--scope", metavar=choices(("global", "project", "session")), show_default=False,
@@ -103,7 +108,7 @@ def save_command(
                                          "refusing.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the exact note that would be "
                                           "written; write nothing.")] = False,
-    yes: YesOpt = False,
+    yes: SaveYesOpt = False,
     scope: ScopeOpt = None,
     session: SessionOpt = None,
     cwd: CwdOpt = None,

@@ -10,10 +10,11 @@ from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, exit_with
 from memcite.cli.report_commands import DEFAULT_FILE
 from memcite.cli.retention_app import AsOfOpt, JudgeOpt, SinceOpt
 
-HtmlOpt = Annotated[
+OutputOpt = Annotated[
     Optional[str],  # noqa: UP045 - Typer reads the annotation at run time
-    typer.Option("--html", metavar="FILE", show_default=False,
-                 help=f"Write the page here (default: {DEFAULT_FILE} in the current folder; "
+    typer.Option("--output", "-o", "--html", metavar="FILE", show_default=False,
+                 help=f"Write the page here (default: {DEFAULT_FILE} in memcite's data folder, "
+                 "$MEMCITE_HOME else ~/.local/share/memcite, never the current folder; "
                  "replaced atomically, never through a link)."),
 ]
 OpenOpt = Annotated[
@@ -21,7 +22,7 @@ OpenOpt = Annotated[
 
 
 def report(
-    html: HtmlOpt = None,
+    output: OutputOpt = None,
     open_page: OpenOpt = False,
     codex_home: CodexHomeOpt = None,
     db: DbOpt = None,
@@ -34,18 +35,20 @@ def report(
     The same data as `memcite stats --json`: a summary, citations per week, memories by
     age of last use, the citation checks, tiers, the dead memories (sortable, each linked
     to its rollout summary), the most cited and the notes per scope. Inline style and
-    SVG charts: the page loads nothing and reads whole without JavaScript.
+    SVG charts: the page loads nothing and reads whole without JavaScript. It goes to
+    memcite's data folder (or --output), its path is printed, and --open opens it.
 
     Examples:
 
     \b
         memcite report
-        memcite report --html ~/reports/codex.html --open
+        memcite report --open
+        memcite report --output ~/reports/codex.html
         memcite report --since 2026-02-01 --as-of 2026-03-01
     """
     from memcite.cli.report_commands import report as report_body
 
-    exit_with(report_body(html, open_page, codex_home, db, as_of, since, judge_without_usage))
+    exit_with(report_body(output, open_page, codex_home, db, as_of, since, judge_without_usage))
 
 
 def register(app: typer.Typer) -> None:

@@ -35,7 +35,11 @@ def thread(
     ] = None,
     last: Annotated[bool, typer.Option(
         "--last", help="The thread run most recently in this project (the git work tree of "
-        "the current folder); a subagent's thread is passed over.")] = False,
+        "the current folder; outside a git project, the home's newest); a subagent's thread "
+        "is passed over.")] = False,
+    anywhere: Annotated[bool, typer.Option(
+        "--anywhere", help="With --last: the newest thread of the whole Codex home, wherever "
+        "it ran.")] = False,
     cost: Annotated[bool, typer.Option(
         "--cost", help="Instead of one thread: the tokens the memory message added to every "
         "thread, per day and per folder, and Codex's background memory jobs.")] = False,
@@ -60,10 +64,12 @@ def thread(
 
     \b
         memcite thread --last
+        memcite thread --last --anywhere
         memcite thread 019b7635-7fb3-7cf8-8f11-6f64065672e0 --json
         memcite thread --cost --since 2026-03-01
     """
-    exit_with(thread_commands.thread(thread_id, last, cost, since, codex_home, db, json))
+    exit_with(thread_commands.thread(thread_id, last, cost, since, codex_home, db, json,
+                                     anywhere=anywhere))
 
 
 def register(app) -> None:

@@ -35,8 +35,10 @@ def thread(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
     cwd: str | None = None,
     now: int | None = None,
+    anywhere: bool = False,
 ) -> int:
-    """Print one thread's memory report (``thread_id``, or ``last``), or with ``cost`` what
+    """Print one thread's memory report (``thread_id``, or ``last``: in this project, else,
+    outside a git project or with ``anywhere``, the home's newest), or with ``cost`` what
     memory cost across the home's threads."""
     now = int(time.time()) if now is None else now
     cwd = cwd or os.getcwd()
@@ -48,6 +50,8 @@ def thread(
                                   "project")
         if since is not None and not cost:
             raise InputError("--since goes with --cost")
+        if anywhere and not last:
+            raise InputError("--anywhere goes with --last")
         from memcite.paths import Locations
 
         located = Locations(db=db, codex_home=codex_home)
@@ -68,9 +72,15 @@ def thread(
         from memcite.codex.thread import thread_report
         from memcite.readpath.projects import find_project_root
 
-        report = thread_report(home, thread_id, last_in=find_project_root(cwd) if last else None,
-                               db_path=located.db_path, env_sqlite_home=env_sqlite,
-                               cwd=cwd, now=now)
+        root = find_project_root(cwd) if last else None
+        outside = root is not None and not os.path.lexists(os.path.join(root, ".git"))
+        report = thread_report(home, thread_id, last_in=root, db_path=located.db_path,
+                               env_sqlite_home=env_sqlite, cwd=cwd, now=now,
+                               anywhere=last and (anywhere or outside))
+        if outside and not anywhere:
+            report.setdefault("warnings", []).insert(
+                0, f"{cwd} is in no git project: the newest thread of the whole Codex home "
+                "(`--anywhere` asks for it anywhere)")
     except MemciteError as error:
         return report_error(error)
     except OSError as exc:

@@ -101,6 +101,9 @@ def render_audit(report: dict, limit: int = 50) -> str:
             "note asking Codex's consolidation to drop its thread (the way `memcite prune "
             "--apply` asks; `memcite restore ID` undoes it), or restore the memory folder from "
             "before it (its git history); --json gives each finding's fix\n")
+        if report["counts"]["poisoned"]:
+            out("nothing is forgotten without you: `memcite audit --quarantine` previews asking "
+                "Codex to forget the poisoned memories, `--quarantine --apply` asks\n")
     if report["problem_count"]:
         out(f"\n{count(report['problem_count'], 'problem')} reading the home, e.g. "
             f"{report['problems'][0]}\n")

@@ -54,6 +54,7 @@ class DoctorInputs:
     cwd: str
     environ: dict
     config_path: str | None = None  # memcite's config; None: the one ``environ`` names
+    codex_home_from: str | None = None  # --codex-home | CODEX_HOME | default: for true hints
 
     def memcite_config(self) -> str:
         """memcite's config file, as the command resolved it (else as ``environ`` names it)."""
@@ -82,8 +83,11 @@ def _load_config(home: str) -> tuple[dict | None, str | None]:
 def check_codex_home(inputs: DoctorInputs) -> Check:
     home = inputs.codex_home
     if not os.path.isdir(home):
-        return Check("codex-home", FAILURE, f"{home}: no such folder",
-                     "pass --codex-home DIR or set CODEX_HOME to Codex's home (default ~/.codex)")
+        from memcite.ledger.codex_home import no_codex_home_hint
+
+        return Check("codex-home", FAILURE, f"{home}: " + (
+            "not a folder" if os.path.lexists(home) else "no such folder"),
+            no_codex_home_hint(inputs.codex_home_from, home))
     return Check("codex-home", OK, home)
 
 
@@ -403,27 +407,32 @@ def check_hook_runs(inputs: DoctorInputs) -> Check:
         where = exc.filename or inputs.log_path
         return Check("hook-runs", FAILURE, f"{where}: cannot be read ({exc.strerror or exc})",
                      f"remove {where}; memcite's next hook run writes a new log there")
-    if not entries:
-        return Check("hook-runs", WARNING, f"no hook run logged yet ({inputs.log_path})",
+    from memcite.ledger.hook_log import RUN_KINDS, entries_by_kind, run_kind
+
+    stops = entries_by_kind(entries).get("stop", [])
+    if not stops:
+        return Check("hook-runs", WARNING, f"no Stop-hook run logged yet ({inputs.log_path})",
                      "use Codex for a turn once the hook is trusted")
-    last = entries[-1]
+    last = stops[-1]  # by kind: the background line that may land after it is no Stop-hook run
     errors = [e for e in entries if e.get("status") == "error"]
     when = last.get("at", "?")
     if last.get("status") == "error":
-        return Check("hook-runs", FAILURE, f"the last run ({when}) failed: {last.get('error')}; "
-                     f"{len(errors)} of the last {len(entries)} runs failed",
+        return Check("hook-runs", FAILURE, f"the last Stop-hook run ({when}) failed: "
+                     f"{last.get('error')}; {len(errors)} of the last {len(entries)} runs failed",
                      f"see {inputs.log_path}")
     recorded = last.get("recorded", 0)
-    summary = (f"last run {when}: {last.get('status')}"
+    summary = (f"last Stop-hook run {when}: {last.get('status')}"
                + (f", {count(recorded, 'reply', 'replies')} recorded"
                   if last.get("status") == "ok"
                   else f" ({last.get('reason', '')})"))
     if errors:
+        latest = errors[-1]
+        kind = RUN_KINDS.get(run_kind(latest), run_kind(latest))
         return Check("hook-runs", WARNING, f"{summary}; {len(errors)} of the last {len(entries)} "
-                     f"runs failed, the latest at {errors[-1].get('at')}: {errors[-1].get('error')}",
-                     f"see {inputs.log_path}")
-    runs = f"{count(len(entries), 'run')}"
-    return Check("hook-runs", OK, f"{summary}; {runs} logged, none failed")
+                     f"runs failed, the latest ({kind}) at {latest.get('at')}: "
+                     f"{latest.get('error')}", f"see {inputs.log_path}")
+    return Check("hook-runs", OK, f"{summary}; {count(len(stops), 'Stop-hook run')} logged, "
+                 "none failed")
 
 
 # --------------------------------------------------------------------------- memcite
@@ -595,7 +604,9 @@ def check_memory_audit(inputs: DoctorInputs) -> Check:
                + ("" if last["current"] else "; the memory folder changed since"))
     if last["high"]:
         return Check("memory-audit", WARNING, message,
-                     "`memcite audit` lists each finding with its memory, call and fix")
+                     "`memcite audit` lists each finding with its memory, call and fix; nothing is "
+                     "forgotten without you: `memcite audit --quarantine` previews asking Codex to "
+                     "forget the poisoned ones")
     if not last["current"]:
         return Check("memory-audit", WARNING, message, "run `memcite audit` again")
     return Check("memory-audit", OK, message)

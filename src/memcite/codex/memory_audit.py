@@ -35,8 +35,14 @@ from dataclasses import dataclass, field
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
 from memcite.codex import session_scan as scan
+from memcite.codex.audit_cache import VerdictCache, key_of, session_stamp
 from memcite.display import count
 from memcite.errors import MemciteError
+from memcite.judgement import origin as og
+from memcite.judgement import severity
+from memcite.judgement.effects import ProjectFacts
+from memcite.judgement.normalize import for_judging
+from memcite.judgement.severity import Judgement
 from memcite.ledger.codex_home import (
     RAW_MEMORIES,
     ROLLOUT_SUMMARIES,
@@ -91,6 +97,7 @@ class Memory:
     source: str | None = None  # cli | exec | vscode | subagent, from Codex's threads table
     created_at: int | None = None
     session_path: str | None = None
+    git_origin: str | None = None  # the thread's git_origin_url, from Codex's threads table
 
 
 @dataclass
@@ -182,7 +189,23 @@ def _read_in_folder(root: MemoryRoot, inside: str, problems: list[str],
         os.close(fd)
     if result.too_large and limit is None:
         problems.append(f"{inside}: larger than {MAX_MEMORY_FILE_BYTES} bytes; its start was read")
-    return result.data.decode("utf-8", "replace") if result.data is not None else None
+    return decode_said(result.data, inside, problems, cut=result.too_large) \
+        if result.data is not None else None
+
+
+def decode_said(data: bytes, name: str, problems: list[str], *, cut: bool = False) -> str:
+    """``data`` as UTF-8, each invalid byte sequence read as U+FFFD and said once in
+    ``problems`` (never a file skipped whole); ``cut``: a character cut at the end is no error."""
+    import codecs
+
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=not cut)
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    if bad > 0:
+        said = (f"{name}: not valid UTF-8 in {count(bad, 'place')}; read with U+FFFD "
+                "in their place")
+        if said not in problems:
+            problems.append(said)
+    return text
 
 
 def _memory(memories: dict[str, Memory], thread_id: str) -> Memory:
@@ -310,13 +333,16 @@ def _read_threads(sqlite_home: str, memories: dict[str, Memory], problems: list[
         columns = {row[1] for row in conn.execute("PRAGMA table_info(threads)")}
         if "id" not in columns:
             return
-        wanted = [name if name in columns else "NULL" for name in ("cwd", "source", "created_at")]
+        wanted = [name if name in columns else "NULL"
+                  for name in ("cwd", "source", "created_at", "git_origin_url")]
         for row in conn.execute(f"SELECT id, {', '.join(wanted)} FROM threads"):
             thread_id = normalize_thread_id(str(row[0] or ""))
             memory = memories.get(thread_id or "")
             if memory is None:
                 continue
-            cwd, source, created = row[1:]
+            cwd, source, created, origin = row[1:]
+            if isinstance(origin, str) and origin.strip():
+                memory.git_origin = storable(origin.strip())
             if isinstance(cwd, str) and cwd:
                 memory.cwd = memory.cwd or storable(cwd)
             memory.source = scan.source_kind(source) if source is not None else None
@@ -358,9 +384,9 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
         with MemoryRoot(folder) as root:
             summary_names = _read_summaries(root, folder, memories, problems)
             _read_raw_memories(root, memories, problems)
-            for name in FOLDER_FILES:
+            for name in (*FOLDER_FILES, *_read_too(folder)):
                 text = _read_in_folder(root, name, problems)
-                if text:
+                if text and "\x00" not in text:  # a skill's image is no text
                     folder_lines.extend((name, number, line)
                                         for number, line in enumerate(text.splitlines(), start=1))
     else:
@@ -370,6 +396,30 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
     for memory in memories.values():
         memory.session_path = sessions.get(memory.thread_id)
     return MemoryHome(locations, memories, folder_lines, sessions, problems, summary_names, texts)
+
+
+AD_HOC_NOTES = "extensions/ad_hoc/notes"
+SKILLS = "skills"
+MAX_READ_TOO = 2000  # at most this many notes and skill files
+
+
+def _read_too(folder: str) -> list[str]:
+    """What the next consolidation or session also reads, beside ``FOLDER_FILES``: the ad-hoc
+    notes (``extensions/ad_hoc/notes/*``) and every skill file (``skills/**``), as paths in
+    the folder (hidden names and symlinks left out; ``_read_in_folder`` reads them safely)."""
+    found: list[str] = []
+    for inside, recurse in ((AD_HOC_NOTES, False), (SKILLS, True)):
+        top = os.path.join(folder, *inside.split("/"))
+        for base, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if recurse and not d.startswith(".")
+                             and not os.path.islink(os.path.join(base, d)))
+            rel = os.path.relpath(base, folder).replace(os.sep, "/")
+            found.extend(f"{rel}/{name}" for name in sorted(files) if not name.startswith(".")
+                         and os.path.isfile(os.path.join(base, name))
+                         and not os.path.islink(os.path.join(base, name)))
+            if len(found) >= MAX_READ_TOO:
+                return found[:MAX_READ_TOO]
+    return found
 
 
 # --------------------------------------------------------------------------- folder lines
@@ -382,14 +432,16 @@ def _grams(text: str) -> set:
     return {(words[i], words[i + 1]) for i in range(len(words) - 1)}
 
 
-def _blocks(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], list[str]]:
-    """For each folder line, the text of its block (a ``# ``/``## `` section of its file)."""
+def _blocks(lines: list[tuple[str, int, str]], heads: tuple[str, ...] = ("# ", "## ")
+            ) -> dict[tuple[str, int], list[str]]:
+    """For each folder line, the text of its block (a section of its file that starts at a
+    heading of ``heads``: ``# ``/``## ``, or ``# `` alone for a whole task group)."""
     out: dict[tuple[str, int], list[str]] = {}
     block: list[str] = []
     members: list[tuple[str, int]] = []
     current = None
     for name, number, text in lines + [("", 0, "# end")]:
-        if name != current or text.startswith(("# ", "## ")):
+        if name != current or text.startswith(heads):
             for key in members:
                 out[key] = block
             block, members, current = [], [], name
@@ -398,7 +450,9 @@ def _blocks(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], list[str
     return out
 
 
-_APPLIES_TO = re.compile(r"^\s*applies_to:\s*cwd=(\S+)")
+# ``applies_to: cwd=<path>; reuse_rule=<text>``: the path runs to the ``;`` (spaces, a
+# Windows path and its ``\\?\`` prefix included)
+_APPLIES_TO = re.compile(r"^\s*applies_to:\s*cwd=\s*([^;]*?)\s*(?:;|$)")
 
 
 def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
@@ -420,22 +474,36 @@ def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
             close()
             group, cwd = [], None
         found = _APPLIES_TO.match(text)
-        if found and cwd is None:
-            cwd = storable(found.group(1))
+        if found and cwd is None and found.group(1).strip("`'\" "):
+            cwd = storable(found.group(1).strip("`'\" "))
         group.append((name, number))
     close()
     return out
 
 
-def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
-                           ) -> dict[tuple[str, int], tuple[list[str], str]]:
-    """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
-    ``text`` (the memory whose text holds at least ``threshold`` of its word pairs), ``block``
-    (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``."""
-    names = home.summary_names
-    known = home.memories
+class FolderAttribution:
+    """``attribute_folder_lines`` in steps, so that the audit reads each memory's text once:
+    made from the folder's lines, fed each memory's lines (``feed``), then ``result()``."""
 
-    def named(texts) -> list[str]:
+    def __init__(self, home: MemoryHome, threshold: float = provenance.DEFAULT_THRESHOLD) -> None:
+        self.home, self.threshold = home, threshold
+        self.out: dict[tuple[str, int], tuple[list[str], str]] = {}
+        self.unmatched: list[tuple[tuple[str, int], set]] = []
+        for name, number, text in home.folder_lines:
+            if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1" \
+                    or _APPLIES_TO.match(text):
+                continue
+            ids = self.named([text])
+            if ids:
+                self.out[(name, number)] = (ids, "named")
+            else:
+                self.unmatched.append(((name, number), _grams(text)))
+        self.wanted = set().union(*(grams for _key, grams in self.unmatched))
+        self.postings: dict = {}
+        self.held_by: dict[str, set] = {}
+
+    def named(self, texts) -> list[str]:
+        known, names = self.home.memories, self.home.summary_names
         ids: list[str] = []
         for text in texts:
             for match in _UUID.finditer(text):
@@ -448,49 +516,62 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
                     ids.append(thread_id)
         return ids
 
-    blocks = _blocks(home.folder_lines)
-    out: dict[tuple[str, int], tuple[list[str], str]] = {}
-    unmatched: list[tuple[tuple[str, int], set]] = []
-    for name, number, text in home.folder_lines:
-        if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1" \
-                or _APPLIES_TO.match(text):
-            continue
-        ids = named([text])
-        if ids:
-            out[(name, number)] = (ids, "named")
-        else:
-            unmatched.append(((name, number), _grams(text)))
-    if not unmatched:
-        return out
-    wanted = set().union(*(grams for _key, grams in unmatched))
-    postings: dict = {}
-    held_by: dict[str, set] = {}
-    for thread_id, memory in known.items():
-        held = set()
-        for _where, text in home.lines_of(memory):
-            held |= _grams(text) & wanted
+    def feed(self, thread_id: str, lines: list[tuple[str, str]]) -> None:
+        """One memory's lines (``MemoryHome.lines_of``)."""
+        if not self.wanted:
+            return
+        held: set = set()
+        for _where, text in lines:
+            held |= _grams(text) & self.wanted
         if held:
-            held_by[thread_id] = held
+            self.held_by[thread_id] = held
             for gram in held:
-                postings.setdefault(gram, []).append(thread_id)
-    for key, grams in unmatched:
-        # A memory holding ``threshold`` of the line's pairs holds at least one of any
-        # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories holding
-        # one of that many of the rarest pairs; each is then counted exactly.
-        ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
-        needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
-        candidates = {thread_id for gram in ranked[:max(needed, 1)]
-                      for thread_id in postings.get(gram, ())}
-        best = sorted(((len(grams & held_by[thread_id]), thread_id) for thread_id in candidates),
-                      key=lambda item: (-item[0], item[1]))
-        if grams and best and best[0][0] / len(grams) >= threshold:
-            out[key] = ([best[0][1]], "text")
-            continue
-        # MEMORY.md's task groups name their sources ("Source: rollout <id>"): the line's
-        # section is the last resort (the injected summary is one section: never used)
-        ids = named(blocks.get(key, [])) if key[0] == "MEMORY.md" else []
-        out[key] = (ids, "block") if ids else ([], "none")
-    return out
+                self.postings.setdefault(gram, []).append(thread_id)
+
+    def result(self) -> dict[tuple[str, int], tuple[list[str], str]]:
+        out, postings, held_by, threshold = self.out, self.postings, self.held_by, self.threshold
+        blocks = _blocks(self.home.folder_lines)
+        groups = _blocks([line for line in self.home.folder_lines if line[0] == "MEMORY.md"], ("# ",))
+        by_block: dict[int, list[str]] = {}
+        for key, grams in self.unmatched:
+            # A memory holding ``threshold`` of the line's pairs holds at least one of any
+            # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories holding
+            # one of that many of the rarest pairs; each is then counted exactly.
+            ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
+            needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
+            candidates = {thread_id for gram in ranked[:max(needed, 1)]
+                          for thread_id in postings.get(gram, ())}
+            best = sorted(((len(grams & held_by[thread_id]), thread_id) for thread_id in candidates),
+                          key=lambda item: (-item[0], item[1]))
+            if grams and best and best[0][0] / len(grams) >= threshold:
+                out[key] = ([best[0][1]], "text")
+                continue
+            # MEMORY.md's task groups name their sources ("Source: rollout <id>", a
+            # ``### rollout_summary_files`` list): the line's ``##`` section, else its whole task
+            # group under any subheading, is the last resort (the injected summary: never used).
+            # The ids a block names are read once per block, not once per line (linear).
+            ids: list[str] = []
+            if key[0] == "MEMORY.md":
+                for block in (blocks.get(key, []), groups.get(key, [])):
+                    ids = by_block.get(id(block))
+                    if ids is None:
+                        ids = by_block[id(block)] = self.named(block)
+                    if ids:
+                        break
+            out[key] = (ids, "block") if ids else ([], "none")
+        return out
+
+
+def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
+                           ) -> dict[tuple[str, int], tuple[list[str], str]]:
+    """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
+    ``text`` (the memory whose text holds at least ``threshold`` of its word pairs), ``block``
+    (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``."""
+    attribution = FolderAttribution(home, threshold)
+    if attribution.unmatched:
+        for thread_id, memory in home.memories.items():
+            attribution.feed(thread_id, home.lines_of(memory))
+    return attribution.result()
 
 
 # --------------------------------------------------------------------------- findings
@@ -505,11 +586,22 @@ def fix_for(thread_id: str, codex_home: str) -> str:
 
 
 def _in_project(cwd: str | None, project: str) -> bool:
+    """Whether ``cwd`` is ``project`` or inside it, compared as ``memcite.codex.cwd_match``
+    spells them (the Windows prefix \\\\?\\, separators and case aside)."""
+    from memcite.codex.cwd_match import inside
+
     if not cwd:
         return True  # unknown: never claimed to be another project's
-    path = os.path.normpath(cwd)
-    root = os.path.normpath(project)
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+    return inside(cwd, project)
+
+
+def _project_origin(project: str | None) -> str | None:
+    """The project's git remote ``origin``, as ``repository_key`` spells it: a memory of a
+    thread whose ``git_origin_url`` (Codex's ``threads`` table) is the same repository is
+    the project's, wherever its clone or worktree was."""
+    from memcite.codex.cwd_match import git_origin, repository_key
+
+    return repository_key(git_origin(project)) if project and os.path.isdir(project) else None
 
 
 def origin_dict(origin: provenance.Origin | None) -> dict | None:
@@ -549,37 +641,63 @@ class SessionIndex:
             if read.bad_line_count or read.long_lines:
                 self.problems.append(f"{path}: {count(read.bad_line_count, 'line')} not JSON and "
                                      f"{read.long_lines} too long, skipped")
-            self._read[path] = provenance.SegmentIndex(read.segments)
+            self._read[path] = provenance.SegmentIndex(read.segments, read.cwd)
         return self._read[path]
 
 
 def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
                      threshold: float = provenance.DEFAULT_THRESHOLD
                      ) -> tuple[list, provenance.Origin | None]:
-    """``(directive matches, origin)`` of one sentence of a memory."""
-    directives = find_directives(sentence)
-    origin = provenance.origin_of(sentence, index, threshold=threshold) if index else None
-    if directives and origin is None and index is not None:
-        # reworded: where its URL or command first appears (a user's own stays the user's)
-        origin = provenance.anchor_origin(sentence, index)
+    """``(directive matches, origin)`` of one sentence of a memory (judged folded:
+    ``memcite.judgement.normalize.for_judging``)."""
+    folded = for_judging(sentence)
+    directives = find_directives(folded)
+    origin = provenance.origin_of(folded, index, threshold=threshold) if index else None
+    if origin is None and index is not None and (directives or severity.worth_placing(folded)):
+        # reworded: where its URL, path, command or address first appears
+        origin = provenance.anchor_origin(folded, index)
     return directives, origin
 
 
+def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
+                   threshold: float = provenance.DEFAULT_THRESHOLD,
+                   facts: ProjectFacts | None = None
+                   ) -> tuple[list, provenance.Origin | None, Judgement]:
+    """``(directive matches, origin, judgement)`` of one sentence: its origin where its words
+    are placed, else the lowest trust its source thread read (``memcite.judgement``)."""
+    directives, origin = analyse_sentence(sentence, index, threshold=threshold)
+    if origin is not None:
+        trust, placed = index.origin_class(origin.segment), severity.PLACED
+    elif index is not None:
+        trust, placed = index.lowest, severity.INHERITED
+    else:
+        trust, placed = None, None
+    verdict = severity.judge(sentence, instruction=bool(directives), origin=trust, placed=placed,
+                             facts=facts or ProjectFacts(), folded=for_judging(sentence))
+    return directives, origin, verdict
+
+
 def _finding(kind: str, memory: Memory | None, where: str, text: str, *, rule: str | None,
-             origin: provenance.Origin | None, codex_home: str, message: str) -> dict:
-    return {"kind": kind, "severity": SEVERITY[kind], "memory": memory.thread_id if memory else None,
-            "where": where, "project": memory.cwd if memory else None,
-            "source": memory.source if memory else None,
-            "session": memory.session_path if memory else None,
-            "rule": rule, "excerpt": shown(text), "origin": origin_dict(origin),
-            "message": message,
-            "fix": fix_for(memory.thread_id, codex_home) if memory else
-            f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it"}
+             origin: provenance.Origin | None, codex_home: str, message: str,
+             level: str | None = None, verdict: Judgement | None = None) -> dict:
+    found = {"kind": kind, "severity": level or SEVERITY[kind],
+             "memory": memory.thread_id if memory else None,
+             "where": where, "project": memory.cwd if memory else None,
+             "source": memory.source if memory else None,
+             "session": memory.session_path if memory else None,
+             "rule": rule, "excerpt": shown(text), "origin": origin_dict(origin),
+             "message": message,
+             "fix": fix_for(memory.thread_id, codex_home) if memory else
+             f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it"}
+    found.update(places=[where], memories=[memory.thread_id] if memory else [],
+                 certain=bool(verdict and verdict.certain),
+                 judgement=verdict.as_dict() if verdict is not None else None)
+    return found
 
 
 def _sentence_findings(memory: Memory | None, where: str, line: str,
                        index: provenance.SegmentIndex | None, *, codex_home: str,
-                       threshold: float, seen: set) -> list[dict]:
+                       threshold: float, seen: set, facts: ProjectFacts | None = None) -> list[dict]:
     out = []
     if line.lstrip().startswith("#"):  # a heading: no sentence (its secrets are scanned)
         return out
@@ -588,58 +706,82 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
         if key in seen:  # the same sentence in another place of the memory: said once
             continue
         seen.add(key)
-        directives, origin = analyse_sentence(sentence, index, threshold=threshold)
-        tainted = origin is not None and origin.segment.tainted
-        what = (f"{origin.segment.kind} output of {origin.segment.tool or 'a tool'}"
-                f" (call {origin.segment.call_id or '?'}, session line {origin.segment.line})"
-                if tainted else None)
-        if directives and tainted:
-            out.append(_finding("poisoned", memory, where, sentence, rule=directives[0].rule,
-                                origin=origin, codex_home=codex_home,
-                                message=f"a directive ({directives[0].rule}) whose words came "
-                                        f"from the {what}, not from the user"))
+        directives, origin, verdict = judge_sentence(sentence, index, threshold=threshold,
+                                                     facts=facts)
+        rule = directives[0].rule if directives else (
+            verdict.markers[0].kind if verdict.markers else None)
+        if verdict.severity == HIGH:
+            out.append(_finding("poisoned", memory, where, sentence, rule=rule, origin=origin,
+                                codex_home=codex_home, level=HIGH, verdict=verdict,
+                                message=f"an instruction to the agent: {verdict.why}"))
             continue
-        for match in directives[:1]:
-            said = {"user": "the user typed it", "assistant": "the assistant's own words",
-                    "context": "Codex's context (AGENTS.md, environment)"}.get(
-                origin.segment.kind if origin else "", "its words are not in the source session"
-                if index else "no source session to compare with")
-            out.append(_finding("directive", memory, where, sentence, rule=match.rule,
-                                origin=origin, codex_home=codex_home,
-                                message=f"a directive ({match.rule}); {said}"))
-        if tainted and not directives:
+        if verdict.severity is not None:
+            out.append(_finding("directive", memory, where, sentence, rule=rule, origin=origin,
+                                codex_home=codex_home, level=verdict.severity, verdict=verdict,
+                                message=f"an instruction ({rule}): {verdict.why}"))
+            continue
+        if origin is not None and origin.segment.tainted and not directives and \
+                index.origin_class(origin.segment) == og.THIRD_PARTY:
+            what = (f"{origin.segment.kind} output of {origin.segment.tool or 'a tool'}"
+                    f" (call {origin.segment.call_id or '?'}, session line {origin.segment.line})")
             out.append(_finding("taint", memory, where, sentence, rule=None, origin=origin,
                                 codex_home=codex_home,
                                 message=f"words from the {what} rather than from the user"))
     return out
 
 
-def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: str) -> list[dict]:
-    from memcite.secrets import scan as scan_secrets
+def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: str
+                     ) -> tuple[list[dict], str]:
+    """The secret of one folder line, and the line with every secret found masked."""
+    found, masked = _memory_secrets(memory, [(where, line)], codex_home)
+    return found, masked[0][1]
 
-    return [_finding("secret", memory, where, line, rule=found.kind, origin=None,
-                     codex_home=codex_home, message=f"a secret ({found.kind}) in memory text")
-            for found in scan_secrets(line)[:1]]
+
+def _mask_spans(line: str, spans: list[tuple[str, int, int]]) -> str:
+    out, at = [], 0
+    for kind, start, end in sorted(spans, key=lambda span: span[1]):
+        if start >= at:
+            out.append(f"{line[at:start]}[REDACTED:{kind}]")
+            at = end
+    return "".join(out) + line[at:]
 
 
-def _memory_secrets(memory: Memory, lines_of_memory, codex_home: str) -> list[dict]:
-    """The secrets of a memory's text, scanned at once (a line held in several places once)."""
+def _memory_secrets(memory: Memory | None, lines_of_memory, codex_home: str
+                    ) -> tuple[list[dict], list[tuple[str, str]]]:
+    """The secrets of a memory's text, scanned at once (a line held in several places once),
+    and its lines with each secret masked by the span that found it, whichever line or
+    lines it spans: what the audit shows of the memory from then on (``shown`` masks a
+    line alone, and a secret found only in its context would be printed)."""
     from memcite.secrets import scan as scan_secrets
 
     unique: dict[str, str] = {}
     for where, line in lines_of_memory:
         unique.setdefault(line.replace("\n", " "), where)
     lines = list(unique)
-    out, seen = [], set()
-    for found in scan_secrets("\n".join(lines)):
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    out, spans = [], {}
+    for found in scan_secrets("\n".join(lines), blocks=False):
         index = found.line - 1
-        if index in seen or not 0 <= index < len(lines):
+        if not 0 <= index < len(lines):
             continue
-        seen.add(index)
-        out.append(_finding("secret", memory, unique[lines[index]], lines[index],
-                            rule=found.kind, origin=None, codex_home=codex_home,
-                            message=f"a secret ({found.kind}) in memory text"))
-    return out
+        first = index not in spans
+        while index < len(lines) and starts[index] < found.end:
+            begin = max(found.start - starts[index], 0)
+            end = min(found.end - starts[index], len(lines[index]))
+            if end > begin:
+                spans.setdefault(index, []).append((found.kind, begin, end))
+            index += 1
+        if first:
+            out.append((found.line - 1, found.kind))
+    masked = {lines[index]: _mask_spans(lines[index], found) for index, found in spans.items()}
+    report = [_finding("secret", memory, unique[lines[index]], masked.get(lines[index], lines[index]),
+                       rule=kind, origin=None, codex_home=codex_home,
+                       message=f"a secret ({kind}) in memory text") for index, kind in out]
+    return report, [(where, masked.get(line.replace("\n", " "), line))
+                    for where, line in lines_of_memory]
 
 
 def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: str | None = None,
@@ -648,31 +790,53 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                now: int | None = None) -> dict:
     """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
     ``cache_dir``, its counts are kept there for ``stats`` and ``report``
-    (``memcite.retention.audit_counts``)."""
+    (``memcite.retention.audit_counts``), and its verdict on each memory and folder line
+    (``memcite.codex.audit_cache``): the next audit reads only the sessions of what changed."""
     if home is None:
         with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd) as home:
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
                               cache_dir=cache_dir, now=now)
     codex_home = home.locations.codex_home
-    project = os.path.realpath(project) if project else None
+    from memcite.codex.cwd_match import repository_key, windows_form
+
+    project = (project if windows_form(project) else os.path.realpath(project)) if project else None
+    origin = _project_origin(project)
     problems = home.problems
     sessions = SessionIndex(problems)
+    kept = VerdictCache(cache_dir, codex_home)
     findings: list[dict] = []
+    texts: dict[str, str] = {}
+    stamps: dict[str, list | None] = {}
+    attribution = FolderAttribution(home, threshold)
+    facts_of = _FactsOf()
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
-        index = sessions.index(memory.session_path)
-        lines = home.lines_of(memory)
-        if project and not _in_project(memory.cwd, project):
+        facts, facts_key = facts_of(memory.cwd)
+        raw_lines = home.lines_of(memory)
+        attribution.feed(thread_id, raw_lines)
+        texts[thread_id] = digest = text_hash(raw_lines)
+        secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
+        findings.extend(secrets)
+        if project and not _in_project(memory.cwd, project) \
+                and not (origin and repository_key(memory.git_origin) == origin):
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
                                      else thread_id, lines[0][1] if lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
-        findings.extend(_memory_secrets(memory, lines, codex_home))
-        seen: set = set()  # a sentence in several places of one memory is said once
-        for where, line in lines:
-            findings.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
-                                               threshold=threshold, seen=seen))
-    attributed = attribute_folder_lines(home, threshold=threshold)
+        stamps[thread_id] = stamp = session_stamp(memory.session_path)
+        key = key_of("memory", thread_id, digest, memory.cwd, memory.source, memory.session_path,
+                     stamp, threshold, facts_key)
+        found = kept.get(key)
+        if found is None:  # judged anew: its text, its session or the rules changed
+            index = sessions.index(memory.session_path)
+            found = []
+            seen: set = set()  # a sentence in several places of one memory is said once
+            for where, line in lines:  # masked: no secret reaches an excerpt or the cache
+                found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
+                                                threshold=threshold, seen=seen, facts=facts))
+            kept.put(key, found)
+        findings.extend(found)
+    attributed = attribution.result()
     applies = applies_to(home.folder_lines)
     traced_lines = 0
     for name, number, text in home.folder_lines:
@@ -682,24 +846,38 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         ids, _how = attributed[key]
         where = f"{name}:{number}"
         memory = home.memories.get(ids[0]) if ids else None
-        traced_lines += bool(ids)
+        traced_lines += bool(ids) and name in FOLDER_FILES
         before = len(findings)
-        findings.extend(_secret_findings(memory, where, text, codex_home))
-        index = sessions.index(memory.session_path) if memory else None
-        findings.extend(_sentence_findings(memory, where, text, index, codex_home=codex_home,
-                                           threshold=threshold, seen=set()))
-        # a line traced to no memory keeps the project its task group applies to
-        line_project = memory.cwd if memory else applies.get(key)
+        facts, facts_key = facts_of(memory.cwd if memory else applies.get(key))
+        verdict_key = key_of("line", name, text, ids[:1], memory.cwd if memory else None,
+                             memory.source if memory else None,
+                             memory.session_path if memory else None,
+                             stamps.get(ids[0]) if ids else None, threshold, facts_key)
+        secrets, text = _secret_findings(memory, where, text, codex_home)  # text masked
+        findings.extend(secrets)
+        found = kept.get(verdict_key)
+        if found is None:
+            index = sessions.index(memory.session_path) if memory else None
+            found = _sentence_findings(memory, where, text, index, codex_home=codex_home,
+                                       threshold=threshold, seen=set(), facts=facts)
+            kept.put(verdict_key, found)
+        for item in found:  # the same line may have moved
+            item["where"], item["places"] = where, [where]
+        findings.extend(found)
+        # a task group's line is of the project the group applies to (as Codex wrote it),
+        # whichever memory it was traced to; a line of no task group, its memory's
+        line_project = applies.get(key) or (memory.cwd if memory else None)
         for found in findings[before:]:
             found["project"] = found["project"] or line_project
         if project and line_project and not _in_project(line_project, project):
-            whose = (f"a memory of {line_project}" if memory else
-                     f"a task group that applies to {line_project}")
+            whose = (f"a task group that applies to {line_project}" if applies.get(key) else
+                     f"a memory of {line_project}")
             found = _finding("cross-project", memory, where, text, rule=None, origin=None,
                              codex_home=codex_home,
                              message=f"a line of {name} from {whose}, not of {project}")
             found["project"] = line_project
             findings.append(found)
+    findings = merge_places(findings)
     findings.sort(key=lambda f: (KINDS.index(f["kind"]), f["memory"] or "", f["where"]))
     counts = {kind: sum(1 for f in findings if f["kind"] == kind) for kind in KINDS}
     high = sum(1 for f in findings if f["severity"] == HIGH)
@@ -709,6 +887,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         from memcite.retention.audit_counts import folder_stamp, save_audit_counts
 
         try:
+            kept.save()
             save_audit_counts(cache_dir, codex_home, counts, memories=len(home.memories),
                               high=high, at=int(time.time()) if now is None else now,
                               stamp=folder_stamp(home.locations.memory_folder,
@@ -718,11 +897,70 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     return {"codex_home": codex_home, "memory_folder": home.locations.memory_folder,
             "project": project, "threshold": threshold, "memories": len(home.memories),
             "with_session": sum(1 for m in home.memories.values() if m.session_path),
-            "folder_lines": sum(1 for _n, _l, text in home.folder_lines if text.strip()),
+            "folder_lines": sum(1 for name, _l, text in home.folder_lines
+                                if text.strip() and name in FOLDER_FILES),
             "folder_lines_traced": traced_lines, "counts": counts, "high": high,
             "projects": None if project else _project_table(home, findings),
             "findings": findings, "problems": [shown(p, 500) for p in problems[:100]],
+            "memory_texts": {thread: texts[thread] for f in findings if f["kind"] == "poisoned"
+                             for thread in f.get("memories", ()) if thread in texts},
             "problem_count": len(problems)}
+
+
+class _FactsOf:
+    """Each project's facts (``memcite.codex.project_facts``), read once per folder, with a
+    key for the verdicts they decided."""
+
+    def __init__(self) -> None:
+        self._read: dict[str | None, tuple[ProjectFacts, str]] = {}
+
+    def __call__(self, cwd: str | None) -> tuple[ProjectFacts, str]:
+        found = self._read.get(cwd)
+        if found is None:
+            from memcite.codex.project_facts import project_facts
+
+            facts = project_facts(cwd)
+            found = self._read[cwd] = (facts, key_of(sorted(facts.commands), sorted(facts.hosts),
+                                                     facts.known))
+        return found
+
+
+def text_hash(lines: list[tuple[str, str]]) -> str:
+    """A memory's text as one short hash (what a user's decision about it holds for)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for _where, line in lines:
+        digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    return digest.hexdigest()[:24]
+
+
+def merge_places(findings: list[dict]) -> list[dict]:
+    """A memory's sentence found the same way in several places (its raw memory, its rollout
+    summary, the lines of MEMORY.md and the summary traced to it) is one finding: the first,
+    with ``places`` listing where it stands. Findings of different memories stay apart
+    (each names its memory)."""
+    out: list[dict] = []
+    by_key: dict[tuple, dict] = {}
+    for found in findings:
+        found.setdefault("places", [found["where"]])
+        found.setdefault("memories", [found["memory"]] if found["memory"] else [])
+        if found["kind"] not in ("poisoned", "directive", "taint"):
+            out.append(found)
+            continue
+        key = (found["kind"], found["rule"], found["memory"],
+               " ".join(found["excerpt"].lower().split()))
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = found
+            out.append(found)
+            continue
+        if found["where"] not in first["places"]:
+            first["places"].append(found["where"])
+        for thread in found["memories"]:
+            if thread not in first["memories"]:
+                first["memories"].append(thread)
+    return out
 
 
 def _project_table(home: MemoryHome, findings: list[dict]) -> list[dict]:

@@ -8,9 +8,14 @@ modification time of the files a consolidation changes (``MEMORY.md``,
 ``.codex-baseline`` and ``rollout_summaries`` folders). Unchanged since the last look (the
 common case: a few ``stat`` calls and one small file read) it does nothing more. Changed, it
 runs the audit (``memcite.codex.memory_audit``) and asks Codex to forget each memory the audit
-finds *poisoned*, through the forget path ``prune --apply`` uses (``memcite.retention.forget``,
-rule ``poisoned``): an ad-hoc note for Codex's next consolidation, journaled in
-``forget_requests``, which ``memcite restore`` withdraws.
+finds poisoned by the narrow *certain* rule (``memcite.judgement.severity``: concealment, or a
+credential sent away, placed in third-party content or a file outside the project), through
+the forget path ``prune --apply`` uses (``memcite.retention.forget``, rule ``poisoned``): an
+ad-hoc note for Codex's next consolidation, journaled in ``forget_requests``, which
+``memcite restore`` withdraws. Every other poisoned memory is *proposed*: listed in the hook
+log, forgotten only when the user asks (``memcite audit --quarantine --apply``). A memory the
+user restored stays restored until its text changes (the hash of its text when memcite asked
+is kept in the stamps file).
 
 That note is also the way out when a poisoned line keeps coming back: a consolidation agent
 that will not drop a denied line fails its run (``failed_invalid_artifacts``), and the retry
@@ -70,10 +75,14 @@ def read_stamps(db_path: str) -> dict:
 
 def save_stamp(db_path: str, memory_folder: str, stamp: str) -> None:
     """Keep ``stamp`` for ``memory_folder`` (atomically, no link followed)."""
+    _save_key(db_path, memory_folder, stamp)
+
+
+def _save_key(db_path: str, key: str, value: object) -> None:
     from memcite.durable_files import open_folder, replace_file_at
 
     stamps = read_stamps(db_path)
-    stamps[memory_folder] = stamp
+    stamps[key] = value
     folder = os.path.dirname(_stamps_path(db_path))
     fd = open_folder(folder, create=True)
     try:
@@ -92,36 +101,160 @@ def changed_folder(db_path: str, memory_folder: str) -> str | None:
     return None if read_stamps(db_path).get(memory_folder) == stamp else stamp
 
 
+def _memories_of(finding: dict) -> list[str]:
+    found = finding.get("memories") or ([finding["memory"]] if finding.get("memory") else [])
+    return [thread for thread in found if isinstance(thread, str)]
+
+
+def _why(finding: dict) -> str:
+    """Why a memory is asked for, in words that never repeat the injected text (the note is
+    read by Codex's consolidation agent): the rule, where from, the kinds of effect and
+    marker."""
+    judged = finding.get("judgement") or {}
+    origin = finding.get("origin") or {}
+    kinds = sorted({effect.get("kind") for effect in judged.get("effects", [])
+                    if isinstance(effect, dict) and isinstance(effect.get("kind"), str)})
+    markers = [marker for marker in judged.get("markers", []) if isinstance(marker, str)]
+    return (f"poisoned: {finding.get('rule') or 'an instruction'} from the {origin.get('kind') or '?'} "
+            f"output of {origin.get('tool') or 'a tool'} (call {origin.get('call_id') or '?'})"
+            + (f", {judged['trust']} content" if isinstance(judged.get("trust"), str) else "")
+            + (f"; effects: {', '.join(kinds)}" if kinds else "")
+            + (f"; markers: {', '.join(markers)}" if markers else ""))[:500]
+
+
 def poisoned_memories(audit: dict) -> dict[str, str]:
-    """Thread id -> why, of every memory the audit found poisoned."""
+    """Thread id -> why, of every memory the audit found poisoned (high): what the user may
+    choose to forget (``memcite audit --quarantine``)."""
     found: dict[str, str] = {}
     for finding in audit.get("findings", []):
-        if finding.get("kind") != "poisoned" or not finding.get("memory"):
+        if finding.get("kind") != "poisoned":
             continue
-        origin = finding.get("origin") or {}
-        why = (f"poisoned: a directive ({finding.get('rule')}) from the {origin.get('kind')} "
-               f"output of {origin.get('tool') or 'a tool'} (call {origin.get('call_id') or '?'})")
-        found.setdefault(finding["memory"], why)
+        for thread in _memories_of(finding):
+            found.setdefault(thread, _why(finding))
     return found
 
 
-def quarantine_poisoned(conn, codex_home: str, *, now: int, audit: dict | None = None) -> dict:
-    """Ask Codex to forget every poisoned memory of ``codex_home`` (the note way); what was
-    asked, what was dropped (already asked...), and the note."""
+def certain_memories(audit: dict) -> dict[str, str]:
+    """Thread id -> why, of the memories found poisoned by the narrow rule memcite acts on
+    alone (``certain``: concealment or a credential's exfiltration, placed in third-party
+    content or a file outside the project; ``memcite.judgement.severity``)."""
+    found: dict[str, str] = {}
+    for finding in audit.get("findings", []):
+        if finding.get("kind") == "poisoned" and finding.get("certain") is True:
+            for thread in _memories_of(finding):
+                found.setdefault(thread, _why(finding))
+    return found
+
+
+def _kept_decisions(conn, codex_home: str, db_path: str | None, audit: dict) -> set[str]:
+    """The memories the user restored (or withdrew the request for) whose text has not
+    changed since memcite last asked: the user's decision stands."""
+    try:
+        rows = conn.execute("SELECT DISTINCT thread_id FROM forget_requests WHERE codex_home = ?"
+                            " AND state IN ('restored', 'withdrawn')", (codex_home,)).fetchall()
+    except Exception:  # noqa: BLE001 - an older ledger: no decision to keep
+        return set()
+    asked = read_stamps(db_path).get(_ASKED_KEY, {}) if db_path else {}
+    texts = audit.get("memory_texts") or {}
+    kept = set()
+    for (thread,) in rows:
+        before = (asked.get(codex_home) or {}).get(thread) if isinstance(asked, dict) else None
+        if before is None or before == texts.get(thread):
+            kept.add(thread)
+    return kept
+
+
+_ASKED_KEY = "quarantine-asked"  # in the stamps file: home -> {thread id: its text's hash}
+
+
+def _remember_asked(db_path: str | None, codex_home: str, audit: dict, threads: list[str]) -> None:
+    if not db_path or not threads:
+        return
+    stamps = read_stamps(db_path)
+    asked = stamps.get(_ASKED_KEY) if isinstance(stamps.get(_ASKED_KEY), dict) else {}
+    home = asked.get(codex_home) if isinstance(asked.get(codex_home), dict) else {}
+    texts = audit.get("memory_texts") or {}
+    home.update({thread: texts.get(thread) for thread in threads})
+    asked[codex_home] = home
+    _save_key(db_path, _ASKED_KEY, asked)
+
+
+def quarantine_poisoned(conn, codex_home: str, *, now: int, audit: dict | None = None,
+                        everything: bool = False, db_path: str | None = None,
+                        dry_run: bool = False) -> dict:
+    """Ask Codex to forget the poisoned memories of ``codex_home`` (the note way): alone,
+    only the *certain* ones; with ``everything`` (the user asked: ``memcite audit
+    --quarantine --apply``), every memory found poisoned. A memory the user restored stays
+    restored until its text changes. ``dry_run``: what would be asked, nothing written.
+    Returns the counts, what was asked (or would be), what was proposed and left to the user."""
     from memcite.codex.memory_audit import audit_home
     from memcite.ledger.codex_home import locate_codex_home
     from memcite.retention.forget import RULE_POISONED, WAY_NOTE, ToForget, forget_memories
 
     audit = audit if audit is not None else audit_home(codex_home)
-    found = poisoned_memories(audit)
-    if not found:
-        return {"poisoned": 0, "asked": [], "dropped": [], "note_path": None}
+    poisoned = poisoned_memories(audit)
+    found = poisoned if everything else certain_memories(audit)
+    kept = _kept_decisions(conn, codex_home, db_path, audit) if found else set()
+    chosen = {thread: why for thread, why in found.items() if thread not in kept}
+    proposed = sorted(set(poisoned) - set(chosen) - kept)
+    done = {"poisoned": len(poisoned), "certain": len(certain_memories(audit)),
+            "proposed": proposed, "kept_by_user": sorted(kept & set(found)), "asked": [],
+            "dropped": [], "note_path": None, "would_ask": sorted(chosen)}
+    if not chosen or dry_run:
+        return done
     locations = locate_codex_home(codex_home)
-    result = forget_memories(conn, [ToForget(thread, None, why) for thread, why in found.items()],
+    result = forget_memories(conn, [ToForget(thread, None, why) for thread, why in chosen.items()],
                              locations=locations, way=WAY_NOTE, rule=RULE_POISONED,
                              max_unused_days=0, limit_time=now, now=now)
-    return {"poisoned": len(found), "asked": [m["thread_id"] for m in result.asked],
-            "dropped": result.dropped, "note_path": result.note_path}
+    asked = [m["thread_id"] for m in result.asked]
+    _remember_asked(db_path, codex_home, audit, asked)
+    done.update(asked=asked, dropped=result.dropped, note_path=result.note_path)
+    return done
+
+
+def quarantine_on_request(codex_home: str, open_ledger, *, apply: bool, now: int,
+                          db_path: str | None, audit: dict) -> dict:
+    """``memcite audit --quarantine``: what asking Codex to forget every memory ``audit`` found
+    poisoned would ask (a preview), and with ``apply``, the request written (the note way,
+    journaled; ``memcite restore`` undoes it). A memory the user restored is left alone until
+    its text changes. ``open_ledger()`` opens memcite's ledger (a writer with ``apply``; may
+    return None when there is none yet: nothing was decided)."""
+    conn = open_ledger()
+    try:
+        if conn is None:
+            found = poisoned_memories(audit)
+            return {"poisoned": len(found), "certain": len(certain_memories(audit)), "proposed": [],
+                    "kept_by_user": [], "asked": [], "dropped": [], "note_path": None,
+                    "would_ask": sorted(found), "why": found, "applied": False}
+        done = quarantine_poisoned(conn, codex_home, now=now, audit=audit, everything=True,
+                                   db_path=db_path, dry_run=not apply)
+    finally:
+        if conn is not None:
+            conn.close()
+    done.update(why=poisoned_memories(audit), applied=apply)
+    return done
+
+
+def render_quarantine(done: dict) -> str:
+    """What ``memcite audit --quarantine`` prints."""
+    from memcite.display import count, shown
+
+    lines = [f"memories found poisoned: {done['poisoned']} ({done['certain']} certain by the "
+             "narrow rule the hooks act on alone)"]
+    for thread in done["would_ask"][:50]:
+        lines.append(f"  {thread}  {shown(done['why'].get(thread, ''))[:160]}")
+    for thread in done["kept_by_user"]:
+        lines.append(f"  {thread}  restored by you; left alone until its text changes")
+    if done["applied"]:
+        lines.append(f"asked Codex to forget {count(len(done['asked']), 'memory', 'memories')}"
+                     + (f" (note {done['note_path']})" if done["note_path"] else "")
+                     + "; `memcite restore ID` undoes it")
+    elif done["would_ask"]:
+        lines.append(f"would ask Codex to forget {count(len(done['would_ask']), 'memory', 'memories')}; "
+                     "`memcite audit --quarantine --apply` writes the request")
+    else:
+        lines.append("nothing to forget")
+    return "\n".join(lines) + "\n"
 
 
 def check_after_reply(conn, db_path: str, codex_home: str, memory_folder: str, *, now: int,
@@ -146,7 +279,7 @@ def check_after_reply(conn, db_path: str, codex_home: str, memory_folder: str, *
         return None
     if detach:
         return {"detached": spawn_quarantine(db_path, codex_home, hook_log or hook_log_path())}
-    return quarantine_poisoned(conn, codex_home, now=now)
+    return quarantine_poisoned(conn, codex_home, now=now, db_path=db_path)
 
 
 DETACHED_DEADLINE_SECONDS = 900
@@ -181,11 +314,16 @@ def run_detached(db_path: str, codex_home: str, hook_log: str) -> int:
 
         conn = open_store(db_path)
         try:
-            done = quarantine_poisoned(conn, codex_home, now=int(time.time()))
+            done = quarantine_poisoned(conn, codex_home, now=int(time.time()), db_path=db_path)
         finally:
             conn.close()
-        entry.update(status="ok", poisoned=done["poisoned"], asked=done["asked"][:50],
-                     note=done["note_path"], dropped=len(done["dropped"]))
+        entry.update(status="ok", poisoned=done["poisoned"], certain=done["certain"],
+                     asked=done["asked"][:50], proposed=done["proposed"][:50],
+                     kept_by_user=done["kept_by_user"][:50], note=done["note_path"],
+                     dropped=len(done["dropped"]))
+        if done["proposed"]:
+            entry["hint"] = ("found poisoned, not forgotten: `memcite audit --quarantine` "
+                             "previews asking Codex to forget them")
     except BaseException as exc:  # noqa: BLE001 - logged; nothing is waiting for it
         entry.update(status="error", error=f"{type(exc).__name__}: {exc}"[:500])
     entry["ms"] = round((time.monotonic() - clock) * 1000, 1)

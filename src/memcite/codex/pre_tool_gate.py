@@ -67,14 +67,21 @@ def parse_block(value: str | None) -> frozenset[str]:
 
 
 def patch_files(patch: str) -> list[str]:
-    """The files an ``apply_patch`` patch names in its headers."""
-    found = []
-    for line in patch.splitlines():
-        for header in _PATCH_HEADERS:
-            if line.startswith(header):
-                name = line[len(header):].strip()
-                if name and name not in found:
-                    found.append(name)
+    """The files an ``apply_patch`` patch names in its headers, as Codex reads them
+    (``memcite.codex.apply_patch``: headers trimmed, ``*** Move to:``, lines split on
+    ``\\n`` only); a patch Codex would refuse, every header-like line, trimmed."""
+    from memcite.codex.apply_patch import PatchError, parse_patch, trim
+
+    try:
+        names = [name for hunk in parse_patch(patch) for name in (hunk.path, hunk.move_to)
+                 if name]
+    except PatchError:
+        names = [bare[len(header):] for bare in map(trim, patch.split("\n"))
+                 for header in _PATCH_HEADERS if bare.startswith(header)]
+    found: list[str] = []
+    for name in names:
+        if name and name not in found:
+            found.append(name)
     return found
 
 
@@ -288,21 +295,21 @@ def memory_write_output(payload: dict, codex_home: str, entry: dict,
     """A deny for a write into Codex's memory folder that would add a poisoned line (see
     ``memcite.codex.memory_gate``); None for any other action, a clean write, or with
     ``[gate] memory_writes = false``. ``entry`` (the hook log's line) says what was found."""
-    from memcite.codex.memory_gate import added_memory_lines, memory_patch
+    from memcite.codex.memory_gate import payload_write
 
-    patch = memory_patch(payload)
-    cwd = payload.get("cwd")
-    if patch is None or not isinstance(cwd, str) or \
-            added_memory_lines(patch, cwd, codex_home)[0] is None:
+    write = payload_write(payload, codex_home)
+    if write is None:
         return None  # not a memory write: the event log's gate goes on
     from memcite.codex.memory_gate import deny_reason, gate_setting, memory_write_verdict
 
     if not gate_setting(config_path):
         entry["memory_write"] = "gate off ([gate] memory_writes = false)"
         return None
-    verdict = memory_write_verdict(payload, codex_home)
+    verdict = memory_write_verdict(payload, codex_home, write=write)
     if verdict is None:
         return None
+    if verdict.too_large:
+        entry["too_large"] = verdict.too_large
     entry.update(memory_write=verdict.folder, added_lines=verdict.added_lines,
                  directives=verdict.directives, user_directives=verdict.user_directives)
     if verdict.problems:

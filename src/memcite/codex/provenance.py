@@ -70,10 +70,11 @@ class Segment:
     tool: str | None = None  # the tool's name (``mcp__server/tool`` for MCP), for tool kinds
     call_id: str | None = None
     detail: str | None = None  # the command run, the query searched, the file read
+    read_back: bool = False  # it reads Codex's memory folder or a file this thread wrote
 
     @property
     def tainted(self) -> bool:
-        return self.kind in TAINTED_KINDS
+        return self.kind in TAINTED_KINDS and not self.read_back
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,7 @@ class _Call:
     name: str
     detail: str | None
     kind: str = "tool"
+    read_back: bool = False
 
 
 @dataclass(slots=True)
@@ -111,6 +113,7 @@ class _Reading:
     segments: list[Segment] = field(default_factory=list)
     calls: dict[str, _Call] = field(default_factory=dict)
     cut: int = 0
+    written: set = field(default_factory=set)  # files this thread's apply_patch calls wrote
 
 
 def _texts(content: object, types: tuple[str, ...]) -> str:
@@ -189,6 +192,58 @@ def outside_file_read(command: str | None, cwd: str | None) -> str | None:
     return None
 
 
+_PATCH_FILE = re.compile(r"^\s*\*\*\* (?:Add|Update) File: (.+?)\s*$|^\s*\*\*\* Move to: (.+?)\s*$",
+                         re.MULTILINE)
+_MEMORY_FOLDER = re.compile(r"(?:^|[/\\])(?:\.codex[/\\])?memories(?:_v2)?[/\\](?:MEMORY\.md|"
+                            r"memory_summary\.md|raw_memories\.md|rollout_summaries|extensions)|"
+                            r"(?:^|[/\\])\.codex[/\\]memories")
+
+
+def _absolute(path: str, cwd: str | None) -> str:
+    path = os.path.expanduser(path) if path.startswith("~") else path
+    return os.path.normpath(path if os.path.isabs(path) or not cwd else os.path.join(cwd, path))
+
+
+def _patched_files(arguments: object, cwd: str | None) -> set:
+    """The files an ``apply_patch`` call adds or updates (absolute, as far as ``cwd`` tells)."""
+    text = arguments if isinstance(arguments, str) else ""
+    if text.lstrip().startswith("{"):
+        try:
+            arguments = loads_json(text)
+        except ValueError:
+            pass
+    if isinstance(arguments, dict):
+        for key in ("input", "patch", "command"):
+            if isinstance(arguments.get(key), str):
+                text = arguments[key]
+                break
+    return {_absolute(a or b, cwd) for a, b in _PATCH_FILE.findall(text[:4_000_000]) if a or b}
+
+
+def _reads_back(command: str | None, cwd: str | None, written: set) -> bool:
+    """Whether ``command`` reads Codex's memory folder, or a file this thread wrote itself:
+    its words were written from something the thread saw before, never a new origin."""
+    if not command:
+        return False
+    if _MEMORY_FOLDER.search(command):
+        return True
+    if not written:
+        return False
+    try:
+        words = shlex.split(command, posix=True)
+    except ValueError:
+        words = command.split()
+    reading = False
+    for word in words[:200]:
+        if word in ("|", "&&", ";", "||"):
+            reading = False
+        elif os.path.basename(word).lower() in _READERS:
+            reading = True
+        elif reading and not word.startswith("-") and _absolute(word, cwd) in written:
+            return True
+    return False
+
+
 def _tool_name(payload: dict) -> tuple[str, str]:
     """``(name, kind)`` of a tool call: MCP tools by their ``mcp__`` namespace or name."""
     name = payload.get("name") if isinstance(payload.get("name"), str) else "tool"
@@ -231,17 +286,22 @@ def _read_item(reading: _Reading, payload: dict, line: int, at: object, cwd: str
             name, tool_kind = _tool_name(payload)
             arguments = payload.get("arguments", payload.get("input"))
         command = _command_of(name.rsplit(".", 1)[-1], arguments) if tool_kind == "tool" else None
+        if name.rsplit(".", 1)[-1] == "apply_patch" and len(reading.written) < MAX_SEGMENTS:
+            reading.written.update(_patched_files(arguments, cwd))
+            command = None
         outside = outside_file_read(command, cwd)
         if call_id:
             if len(reading.calls) < MAX_SEGMENTS:
                 reading.calls[call_id] = _Call(name, storable(outside or command or "") or None,
-                                               "outside-file" if outside else tool_kind)
+                                               "outside-file" if outside else tool_kind,
+                                               _reads_back(command, cwd, reading.written))
         return
     if kind in ("function_call_output", "custom_tool_call_output"):
         call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
         call = reading.calls.get(call_id or "") or _Call("tool", None)
         _add(reading, call.kind, line, at, _output_text(payload.get("output")), tool=call.name,
-             call_id=storable(call_id) if call_id else None, detail=call.detail)
+             call_id=storable(call_id) if call_id else None, detail=call.detail,
+             read_back=call.read_back)
         return
     if kind == "web_search_call":
         action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
@@ -333,13 +393,16 @@ def split_sentences(text: str) -> list[tuple[int, int, str]]:
 
 
 class SegmentIndex:
-    """The word pairs of each segment, computed once, for matching many sentences."""
+    """The word pairs of each segment, computed once, for matching many sentences; with the
+    thread's ``cwd``, where each segment's words came from (``origin_class``)."""
 
-    __slots__ = ("segments", "_grams")
+    __slots__ = ("segments", "_grams", "cwd", "_lowest")
 
-    def __init__(self, segments) -> None:
+    def __init__(self, segments, cwd: str | None = None) -> None:
         self.segments = tuple(segments)
         self._grams: list[set | None] = [None] * len(self.segments)
+        self.cwd = cwd
+        self._lowest: str | None = None
 
     def grams(self, index: int) -> set:
         held = self._grams[index]
@@ -349,11 +412,32 @@ class SegmentIndex:
             self._grams[index] = held
         return held
 
+    def origin_class(self, segment: Segment) -> str:
+        """The trust rank's name of a segment (``memcite.judgement.origin``): a read-back is
+        the project's (what Codex or the thread wrote itself)."""
+        from memcite.judgement import origin as og
+
+        if segment.read_back:
+            return og.PROJECT
+        return og.of_segment(segment.kind, segment.detail, self.cwd)
+
+    @property
+    def lowest(self) -> str:
+        """The least trusted origin the thread read: what an unplaced memory inherits."""
+        if self._lowest is None:
+            from memcite.judgement import origin as og
+
+            self._lowest = og.lowest({self.origin_class(s) for s in self.segments
+                                      if s.kind not in ("user", "assistant")})
+        return self._lowest
+
 
 def origin_of(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOLD) -> Origin | None:
     """The first segment (in time order) holding at least ``threshold`` of ``sentence``'s
     word pairs, with that share; None when none does (or the sentence has fewer than
-    ``MIN_WORDS`` words).
+    ``MIN_WORDS`` words). A message of the user's holding it wins wherever else the words
+    appeared first (the user's word wins); a read-back (``Segment.read_back``: Codex's
+    memory folder, a file the thread wrote) is the place only when nothing else holds it.
 
     ``segments`` is a sequence of ``Segment`` or a ``SegmentIndex`` (faster for many
     sentences of one session)."""
@@ -362,23 +446,43 @@ def origin_of(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOLD) 
     if len(words) < MIN_WORDS:  # too short to tell where it came from
         return None
     wanted = _grams(words)
+    first = back = None
     for position, segment in enumerate(index.segments):
+        if first is not None and segment.kind != "user":
+            continue  # after the first place, only a message of the user's can win
         held = index.grams(position)
         share = sum(1 for gram in wanted if gram in held) / len(wanted)
-        if share >= threshold:
+        if share < threshold:
+            continue
+        if segment.kind == "user":  # the user's word wins, wherever else it appeared first
             return Origin(segment, round(share, 3))
-    return None
+        if segment.read_back:  # read back from the memory or a file it wrote: look on
+            back = back or Origin(segment, round(share, 3))
+            continue
+        first = Origin(segment, round(share, 3))
+    return first or back
 
 
 _URL = re.compile(r"https?://[^\s`'\"<>)\]]+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|ru|cn|xyz|info|biz)"
                   r"(?:/[^\s`'\"<>)\]]*)?", re.IGNORECASE)
 _CODE = re.compile(r"`([^`\n]{4,200})`")
+_PATH = re.compile(r"(?<![\w/.:-])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+|\b[A-Za-z]:\\(?:[^\\\s`'\"]+\\)*"
+                   r"[^\\\s`'\"]+")
+_EMAIL = re.compile(r"\b[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+\b")
+_NUMBER = re.compile(r"(?<![\w.])\+?\d[\d -]{6,30}\d(?![\w.])")  # accounts, cards, phones
 
 
 def anchors_of(sentence: str) -> list[str]:
-    """The parts of a sentence a rewording keeps: its URLs and host names, its `code` spans."""
+    """The parts of a sentence a rewording keeps, exactly: its URLs and host names, its
+    `code` spans, file paths, e-mail addresses and long numbers (accounts, cards, phones)."""
     found = [match.group().rstrip(".,;:").lower() for match in _URL.finditer(sentence)]
     found += [match.group(1).strip().lower() for match in _CODE.finditer(sentence)]
+    found += [match.group().rstrip(".,;:").lower() for match in _PATH.finditer(sentence)
+              if "\\" in match.group() or match.group().startswith(("~", "/", "."))
+              or "." in match.group().rsplit("/", 1)[-1] or match.group().count("/") >= 2]
+    found += [match.group().lower() for match in _EMAIL.finditer(sentence)]
+    found += [" ".join(match.group().split()) for match in _NUMBER.finditer(sentence)
+              if sum(ch.isdigit() for ch in match.group()) >= 8]
     return [anchor for anchor in dict.fromkeys(found) if len(anchor) >= 4]
 
 
@@ -386,14 +490,26 @@ def anchor_origin(sentence: str, segments) -> Origin | None:
     """Where a reworded sentence's anchors (``anchors_of``) first appear: the first segment,
     in time order, holding any of them, with the share of them it holds; None without
     anchors or when no segment holds one. For a sentence the text match (``origin_of``)
-    does not place: a memory may reword a line and keep its URL or command."""
+    does not place: a memory may reword a line and keep its URL or command. As with
+    ``origin_of``, a message of the user's holding one wins, and a read-back is the place
+    only when nothing else holds one."""
     anchors = anchors_of(sentence)
     if not anchors:
         return None
+    first = back = None
     for segment in (segments.segments if isinstance(segments, SegmentIndex) else segments):
+        if first is not None and segment.kind != "user":
+            continue
         text = segment.text.lower()
         held = sum(1 for anchor in anchors if anchor in text)
-        if held:
-            return Origin(segment, round(held / len(anchors), 3))
-    return None
+        if not held:
+            continue
+        found = Origin(segment, round(held / len(anchors), 3))
+        if segment.kind == "user":  # the user's word wins
+            return found
+        if segment.read_back:
+            back = back or found
+            continue
+        first = found
+    return first or back
 

@@ -51,6 +51,7 @@ MCP_NAME = "memcite"
 MCP_ENTRY = {"command": "memcite", "args": ["mcp"]}  # the entry with a bare `memcite`, no home
 HOOKS_FILE = "hooks.json"
 CONFIG_FILE = "config.toml"
+BACKUP_SUFFIX = ".memcite-backup"  # one backup per file: the file before memcite's last change
 # Codex's snake_case labels, used in trust keys and hashes.
 EVENT_LABELS = {"Stop": "stop", "SubagentStop": "subagent_stop", "PostToolUse": "post_tool_use",
                 "PreToolUse": "pre_tool_use"}
@@ -179,6 +180,8 @@ class FileChange:
     # False when ``before`` is only what setup wrote (nothing of yours to keep): no backup,
     # which in the memory folder would be one more file for Codex's consolidation to read
     backup: bool = True
+    # the backup a removal gave the file back from: it goes once the file is back
+    restored_from: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -252,7 +255,8 @@ def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = Fal
                codex_home: str | None = None, env: dict[str, str] | None = None,
                gate: bool = False, governance: bool = False,
                memory_folder: str | os.PathLike | None = None,
-               project_folder: str | os.PathLike | None = None) -> SetupPlan:
+               project_folder: str | os.PathLike | None = None,
+               trust: bool = False, trust_config: str | os.PathLike | None = None) -> SetupPlan:
     """The edits of ``hooks.json`` and ``config.toml`` in ``folder`` (nothing is written).
 
     ``lint`` and ``mcp`` say whether this memcite has ``lint --hook`` and ``mcp``;
@@ -266,17 +270,30 @@ def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = Fal
     pre-retrieval directives to ``AGENTS.md`` in ``project_folder`` (the project's
     root; None: not added); removing takes both out of the folders given
     (``memcite.codex.governance``).
+
+    ``trust`` records Codex's trust in memcite's own hooks (and no other) in
+    ``trust_config`` (the user's ``config.toml``, default ``folder``'s), the entries Codex's
+    ``/hooks`` screen writes; removing always takes out the trust entries of the hooks it
+    takes out.
     """
     folder = os.fspath(folder)
     plan = SetupPlan(folder, remove)
     hooks_path = os.path.join(folder, HOOKS_FILE)
     config_path = os.path.join(folder, CONFIG_FILE)
+    trust_path = os.fspath(trust_config) if trust_config is not None else config_path
     hooks_before = _read_text(hooks_path)
     config_before = _read_text(config_path)
+    trust_before = config_before if trust_path == config_path else _read_text(trust_path)
+    trust_after = trust_before
     if remove:
+        removed: list[tuple[str, int, int]] = []
         hooks_after = _remove_hooks(hooks_path, hooks_before,
-                                    memcite_handlers(True, memcite, gate=True), plan)
+                                    memcite_handlers(True, memcite, gate=True), plan, removed)
         config_after = _remove_mcp(config_path, config_before, plan)
+        if trust_path == config_path:
+            config_after = _remove_trust(config_path, config_after, hooks_path, removed, plan)
+        else:
+            trust_after = _remove_trust(trust_path, trust_before, hooks_path, removed, plan)
     else:
         hooks_after = _add_hooks(hooks_path, hooks_before, memcite_handlers(lint, memcite, gate),
                                  plan)
@@ -290,8 +307,15 @@ def plan_setup(folder: str | os.PathLike, *, lint: bool = False, mcp: bool = Fal
             plan.notes.append("PostToolUse hook: not added (this memcite has no "
                               "`memcite lint --hook`)")
         plan.notes.extend(_feature_warnings(config_after))
+        if trust and hooks_after is not None:
+            if trust_path == config_path:
+                config_after = _add_trust(config_path, config_after, hooks_path, hooks_after, plan)
+            else:
+                trust_after = _add_trust(trust_path, trust_before, hooks_path, hooks_after, plan)
     plan.changes = [FileChange(hooks_path, hooks_before, hooks_after),
                     FileChange(config_path, config_before, config_after)]
+    if trust_path != config_path:
+        plan.changes.append(FileChange(trust_path, trust_before, trust_after))
     if governance or remove:
         plan.changes += _governance_changes(memory_folder, project_folder, remove, plan)
     if remove:
@@ -314,20 +338,33 @@ def _give_back(change: FileChange) -> None:
         names = os.listdir(folder or ".")
     except OSError:
         names = []
-    prefix = f"{name}.memcite-backup-"
-    for backup in sorted((n for n in names if n.startswith(prefix)), reverse=True):
+    single = name + BACKUP_SUFFIX
+    prefix = f"{single}-"  # the timestamped backups of earlier versions
+    older = sorted((n for n in names if n.startswith(prefix)), reverse=True)
+    for backup in ([single] if single in names else []) + older:
         try:
             text = _read_text(os.path.join(folder, backup))
         except SetupRefused:
             continue  # a link or a special file under a backup's name: not ours to read
         if text is not None and _same_content(name, text, after):
             change.after = text
+            change.restored_from = os.path.join(folder, backup)
             return
     if after is None:
         change.backup = False
 
 
 def _same_content(name: str, found: str, after: str | None) -> bool:
+    if name == CONFIG_FILE and found != (after or ""):
+        # taking out a trust entry may leave a blank line where Codex had none: the same
+        # settings and the same lines, blank ones aside, are the file setup found
+        def lines(text):
+            return [line for line in text.splitlines() if line.strip()]
+        try:
+            return lines(found) == lines(after or "") and \
+                loads_toml(found) == loads_toml(after or "")
+        except ValueError:
+            return False
     if name != HOOKS_FILE:
         return found == (after or "")
     try:
@@ -487,7 +524,9 @@ def _add_hooks(path: str, text: str | None, handlers: dict[str, dict], plan: Set
 
 
 def _remove_hooks(path: str, text: str | None, handlers: dict[str, dict],
-                  plan: SetupPlan) -> str | None:
+                  plan: SetupPlan, taken: list[tuple[str, int, int]] | None = None) -> str | None:
+    """``text`` without memcite's handlers; ``taken`` gets the ``(event, group, handler)``
+    place each one had, the places Codex keys its trust by."""
     if text is None:
         return None
     document = _load_hooks(path, text)
@@ -503,6 +542,8 @@ def _remove_hooks(path: str, text: str | None, handlers: dict[str, dict],
             group = groups[group_index]
             del group["hooks"][handler_index]
             removed = True
+            if taken is not None:
+                taken.append((event, group_index, handler_index))
             shifted = handler_index < len(group["hooks"])
             if not group["hooks"] and set(group) <= {"hooks"}:
                 del groups[group_index]
@@ -619,6 +660,102 @@ def _remove_mcp(path: str, text: str | None, plan: SetupPlan) -> str | None:
     return after or None  # a file that held only the block (setup created it) goes
 
 
+# --------------------------------------------------------------------------- trust entries
+
+
+def trust_keys(hooks_path: str, event: str, group_index: int, handler_index: int) -> list[str]:
+    """The ``[hooks.state]`` keys Codex may file one hook's trust under: the ``hooks.json``
+    path as given, and with its links resolved when that differs (Codex resolves a
+    ``CODEX_HOME`` it is given)."""
+    label = EVENT_LABELS.get(event, event)
+    return [f"{path}:{label}:{group_index}:{handler_index}"
+            for path in dict.fromkeys([os.path.abspath(hooks_path), os.path.realpath(hooks_path)])]
+
+
+def trust_block(key: str, trusted_hash: str) -> str:
+    """The TOML table ``--trust`` appends for one hook (what Codex's ``/hooks`` screen records)."""
+    return f"[hooks.state.{_toml_string(key)}]\ntrusted_hash = {_toml_string(trusted_hash)}\n"
+
+
+def _states(document) -> dict:
+    hooks = document.get("hooks") if hasattr(document, "get") else None
+    states = hooks.get("state") if hasattr(hooks, "get") else None
+    return states if hasattr(states, "get") else {}
+
+
+def _add_trust(path: str, text: str | None, hooks_path: str, hooks_text: str,
+               plan: SetupPlan) -> str | None:
+    """``text`` (the user's ``config.toml``) trusting each of memcite's hooks in ``hooks_text``
+    as Codex's ``/hooks`` screen does: ``trusted_hash`` under the hook's ``[hooks.state]`` key,
+    a table of its own at the end, or the value set in the table already there."""
+    text = text or ""
+    document = _parse_toml(path, text)
+    hooks = installed_hooks(hooks_path, _load_hooks(hooks_path, hooks_text), _plain(document) or {})
+    after = text
+    expected = _plain(document.unwrap()) if text else {}
+    for hook in hooks:
+        if hook.trust.status == "trusted":
+            continue
+        if hook.trust.status == "disabled":
+            plan.notes.append(f"the {hook.event} hook is turned off in /hooks; trusted, and left off")
+        for key in trust_keys(hook.path, hook.event, hook.group, hook.handler):
+            expected.setdefault("hooks", {}).setdefault("state", {}).setdefault(key, {})[
+                "trusted_hash"] = hook.trust.current_hash
+            existing = _states(_parse_toml(path, after)).get(key)
+            if existing is not None and hasattr(existing, "get"):
+                edited = _parse_toml(path, after)
+                _states(edited)[key]["trusted_hash"] = hook.trust.current_hash
+                after = edited.as_string()
+            else:
+                after += ("" if not after else "\n" if after.endswith("\n") else "\n\n") + \
+                    trust_block(key, hook.trust.current_hash)
+    if after == text:
+        return text or None
+    if _plain(_parse_toml(path, after).unwrap()) != expected:
+        raise SetupRefused(f"{path}: its [hooks] table is written in a way memcite cannot add "
+                           "to without rewriting your lines; nothing written",
+                           hint="run setup without --trust, then trust the hooks in Codex's /hooks")
+    return after
+
+
+def _remove_trust(path: str, text: str | None, hooks_path: str,
+                  taken: list[tuple[str, int, int]], plan: SetupPlan) -> str | None:
+    """``text`` without the ``[hooks.state]`` entries of the hooks taken out (at their places)."""
+    if not text or not taken:
+        return text
+    document = _parse_toml(path, text)
+    keys = [key for event, group, handler in taken
+            for key in trust_keys(hooks_path, event, group, handler) if key in _states(document)]
+    if not keys:
+        return text
+    expected = _plain(document.unwrap())
+    after = text
+    for key in keys:
+        del expected["hooks"]["state"][key]
+        entry = _plain(_states(document)[key])
+        position = _block_position(after, trust_block(key, entry.get("trusted_hash", ""))) \
+            if set(entry) == {"trusted_hash"} and isinstance(entry["trusted_hash"], str) else None
+        if position is not None:  # the table --trust appended, with the blank line before it
+            start, end = position
+            if start >= 1 and after[start - 1] == "\n" and (start == 1 or after[start - 2] == "\n"
+                                                             or end == len(after)):
+                start -= 1
+            after = after[:start] + after[end:]
+        else:  # written by Codex: taken out of the document, every other line kept
+            edited = _parse_toml(path, after)
+            del _states(edited)[key]
+            after = edited.as_string()
+    if not expected["hooks"]["state"]:
+        del expected["hooks"]["state"]
+        if not expected["hooks"]:
+            del expected["hooks"]
+    if _plain(_parse_toml(path, after).unwrap()) != expected:
+        plan.notes.append(f"{path}: the trust entries of memcite's hooks cannot be taken out "
+                          "on their own; left as is")
+        return text
+    return after or None
+
+
 def _block_position(text: str, block: str) -> tuple[int, int] | None:
     """Where setup's ``block`` is in ``text`` (at the start of a line), or None."""
     start = 0
@@ -656,8 +793,8 @@ def _mode_of(path: str) -> int:
 
 
 def backup_name(path: str, now: float) -> str:
-    """Where ``path`` is copied before it is changed: the time, then an unpredictable part,
-    so that no link can be planted under the name beforehand."""
+    """A temporary name for ``path``'s backup, renamed to ``path + BACKUP_SUFFIX``: the time,
+    then an unpredictable part, so that no link can be planted under the name beforehand."""
     from memcite.durable_files import unique_name
 
     stamp = time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))
@@ -665,7 +802,9 @@ def backup_name(path: str, now: float) -> str:
 
 
 def apply_plan(plan: SetupPlan, *, now: float | None = None) -> list[str]:
-    """Make the planned changes (each file backed up first); return the backups written.
+    """Make the planned changes (each file backed up first, to the one backup beside it);
+    return the backups written. A file a removal gave back from its backup needs none, and
+    that backup goes.
 
     Each file is written in its folder (the plan's, the memory folder, the project's) opened
     without following links: a new backup
@@ -711,10 +850,12 @@ def apply_plan(plan: SetupPlan, *, now: float | None = None) -> list[str]:
             descriptor = folders[os.path.dirname(change.path) or "."]
             name = os.path.basename(change.path)
             mode = _mode_of(change.path)
-            if change.before is not None and change.backup:
-                backup = backup_name(change.path, now)
-                create_file_at(descriptor, os.path.basename(backup), change.before.encode("utf-8"),
-                               mode)
+            if change.before is not None and change.backup and change.restored_from is None:
+                backup = change.path + BACKUP_SUFFIX  # replaces the one before: one per file
+                temporary = os.path.basename(backup_name(change.path, now))
+                create_file_at(descriptor, temporary, change.before.encode("utf-8"), mode)
+                os.replace(temporary, os.path.basename(backup), src_dir_fd=descriptor,
+                           dst_dir_fd=descriptor)  # a rename never follows a link at the name
                 backups.append(backup)
             if change.after is None:
                 os.unlink(name, dir_fd=descriptor)  # a link at the name was refused above
@@ -724,6 +865,12 @@ def apply_plan(plan: SetupPlan, *, now: float | None = None) -> list[str]:
                                     mode)
                 except LinkRefused as refused:
                     raise SetupRefused(refused.message, hint=refused.hint) from None
+            if change.restored_from is not None and \
+                    os.path.dirname(change.restored_from) == os.path.dirname(change.path):
+                try:  # the file is back as it was: its backup has nothing more to keep
+                    os.unlink(os.path.basename(change.restored_from), dir_fd=descriptor)
+                except FileNotFoundError:
+                    pass
     finally:
         for descriptor in folders.values():
             os.close(descriptor)

@@ -24,12 +24,19 @@ TRUST_STEP = (
 def setup_codex_home(*, home: str, cwd: str, project: bool, apply: bool, remove: bool,
                      commands: frozenset[str], governance: bool, gate: bool,
                      memcite: list[str], env: dict[str, str],
-                     write: Callable[[str], object]) -> int:
+                     write: Callable[[str], object], trust: bool = False) -> int:
     """Show (or, with ``apply``, make) the edits that wire memcite into Codex; ``remove``
     undoes them. ``home`` is Codex's home (absolute), ``memcite`` how Codex starts memcite,
-    ``env`` memcite's folders for the MCP entry. Raises a ``MemciteError`` (or ``OSError``)
-    when nothing can be done; 0 otherwise."""
-    from memcite.codex.setup import apply_plan, plan_setup, project_root, read_installed_hooks
+    ``env`` memcite's folders for the MCP entry; ``trust`` (the user's own flag) records Codex's
+    trust in memcite's hooks in ``home``'s ``config.toml``, as ``/hooks`` does. Raises a
+    ``MemciteError`` (or ``OSError``) when nothing can be done; 0 otherwise."""
+    from memcite.codex.setup import (
+        CONFIG_FILE,
+        apply_plan,
+        plan_setup,
+        project_root,
+        read_installed_hooks,
+    )
 
     if gate and not remove and "hook pre-tool" not in commands:
         raise InputError("--gate: this memcite has no `memcite hook pre-tool` command, "
@@ -47,10 +54,14 @@ def setup_codex_home(*, home: str, cwd: str, project: bool, apply: bool, remove:
     notes = []
     if governance or remove:
         memory_folder, project_folder, notes = _governance_folders(home, cwd, governance)
+    if trust and remove:
+        raise InputError("--trust and --remove: --remove takes the trust entries out anyway; "
+                         "give one of them")
     plan = plan_setup(folder, lint="lint --hook" in commands, mcp="mcp" in commands,
                       remove=remove, memcite=memcite, codex_home=home,
                       env=env, gate=gate, governance=governance,
-                      memory_folder=memory_folder, project_folder=project_folder)
+                      memory_folder=memory_folder, project_folder=project_folder,
+                      trust=trust, trust_config=os.path.join(home, CONFIG_FILE))
     plan.notes.extend(notes)
     what = "remove memcite from" if remove else "set up memcite in"
     if not plan.changed:
@@ -67,8 +78,13 @@ def setup_codex_home(*, home: str, cwd: str, project: bool, apply: bool, remove:
                 verb = ("removed" if change.after is None else
                         "created" if change.before is None else "updated")
                 write(f"{verb} {change.path}\n")
+        for change in plan.changes:
+            if change.changed and change.restored_from is not None:
+                write(f"given back: {change.path}, as it was before setup (its backup "
+                      f"{change.restored_from} is no longer needed and was removed)\n")
         for backup in backups:
-            write(f"backup: {backup}\n")
+            write(f"backup: {backup} (the file before this change; the next change "
+                  "replaces it)\n")
     for note in plan.notes:
         write(f"note: {note}\n")
     if not remove and (apply or not plan.changed):
@@ -80,8 +96,12 @@ def setup_codex_home(*, home: str, cwd: str, project: bool, apply: bool, remove:
             events = [hook.event for hook in waiting]
             names = events[0] if len(events) == 1 else \
                 ", ".join(events[:-1]) + " and " + events[-1]
-            write("\n" + TRUST_STEP.format(
-                hooks=f"memcite's {names} hook{'s' if len(events) > 1 else ''}") + "\n")
+            if trust and not apply:
+                write("\n--apply records Codex's trust in memcite's hooks (--trust), as "
+                      "/hooks would.\n")
+            else:
+                write("\n" + TRUST_STEP.format(
+                    hooks=f"memcite's {names} hook{'s' if len(events) > 1 else ''}") + "\n")
     return 0
 
 

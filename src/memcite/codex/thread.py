@@ -122,16 +122,17 @@ def read_meta(path: str) -> dict | None:
         raise
 
 
-def last_session(codex_home: str, project_root: str) -> tuple[str, bool] | None:
+def last_session(codex_home: str, project_root: str | None) -> tuple[str, bool] | None:
     """``(path, archived)`` of the most recently written session file whose thread's cwd is
-    in ``project_root`` (a subagent's thread is passed over: it is its parent's work)."""
+    in ``project_root`` (None: anywhere) (a subagent's thread is passed over: it is its
+    parent's work)."""
     files = sorted(scan.iter_session_files(codex_home),
                    key=lambda item: (item[1].st_mtime_ns, item[0]), reverse=True)
     for path, _info, archived in files:
         meta = read_meta(path)
         if meta is None or scan.source_kind(meta.get("source")) == "subagent":
             continue
-        if _in_project(scan.text_of(meta.get("cwd")), project_root):
+        if project_root is None or _in_project(scan.text_of(meta.get("cwd")), project_root):
             return path, archived
     return None
 
@@ -463,10 +464,11 @@ def _reason(injected: bool, cited: int, settings: dict, current: dict,
 def thread_report(codex_home: str | os.PathLike, thread_id: str | None = None, *,
                   last_in: str | None = None, db_path: str | None = None,
                   env_sqlite_home: str | None = None, cwd: str | None = None,
-                  now: int) -> dict:
+                  now: int, anywhere: bool = False) -> dict:
     """The ``memcite thread --json`` report of one thread: ``thread_id``, or with ``last_in``
-    (a project's root) the newest thread run in that project. ``NoSuchThread`` (exit 2)
-    when there is no session file for it."""
+    (a project's root) the newest thread run in that project, or with ``anywhere`` the
+    newest thread of the whole home. ``NoSuchThread`` (exit 2) when there is no session
+    file for it (naming ``--anywhere`` when the home has a thread elsewhere)."""
     from memcite.ledger.codex_home import locate_codex_home, memory_folder, state_db_path
 
     where = locate_codex_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
@@ -483,10 +485,18 @@ def thread_report(codex_home: str | os.PathLike, thread_id: str | None = None, *
                                f"{home}/archived_sessions",
                                hint="an ephemeral thread (codex exec --ephemeral) leaves none")
     else:
-        located = last_session(home, last_in or os.getcwd())
-        if located is None:
+        located = last_session(home, None if anywhere else (last_in or os.getcwd()))
+        if located is None and not anywhere and last_session(home, None) is not None:
             raise NoSuchThread(f"no session file in {home} of a thread run in {last_in}",
-                               hint="run it in the project's folder, or give the thread id")
+                               hint="`memcite thread --last --anywhere` takes the home's newest "
+                                    "thread, wherever it ran; or run it in the project's "
+                                    "folder, or give the thread id")
+        if located is None:
+            raise NoSuchThread(f"no session file of any thread in {home}/sessions or "
+                               f"{home}/archived_sessions" if anywhere else
+                               f"no session file in {home} of a thread run in {last_in}",
+                               hint="Codex writes one per thread it runs (an ephemeral one, "
+                                    "codex exec --ephemeral, leaves none)")
     path, archived = located
     thread = read_thread(path)
     meta = thread.meta or {}

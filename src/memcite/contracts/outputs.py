@@ -1714,6 +1714,27 @@ class SentenceOrigin(Contract):
     tainted: bool = Field(description="A tool, MCP, web or outside-file output: not the user's words.")
 
 
+class JudgedEffect(Contract):
+    kind: Literal["command", "host", "credential", "recipient", "safety"]
+    value: str
+    own: bool = Field(description="The project's own (its scripts and targets, a host it names).")
+    dangerous: bool
+
+
+class Judgement(Contract):
+    """Why a sentence got its severity (memcite.judgement): origin, effects, markers."""
+
+    severity: Literal["high", "medium", "low"] | None
+    certain: bool = Field(description="Certain by the narrow rule memcite acts on alone.")
+    trust: Literal["user", "project", "outside", "third-party"] | None = Field(
+        description="Where its words came from, ranked (null: no source session).")
+    placed: Literal["placed", "inherited"] | None = Field(
+        description="Its words found in the thread, or the lowest trust the thread read.")
+    effects: list[JudgedEffect]
+    markers: list[Literal["concealment", "persistence", "trigger", "authority", "encoded"]]
+    why: str
+
+
 class AuditFinding(Contract):
     """One finding of `memcite audit`: what, where, from which thread and call, and the fix."""
 
@@ -1729,6 +1750,12 @@ class AuditFinding(Contract):
     origin: SentenceOrigin | None
     message: str
     fix: str
+    places: list[str] = Field(description="Every place the same sentence stands (one finding).")
+    memories: list[str] = Field(description="The memory those places were traced to (none: a "
+                                "line traced to none).")
+    certain: bool = Field(description="Acted on without the user (the quarantine, the gate).")
+    judgement: Judgement | None = Field(description="Origin, effects and markers, for poisoned "
+                                        "and directive findings.")
 
 
 class AuditCounts(Contract):
@@ -1768,6 +1795,8 @@ class AuditOutput(Contract):
     findings: list[AuditFinding]
     problems: list[str]
     problem_count: Count
+    memory_texts: dict[str, str] = Field(description="A hash of each poisoned memory's text (a "
+                                         "restored memory stays restored until it changes).")
 
 
 class TraceSentence(Contract):

@@ -302,7 +302,7 @@ def _hook_step(world: Locations, payload_path: str, session_id: str) -> str:
     import signal
 
     from memcite.codex.stop_hook import run_stop_hook
-    from memcite.ledger.hook_log import read_entries
+    from memcite.ledger.hook_log import entries_by_kind, read_entries
 
     with open(payload_path, "rb") as handle:
         data = handle.read()
@@ -317,7 +317,8 @@ def _hook_step(world: Locations, payload_path: str, session_id: str) -> str:
             except ValueError:  # not the main thread: the hook set none either
                 pass
     try:
-        entry = read_entries(world.hook_log, 1)[-1]
+        # by kind: the hook's detached quarantine may have logged its own line after it
+        entry = entries_by_kind(read_entries(world.hook_log, 20)).get("stop", [])[-1]
     except (OSError, IndexError):
         return f"   (the hook left no line in its log, {world.hook_log})\n\n"
     head = (f"   as Codex runs it when a turn of session {session_id} ends (the payload names "

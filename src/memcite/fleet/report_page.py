@@ -27,8 +27,8 @@ def page_target(path: str) -> tuple[str, str, str]:
     full = os.path.abspath(path)
     folder, name = os.path.split(full)
     if path.endswith(("/", os.sep)) or not name or name in (".", ".."):
-        raise InputError(f"--html {path}: not a file name", hint=f"name the page, e.g. "
-                         f"--html {os.path.join(path, DEFAULT_FILE)}")
+        raise InputError(f"--output {path}: not a file name", hint=f"name the page, e.g. "
+                         f"--output {os.path.join(path, DEFAULT_FILE)}")
     return full, folder, name
 
 
@@ -44,9 +44,9 @@ def write_page(path: str, data: bytes) -> str:
     try:
         folder_fd = open_folder(folder)
     except (FileNotFoundError, NotADirectoryError):
-        raise InputError(f"--html {path}: no such folder {folder}; nothing was written") from None
+        raise InputError(f"--output {path}: no such folder {folder}; nothing was written") from None
     except OSError as exc:
-        raise InputError(f"--html {path}: cannot open {folder} ({exc.strerror}); nothing was "
+        raise InputError(f"--output {path}: cannot open {folder} ({exc.strerror}); nothing was "
                          "written") from None
     try:
         try:
@@ -69,7 +69,7 @@ def write_page(path: str, data: bytes) -> str:
         try:
             replace_file_at(folder_fd, name, data, full, mode)
         except OSError as exc:
-            raise InputError(f"--html {path}: cannot write ({exc.strerror}); nothing was "
+            raise InputError(f"--output {path}: cannot write ({exc.strerror}); nothing was "
                              "written") from None
     finally:
         os.close(folder_fd)

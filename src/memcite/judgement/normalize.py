@@ -20,11 +20,13 @@ _DROP = {ord(ch): None for ch in INVISIBLE}
 
 def has_invisible(text: str) -> bool:
     """Whether ``text`` holds a character that :func:`for_judging` removes as invisible."""
-    return any(ch in INVISIBLE for ch in text)
+    return not text.isascii() and not INVISIBLE.isdisjoint(text)
 
 
 def for_judging(text: str) -> str:
     """``text`` folded by NFKC with every invisible character removed (lines are kept)."""
     if text.isascii():
         return text
+    if INVISIBLE.isdisjoint(text) and unicodedata.is_normalized("NFKC", text):
+        return text  # the common case of non-ASCII text, checked without building a copy
     return unicodedata.normalize("NFKC", text.translate(_DROP)).translate(_DROP)

@@ -276,14 +276,22 @@ def resolve_sqlite_home(codex_home: str, configured: str | None, env_value: str 
     return codex_home, "CODEX_HOME"
 
 
-def no_codex_home_hint(origin: str | None) -> str:
-    """What to do about a Codex home that is no folder, by how it was named."""
+def no_codex_home_hint(origin: str | None, path: str | None = None) -> str:
+    """What to do about a Codex home that is no folder, by how it was named (and, given
+    ``path``, whether something that is no folder is there)."""
+    what = "is not a folder" if path is not None and os.path.lexists(path) else "does not exist"
     if origin and origin.startswith("--"):
-        return (f"the folder given with {origin} does not exist: check the path (Codex's home "
-                "holds its config.toml and memories/, ~/.codex by default)")
+        return (f"the path given with {origin} {what}: give Codex's home folder (it holds "
+                "config.toml and memories/, ~/.codex by default)")
     if origin and origin != "default":
         return f"{origin} names it: fix or unset {origin}, or pass the Codex home with --codex-home"
     return "pass the Codex home with --codex-home or CODEX_HOME"
+
+
+def no_codex_home_message(path: str) -> str:
+    """``path`` is no Codex home: a file (or a link, a device) there, or nothing at all."""
+    return f"{path}: not a folder, so no Codex home" if os.path.lexists(path) else \
+        f"{path}: no such Codex home (no such folder)"
 
 
 def locate(locations, *, cwd: str | None = None, store: str | None = None) -> CodexLocations:
@@ -307,8 +315,7 @@ def locate_codex_home(codex_home: str | os.PathLike, *, env_sqlite_home: str | N
     given = os.fspath(codex_home)
     real = os.path.realpath(given)
     if not os.path.isdir(real):
-        raise CodexHomeError(f"{given}: no such Codex home (not a folder)",
-                             hint=no_codex_home_hint(origin))
+        raise CodexHomeError(no_codex_home_message(given), hint=no_codex_home_hint(origin, given))
     config = read_codex_config(real)
     sqlite_home, source = resolve_sqlite_home(real, config.sqlite_home, env_sqlite_home,
                                               cwd or os.getcwd())

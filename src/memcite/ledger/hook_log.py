@@ -98,3 +98,24 @@ def read_entries(path: str | os.PathLike, limit: int = 20) -> list[dict]:
             if isinstance(entry, dict):
                 entries.append(entry)
     return entries
+
+
+# What wrote a line (its ``event``): the Stop hook (the default of lines older than the
+# field), the pre-tool gate, and the quarantine the Stop hook starts as a detached process.
+RUN_KINDS = {"stop": "Stop hook", "pre-tool": "pre-tool gate",
+             "quarantine": "quarantine (the Stop hook's background work)"}
+
+
+def run_kind(entry: dict) -> str:
+    """What wrote ``entry``: ``stop``, ``pre-tool``, ``quarantine``, or another event name."""
+    event = entry.get("event", "stop")
+    return event if isinstance(event, str) and event else "stop"
+
+
+def entries_by_kind(entries: list[dict]) -> dict[str, list[dict]]:
+    """``entries`` grouped by what wrote them, each group oldest first: the last line of the
+    log may be the Stop hook's background line, never to be read as a Stop-hook run."""
+    grouped: dict[str, list[dict]] = {}
+    for entry in entries:
+        grouped.setdefault(run_kind(entry), []).append(entry)
+    return grouped

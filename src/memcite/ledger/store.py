@@ -431,9 +431,12 @@ SEARCH_SCHEMA = (
     """,
     "CREATE INDEX IF NOT EXISTS search_files_owner ON search_files (owner, kind)",
     # One row per line (per event); rowid = search_files.id << 24 | line.
+    # porter: a word matches its other forms (`probe` finds "probes"); an index made with
+    # another tokenizer is rebuilt (``memcite.notes.search.ensure_schema``)
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5(text, owner UNINDEXED, "
-    "kind UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')",
+    "kind UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')",
 )
+SEARCH_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 
 def fts5_available(conn: sqlite3.Connection) -> bool:

@@ -68,6 +68,7 @@ class SyncReport:
     skipped: tuple[str, ...] = ()  # memory files not read (a symlink leading out, ...), and why
     state_db: str = ""  # where Codex's table was looked for
     sqlite_home_from: str = "CODEX_HOME"  # why there (see codex_home.locate_codex_home)
+    sqlite_home_said: str = ""  # that, in words that name the home's true origin
     forget_requests_seen_gone: int = 0  # requests to forget whose memory Codex no longer has
     counts: dict | None = None  # this home's memories, cited by Codex's counters and memcite's log
     unchanged: int = 0  # rows seen again as they were: not written
@@ -86,8 +87,9 @@ class SyncReport:
         """What a user must be told loudly about this sync."""
         if self.stage1_found:
             return []
-        return [f"no usage data: {self.state_db} not found (SQLite home from "
-                f"{self.sqlite_home_from}); memories were read from the memory folder only, "
+        return [f"no usage data: {self.state_db} not found (Codex's SQLite home: "
+                f"{self.sqlite_home_said or 'from ' + self.sqlite_home_from}); memories were "
+                "read from the memory folder only, "
                 "so how often each was used is unknown. stats, prune and select will not "
                 "judge them. If Codex keeps its databases elsewhere, set sqlite_home in "
                 "config.toml or CODEX_SQLITE_HOME as Codex does, and sync again."]
@@ -256,6 +258,7 @@ class SyncSources:
     store_from: str = home.STORE_FROM_DEFAULT
     memory_folder: str = ""
     dual_write: bool = False
+    sqlite_home_said: str = ""  # where the SQLite home came from, truthfully, in words
 
     @property
     def folder_found(self) -> bool:
@@ -296,7 +299,8 @@ def check_codex_home(codex_home: str | os.PathLike | home.CodexLocations) -> Syn
                           stage1_found=os.path.isfile(state_db),
                           raw_found=os.path.isfile(raw), summaries_found=os.path.isdir(summaries),
                           store=where.store, store_from=where.store_from, memory_folder=folder,
-                          dual_write=where.dual_write)
+                          dual_write=where.dual_write,
+                          sqlite_home_said=where.describe_sqlite_home())
     if not sources.stage1_found and not sources.folder_found:
         raise home.CodexHomeError(
             f"{real}: no {os.path.basename(state_db)} and no memory folder "
@@ -441,6 +445,7 @@ def sync_codex_home(
         skipped=tuple(skipped),
         state_db=db_path,
         sqlite_home_from=sources.sqlite_home_from,
+        sqlite_home_said=sources.sqlite_home_said,
         forget_requests_seen_gone=seen_gone,
         gone_asked=min(gone_asked, marked),
         store=sources.store,

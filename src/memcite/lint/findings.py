@@ -36,7 +36,8 @@ CODES: dict[str, tuple[str, str]] = {
     "rollout-summary-name": (WARNING, "a rollout summary file named otherwise than Codex names it"),
     "pointer-range": (ERROR, "a path:a-b pointer whose lines are not in the file"),
     "pointer-missing": (ERROR, "a path:a-b pointer to a memory file that does not exist"),
-    "file-unreadable": (ERROR, "a memory file that could not be read (too large, not UTF-8, I/O)"),
+    "file-unreadable": (ERROR, "a memory file that could not be read (too large, I/O)"),
+    "file-not-utf8": (WARNING, "a memory file with invalid UTF-8, read with U+FFFD in its place"),
 }
 
 

@@ -10,6 +10,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memcite.display import count
 from memcite.errors import InputError
 from memcite.lint.entry_checks import check_entry_files
 from memcite.lint.findings import ERROR, WARNING, Finding, sort_findings
@@ -108,7 +109,12 @@ def _read(path: str) -> tuple[str | None, str]:
     try:
         return data.decode("utf-8"), ""
     except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 (byte {exc.start})"
+        # read as Codex reads it, each invalid sequence as U+FFFD; said, never skipped whole
+        text = data.decode("utf-8", "replace")
+        bad = text.count("\ufffd") - data.count("\ufffd".encode())
+        line = data.count(b"\n", 0, exc.start) + 1
+        return text, (f"not valid UTF-8 in {count(bad, 'place')} (the first at line {line}, "
+                      f"byte {exc.start}); read with U+FFFD in their place")
 
 
 def collect_files(path: str) -> list[tuple[str, str]]:
@@ -191,6 +197,10 @@ def lint_files(files: Sequence[tuple[str, str]]) -> LintReport:
         if text is None:
             findings.append(_finding("file-unreadable", path, 1, 1, f"{why}", "fix or remove the file"))
             continue
+        if why:  # read with replacement characters: said, and checked like any other
+            line = int(why.split("the first at line ", 1)[1].split(",", 1)[0])
+            findings.append(_finding("file-not-utf8", path, line, 1, why,
+                                     "save the file as UTF-8 (the U+FFFD characters mark the bytes)"))
         if kind in ("memory", "entries"):
             entry_files.append((path, text))
         if kind == "summary":

@@ -53,14 +53,21 @@ class SearchUnavailable(MemciteError):
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Refuse a build without FTS5 clearly; create the tables when missing (an in-memory
     index, or a database migrated by a Python without FTS5)."""
-    from memcite.ledger.store import SEARCH_SCHEMA, fts5_available, transaction
+    from memcite.ledger.store import SEARCH_SCHEMA, SEARCH_TOKENIZER, fts5_available, transaction
 
     if not fts5_available(conn):
         raise SearchUnavailable(
             f"this Python's SQLite ({sqlite3.sqlite_version}) was built without FTS5; "
             "memcite search needs it", hint="use a Python whose sqlite3 has FTS5 (most do)")
-    have = {row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE name IN ('search_files', 'search_index')")}
+    have = {name: sql for name, sql in conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE name IN ('search_files', 'search_index')")}
+    if "search_index" in have and SEARCH_TOKENIZER not in (have["search_index"] or ""):
+        # made with another tokenizer (before stemming): its rows would never match a stemmed
+        # query; built again from the files, which are the source
+        with transaction(conn):
+            conn.execute("DROP TABLE search_index")
+            conn.execute("DELETE FROM search_files")
+        del have["search_index"]
     if len(have) < 2:
         with transaction(conn):
             # One table without the other cannot be trusted: stamps without their rows would

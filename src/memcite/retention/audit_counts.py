@@ -99,6 +99,8 @@ def audit_line(audit: dict | None) -> str:
 
     day = time.strftime("%Y-%m-%d", time.gmtime(audit["at"]))
     stale = "" if audit["current"] else "; the memory folder changed since, run it again"
+    if counts["poisoned"]:
+        stale += "; `memcite audit --quarantine` previews forgetting the poisoned"
     return (f"memory audit ({day}): {counts['poisoned']} poisoned, {count(counts['secret'], 'secret')}, "
             f"{counts['cross-project']} cross-project, {count(counts['directive'], 'directive')} in "
             f"{audit['memories']} memories (`memcite audit` lists each{stale})")

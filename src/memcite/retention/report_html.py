@@ -686,8 +686,15 @@ def _summary(page: _Page, stats: dict, extras: dict) -> None:
         if stats.get("audit") is not None:
             from memcite.retention.audit_counts import audit_line
 
-            fact("memory audit", lambda: page.text(audit_line(stats["audit"])
-                                                  .removeprefix("memory audit")))
+            def audit_fact() -> None:  # the line without its label; a `command` as code
+                import re
+
+                line = audit_line(stats["audit"]).removeprefix("memory audit").lstrip(" :")
+                line = re.sub(r"^\((\d{4}-\d\d-\d\d)\): ", r"\1: ", line)
+                for index, part in enumerate(line.split("`")):
+                    page.element("code", part) if index % 2 else page.text(part)
+
+            fact("memory audit", audit_fact)
 
     def memories_fact() -> None:
         page.number("totals.memories", t["memories"])

@@ -1,0 +1,258 @@
+"""Effects: what a line would make the agent touch or do, and whose that is.
+
+- ``command``: a shell command the line names (in a code span, or after "run"/"execute"),
+  *own* when it is one of the project's scripts or targets (``make X``, ``just X``,
+  ``npm run X``... checked against ``ProjectFacts.commands`` when the caller read them;
+  else any such runner and the common test/format/lint tools count as the project's);
+  *dangerous* when it deletes, pipes a download into a shell, opens permissions, or reads a
+  credential;
+- ``host``: a URL or host name, *own* when the project names it (``ProjectFacts.hosts``:
+  its git remote, its tracked docs) or it is local;
+- ``credential``: a credential path or word (``~/.ssh/id_rsa``, ``.env``, ``auth.json``, an
+  API key, a password);
+- ``recipient``: an e-mail address, an account or card number, a phone number, or a
+  transfer of money;
+- ``safety``: a weakened safety setting (approval, sandbox, hooks, ``config.toml``,
+  ``--no-verify``, ``--dangerously-bypass...``, skipping or disabling the tests, CI or
+  verification).
+
+Pure: text and the project's facts in, effects out.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+COMMAND, HOST, CREDENTIAL, RECIPIENT, SAFETY = "command", "host", "credential", "recipient", "safety"
+EFFECT_KINDS = (COMMAND, HOST, CREDENTIAL, RECIPIENT, SAFETY)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectFacts:
+    """What the project itself names: its scripts and targets, its hosts."""
+
+    commands: frozenset[str] = frozenset()  # "make test", "just fmt", "npm run build"...
+    hosts: frozenset[str] = frozenset()  # "github.com/owner/repo", "docs.example.org"
+    known: bool = False  # whether the commands were read (else runners count as the project's)
+
+
+NO_FACTS = ProjectFacts()
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """One effect: its kind, the words, whether it is the project's own, whether dangerous."""
+
+    kind: str
+    value: str
+    own: bool = False
+    dangerous: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Effects:
+    items: tuple[Effect, ...] = field(default_factory=tuple)
+
+    def of(self, kind: str) -> list[Effect]:
+        return [item for item in self.items if item.kind == kind]
+
+    @property
+    def dangerous(self) -> bool:
+        return any(item.dangerous for item in self.items)
+
+    @property
+    def foreign(self) -> bool:
+        """An effect that is not the project's own (a command, host) or is never anyone's."""
+        return any(not item.own for item in self.items)
+
+    @property
+    def exfiltration(self) -> bool:
+        """A credential with somewhere to send it (a recipient, a foreign host, a send verb)."""
+        return bool(self.of(CREDENTIAL)) and (
+            bool(self.of(RECIPIENT)) or any(not h.own for h in self.of(HOST))
+            or any(item.value == "send" for item in self.items))
+
+
+# Runners whose targets are the project's own scripts, and the tools projects run as theirs.
+_RUNNER = re.compile(
+    r"^(?:make|just|task|npm\s+(?:run|test|t)\b|pnpm|yarn|bun\s+run|npx\s+(?:jest|vitest|eslint|"
+    r"prettier|tsc|playwright)|cargo\s+(?:test|build|check|fmt|clippy|run|bench|nextest)|"
+    r"go\s+(?:test|build|vet|run|generate)|uv\s+run|poetry\s+run|pdm\s+run|hatch\s+run|tox|nox|"
+    r"pytest|python3?\s+-m\s+(?:pytest|unittest|mypy|ruff|black|build)|ruff|mypy|black|isort|flake8|"
+    r"pylint|eslint|prettier|tsc|jest|vitest|gradle|\./gradlew|mvn|dotnet\s+(?:test|build|format)|"
+    r"bundle\s+exec|rake|mix|composer|phpunit|swift\s+(?:test|build)|ctest|cmake|bazel|"
+    r"pre-commit\s+run|git\s+(?:status|diff|log|add|commit|fetch|pull|push|switch|checkout|"
+    r"rebase|stash|show|branch)\b|\./scripts?/|scripts?/|bin/|\./[\w.-]+\.sh\b)", re.IGNORECASE)
+_TARGETS = re.compile(r"^(?:make|just|task|npm\s+run|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run)\s",
+                      re.IGNORECASE)
+_DANGER = re.compile(
+    r"\brm\s+-(?:rf|fr|r)\s+(?:[/~]|\$HOME|\*)|\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|]{0,200}"
+    r"\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?"
+    r"(?:python3?|perl|ruby|node)\b|\bbash\s+<\(\s*(?:curl|wget)|\bchmod\s+(?:-R\s+)?"
+    r"(?:0?[67][67][67]|a\+rwx|\+s|u\+s)\b|\bmkfs\b|\bdd\s+if=|>\s*/dev/sd|\bnc\s+-e\b|"
+    r"\b(?:iex|invoke-expression)\b|\beval\s+\"?\$\(\s*(?:curl|wget)|\bcrontab\s+-|"
+    r"\bgit\s+push\s+(?:-f|--force)\b[^\n]{0,40}\b(?:main|master)\b|\bsudo\b", re.IGNORECASE)
+_CODE_SPAN = re.compile(r"`([^`\n]{2,300})`")
+_RUN_CLAUSE = re.compile(r"\b(?:run|execute|exec|invoke|type|prefix\s+(?:every|each|all)\s+"
+                         r"\w+\s+with)\s*:?\s+([^\n.;,]{2,200})", re.IGNORECASE)
+_SHELLISH = re.compile(r"^(?:sudo\s+)?[\w./~-]+(?:\s|$)")
+_PROGRAM = re.compile(r"^(?:sudo|[a-z][a-z0-9_-]{1,30}|\./[\w./-]+)$")
+_URL = re.compile(r"\bhttps?://[^\s`'\"<>)\]]+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|ru|cn|xyz|"
+                  r"info|biz|co|me|app|site|top|sh|ai|cc|tk|gg|ly)\b(?:/[^\s`'\"<>)\]]*)?",
+                  re.IGNORECASE)
+_LOCAL = re.compile(r"^(?:https?://)?(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[?::1\]?|[\w.-]+\.local"
+                    r"|[\w.-]+\.localhost|[\w.-]+\.internal|[\w.-]+\.test)(?::\d+)?(?:/|$)", re.IGNORECASE)
+_CREDENTIAL = re.compile(
+    r"\.ssh/(?:id_\w+|authorized_keys|config)\b|(?<![\w.])\.env(?:\.\w+)?\b|"
+    r"\bauth\.json\b|\.netrc\b|\.aws/credentials\b|\.npmrc\b|\.pypirc\b|\.docker/config\.json\b|"
+    r"\.kube/config\b|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|\bkeychain\b|\bprintenv\b|"
+    r"\b(?:api[ _-]?keys?|access[ _-]?(?:keys?|tokens?)|secret[ _-]?keys?|private[ _-]keys?|"
+    r"ssh[ _-]keys?|auth[ _-]?tokens?|bearer\s+tokens?|session\s+(?:cookies?|tokens?)|passwords?|"
+    r"passwd|credentials?|seed\s+phrase|wallet\s+keys?|environment\s+variables)\b|"
+    r"\b[A-Za-z0-9]+_(?:[A-Za-z0-9]+_)*(?:token|secret|api_key|apikey|password|passwd|pat)\b",
+    re.IGNORECASE)
+# Where an imperative verb stands: a clause's start, or after a modal, "and", "then", "to".
+_ASKED = (r"(?:^|[.;:!?,(]\s*|\n|\b(?:and|then|please|always|must|should|to|also|quietly|"
+          r"silently|secretly|first|now|immediately)\s+)")
+_CRED_PATH = re.compile(
+    r"\.ssh/(?:id_\w+|authorized_keys)\b|(?<![\w.])\.env\b(?![.\w])|\bauth\.json\b|\.netrc\b|"
+    r"\.aws/credentials\b|\.docker/config\.json\b|\.kube/config\b|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|"
+    r"\bprintenv\b", re.IGNORECASE)
+_SEND = re.compile(_ASKED + r"(?:send|post|upload|forward|email|e-mail|exfiltrate|transmit|"
+                   r"share|leak|report\s+(?:it|them)\s+to|include\s+(?:it|them)\s+in)\b|"
+                   r"\bpass\s+(?:it|them|this|the\s+\w+)\s+(?:along|to|on)\b", re.IGNORECASE)
+_REVEAL = re.compile(_ASKED + r"(?:print|echo|show|reveal|display|dump|output|log|paste|commit|"
+                     r"hardcode|cat|write\s+(?:out|down)|include|expose|embed)\b", re.IGNORECASE)
+_EMAIL = re.compile(r"\b[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+\b")
+_ACCOUNT = re.compile(r"\b(?:iban|account|acct|routing|swift|bic|card|wallet|bitcoin|btc|eth|paypal|"
+                      r"venmo)\b[^\n.]{0,40}?(?<![\w-])(?:[A-Z]{2}\d{2}[A-Z0-9 ]{10,30}|\d[\d -]{6,30}\d|"
+                      r"0x[0-9a-f]{40}|[13][a-km-zA-HJ-NP-Z1-9]{25,34})(?![\w-])", re.IGNORECASE)
+_PHONE = re.compile(r"(?<![\w+])\+\d[\d ()-]{8,18}\d(?!\w)")
+_MONEY = re.compile(_ASKED + r"(?:transfer|wire|send|pay|move|deposit|withdraw)\b[^\n.]{0,60}"
+                    r"\b(?:money|funds?|\$\s?\d|usd|eur|btc|eth|dollars|euros|bitcoin|crypto)\b",
+                    re.IGNORECASE)
+_SAFETY = re.compile(
+    r"\bapproval_policy\s*=\s*['\"]?never\b|\bsandbox_mode\s*=\s*['\"]?danger|\bdanger-full-access\b|"
+    r"--dangerously-[\w-]+|--yolo\b|--no-verify\b|--no-gpg-sign\b|"
+    r"\bNODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0|\bverify\s*=\s*False\b|"
+    r"\b(?:add|append|write|edit|change|modify|set|overwrite|replace|put|insert|patch)\b[^.\n]{0,60}"
+    r"(?:\.codex/config\.toml|hooks\.json|authorized_keys|sudoers|\.bashrc|\.zshrc|\.profile|"
+    r"crontab|approval_policy|sandbox_mode)\b|"
+    r"\b(?:disable|skip|bypass|turn\s+off|switch\s+off|remove|deactivate|circumvent)\s+(?:the\s+|all\s+|"
+    r"any\s+|its\s+|your\s+)?(?:sandbox(?:ing)?|approvals?|approval\s+prompts?|hooks?|git\s+hooks|"
+    r"pre-commit(?:\s+hooks?)?|security\s+(?:checks?|scans?|review)|code\s+review|ssl|tls|"
+    r"certificate\s+(?:checks?|verification)|signature\s+(?:checks?|verification)|"
+    r"verification|ci(?:\s+checks?)?|guardrails?|safeguards?|memcite|"
+    r"(?:[\w-]+\s+){0,2}(?:tests?|test\s+suites?|linters?|lint|type[- ]?checks?))\b|"
+    r"\b(?:approvals?|sandbox)\s+(?:to|=)\s*['\"]?(?:never|off|none|danger)", re.IGNORECASE)
+
+
+def _looks_like_command(words: str, spanned: bool) -> bool:
+    """A shell command rather than a name: a known runner, a dangerous command, a path to
+    a script, or a lower-case program word followed by arguments."""
+    if _RUNNER.match(words) or _danger(words):
+        return True
+    parts = words.split()
+    return spanned and len(parts) >= 2 and bool(_PROGRAM.match(parts[0]))
+
+
+def _command_words(text: str) -> list[str]:
+    found = [(m.group(1).strip(), True) for m in _CODE_SPAN.finditer(text)]
+    found += [(m.group(1).strip(), False) for m in _RUN_CLAUSE.finditer(text) if "`" not in m.group(1)]
+    out = []
+    for candidate, spanned in found:
+        if _SHELLISH.match(candidate) and _looks_like_command(candidate, spanned):
+            out.append(candidate)
+    return list(dict.fromkeys(out))
+
+
+def _own_command(command: str, facts: ProjectFacts) -> bool:
+    head = command.split("&&")[0].strip()
+    if facts.known:
+        try:
+            words = shlex.split(head)
+        except ValueError:
+            words = head.split()
+        for size in (3, 2, 1):
+            if " ".join(words[:size]) in facts.commands:
+                return True
+        if _TARGETS.match(head):  # a target the project's files do not define
+            return False
+    return bool(_RUNNER.match(head))
+
+
+def _own_host(url: str, facts: ProjectFacts) -> bool:
+    if _LOCAL.match(url):
+        return True
+    bare = re.sub(r"^https?://", "", url.lower()).rstrip("/.")
+    return any(bare == host or bare.startswith(host.rstrip("/") + "/") or
+               bare.split("/")[0] == host.split("/")[0] and "/" not in host
+               for host in facts.hosts)
+
+
+_DANGER_NEEDS = ("rm ", "curl", "wget", "iwr", "invoke-", "bash", "chmod", "mkfs", "dd ", "/dev/",
+                 "nc ", "iex", "eval", "crontab", "push", "sudo")
+
+
+_DANGER_NEEDS_RE = re.compile("|".join(map(re.escape, _DANGER_NEEDS)))  # on lowered text
+
+
+def _danger(text: str) -> re.Match | None:
+    return _DANGER.search(text) if _DANGER_NEEDS_RE.search(text.lower()) else None
+
+
+_MAY_DANGER = _DANGER_NEEDS + (
+    "approval", "sandbox", "danger", "--", "tls", "verify", "config.toml", "hooks.json",
+    "authorized_keys", "sudoers", "bashrc", "zshrc", "profile", "disable", "skip", "bypass",
+    "turn off", "switch off", "remove", "deactivate", "circumvent", "transfer", "wire", "pay",
+    "deposit", "withdraw", "send", "move", ".ssh", ".env", "auth.json", "netrc", "credential",
+    "key", "token", "password", "passwd", "secret", "cookie", "seed", "environment variable",
+    "id_rsa", "id_ed", "_pat")
+
+
+_MAY_DANGER_RE = re.compile("|".join(map(re.escape, _MAY_DANGER)))  # on lowered text
+
+
+def may_be_dangerous(text: str) -> bool:
+    """False when ``text`` holds none of the words a dangerous effect needs (most text)."""
+    return _MAY_DANGER_RE.search(text.lower()) is not None
+
+
+def find_effects(text: str, facts: ProjectFacts = NO_FACTS) -> Effects:
+    """The effects of ``text`` (folded for judging), given what the project names."""
+    items: list[Effect] = []
+    for command in _command_words(text):
+        danger = bool(_danger(command) or _CRED_PATH.search(command))
+        items.append(Effect(COMMAND, command[:200], own=not danger and _own_command(command, facts),
+                            dangerous=danger))
+    danger = None if any(item.dangerous for item in items) else _danger(text)
+    if danger:
+        items.append(Effect(COMMAND, danger.group()[:200], dangerous=True))
+    for match in (_URL.finditer(text) if "." in text or "://" in text else ()):
+        url = match.group().rstrip(".,;:")
+        if _EMAIL.search(text[max(0, match.start() - 65):match.end()]) and "@" in \
+                text[max(0, match.start() - 1):match.start()]:
+            continue  # the domain of an e-mail address
+        items.append(Effect(HOST, url[:200], own=_own_host(url, facts)))
+    credentials = [m.group() for m in _CREDENTIAL.finditer(text)]
+    for word in dict.fromkeys(credentials):
+        items.append(Effect(CREDENTIAL, word[:80]))
+    for pattern in (_EMAIL, _ACCOUNT, _PHONE):
+        for match in pattern.finditer(text):
+            items.append(Effect(RECIPIENT, match.group()[:80]))
+    money = _MONEY.search(text)
+    if money:
+        items.append(Effect(RECIPIENT, money.group().strip(" ,.;:")[:80], dangerous=True))
+    if credentials and _SEND.search(text):
+        items.append(Effect(CREDENTIAL, "send", dangerous=True))
+    elif credentials and _REVEAL.search(text):
+        items.append(Effect(CREDENTIAL, "reveal", dangerous=True))
+    for match in _SAFETY.finditer(text):
+        items.append(Effect(SAFETY, match.group()[:80], dangerous=True))
+    effects = Effects(tuple(items))
+    if effects.exfiltration:
+        items = [Effect(i.kind, i.value, i.own, True) if i.kind == CREDENTIAL else i for i in items]
+        effects = Effects(tuple(items))
+    return effects
