@@ -102,6 +102,49 @@ def open_folder(root: str, parts=(), *, create: bool = False, mode: int = 0o700)
     return fd
 
 
+def open_own_folder(path: str, parts=(), *, create: bool = True) -> int:
+    """A descriptor of memcite's own folder ``path``/``parts``… (a cache): ``path``'s last
+    part and each of ``parts`` opened without following a link, made 0700 when missing
+    (``create``), and owned by this user. A link there, or a folder another user owns, is
+    refused (``LinkRefused``): memcite never writes or prunes a folder it did not make. The
+    folders above ``path`` are the user's choice and may be links. The caller closes it."""
+    path = os.path.abspath(path)
+    parent, name = os.path.split(path)
+    if create:
+        make_private_folders(parent)
+    fd = os.open(parent, os.O_RDONLY | DIRECTORY)
+    where = parent
+    try:
+        for part in (name, *parts):
+            if part in ("", ".", "..") or "/" in part:
+                raise LinkRefused(f"{os.path.join(where, part)}: not a plain folder name")
+            where = os.path.join(where, part)
+            if create:
+                try:
+                    os.mkdir(part, 0o700, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            try:
+                child = os.open(part, os.O_RDONLY | DIRECTORY | NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if _is_link_at(fd, part):
+                    raise _refuse_link(where, "a symbolic link where memcite keeps its own "
+                                              "folder") from None
+                if exc.errno == errno.ENOTDIR:
+                    raise LinkRefused(f"{where} is not a folder; nothing was written") from None
+                raise
+            os.close(fd)
+            fd = child
+            if os.fstat(fd).st_uid != os.geteuid():
+                raise LinkRefused(f"{where} belongs to another user; memcite keeps its own "
+                                  "files only in a folder of yours, so nothing was written",
+                                  hint="remove it or set MEMCITE_CACHE_DIR to a folder of yours")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_file_at(folder_fd: int, name: str, path: str, limit: int) -> bytes | None:
     """The bytes of the regular file ``name`` in the folder (None when absent), read without
     following a link or blocking on a FIFO; a larger file than ``limit`` is refused."""

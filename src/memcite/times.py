@@ -8,6 +8,15 @@ from __future__ import annotations
 
 import time
 
+# The times memcite takes from an option or a file: what ISO 8601 can write (years 1-9999).
+EARLIEST = -62135596800  # 0001-01-01T00:00:00Z
+LATEST = 253402300799  # 9999-12-31T23:59:59Z
+
+
+def in_range(seconds: float) -> bool:
+    """Whether ``seconds`` is a finite time from ``EARLIEST`` to ``LATEST``."""
+    return EARLIEST <= seconds <= LATEST
+
 
 def _utc(seconds: float | None):
     if seconds is None:

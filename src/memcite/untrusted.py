@@ -17,6 +17,10 @@ is untrusted. Two things in such values crash naive code:
 A path is untrusted too: ``open_regular`` opens a file only if it is a regular one, and
 never blocks on a FIFO planted in its place; ``check_regular`` checks one that another
 library (SQLite) is about to open itself.
+
+A path or word from a reply, a note or a session file reaches another program's arguments
+only through ``program_arguments``, which refuses what the OS cannot pass on (a NUL byte,
+a lone surrogate): one hostile reply cannot make every later command end in a traceback.
 """
 
 from __future__ import annotations
@@ -46,6 +50,25 @@ def storable(text: str) -> str:
 def storable_or_none(text: str | None) -> str | None:
     """``storable`` of a value that may be None."""
     return None if text is None else storable(text)
+
+
+def os_safe(value: str) -> bool:
+    """Whether ``value`` can be handed to the OS as a path or an argument: it encodes to
+    bytes (``surrogateescape``, as Python does for file names) and holds no NUL byte."""
+    if not isinstance(value, str):
+        return False
+    try:
+        encoded = os.fsencode(value)
+    except (UnicodeEncodeError, ValueError):
+        return False
+    return b"\0" not in encoded
+
+
+def program_arguments(args) -> list[str] | None:
+    """``args`` as a list for ``subprocess``, or None when one of them is not ``os_safe``
+    (the caller then does without the program, as when it is not installed)."""
+    checked = [os.fspath(arg) for arg in args]
+    return checked if all(os_safe(arg) for arg in checked) else None
 
 
 def loads_json(data: str | bytes, **options):

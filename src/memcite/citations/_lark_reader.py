@@ -100,9 +100,12 @@ class SectionParser:
 
 
 def _cache_path(folder: str) -> str | bool:
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
+    from memcite.durable_files import open_own_folder
+    from memcite.errors import MemciteError
+
+    try:  # lark unpickles the file: only from a folder of this user's, never through a link
+        os.close(open_own_folder(folder))
+    except (OSError, MemciteError):
         return False  # no cache folder: build the tables in memory each time
     path = os.path.join(folder, CACHE_FILE)
     try:
@@ -111,7 +114,8 @@ def _cache_path(folder: str) -> str | bool:
         return path  # none yet: lark writes it
     # lark opens the file itself, blocking: a FIFO, a device, a link or a huge file planted
     # there must not hang or feed it. Then the tables are built in memory this time.
-    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_LARK_CACHE_BYTES:
+    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_LARK_CACHE_BYTES \
+            or info.st_uid != os.geteuid():
         return False
     return path
 

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import conformance_commands
+from memcite.cli.fastpath import COUNT_MAX, SEED_MAX
 from memcite.cli.options import COMMAND, JsonOpt, choices, exit_with
 
 conformance_app = typer.Typer(
@@ -103,10 +104,10 @@ def fuzz_command(
         "--seconds", metavar="N", show_default=False,
         help="Stop generating replies after this many seconds (default: 60).")] = 60.0,
     seed: Annotated[int, typer.Option(
-        "--seed", metavar="N", show_default=False,
+        "--seed", metavar="N", min=-SEED_MAX, max=SEED_MAX, show_default=False,
         help="The generator's seed: the same seed, the same replies (default: 0).")] = 0,
     max_cases: Annotated[Optional[int], typer.Option(  # noqa: UP045
-        "--max-cases", metavar="N", show_default=False,
+        "--max-cases", metavar="N", max=COUNT_MAX, show_default=False,
         help="Stop after this many replies (default: no limit but --seconds).")] = None,
     out: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--out", metavar="DIR", show_default=False,

@@ -63,20 +63,40 @@ def choice(*allowed: str):
     return check
 
 
+# The largest number each kind of option takes. Typer's options say them (``max=``) and the
+# fast path holds to them, so a value past one is refused with exit 2 and a message, never
+# carried into SQLite, a buffer or a clock as a traceback.
+BYTES_MAX = 2**32  # --max-bytes: 4 GiB, read into memory at most once
+COUNT_MAX = 10**9  # --limit, --budget, --n, --batch, --max-cases
+DAYS_MAX = 100_000  # --max-unused-days: about 270 years
+SECONDS_MAX = 365 * 86400  # --confirm-ttl: a year
+SEED_MAX = 2**63 - 1  # --seed, either sign
+
+
 def at_least_one(value: str) -> float:
-    """A number of seconds, 1 or more (anything else goes to Typer, which explains)."""
+    """A number of seconds, 1 to ``SECONDS_MAX`` (anything else goes to Typer, which explains)."""
     number = float(value)
-    if not number >= 1 or number == float("inf"):
+    if not 1 <= number <= SECONDS_MAX:
         raise ValueError(value)
     return number
 
 
-def positive_int(value: str) -> int:
-    """An option type for sizes and counts: an integer of at least 1."""
-    number = int(value)
-    if number < 1:
-        raise ValueError(value)
-    return number
+def int_between(low: int, high: int):
+    """An option type for sizes and counts: an integer from ``low`` to ``high`` (anything else
+    goes to Typer, which explains)."""
+
+    def check(value: str) -> int:
+        number = int(value)
+        if not low <= number <= high:
+            raise ValueError(value)
+        return number
+
+    return check
+
+
+positive_int = int_between(1, BYTES_MAX)  # --max-bytes
+COUNT = int_between(0, COUNT_MAX)
+DAYS = int_between(0, DAYS_MAX)
 
 
 PROFILE = choice("codex", "strict")
@@ -104,7 +124,7 @@ FAST_COMMANDS: dict[str, FastCommand] = {
             "--cwd": str,
             "--memory-root": str,
             "--codex-home": str,
-            "--budget": int,
+            "--budget": COUNT,
             "--tokenizer": str,
             "--profile": str,
             "--errors": str,
@@ -121,11 +141,11 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         options={
             "--db": str,
             "--codex-home": str,
-            "--max-unused-days": int,
+            "--max-unused-days": DAYS,
             "--rule": choice("memcite", "codex"),
             "--as-of": str,
             "--since": str,
-            "--limit": int,
+            "--limit": COUNT,
             "--machine": str,
             "--project": str,
         },
@@ -140,11 +160,11 @@ FAST_COMMANDS: dict[str, FastCommand] = {
         target="memcite.cli.readpath_commands:truncate",
         positionals=("source",),
         options={
-            "--budget": int,
+            "--budget": COUNT,
             "--tokenizer": str,
             "--bpe-file": str,
             "--errors": str,
-            "--max-bytes": int,
+            "--max-bytes": positive_int,
         },
         envvars={"bpe_file": "MEMCITE_BPE_FILE"},
     ),

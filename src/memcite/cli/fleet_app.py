@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import fleet_commands
+from memcite.cli.fastpath import COUNT_MAX
 from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, JsonOpt, exit_with
 
 
@@ -33,7 +34,7 @@ def push(
     full: Annotated[bool, typer.Option(
         "--full", help="Send every reply again; the ones the server has are skipped.")] = False,
     batch: Annotated[int, typer.Option(
-        "--batch", metavar="N", min=1, help="Replies per batch (one transaction "
+        "--batch", metavar="N", min=1, max=COUNT_MAX, help="Replies per batch (one transaction "
         "each).")] = 20_000,
     db: DbOpt = None,
     codex_home: CodexHomeOpt = None,

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from memcite.cli.fastpath import SECONDS_MAX
 from memcite.cli.options import COMMAND, DB_HELP, CodexSqliteHomeOpt, exit_with
 
 # As the other commands' --db; $MEMCITE_DB is read with the rest of the environment, once, into
@@ -21,7 +22,7 @@ def mcp(
     codex_home: CodexSqliteHomeOpt = None,
     db: McpDbOpt = None,
     confirm_ttl: Annotated[
-        float, typer.Option("--confirm-ttl", metavar="N", min=1, show_default=False,
+        float, typer.Option("--confirm-ttl", metavar="N", min=1, max=SECONDS_MAX, show_default=False,
                             help="How many seconds (1 or more) a save or forget draft's "
                             "confirm_token stays valid (default: 600)."),
     ] = 600.0,

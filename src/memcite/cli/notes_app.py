@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import notes_commands
+from memcite.cli.fastpath import COUNT_MAX
 from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, JsonOpt, choices, exit_with
 from memcite.readpath.note_format import CONFIDENCES, SECTIONS, TIERS
 
@@ -263,7 +264,7 @@ def purge_command(
 def log_command(
     entry: Annotated[Optional[str], typer.Argument(  # noqa: UP045
         metavar="ID", show_default=False, help="Only this entry's changes.")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=0, metavar="N",
+    limit: Annotated[int, typer.Option("--limit", min=0, max=COUNT_MAX, metavar="N",
                                        help="The last N changes (0: all).")] = 0,
     scope: ScopeOpt = None,
     session: SessionOpt = None,

@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 import typer
 from typer.core import TyperCommand
 
+from memcite.cli.fastpath import BYTES_MAX
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
 
 # The one placeholder for each kind of value, and what it stands for.
@@ -121,7 +122,7 @@ ErrorsOpt = Annotated[
 def max_bytes_option(what: str):
     """``--max-bytes N`` (1 or more), its help ``what`` this many bytes, the default in MiB."""
     return Annotated[int, typer.Option(
-        "--max-bytes", metavar="N", min=1, show_default=False,
+        "--max-bytes", metavar="N", min=1, max=BYTES_MAX, show_default=False,
         help=f"{what} this many bytes (default: {DEFAULT_MAX_BYTES // 2**20} MiB).")]
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import readpath_commands
+from memcite.cli.fastpath import COUNT_MAX
 from memcite.cli.inputs import DEFAULT_MAX_BYTES
 from memcite.cli.options import (
     COMMAND,
@@ -28,6 +29,7 @@ _TOKENIZER_HELP = (
 
 BudgetOpt = Annotated[
     int, typer.Option("--budget", help="Token budget for the memory text (0 or more).", min=0,
+                      max=COUNT_MAX,
                       metavar="N")
 ]
 BpeFileOpt = Annotated[

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import retention_commands
+from memcite.cli.fastpath import COUNT_MAX, DAYS_MAX
 from memcite.cli.options import (
     COMMAND,
     CodexHomeOpt,
@@ -25,14 +26,14 @@ from memcite.retention.rules import RULES
 _UNUSED_HELP = "Unused for more than this many days (0 or more) is dead (default: "
 MaxUnusedOpt = Annotated[
     Optional[int],  # noqa: UP045
-    typer.Option("--max-unused-days", min=0, metavar="N", show_default=False,
+    typer.Option("--max-unused-days", min=0, max=DAYS_MAX, metavar="N", show_default=False,
                  help=_UNUSED_HELP + "memcite's config, except with --rule codex; then "
                  "[memories] in Codex's config.toml; then 30)."),
 ]
 # select follows Codex's rule, which memcite's config does not change.
 SelectMaxUnusedOpt = Annotated[
     Optional[int],  # noqa: UP045
-    typer.Option("--max-unused-days", min=0, metavar="N", show_default=False,
+    typer.Option("--max-unused-days", min=0, max=DAYS_MAX, metavar="N", show_default=False,
                  help=_UNUSED_HELP + "[memories] in Codex's config.toml, then 30)."),
 ]
 _RULE_HELP = ("memcite: the last use is the latest of memcite's, Codex's and the memory's "
@@ -75,7 +76,7 @@ def stats(
     rule: RuleOpt = "memcite",
     as_of: AsOfOpt = None,
     since: SinceOpt = None,
-    limit: Annotated[int, typer.Option("--limit", min=0, metavar="N",
+    limit: Annotated[int, typer.Option("--limit", min=0, max=COUNT_MAX, metavar="N",
                                        help="Rows per list (0: everything).")] = 20,
     json: JsonOpt = False,
     no_cache: Annotated[bool, typer.Option(
@@ -115,7 +116,7 @@ def prune(
     codex_home: CodexSqliteHomeOpt = None,
     max_unused_days: MaxUnusedOpt = None,
     rule: PruneRuleOpt = "memcite",
-    limit: Annotated[int, typer.Option("--limit", min=0, metavar="N",
+    limit: Annotated[int, typer.Option("--limit", min=0, max=COUNT_MAX, metavar="N",
                                        help="At most this many memories (0: no "
                                        "limit).")] = 200,
     as_of: AsOfOpt = None,
@@ -193,7 +194,7 @@ def archived(
     codex_home: CodexHomeOpt = None,
     all_homes: Annotated[bool, typer.Option("--all-homes", help="Every Codex home in the "
                                             "database, not only this one.")] = False,
-    limit: Annotated[int, typer.Option("--limit", min=0, metavar="N",
+    limit: Annotated[int, typer.Option("--limit", min=0, max=COUNT_MAX, metavar="N",
                                        help="At most this many (0: all).")] = 50,
     json: JsonOpt = False,
 ) -> None:
@@ -216,7 +217,7 @@ def show(
                                              help="The memory's thread id.")],
     db: DbOpt = None,
     codex_home: CodexSqliteHomeOpt = None,
-    limit: Annotated[int, typer.Option("--limit", min=0, metavar="N",
+    limit: Annotated[int, typer.Option("--limit", min=0, max=COUNT_MAX, metavar="N",
                                        help="Recent citations to list (0: all).")] = 10,
     json: JsonOpt = False,
 ) -> None:
@@ -239,7 +240,7 @@ def select(
     codex_home: CodexSqliteHomeOpt = None,
     n: Annotated[
         Optional[int],  # noqa: UP045
-        typer.Option("--n", min=1, metavar="N", show_default=False,
+        typer.Option("--n", min=1, max=COUNT_MAX, metavar="N", show_default=False,
                      help="How many memories the consolidation takes, 1 or more: Codex's "
                      "max_raw_memories_for_consolidation (default: [memories] in Codex's "
                      "config.toml, then 256)."),

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from memcite.cli import search_commands
+from memcite.cli.fastpath import COUNT_MAX
 from memcite.cli.notes_app import CwdOpt, SessionOpt
 from memcite.cli.options import COMMAND, CodexHomeOpt, DbOpt, JsonOpt, choices, exit_with
 
@@ -30,7 +31,7 @@ def search(
         help="Search only the notes, the event logs or Codex's memory folder (default: "
         "all).")] = None,
     limit: Annotated[int, typer.Option(
-        "--limit", metavar="N", min=0, help="Print at most this many hits.")] = 20,
+        "--limit", metavar="N", min=0, max=COUNT_MAX, help="Print at most this many hits.")] = 20,
     cwd: CwdOpt = None,
     codex_home: CodexHomeOpt = None,
     db: DbOpt = None,

@@ -96,13 +96,12 @@ class VerdictCache:
         """Keep the verdicts this audit used; the file's path (None without a cache folder)."""
         if not self.cache_dir:
             return None
-        from memcite.durable_files import make_private_folders, open_folder, replace_file_at
+        from memcite.durable_files import open_own_folder, replace_file_at
 
-        make_private_folders(self.cache_dir)
         name = _name(self.codex_home)
         record = {"version": VERSION, "codex_home": os.path.realpath(self.codex_home),
                   "verdicts": self._new}
-        fd = open_folder(self.cache_dir)
+        fd = open_own_folder(self.cache_dir)  # never a link, never a folder of another user
         try:
             replace_file_at(fd, name, json.dumps(record).encode("utf-8", "surrogatepass"),
                             os.path.join(self.cache_dir, name), 0o600)

@@ -395,10 +395,14 @@ def phase2_inputs(conn: sqlite3.Connection, *, now: int, max_unused_days: int, n
 def _git(folder: str, *args: str) -> bytes | None:
     """``git`` in ``folder`` (read-only commands only), hooks, pagers, prompts and optional
     locks off; None when git is missing or fails."""
+    from memcite.untrusted import program_arguments
+
+    argv = program_arguments(["git", "-C", folder, "-c", "core.hooksPath=/dev/null", *args])
+    if argv is None:
+        return None
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"}
     try:
-        done = subprocess.run(["git", "-C", folder, "-c", "core.hooksPath=/dev/null", *args],
-                              capture_output=True, timeout=_GIT_TIMEOUT, env=env, check=False)
+        done = subprocess.run(argv, capture_output=True, timeout=_GIT_TIMEOUT, env=env, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None

@@ -588,7 +588,7 @@ def check_memory_audit(inputs: DoctorInputs) -> Check:
     try:
         located = locate_codex_home(inputs.codex_home, env_sqlite_home=_env_sqlite_home(inputs),
                                     cwd=inputs.cwd)
-        stamp = folder_stamp(located.memory_folder, located.state_db)
+        stamp = lambda: folder_stamp(located)  # noqa: E731 - taken only when there are counts
     except (MemciteError, OSError, ValueError) as exc:
         return Check("memory-audit", OK, f"not checked: {getattr(exc, 'message', exc)}")
     last = last_audit_counts(inputs.cache_dir, inputs.codex_home, stamp=stamp)

@@ -884,16 +884,16 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     if cache_dir is not None:
         import time
 
-        from memcite.retention.audit_counts import folder_stamp, save_audit_counts
+        from memcite.retention.audit_counts import keep_audit_counts
 
         try:
             kept.save()
-            save_audit_counts(cache_dir, codex_home, counts, memories=len(home.memories),
-                              high=high, at=int(time.time()) if now is None else now,
-                              stamp=folder_stamp(home.locations.memory_folder,
-                                                 home.locations.state_db))
-        except (OSError, MemciteError) as exc:  # the audit stands; only stats will not show it
-            problems.append(f"{cache_dir}: the audit's counts were not kept ({exc.strerror or exc})")
+        except (OSError, MemciteError) as exc:  # the audit stands; the next reads all again
+            problems.append(f"{cache_dir}: the audit's verdicts were not kept ({exc.strerror or exc})")
+        not_kept = keep_audit_counts(cache_dir, home.locations, counts, memories=len(home.memories),
+                                     high=high, at=int(time.time()) if now is None else now)
+        if not_kept is not None:  # the audit stands; only stats will not show it
+            problems.append(not_kept)
     return {"codex_home": codex_home, "memory_folder": home.locations.memory_folder,
             "project": project, "threshold": threshold, "memories": len(home.memories),
             "with_session": sum(1 for m in home.memories.values() if m.session_path),

@@ -7,8 +7,13 @@ the program does; a program that cannot be started at all is a usage error.
 A child that calls ``setsid()`` leaves the group, and ``killpg`` cannot reach it. On Linux
 memcite makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``) while the
 program runs: whatever the program leaves behind is handed to memcite when its parent
-ends, and every such process that was not memcite's child before the run is killed and
-reaped after it. Elsewhere (macOS, Windows) such a process can outlive the run.
+ends, and after the run memcite kills and reaps each process handed to it that is its
+own: in the session memcite made for the program (it starts in a new one), or started
+from the program with the run's marker in its environment (``RUN_MARKER``, a random
+token per run, which a ``setsid`` child inherits). Any other process handed to memcite
+meanwhile (an orphan of a wrapper's helper, of another child of memcite's) came from
+elsewhere and is left running. Elsewhere (macOS, Windows), and for a child that both
+leaves the session and clears its environment, such a process can outlive the run.
 """
 
 from __future__ import annotations
@@ -155,12 +160,32 @@ def _children() -> set[int]:
     return found
 
 
-def _kill_left_behind(before: set[int]) -> int:
+RUN_MARKER = "MEMCITE_CONFORMANCE_RUN"
+
+
+def _is_own(pid: int, session: int, token: str) -> bool:
+    """Whether process ``pid`` came from the program memcite started in session ``session``
+    (``/proc``: its session or group is that one, or its environment holds the run's
+    marker ``token``)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        if session in (int(fields[2]), int(fields[3])):  # its process group, its session
+            return True
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read(1 << 20)
+    except (OSError, IndexError, ValueError):
+        return False
+    return f"{RUN_MARKER}={token}".encode() in environ.split(b"\0")
+
+
+def _kill_left_behind(before: set[int], session: int, token: str) -> int:
     """Kill and reap what the program left that was handed to this subreaper: the processes
-    that became this one's children during the run. Each one killed may hand over its own."""
+    that became this one's children during the run and are its own (``_is_own``); each one
+    killed may hand over its own. A process from elsewhere is left alone."""
     killed = 0
     for _ in range(64):  # each round reaches one more generation
-        left = _children() - before
+        left = {pid for pid in _children() - before if _is_own(pid, session, token)}
         if not left:
             break
         for pid in left:
@@ -194,9 +219,13 @@ def run_program(command: list[str], data: bytes, timeout: float = DEFAULT_TIMEOU
 
 def _run(command: list[str], data: bytes, timeout: float, max_output: int,
          before: set[int] | None) -> tuple[str, bytes, bytes, int | None]:
+    import secrets
+
+    token = secrets.token_hex(16)
     try:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=True)
+                                   stderr=subprocess.PIPE, start_new_session=True,
+                                   env={**os.environ, RUN_MARKER: token})
     except OSError as error:
         raise InputError(f"{command[0]}: cannot be run ({error.strerror or error})") from None
     out, err = bytearray(), bytearray()
@@ -231,7 +260,7 @@ def _run(command: list[str], data: bytes, timeout: float, max_output: int,
         except (ProcessLookupError, PermissionError):
             pass
     if before is not None:  # what left the group (setsid) and was handed to this subreaper
-        _kill_left_behind(before | {process.pid})
+        _kill_left_behind(before | {process.pid}, process.pid, token)
     for thread in threads[1:]:
         thread.join(timeout=2)
     for stream in (process.stdout, process.stderr):

@@ -15,6 +15,7 @@ import os
 import subprocess
 
 from memcite.ledger.memory_files import byte_lines, lines_sha256, locate
+from memcite.untrusted import os_safe, program_arguments
 
 MAX_SHOWN_BYTES = 64 * 1024 * 1024
 _GIT_TIMEOUT = 20
@@ -32,11 +33,13 @@ class MemoryHistory:
         self._lines: dict[tuple[str, str], list[bytes] | None] = {}
 
     def _git(self, *args: str) -> bytes | None:
+        argv = program_arguments(["git", "-C", self.root, "-c", "core.hooksPath=/dev/null", *args])
+        if argv is None:  # a cited path git cannot be given (a NUL byte): no history for it
+            return None
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
                "GIT_OPTIONAL_LOCKS": "0"}
         try:
-            done = subprocess.run(["git", "-C", self.root, "-c", "core.hooksPath=/dev/null",
-                                   *args], capture_output=True, timeout=_GIT_TIMEOUT, env=env,
+            done = subprocess.run(argv, capture_output=True, timeout=_GIT_TIMEOUT, env=env,  # noqa: S603
                                   check=False)
         except (OSError, subprocess.SubprocessError):
             return None
@@ -45,7 +48,7 @@ class MemoryHistory:
         return done.stdout
 
     def _relative(self, path: str) -> str | None:
-        if self.root is None or locate(self.root, path)[0] == "outside_root":
+        if self.root is None or not os_safe(path) or locate(self.root, path)[0] == "outside_root":
             return None
         return "/".join(p for p in path.replace("\\", "/").split("/") if p not in ("", "."))
 

@@ -99,18 +99,22 @@ def parse_time(value: object, *, what: str = "time") -> int:
             ) from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        return int(moment.timestamp())
+        return _whole_seconds(moment.timestamp(), value, what)
     raise InputError(f"{what}: expected epoch seconds or ISO 8601, got {type(value).__name__}")
 
 
 def _whole_seconds(number: int | float, value: object, what: str) -> int:
-    """``int(number)``, refusing what SQLite cannot store (NaN, infinities, beyond 64 bits)."""
+    """``int(number)``, refusing what cannot be written as a time (NaN, infinities, beyond the
+    years 1-9999, ``memcite.times.in_range``)."""
+    from memcite.times import in_range
+
     try:
         seconds = int(number)
     except (OverflowError, ValueError):
         seconds = None
-    if seconds is None or not -(2**63) <= seconds < 2**63:
-        raise InputError(f"{what}: {value!r} is not a usable number of epoch seconds")
+    if seconds is None or not in_range(seconds):
+        raise InputError(f"{what}: {value!r} is not a usable number of epoch seconds (years "
+                         "1 to 9999)")
     return seconds
 
 

@@ -517,6 +517,9 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+    note_own_state = getattr(conn, "note_own_state", None)
+    if note_own_state is not None:
+        note_own_state()  # the file as this connection's own write left it
 
 
 @contextmanager
@@ -794,14 +797,45 @@ def _close_database_fd(fd: int) -> None:
         os.close(fd)
 
 
+def _file_state(conn: sqlite3.Connection, path: str) -> tuple | None:
+    """What changes when anyone but ``conn`` changes the database: SQLite's ``data_version``
+    (moved by another connection's commit), the file's and its ``-wal``'s identity, size,
+    modification and change times (moved by any write, SQLite's or not); None when it
+    cannot be told."""
+    try:
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        info = os.stat(path)
+    except (OSError, sqlite3.Error):
+        return None
+    try:
+        wal = os.stat(path + "-wal")
+        wal_state = (wal.st_ino, wal.st_size, wal.st_mtime_ns, wal.st_ctime_ns)
+    except FileNotFoundError:
+        wal_state = None
+    except OSError:
+        return None
+    return (version, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+            info.st_ctime_ns, wal_state)
+
+
 class _CheckedConnection(sqlite3.Connection):
     """A writer's connection to a database found intact when it was opened: closing it
-    notes the file as it is then (its own writes, made through SQLite, keep it intact),
-    so that the next batch command checks again only after another change. Each
-    connection is counted by its file while it is open (see ``_close_database_fd``)."""
+    notes the file as it is then, but only when this connection's own writes (made
+    through SQLite, which keep it intact) were the last change: the file and its ``-wal``
+    as its last write left them (``own_state``, taken after each ``transaction`` and at
+    the open), and no other connection's commit since. Anything else (the file damaged
+    while a batch command waits at a prompt, a ``record`` meanwhile, a write outside
+    ``transaction``) leaves the note as it was, and the next batch command checks again.
+    Each connection is counted by its file while it is open (see ``_close_database_fd``)."""
 
     checked_path: str | None = None
     file_key: tuple[int, int] | None = None
+    own_state: tuple | None = None
+
+    def note_own_state(self) -> None:
+        """Take the file's state as this connection's own write (or its open) left it."""
+        if self.checked_path is not None:
+            self.own_state = _file_state(self, self.checked_path)
 
     def count_open(self, path: str) -> None:
         """Count this connection as one open on the file ``path``."""
@@ -814,7 +848,8 @@ class _CheckedConnection(sqlite3.Connection):
 
     def close(self) -> None:
         path, self.checked_path = self.checked_path, None
-        clean = path is not None and not self.in_transaction
+        clean = path is not None and not self.in_transaction and self.own_state is not None \
+            and _file_state(self, path) == self.own_state
         super().close()
         key, self.file_key = self.file_key, None
         if key is not None:
@@ -977,7 +1012,8 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
         if migrate_schema and version < SCHEMA_VERSION:
             migrate(conn)
         if verified or (quick_check and new):
-            conn.checked_path = path  # found intact (or new): its close notes it
+            conn.checked_path = path  # found intact (or new): its close notes it, unchanged
+            conn.note_own_state()  # by others since (see _CheckedConnection)
     except StoreError:
         conn.close()
         raise

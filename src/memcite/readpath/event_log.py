@@ -171,15 +171,19 @@ def find_event(events: list[Event], event_id: str) -> Event:
 def _git_changes(project: str, since: int, files: set[str]) -> dict[str, int] | None:
     """Each of ``files`` -> the time of the last commit touching it after ``since``; None when
     the project is not a git work tree (or git cannot tell)."""
+    from memcite.untrusted import program_arguments
+
     if not files or not os.path.lexists(os.path.join(project, ".git")):
+        return None
+    argv = program_arguments(["git", "-C", project, "log", f"--since={since}", "--format=%x00%ct",
+                              "--name-only", "--no-renames", "-z", "--", *sorted(files)])
+    if argv is None:
         return None
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
     try:
-        done = subprocess.run(  # noqa: S603 - fixed arguments, no shell
-            ["git", "-C", project, "log", f"--since={since}", "--format=%x00%ct",
-             "--name-only", "--no-renames", "-z", "--", *sorted(files)],
-            capture_output=True, timeout=10, env=env, stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(  # noqa: S603 - checked arguments, no shell
+            argv, capture_output=True, timeout=10, env=env, stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:
@@ -202,8 +206,10 @@ def _git_changes(project: str, since: int, files: set[str]) -> dict[str, int] | 
 def staleness(project: str, items: list[tuple[str, int, list[str]]]) -> dict[str, list[str]]:
     """For ``(key, written_at, files)``: the keys that are stale -> why (``gone FILE``,
     ``changed FILE``). One git call for all of them."""
+    from memcite.untrusted import os_safe
+
     found: dict[str, list[str]] = {}
-    files = {name for _, _, named in items for name in named}
+    files = {name for _, _, named in items for name in named if os_safe(name)}
     oldest = min((written for _, written, named in items if named), default=None)
     changes = _git_changes(project, oldest, files) if oldest is not None else None
     for key, written, named in items:

@@ -5,17 +5,21 @@ budget, the tokenizer, the profile and the template version, so a repeated call
 reads the files, hashes them and prints, without loading a tokenizer. The caller
 chooses the cache directory (the CLI: ``$MEMCITE_CACHE_DIR``, else the user cache
 dir); entries are written 0600 in a 0700 folder, and at most ``CACHE_ENTRIES`` are
-kept. A damaged entry is rebuilt; a cache that cannot be written is skipped.
+kept. A damaged entry is rebuilt; a cache that cannot be written is skipped. The folder
+is memcite's own: a link there, or a folder another user owns, is neither read, written
+nor pruned, and pruning removes only the names this module gives.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 
 from memcite.readpath.instruction_values import TEMPLATE_VERSION, Instructions, SourceUse
 
 CACHE_ENTRIES = 64
+FOLDER = "instructions"
 
 
 def _digest(data: bytes | None) -> str | None:
@@ -46,53 +50,90 @@ def cache_key(profile, budget, tokenizer_name, errors, memory_root, summary, not
     return hashlib.sha256(joined).hexdigest()
 
 
-def read_cached(cache_dir: str, key: str) -> Instructions | None:
-    """The cached result for ``key`` (``cached`` True), or None."""
-    path = os.path.join(cache_dir, "instructions", key + ".json")
-    try:
-        from memcite.untrusted import open_regular  # a FIFO planted there: never a hang
+_KEY = re.compile(r"[0-9a-f]{64}\Z")
+_ENTRY = re.compile(r"([0-9a-f]{64})\.json\Z")
+# What write_file leaves of an entry when its run is killed (durable_files.unique_name).
+_TEMPORARY = re.compile(r"\.([0-9a-f]{64}\.json)\.memcite-[0-9a-f]{12}\.tmp\Z")
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
 
-        with open(open_regular(path), encoding="utf-8") as handle:
-            raw = handle.read()
-    except (OSError, UnicodeDecodeError):
-        return None
+
+def read_cached(cache_dir: str, key: str) -> Instructions | None:
+    """The cached result for ``key`` (``cached`` True), or None; read only from memcite's own
+    folder (``durable_files.open_own_folder``), never through a link."""
+    from memcite.durable_files import open_own_folder, read_file_at
+    from memcite.errors import MemciteError
     from memcite.untrusted import loads_json
 
+    if not _KEY.match(key):
+        return None
+    path = os.path.join(cache_dir, FOLDER, key + ".json")
     try:
-        return _from_cache_dict(loads_json(raw))
-    except (ValueError, KeyError, TypeError):
+        fd = open_own_folder(cache_dir, (FOLDER,), create=False)
+    except (OSError, MemciteError):
+        return None
+    try:
+        raw = read_file_at(fd, key + ".json", path, MAX_ENTRY_BYTES)
+        return None if raw is None else _from_cache_dict(loads_json(raw.decode("utf-8")))
+    except (OSError, MemciteError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return None  # a damaged entry is rebuilt
+    finally:
+        os.close(fd)
 
 
 def write_cached(cache_dir: str, key: str, result: Instructions) -> None:
-    """Store ``result``; a cache that cannot be written is skipped (it only saves time)."""
+    """Store ``result`` in memcite's own folder (a link or another user's folder there is
+    refused: nothing cached); a cache that cannot be written is skipped (it only saves
+    time)."""
     import json
 
-    from memcite.durable_files import write_file
+    from memcite.durable_files import open_own_folder, replace_file_at
     from memcite.errors import MemciteError
 
-    folder = os.path.join(cache_dir, "instructions")
+    if not _KEY.match(key):
+        return
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        path = os.path.join(folder, key + ".json")
-        write_file(path, json.dumps(_cache_dict(result), ensure_ascii=False).encode("utf-8"),
-                   keep_mode=False)
-        _cache_prune(folder)
+        fd = open_own_folder(cache_dir, (FOLDER,))
+    except (OSError, MemciteError):
+        return
+    try:
+        data = json.dumps(_cache_dict(result), ensure_ascii=False).encode("utf-8")
+        replace_file_at(fd, key + ".json", data, os.path.join(cache_dir, FOLDER, key + ".json"),
+                        0o600)
+        _cache_prune(fd)
     except (OSError, MemciteError):  # a link planted in the cache is refused, never followed
         return
+    finally:
+        os.close(fd)
 
 
-def _cache_prune(folder: str) -> None:
+def _cache_prune(folder_fd: int) -> None:
+    """Keep the newest ``CACHE_ENTRIES`` entries: only names memcite gives (``<64 hex>.json``
+    and their temporaries, ``.<64 hex>.json.memcite-<12 hex>.tmp``), regular files of this
+    user's with one link; nothing else in the folder is touched."""
+    import stat
+
     from memcite.durable_files import remove_stale_temporaries
 
-    remove_stale_temporaries(folder, dotted=False)  # left by a run that was killed
-    entries = [entry for entry in os.scandir(folder) if entry.name.endswith(".json")]
+    names = os.listdir(folder_fd)
+    targets = {found.group(1) for found in map(_TEMPORARY.match, names) if found}
+    if targets:
+        remove_stale_temporaries(folder_fd, targets)  # left by a run that was killed
+    entries = []
+    for name in names:
+        if not _ENTRY.match(name):
+            continue
+        try:
+            info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_uid == os.geteuid():
+            entries.append((info.st_mtime_ns, name))
     if len(entries) <= CACHE_ENTRIES:
         return
-    entries.sort(key=lambda entry: entry.stat().st_mtime)
-    for entry in entries[: len(entries) - CACHE_ENTRIES]:
+    entries.sort()
+    for _mtime, name in entries[: len(entries) - CACHE_ENTRIES]:
         try:
-            os.unlink(entry.path)
+            os.unlink(name, dir_fd=folder_fd)
         except OSError:
             pass
 

@@ -29,8 +29,11 @@ def as_time(value: str | None, what: str, default: int | None) -> int | None:
     """An option's time (epoch seconds or ISO 8601) as epoch seconds; ``default`` when None."""
     if value is None:
         return default
-    if value.strip().isdigit():
-        return int(value)  # epoch seconds, without importing the ledger's parser
+    if value.strip().isdigit() and len(value.strip()) <= 12:
+        from memcite.times import in_range
+
+        if in_range(int(value)):
+            return int(value)  # epoch seconds, without importing the ledger's parser
     from memcite.ledger.recording import parse_time
 
     return parse_time(value, what=what)

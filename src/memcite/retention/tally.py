@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from memcite.ledger.memory_files import open_regular, split_cited_path
+from memcite.ledger.memory_files import split_cited_path
 from memcite.retention.checks import (
     MEMORY_INDEX,
     CheckedEntry,
@@ -49,6 +49,8 @@ class LogTally(Slots):
         self.not_uuid = not_uuid
         self.last_reply = last_reply
         self.last_sync = last_sync
+
+_MAX_CACHE_BYTES = 64 * 1024 * 1024  # a kept tally larger than this is rebuilt
 
 
 def _last_reply(conn: sqlite3.Connection) -> int:
@@ -293,10 +295,20 @@ def _cache_read(path: str, folder: MemoryFolder, key: str
                 ) -> tuple[LogTally | None, dict[str, list | None]]:
     """The cached tally and its file stamps, or ``(None, {})`` when any cited file changed."""
 
+    from memcite.durable_files import open_own_folder, read_file_at
+    from memcite.errors import MemciteError
+
     try:
-        # A regular file only, opened without blocking (a FIFO planted here must not hang stats).
-        with os.fdopen(open_regular(path), encoding="utf-8") as handle:
-            data = loads_json(handle.read())
+        # memcite's own folder, a regular file only, opened without following a link or
+        # blocking (a FIFO planted here must not hang stats).
+        fd = open_own_folder(os.path.dirname(path), create=False)
+        try:
+            raw = read_file_at(fd, os.path.basename(path), path, _MAX_CACHE_BYTES)
+        finally:
+            os.close(fd)
+        if raw is None:
+            return None, {}
+        data = loads_json(raw.decode("utf-8"))
         if data["key"] != key or any(_path_stamp(folder, name) != stamp
                                      for name, stamp in data["stamps"].items()):
             return None, {}
@@ -315,19 +327,23 @@ def _cache_read(path: str, folder: MemoryFolder, key: str
             unknown=data["unknown"], not_uuid=data["not_uuid"],
             last_reply=data["last_reply"], last_sync=data["last_sync"])
         return tally, data["stamps"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, MemciteError, ValueError, KeyError, TypeError):
         return None, {}
 
 
 def _cache_write(path: str, data: dict) -> None:
     import json
 
-    from memcite.durable_files import write_file
+    from memcite.durable_files import open_own_folder, replace_file_at
     from memcite.errors import MemciteError
 
     try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        # 0600 whatever the umask: the tally names cited paths and notes' places.
-        write_file(path, json.dumps(data).encode("utf-8"), keep_mode=False)
+        fd = open_own_folder(os.path.dirname(path))  # never a link, never another user's
+        try:
+            # 0600 whatever the umask: the tally names cited paths and notes' places.
+            replace_file_at(fd, os.path.basename(path), json.dumps(data).encode("utf-8"), path,
+                            0o600)
+        finally:
+            os.close(fd)
     except (OSError, MemciteError):
         pass  # a cache that cannot be written only costs time (a planted link is refused)
