@@ -7,7 +7,9 @@
 ``--data DIR``: every ``*.jsonl`` file of DIR is a labelled set, one item a line:
 ``{"text", "label": injection|convention|fact, "origin": project_file|outside_file|web|mcp|user,
 "source"}`` (and optionally ``"set"``, the name the report gives it; else the file's name).
-Nothing is downloaded: the sets are whatever the user put there.
+Nothing is downloaded: the sets are whatever the user put there. ``--origin-override ORIGIN``
+delivers every text from ORIGIN whatever its set says (the projects' conventions read from a web
+page or an MCP result: the false alarms a user would see on benign third-party instructions).
 
 Each set becomes a Codex home in a temporary folder, one thread per item, as a user's home
 would hold it: a session file under ``sessions/`` in which the text reaches the thread the way
@@ -50,7 +52,7 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 LABELS = ("injection", "convention", "fact")
@@ -432,9 +434,15 @@ class Worded:
 
 
 def bench_data(folder: str | Path, *, wordings=WORDINGS, layout: str = "both", limit: int | None = None,
-               keep: str | None = None, progress=None) -> dict:
-    """The labelled sets of ``folder`` audited: a home per set and wording; the report."""
+               keep: str | None = None, progress=None, origin: str | None = None) -> dict:
+    """The labelled sets of ``folder`` audited: a home per set and wording; the report.
+    ``origin``: every item reaches its thread from there, whatever its set says (a benign
+    convention read from a web page or an MCP result, say)."""
     items = read_sets(folder)
+    if origin is not None:
+        if origin not in ORIGINS:
+            raise BenchInputError(f"--origin-override: must be one of {', '.join(ORIGINS)}, not {origin!r}")
+        items = [replace(item, origin=origin) for item in items]
     by_set: dict[str, list[Item]] = {}
     for item in items:
         by_set.setdefault(item.set, []).append(item)
@@ -475,7 +483,8 @@ def bench_data(folder: str | Path, *, wordings=WORDINGS, layout: str = "both", l
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
-    return {"mode": "data", "data": str(folder), "layout": layout, "memcite": _memcite_version(),
+    return {"mode": "data", "data": str(folder), "layout": layout, "origin_override": origin,
+            "memcite": _memcite_version(),
             "homes": homes,
             "by_set": group_rows(worded, levels, kinds, asked, ("set", "label", "wording")),
             "by_origin": group_rows(worded, levels, kinds, asked, ("label", "origin", "wording")),
@@ -593,6 +602,8 @@ def _cell(value: dict) -> str:
 
 def render(report: dict) -> str:
     out = [f"memcite at {report['memcite']['path']}"]
+    if report.get("origin_override"):
+        out.append(f"every text read from: {report['origin_override']} (--origin-override)")
     if report["mode"] == "data":
         for title, rows, keys in (("By set", report["by_set"], ("set", "label", "wording")),
                                   ("By origin", report["by_origin"], ("label", "origin", "wording")),
@@ -645,6 +656,9 @@ def main(argv: list[str] | None = None) -> int:
                              "terse note, or all three (a home each)")
     parser.add_argument("--layout", choices=LAYOUTS, default="both",
                         help="keep the memories in stage1_outputs, in the folder's files, or both")
+    parser.add_argument("--origin-override", choices=ORIGINS, metavar="ORIGIN",
+                        help="every text reaches its thread from ORIGIN (one of %(choices)s), whatever "
+                             "its set says: e.g. the projects' conventions read from a web page")
     parser.add_argument("--limit", type=int, metavar="N", help="at most N items of each set and label")
     parser.add_argument("--keep", metavar="DIR", help="build the homes in this folder and keep them")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -657,7 +671,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.data:
             wordings = WORDINGS if args.wording == "all" else (args.wording,)
             report = bench_data(args.data, wordings=wordings, layout=args.layout, limit=args.limit,
-                                keep=args.keep, progress=progress)
+                                keep=args.keep, progress=progress, origin=args.origin_override)
         else:
             labels = read_labels(args.labels) if args.labels else None
             report = bench_real(args.real, labels=labels, dump=args.dump_findings, progress=progress)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from memcite.judgement import effects as fx
 from memcite.judgement import markers as mk
+from memcite.judgement import mood
 from memcite.judgement import origin as og
 from memcite.judgement.normalize import for_judging
 
@@ -81,10 +82,11 @@ def is_record(text: str) -> bool:
 
 
 def worth_placing(text: str) -> bool:
-    """Whether ``text`` (folded) has a marker or a dangerous effect: its origin decides a
-    severity even when it reads as no instruction."""
+    """Whether ``text`` (folded) has a marker, a dangerous effect, or tells the agent what to do
+    with its reply: its origin decides a severity even when it reads as no instruction."""
     return bool(mk.find_markers(text)) or (fx.may_be_dangerous(text)
-                                           and fx.find_effects(text).dangerous)
+                                           and fx.find_effects(text).dangerous) or (
+        mood.addressed(text) and mood.steering(text) is not None)
 
 
 def _say_origin(origin: str | None, placed: str | None) -> str:
@@ -103,7 +105,12 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
     already folded by ``for_judging``, when the caller has it."""
     folded = for_judging(text) if folded is None else folded
     markers = tuple(mk.find_markers(folded, raw=text))
-    if not instruction and not markers and not fx.may_be_dangerous(folded):
+    # words placed in third-party content or a file outside the project that tell the agent
+    # what to do with its reply or in the world outside the project (not the project's code)
+    aimed = None
+    if origin in (og.OUTSIDE, og.THIRD_PARTY) and placed != INHERITED and mood.addressed(folded):
+        aimed = mood.steering(folded)
+    if not instruction and not markers and not aimed and not fx.may_be_dangerous(folded):
         return Judgement(None, False, origin, placed, (), (), "no instruction")
     effects = fx.find_effects(folded, facts)
     kinds = {m.kind for m in markers}
@@ -120,11 +127,13 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
                 + (" (dangerous)" if e.dangerous else "") for e in items[:4]))
         if markers:
             parts.append("markers: " + ", ".join(f"{m.kind} ({m.words})" for m in markers))
+        if aimed and severity == HIGH:
+            parts.append(f"it tells the agent what to do with its reply or outside the project ({aimed})")
         return Judgement(severity, certain, origin, placed, items, markers, "; ".join(parts))
 
     if not markers and not danger and is_record(folded):
         return verdict(None)
-    if not (instruction or markers or danger):
+    if not (instruction or markers or danger or aimed):
         return verdict(None)
     if origin == og.USER:
         return verdict(None)  # the user's word wins
@@ -134,11 +143,15 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
         if danger or strong or items or standing:
             certain = (mk.CONCEALMENT in kinds or effects.exfiltration)
             return verdict(HIGH, certain)
+        if aimed:
+            return verdict(HIGH)
         return verdict(LOW)  # an instruction that touches nothing named: proposed at most
     if rank in (3, 4):  # outside, or third-party words that could not be placed exactly
         if strong or (danger and standing):
             certain = (rank == 3 and placed != INHERITED and (mk.CONCEALMENT in kinds or effects.exfiltration))
             return verdict(HIGH, certain)
+        if aimed:  # never certain: the narrow rule above is the only one memcite acts on alone
+            return verdict(HIGH)
         if danger or foreign:
             return verdict(MEDIUM)
         return verdict(LOW) if standing and instruction else verdict(None)
