@@ -24,7 +24,7 @@ import re
 # "ran" and "running" are statements).
 _VERBS = (
     r"add|adopt|alter|analy[sz]e|answer|append|apply|arrange|ask|assume|attach|augment|avoid|book|break|"
-    r"buy|calculate|"
+    r"buy|calculate|cite|claim|"
     r"call|cancel|change|check|choose|classify|click|collect|compare|compile|complete|compose|"
     r"concatenate|confirm|contact|convert|copy|correct|count|create|decode|define|delete|describe|"
     r"design|determine|develop|download|draft|edit|email|e-mail|embed|encode|encourage|encrypt|enhance|"
@@ -34,11 +34,11 @@ _VERBS = (
     r"let|list|locate|look|make|mention|modify|move|name|navigate|note|notify|offer|open|order|"
     r"organi[sz]e|outline|output|paraphrase|pay|perform|persuade|pick|place|plan|post|predict|"
     r"prefix|prepare|present|pretend|print|produce|promote|propose|provide|publish|purchase|put|"
-    r"rank|rate|read|recommend|reformat|refuse|register|remember|remove|rename|reply|report|"
+    r"point|praise|quote|rank|rate|read|recommend|remind|run|reformat|refuse|register|remember|remove|rename|reply|report|"
     r"request|reserve|reset|respond|restate|retrieve|return|reverse|review|rewrite|say|schedule|"
     r"search|select|sell|send|set|share|show|sign|simulate|solve|sort|spell|start|state|stop|"
     r"subscribe|suggest|summari[sz]e|swap|switch|talk|teach|tell|transfer|translate|try|turn|"
-    r"type|update|upload|urge|use|verify|visit|wire|withdraw|write")
+    r"type|update|upload|urge|use|verify|visit|warn|wire|withdraw|write")
 _LEAD = re.compile(
     r"(?:[ \t]*(?:[-*+•>]+|\d{1,3}[.)])[ \t]+"
     r"|[ \t]*[*_`\"'“\[(]+"
