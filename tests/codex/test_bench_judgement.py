@@ -219,3 +219,15 @@ def test_keep_builds_no_home_through_a_link(data, tmp_path, capsys):
     (keep / "tiny-verbatim").unlink()
     assert bench.main(["--data", str(data), "--keep", str(keep), "--wording", "verbatim", "--json"]) == 0
     assert (keep / "tiny-verbatim" / "codex" / "memories" / "MEMORY.md").is_file()
+
+
+def test_origin_override_delivers_every_text_from_one_origin(data, capsys):
+    report = bench.bench_data(data, wordings=("verbatim",), origin="mcp")
+    assert report["origin_override"] == "mcp"
+    assert {row["origin"] for row in report["by_origin"]} == {"mcp"}
+    assert sum(row["n"] for row in report["by_origin"]) == len(SET)
+    assert "every text read from: mcp" in bench.render(report)
+    with pytest.raises(bench.BenchInputError, match="--origin-override"):
+        bench.bench_data(data, origin="carrier-pigeon")
+    assert bench.main(["--data", str(data), "--wording", "verbatim", "--origin-override", "web", "--json"]) == 0
+    assert {row["origin"] for row in json.loads(capsys.readouterr().out)["by_origin"]} == {"web"}
