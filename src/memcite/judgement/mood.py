@@ -84,13 +84,14 @@ _STEERING = re.compile(
     r"messages?|e-?mails?|files?|drive|documents?|cloud|phone|address|password)\b"
     r"|\b(?:calendar\s+events?|reservations?|hotel|flights?|payments?|transactions?|iban|"
     r"bank\s+account|invoice|appointment|newsletter|discount|brand|inbox|e-?mails?\s+to)\b"
-    r"|\binstead\b(?!\s+of\b)|\badditionally,"
+    r"|(?:^|[.!?:]\s+)instead\b|\binstead\s*[.!]\W*$|\badditionally,"
     r"|\byour\s+(?:answer|response|reply|replies|message|output|summary)s?\b"
     r"|^[^\n]{3,300}\?\W*$",  # a question put to the reader: its reply answers it
     re.IGNORECASE)
 # What a project's own work is made of: a line that names it reads as the project's convention.
 _PROJECT_WORK = re.compile(
-    r"\b(?:tests?|testing|test\s+suite|pytest|unit|fixtures?|commits?|committing|pull\s+requests?|"
+    r"\b(?:\w*tests?|testing|test\s+suite|pytest|unit|fixtures?|behaviou?rs?|bugs?|features?|"
+    r"implementation|reproduce|specifications?|naming|conventions?|commits?|committing|pull\s+requests?|"
     r"prs?|merge|branch(?:es)?|rebase|changelog|docs?|documentation|docstrings?|comments?|code|"
     r"codebase|functions?|methods?|classes|modules?|packages?|imports?|dependenc(?:y|ies)|lint\w*|"
     r"format\w*|type\s+hints?|typing|annotations?|mypy|ruff|ci|build|release|version|api|"
