@@ -14,7 +14,10 @@ or only inherited from the thread. It gives:
   dangerous effect with a marker from inside;
 - ``high``: from outside the project, a strong marker (concealment, authority, hidden text)
   or a dangerous effect with a standing order; from third-party content (MCP, web, fetched
-  pages, dependencies), any effect or marker. A project's convention is never high.
+  pages, dependencies), any effect or marker; and words *placed* in either that tell the agent
+  what to do with its reply or in the world outside the project (``memcite.judgement.mood``:
+  addressed to the reader, and steering, not naming the project's work). A project's
+  convention is never high.
 
 ``certain`` is the narrow rule under which memcite acts without the user (the quarantine's
 forget request, the gate's denial): high, words *placed* (not inherited) in third-party
