@@ -645,6 +645,11 @@ class SessionIndex:
         return self._read[path]
 
 
+# A summary's attribution before the words it quotes: "Per the issue: ...", "The page says: ...".
+_ATTRIBUTED = re.compile(r"^\W{0,4}(?:per\s+[^:\n]{1,60}|[^:\n]{1,60}\b(?:says|said|notes|states|reads|"
+                         r"writes|asks|result)):\s+(.+)$", re.IGNORECASE | re.DOTALL)
+
+
 def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
                      threshold: float = provenance.DEFAULT_THRESHOLD
                      ) -> tuple[list, provenance.Origin | None]:
@@ -653,6 +658,9 @@ def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
     folded = for_judging(sentence)
     directives = find_directives(folded)
     origin = provenance.origin_of(folded, index, threshold=threshold) if index else None
+    said = _ATTRIBUTED.match(folded) if origin is None and index is not None else None
+    if said and len(said.group(1).split()) >= 3:  # "Per the issue: <its words>": place the words
+        origin = provenance.origin_of(said.group(1), index, threshold=threshold)
     if origin is None and index is not None and (directives or severity.worth_placing(folded)):
         # reworded: where its URL, path, command or address first appears
         origin = provenance.anchor_origin(folded, index)
