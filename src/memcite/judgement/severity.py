@@ -116,6 +116,10 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
     if not instruction and not markers and not aimed and not fx.may_be_dangerous(folded):
         return Judgement(None, False, origin, placed, (), (), "no instruction")
     effects = fx.find_effects(folded, facts)
+    if aimed is None and origin == og.THIRD_PARTY and placed != INHERITED and any(
+            not e.own for e in effects.items) and mood.addressed(folded):
+        # third-party words addressed to the agent that would touch something not the project's own
+        aimed = next(e for e in effects.items if not e.own).value
     kinds = {m.kind for m in markers}
     strong = kinds & mk.STRONG
     standing = kinds & {mk.PERSISTENCE, mk.TRIGGER}
