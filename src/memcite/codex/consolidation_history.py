@@ -225,7 +225,12 @@ def consolidation_with_runs(where, *, now: int, history: bool = False, cwd: str 
     from memcite.codex import v2_switch
 
     if v2_switch.wanted(locations):
-        report.v2_switch = v2_switch.v2_switch_of(locations, os.getcwd() if cwd is None else cwd)
+        try:
+            here = os.getcwd() if cwd is None else cwd
+        except OSError:  # a working directory removed meanwhile: no project to tell of
+            here = None
+        if here is not None:
+            report.v2_switch = v2_switch.v2_switch_of(locations, here)
     window = report.settings["max_unused_days"]
     if not where.db_is_server:
         for store in report.stores:
