@@ -225,3 +225,28 @@ def test_the_branch_table_text_counts_scopes(tmp_path, monkeypatch):
 ])
 def test_scope_of_a_v2_memory(thread, project, scope):
     assert scope_of(thread, project) == scope
+
+
+def test_what_the_read_path_cuts_is_not_injected(tmp_path, monkeypatch):
+    """Both summaries past the budget of 2,500 tokens (10,000 bytes): Codex keeps their head
+    and tail; a line and a route in the middle are there but not injected."""
+    home, project = build(tmp_path, "both")
+    filler = "".join(f"- filler line number {n} about nothing in particular at all\n"
+                     for n in range(200))
+    middle = "- Deploy the shop with the blue green switch only.\n"
+    half = "".join(filler.splitlines(keepends=True)[:100])
+    (home / "memories" / "memory_summary.md").write_text(V1_SUMMARY + half + middle + half)
+    # the filler is v2's too (in T1's rollout summary): the middle line alone is v1's
+    (home / "memories_v2" / "rollout_summaries" / "2026-01-02T10-00-00-aaaa-cart.md").write_text(
+        rollout(T1, filler, cwd=str(project), branch="main"))
+    route = f"- rollout_summaries/2026-01-02T10-00-00-aaaa-cart.md — cart work; thread_id={T1}\n"
+    (home / "memories_v2" / "memory_summary.md").write_text(
+        v2_summary() + filler.replace("filler", "padding") + route + filler.replace("filler", "pad"))
+    change = run(home, project, monkeypatch)["v2_switch"]
+    assert change["v1"]["truncated"] and change["v2"]["truncated"]
+    assert change["v1"]["omitted_tokens"] > 0 and change["v2"]["omitted_tokens"] > 0
+    mine = [x for x in change["v1_only"] if x["text"] == middle.strip()]
+    assert [(x["file"], x["injected"]) for x in mine] == [("memory_summary.md", False)]
+    assert [(x["thread_id"], x["injected"]) for x in change["v2_memories"]] == [(T1, False)]
+    assert change["v1_only_counts"] == {"lines": 4, "summary_lines": 2, "injected_lines": 1,
+                                        "memory_lines": 2, "task_groups": 1}
