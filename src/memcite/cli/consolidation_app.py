@@ -56,7 +56,8 @@ def consolidation_command(
     consolidation. What the last run did to the memories in use (--history: each run),
     from the snapshots memcite keeps beside its ledger: cited lines lost or rewritten,
     unsupported new lines, forgotten lines come back, ad-hoc notes absorbed, growth,
-    job health; and memory store v2's readiness. Exit 1 when a run failed or is stuck,
+    job health; memory store v2's readiness, and (with a v2 store) what switching the
+    working directory's project from v1 to v2 would change. Exit 1 when a run failed or is stuck,
     none succeeded for longer than [consolidation] stale_hours while something waits, or
     the last run has findings.
 

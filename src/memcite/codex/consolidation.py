@@ -759,6 +759,7 @@ class ConsolidationReport:
     memory_runs: list[dict] = field(default_factory=list)  # consolidation_history, per store
     v2_readiness: dict | None = None
     history: bool = False
+    v2_switch: dict | None = None  # memcite.codex.v2_switch, when there is a v2 store
 
     @property
     def run_findings(self) -> int:
@@ -781,7 +782,7 @@ class ConsolidationReport:
                 "ok": not problems, "problems": problems,
                 "stores": [store.to_dict() for store in self.stores],
                 "history": self.history, "memory_runs": self.memory_runs,
-                "v2_readiness": self.v2_readiness,
+                "v2_readiness": self.v2_readiness, "v2_switch": self.v2_switch,
                 "run_now": RUN_NOW}
 
 

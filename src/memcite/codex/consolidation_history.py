@@ -210,17 +210,27 @@ def _when(seconds) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(seconds))
 
 
-def consolidation_with_runs(where, *, now: int, history: bool = False):
+def consolidation_with_runs(where, *, now: int, history: bool = False, cwd: str | None = None):
     """``memcite consolidation``: ``consolidation_of`` (what Codex records), with what the
     last run (every run, ``history``) did to the memories in use, from memcite's snapshots
     beside its ledger (a look at each store's folder first: a snapshot when it changed), and
-    memory store v2's readiness."""
+    memory store v2's readiness, and, when there is a v2 store, what switching the project of
+    ``cwd`` (default: the working directory) to it would change (``memcite.codex.v2_switch``)."""
     from memcite.codex.consolidation import consolidation_of
     from memcite.readpath.instruction_values import DEFAULT_BUDGET
 
     report = consolidation_of(where, now=now, history=history)
     locations = report.locations
     report.v2_readiness = v2_readiness(locations)
+    from memcite.codex import v2_switch
+
+    if v2_switch.wanted(locations):
+        try:
+            here = os.getcwd() if cwd is None else cwd
+        except OSError:  # a working directory removed meanwhile: no project to tell of
+            here = None
+        if here is not None:
+            report.v2_switch = v2_switch.v2_switch_of(locations, here)
     window = report.settings["max_unused_days"]
     if not where.db_is_server:
         for store in report.stores:

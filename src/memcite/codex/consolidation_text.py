@@ -145,6 +145,10 @@ def render_text(report) -> str:
         parts.extend(render_runs(item, history=report.history))
     if report.v2_readiness is not None:
         out(v2_line(report.v2_readiness) + "\n")
+    if report.v2_switch is not None:
+        from memcite.codex.v2_switch import render_switch
+
+        parts.extend(render_switch(report.v2_switch))
     problems = report.problems
     out("\n")
     if problems:

@@ -1568,6 +1568,93 @@ class V2Readiness(Contract):
     problem: str | None
 
 
+SwitchScope = Literal["this_branch", "this_project", "other_branch", "other_project", "unknown"]
+
+
+class SwitchSide(Contract):
+    """What one memory store's folder injects into every session (Codex's read path)."""
+
+    store: StoreName
+    folder: str
+    present: bool
+    injects: bool = Field(description="Codex injects its summary (there, readable, not blank).")
+    tokens: Count = Field(description="Tokens of the summary injected (Codex's 4-bytes rule).")
+    truncated: bool
+    omitted_tokens: Count
+    rollout_summaries: Count
+    problem: str | None
+
+
+class SwitchMemory(Contract):
+    """One v2 memory (a thread) and the project and branch it belongs to."""
+
+    thread_id: str
+    rollout_summary: str | None
+    cwd: str | None
+    git_branch: str | None
+    git_origin_url: str | None
+    from_: Literal["threads", "rollout_summary"] | None = Field(
+        alias="from", description="Where its cwd and branch come from: Codex's threads table "
+        "or the rollout summary's header.")
+    scope: SwitchScope
+    injected: bool = Field(description="The injected v2 summary routes to it.")
+
+
+class SwitchLine(Contract):
+    """A line of v1 that no v2 file carries (neither its words nor the memories it names)."""
+
+    file: Literal["memory_summary.md", "MEMORY.md"]
+    line: int = Field(ge=1)
+    text: str
+    task_group: str | None
+    threads: list[str]
+    injected: bool = Field(description="A summary line v1 injects today.")
+
+
+class SwitchGroup(Contract):
+    """A task group of v1's MEMORY.md with lines no v2 file carries."""
+
+    title: str
+    line: int = Field(ge=1)
+    threads: list[str]
+    lines: Count
+
+
+class SwitchOnlyCounts(Contract):
+    lines: Count
+    summary_lines: Count
+    injected_lines: Count
+    memory_lines: Count
+    task_groups: Count
+
+
+class SwitchScopeCounts(Contract):
+    this_branch: Count
+    this_project: Count
+    other_branch: Count
+    other_project: Count
+    unknown: Count
+
+
+class V2Switch(Contract):
+    """What switching the working directory's project from store v1 to v2 would change."""
+
+    cwd: str
+    project_root: str = Field(description="The git work tree of cwd (cwd itself outside git).")
+    git_branch: str | None
+    git_origin_url: str | None
+    store_read: StoreName
+    v1: SwitchSide
+    v2: SwitchSide
+    v2_memories: list[SwitchMemory] = Field(description="At most 50, this branch's first.")
+    v2_counts: SwitchScopeCounts
+    v2_injected_counts: SwitchScopeCounts = Field(description="Those the injected v2 summary "
+                                                  "routes to.")
+    v1_only: list[SwitchLine] = Field(description="At most 50 (the counts are whole).")
+    v1_only_counts: SwitchOnlyCounts
+    v1_only_task_groups: list[SwitchGroup]
+
+
 class ConsolidationOutput(Contract):
     """`memcite consolidation --json`: Codex's memory consolidation, store by store."""
 
@@ -1588,6 +1675,8 @@ class ConsolidationOutput(Contract):
     memory_runs: list[StoreRuns] = Field(description="What consolidations did to the memories "
                                          "in use, store by store.")
     v2_readiness: V2Readiness | None
+    v2_switch: V2Switch | None = Field(description="Only when there is a v2 store (its folder, "
+                                       "or v2 configured).")
     run_now: str = Field(description="How Codex comes to run one (memcite never does).")
 
 
