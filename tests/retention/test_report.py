@@ -147,7 +147,8 @@ def test_every_number_on_the_page_is_the_one_in_stats_json(env, tmp_path):
                 "totals.citations", "totals.replies", "dead.0.days_unused", "top.0.last_used",
                 "citation_checks.outcomes.ok.citations", "citation_checks.worst.0.citations",
                 "weeks.0.citations", "report.ages.buckets.0.memories", "entries.tiers.CORE",
-                "report.notes.0.entries", "asked_to_forget.0.requested_at"):
+                "report.notes.0.entries", "asked_to_forget.0.requested_at",
+                "consolidation.v2.consolidated_threads", "audit.counts.poisoned"):
         assert key in keys, key
 
 

@@ -709,6 +709,21 @@ def _summary(page: _Page, stats: dict, extras: dict) -> None:
                                            "; the memory folder changed since, run it again") + ")")
 
             fact("memory audit", audit_fact)
+        v2 = (stats.get("consolidation") or {}).get("v2")
+        if v2 is not None:
+            def v2_fact() -> None:  # Codex's memory/status judgement of its v2 store (no digit
+                # in loose text: every number on the page is data)
+                page.text("ready to switch; " if v2["ready"] else "not ready; ")
+                page.number("consolidation.v2.consolidated_threads", v2["consolidated_threads"])
+                page.text(" of the ")
+                page.number("consolidation.v2.min_consolidated_threads",
+                            v2["min_consolidated_threads"])
+                page.text(" threads Codex wants consolidated into it, its summary "
+                          + ("valid" if v2["summary_valid"] else "not valid yet") + " (")
+                page.element("code", "memcite consolidation")
+                page.text(" tells more)")
+
+            fact("Codex's new memory store", v2_fact)
 
     def memories_fact() -> None:
         page.number("totals.memories", t["memories"])
