@@ -208,6 +208,13 @@ def test_a_poisoned_line_that_is_not_certain_is_let_through_and_proposed(tmp_pat
     verdict = memory_gate.memory_write_verdict(payload, str(codex))
     assert not verdict.deny and len(verdict.proposed) == 1
     assert verdict.proposed[0].severity == "high" and "third-party" in verdict.proposed[0].why
+    # the hook's log says what was let through (where it came from, never its words)
+    entries = [json.loads(line) for line in
+               (tmp_path / "mh" / "logs" / "hooks.log").read_text().splitlines()]
+    [entry] = [e for e in entries if e.get("proposed")]
+    assert [item["thread_id"] for item in entry["proposed"]] == [next(iter(planted))]
+    assert "memcite audit --quarantine" in entry["hint"]
+    assert "pre-commit" not in json.dumps(entry)
 
 
 def test_the_user_s_word_wins_over_a_tool_that_said_it_first(tmp_path, monkeypatch):

@@ -314,11 +314,17 @@ def memory_write_output(payload: dict, codex_home: str, entry: dict,
                  directives=verdict.directives, user_directives=verdict.user_directives)
     if verdict.problems:
         entry["problems"] = len(verdict.problems)
+
+    def listed(items) -> list[dict]:  # where each line came from, never its words
+        return [{"file": item.file, "rule": item.rule, "thread_id": item.thread_id,
+                 "tool": item.tool, "call_id": item.call_id} for item in items[:20]]
+
+    if verdict.proposed:  # high but not certain: let through, said here and by the audit
+        entry["proposed"] = listed(verdict.proposed)
+        entry["hint"] = "memcite audit --quarantine previews forgetting them"
     if not verdict.deny:
         return None
-    entry["poisoned"] = [{"file": item.file, "rule": item.rule, "thread_id": item.thread_id,
-                          "tool": item.tool, "call_id": item.call_id}
-                         for item in verdict.poisoned[:20]]
+    entry["poisoned"] = listed(verdict.poisoned)
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                    "permissionDecisionReason": deny_reason(verdict)}}
 
@@ -383,7 +389,7 @@ def run_pre_tool_gate(where, *, codex_home: str | None = None, block: str | None
             out.flush()
         except BaseException:  # noqa: BLE001, S110 - Codex went away: nothing to tell
             pass
-    if output is not None or entry.get("status") != "ok":
+    if output is not None or entry.get("status") != "ok" or entry.get("proposed"):
         entry["ms"] = round((time.monotonic() - clock) * 1000, 1)
         try:
             from memcite.ledger.hook_log import append_entry, log_time
