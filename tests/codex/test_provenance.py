@@ -128,6 +128,9 @@ def test_an_unreadable_or_hostile_session_is_reported_not_raised(tmp_path):
 def test_outside_file_read_names_only_absolute_paths_outside_the_project():
     cwd = "/home/dev/project"
     assert provenance.outside_file_read("cat /etc/passwd", cwd) == "/etc/passwd"
+    # PowerShell's readers too (one list of readers for provenance and origin)
+    assert provenance.outside_file_read("gc /etc/passwd", cwd) == "/etc/passwd"
+    assert provenance.outside_file_read("Select-String key /etc/hosts", cwd) == "/etc/hosts"
     assert provenance.outside_file_read("cat /home/dev/project/README.md", cwd) is None
     assert provenance.outside_file_read("cat README.md", cwd) is None
     assert provenance.outside_file_read("ls /etc && echo done", cwd) is None

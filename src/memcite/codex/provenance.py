@@ -38,6 +38,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from memcite.codex import session_scan as scan
+from memcite.judgement.origin import paths_read
 from memcite.untrusted import loads_json, storable
 
 DEFAULT_THRESHOLD = 0.6
@@ -54,8 +55,6 @@ _CONTEXT_STARTS = ("<environment_context>", "<user_instructions>", "# AGENTS.md 
 # Tools whose call runs a shell command.
 _SHELL_TOOLS = frozenset({"exec_command", "shell", "shell_command", "local_shell", "container.exec",
                           "exec"})
-_READERS = frozenset({"cat", "head", "tail", "sed", "less", "more", "awk", "grep", "rg", "nl",
-                      "bat", "jq", "xxd", "strings", "type", "get-content"})
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[_$]\w+", re.UNICODE)
 
 
@@ -172,23 +171,10 @@ def outside_file_read(command: str | None, cwd: str | None) -> str | None:
     """The absolute path outside ``cwd`` that ``command`` reads with a file reader, or None."""
     if not command or not cwd:
         return None
-    try:
-        words = shlex.split(command, posix=True)
-    except ValueError:
-        words = command.split()
-    reading = False
-    for word in words[:200]:
-        if word in ("|", "&&", ";", "||"):
-            reading = False
-            continue
-        base = os.path.basename(word).lower()
-        if base in _READERS:
-            reading = True
-            continue
-        if reading and not word.startswith("-"):
-            expanded = os.path.expanduser(word) if word.startswith("~") else word
-            if os.path.isabs(expanded) and not _inside(expanded, cwd):
-                return storable(word)
+    for word in paths_read(command):
+        expanded = os.path.expanduser(word) if word.startswith("~") else word
+        if os.path.isabs(expanded) and not _inside(expanded, cwd):
+            return storable(word)
     return None
 
 
@@ -229,19 +215,7 @@ def _reads_back(command: str | None, cwd: str | None, written: set) -> bool:
         return True
     if not written:
         return False
-    try:
-        words = shlex.split(command, posix=True)
-    except ValueError:
-        words = command.split()
-    reading = False
-    for word in words[:200]:
-        if word in ("|", "&&", ";", "||"):
-            reading = False
-        elif os.path.basename(word).lower() in _READERS:
-            reading = True
-        elif reading and not word.startswith("-") and _absolute(word, cwd) in written:
-            return True
-    return False
+    return any(_absolute(word, cwd) in written for word in paths_read(command))
 
 
 def _tool_name(payload: dict) -> tuple[str, str]:

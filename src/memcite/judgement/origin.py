@@ -61,7 +61,9 @@ def lowest(origins) -> str:
     return max(found, key=rank) if found else PROJECT
 
 
-def _paths_read(command: str) -> list[str]:
+def paths_read(command: str) -> list[str]:
+    """The words ``command`` hands a file reader (``cat``, ``sed``, ``Get-Content``...): the
+    paths it reads, as written (the first 200 words; pipes and ``&&`` end a reader's list)."""
     try:
         words = shlex.split(command, posix=True)
     except ValueError:
@@ -112,7 +114,7 @@ def of_command(command: str | None, cwd: str | None) -> str:
         return OUTSIDE
     if _FETCHERS.search(command):
         return THIRD_PARTY
-    paths = _paths_read(command)
+    paths = paths_read(command)
     if paths:
         return lowest(of_path(path, cwd) for path in paths)
     return OUTSIDE
