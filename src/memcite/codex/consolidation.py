@@ -22,7 +22,6 @@ Codex's databases read-only (``open_codex_db``) and runs only ``git ls-tree`` an
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 import re
@@ -314,14 +313,12 @@ def extraction_state(jobs: list[Job], *, now: int, limit: int = MAX_LISTED) -> d
 def enabled_threads(sqlite_home: str) -> set[str] | None:
     """The thread ids Codex lets memories be made from (``threads.memory_mode =
     'enabled'`` in its newest ``state_N.sqlite``), or None when that is unknown."""
-    found = []
-    for path in glob.glob(os.path.join(glob.escape(sqlite_home), "state_*.sqlite")):
-        match = re.fullmatch(r"state_(\d+)\.sqlite", os.path.basename(path))
-        if match:
-            found.append((int(match.group(1)), path))
-    if not found:
+    from memcite.ledger.codex_home import newest_state_db
+
+    newest = newest_state_db(sqlite_home)
+    if newest is None:
         return None
-    path = max(found)[1]
+    path = newest
     try:
         conn = open_codex_db(path)
     except MemciteError:

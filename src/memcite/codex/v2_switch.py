@@ -24,7 +24,6 @@ working directory's project (its git work tree, its branch from ``.git/HEAD``, i
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import sqlite3
@@ -256,17 +255,13 @@ def thread_rows(sqlite_home: str) -> dict[str, dict]:
     """``cwd``, ``git_branch`` and ``git_origin_url`` of each thread in Codex's newest
     ``state_N.sqlite`` (opened read-only); {} when it or those columns are missing."""
     from memcite.errors import MemciteError
-    from memcite.ledger.codex_home import open_codex_db
+    from memcite.ledger.codex_home import newest_state_db, open_codex_db
 
-    found = []
-    for path in glob.glob(os.path.join(glob.escape(sqlite_home), "state_*.sqlite")):
-        match = re.fullmatch(r"state_(\d+)\.sqlite", os.path.basename(path))
-        if match:
-            found.append((int(match.group(1)), path))
-    if not found:
+    newest = newest_state_db(sqlite_home)
+    if newest is None:
         return {}
     try:
-        conn = open_codex_db(max(found)[1])
+        conn = open_codex_db(newest)
     except MemciteError:
         return {}
     try:

@@ -102,6 +102,19 @@ def state_db_path(codex_home: str | os.PathLike, sqlite_home: str | os.PathLike 
     return os.path.join(os.fspath(sqlite_home or codex_home), MEMORY_STORES[store][1])
 
 
+def newest_state_db(sqlite_home: str | os.PathLike) -> str | None:
+    """Codex's newest thread database in ``sqlite_home`` (``state_N.sqlite``, the highest
+    ``N``), or None when there is none."""
+    import glob
+
+    found = []
+    for path in glob.glob(os.path.join(glob.escape(os.fspath(sqlite_home)), "state_*.sqlite")):
+        match = re.fullmatch(r"state_(\d+)\.sqlite", os.path.basename(path))
+        if match:
+            found.append((int(match.group(1)), path))
+    return max(found)[1] if found else None
+
+
 def memory_folder(codex_home: str | os.PathLike, store: str = DEFAULT_STORE) -> str:
     """Codex's memory folder of ``store`` (``$CODEX_HOME/memories``, or ``memories_v2``)."""
     return os.path.join(os.fspath(codex_home), MEMORY_STORES[store][0])
