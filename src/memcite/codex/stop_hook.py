@@ -27,7 +27,10 @@ import time
 
 from memcite.untrusted import loads_json
 
-HOOK_BUSY_TIMEOUT_MS = 1000
+# Another memcite writer (a detached quarantine, a `sync`) holds the ledger for milliseconds;
+# on a loaded machine, longer. Wait this long, then log the run as ``busy``: the session
+# file's offset did not move, so the next turn (or `memcite sync`) reads what this one missed.
+HOOK_BUSY_TIMEOUT_MS = 5000
 # Codex runs the Stop hook once the final reply is queued for the session file, which may
 # not have reached the disk yet: when it is not there, wait this long for the file to grow.
 FLUSH_WAIT_SECONDS = 1.5
@@ -127,6 +130,24 @@ def _read_object(stream, limit: int) -> bytes:
     if len(data) > limit:
         raise _BadPayload(f"the payload is larger than {limit} bytes")
     return data
+
+
+BUSY_REASON = ("memcite's database was busy with another writer; nothing was lost: the next "
+               "turn, or `memcite sync`, reads what this turn added")
+
+
+def ledger_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's "locked" or "busy": another connection held the ledger past
+    the hook's wait (nothing was written; the session file's offset is where it was)."""
+    import sqlite3
+
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+    text = str(exc)
+    return "database is locked" in text or "database is busy" in text
 
 
 def describe_error(exc: BaseException) -> str:
@@ -299,6 +320,11 @@ def run_stop_hook(where, *, codex_home: str | None = None,
         _run_stop(entry, where, codex_home, stdin if stdin is not None else sys.stdin.buffer)
     except _Skip as reason:
         entry.update(status="skipped", reason=str(reason))
+    except Exception as exc:  # noqa: BLE001 - a hook never fails, whatever happened
+        if ledger_busy(exc):
+            entry.update(status="busy", reason=BUSY_REASON)
+        else:
+            entry.update(status="error", error=describe_error(exc))
     except BaseException as exc:  # noqa: BLE001 - a hook never fails, whatever happened
         entry.update(status="error", error=describe_error(exc))
     finally:
