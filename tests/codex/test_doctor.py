@@ -305,3 +305,14 @@ def test_a_log_with_only_background_lines_has_no_stop_hook_run(tmp_path):
                                    "status": "error", "error": "database is locked"})
     check = next(c for c in run_checks(inputs) if c.name == "hook-runs")
     assert check.status == "warning" and "no Stop-hook run logged yet" in check.message, check
+
+
+def test_a_busy_last_run_is_no_failure(tmp_path):
+    from memcite.codex.stop_hook import BUSY_REASON
+
+    inputs = healthy_home(tmp_path)
+    append_entry(inputs.log_path, {"event": "stop", "at": "2026-11-30T11:00:00Z",
+                                   "status": "busy", "reason": BUSY_REASON})
+    check = {c.name: c for c in run_checks(inputs)}["hook-runs"]
+    assert check.status == "ok", check
+    assert "busy" in check.message and "nothing was lost" in check.message

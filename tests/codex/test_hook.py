@@ -175,7 +175,7 @@ def test_unknown_arguments_are_ignored_not_fatal(home, tmp_path):
     assert entry["status"] == "ok" and entry["ignored_args"] == "--bogus x"
 
 
-def test_a_locked_database_gives_up_quickly_and_the_next_turn_catches_up(home, tmp_path):
+def test_a_locked_database_is_logged_busy_and_the_next_turn_catches_up(home, tmp_path):
     path = write_session(home, SESSION, 2)
     writer = sqlite3.connect(_db(tmp_path), isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")  # another process holds the write lock
@@ -189,7 +189,8 @@ def test_a_locked_database_gives_up_quickly_and_the_next_turn_catches_up(home, t
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert elapsed < 10
     entry = _last_stop(tmp_path)
-    assert entry["status"] == "error" and "locked" in entry["error"]
+    assert entry["status"] == "busy" and "nothing was lost" in entry["reason"], entry
+    assert "error" not in entry  # doctor counts no failure for it
     assert _usage(tmp_path) == 0
     done = subprocess_hook(payload(path))
     assert done.returncode == 0 and _last_stop(tmp_path)["recorded"] == 4
