@@ -141,13 +141,8 @@ def ledger_busy(exc: BaseException) -> bool:
     the hook's wait (nothing was written; the session file's offset is where it was)."""
     import sqlite3
 
-    if not isinstance(exc, sqlite3.OperationalError):
-        return False
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
-    text = str(exc)
-    return "database is locked" in text or "database is busy" in text
+    return isinstance(exc, sqlite3.OperationalError) and \
+        exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def describe_error(exc: BaseException) -> str:
