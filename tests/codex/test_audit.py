@@ -103,6 +103,19 @@ def test_a_secret_in_memory_is_high_and_masked(home):
     assert found and found[0]["severity"] == "high" and found[0]["where"].startswith("memory_summary.md:")
 
 
+def test_an_address_in_memory_is_personal_data_medium_and_masked(home):
+    codex, _planted = home
+    address = "pat.quill" + "@" + "mailhouse.net"
+    summary = codex / "memories" / "memory_summary.md"
+    summary.write_text(summary.read_text() + f"- send the weekly digest to {address}\n")
+    result = _run("audit", "--codex-home", str(codex), "--json")
+    assert address not in result.output
+    report = json.loads(result.output)
+    [found] = [f for f in report["findings"] if f["kind"] == "secret"]
+    assert (found["severity"], found["rule"]) == ("medium", "email"), found
+    assert "personal data" in found["message"] and "[REDACTED:email]" in found["excerpt"]
+
+
 def test_trace_of_a_poisoned_memory_names_the_tool_call(home):
     codex, planted = home
     thread = next(t for t, k in planted.items() if k == "poisoned")

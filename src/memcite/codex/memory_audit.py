@@ -61,6 +61,9 @@ HEADER_BYTES = 64 * 1024  # a rollout summary's header is read from this much of
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 SEVERITY = {"poisoned": HIGH, "secret": HIGH, "cross-project": MEDIUM, "taint": LOW,
             "directive": LOW}
+# What the secret scan finds that is personal, not a credential: an address or a number shows
+# who, and is masked like a secret, but gives no access: medium, not high.
+PERSONAL_DATA = frozenset({"email", "phone"})
 KINDS = ("poisoned", "secret", "cross-project", "directive", "taint")
 FOLDER_FILES = ("memory_summary.md", "MEMORY.md")
 
@@ -787,7 +790,9 @@ def _memory_secrets(memory: Memory | None, lines_of_memory, codex_home: str
     masked = {lines[index]: _mask_spans(lines[index], found) for index, found in spans.items()}
     report = [_finding("secret", memory, unique[lines[index]], masked.get(lines[index], lines[index]),
                        rule=kind, origin=None, codex_home=codex_home,
-                       message=f"a secret ({kind}) in memory text") for index, kind in out]
+                       message=f"personal data ({kind}) in memory text" if kind in PERSONAL_DATA
+                       else f"a secret ({kind}) in memory text",
+                       level=MEDIUM if kind in PERSONAL_DATA else None) for index, kind in out]
     return report, [(where, masked.get(line.replace("\n", " "), line))
                     for where, line in lines_of_memory]
 
