@@ -68,7 +68,7 @@ STATES = {
                        "config.toml does not turn them on"),
     "made by memcite": (_made_by_memcite, 2, "is not a Codex home", "npm install -g @openai/codex"),
 }
-COMMANDS = ("stats", "sync", "report", "prune")
+COMMANDS = ("stats", "sync", "report", "prune", "select")
 
 
 def _env(tmp_path: Path, home: Path) -> dict[str, str]:

@@ -41,7 +41,8 @@ class Selection(Slots):
 def build(where, *, now: int, n: int | None = None, max_unused_days: int | None = None,
           judge_without_usage: bool = False, enabled_threads=None) -> Selection:
     """What Codex's next consolidation in the home ``where`` names would take, at ``now``;
-    ``UsageUnknown`` (exit 3) when no usage is known, unless ``judge_without_usage``.
+    ``NothingYet`` (exit 0) when Codex holds no memory in the home yet; ``UsageUnknown``
+    (exit 3) when no usage is known, unless ``judge_without_usage``.
     ``enabled_threads(sqlite_home)`` is the set of threads Codex's state database lets
     memories be made from (None: every one), as Codex selects
     (``memcite.codex.consolidation.enabled_threads``)."""
@@ -50,11 +51,13 @@ def build(where, *, now: int, n: int | None = None, max_unused_days: int | None 
     from memcite.retention.rules import MemoryUsage, codex_memories_of, consolidation_selection
     from memcite.retention.stats_report import (
         nothing_to_report,
+        require_memories,
         require_usage,
         resolve_settings_for,
     )
 
     locations = locate(where)
+    require_memories(locations, "`memcite select` shows what the next consolidation would take")
     settings = resolve_settings_for(locations.codex_home, rule="codex",
                                     max_unused_days=max_unused_days, n=n,
                                     codex_memories=codex_memories_of(locations))
