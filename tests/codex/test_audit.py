@@ -363,6 +363,38 @@ def test_a_second_audit_reads_only_the_sessions_of_what_changed(tmp_path, monkey
     assert len(read) == len(planted) and fourth["counts"] == third["counts"]
 
 
+def test_a_second_audit_scans_only_changed_memories_for_secrets(tmp_path, monkeypatch):
+    import memcite.secrets
+
+    codex = tmp_path / "codex"
+    planted = build_home(codex, 8, stage1=False)
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    thread = sorted(planted)[2]
+    [summary] = [p for p in (codex / "memories" / "rollout_summaries").iterdir()
+                 if thread in p.read_text()]
+    summary.write_text(summary.read_text() + f"- the deploy token is {token}\n")
+    cache = tmp_path / "cache"
+    first = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
+    scanned: list[str] = []
+    real = memcite.secrets.scan
+    monkeypatch.setattr(memcite.secrets, "scan", lambda text, **kw: scanned.append(text) or
+                        real(text, **kw))
+    again = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=2)
+    memory_scans = [text for text in scanned if "\n" in text]  # a memory's joined lines
+    assert memory_scans == [] and again["findings"] == first["findings"]
+    [secret] = [f for f in again["findings"] if f["kind"] == "secret"]
+    assert token not in json.dumps(again) and thread in secret["memories"]
+    assert token not in "".join(p.read_text() for p in cache.iterdir())
+    # its text changes: that memory alone is scanned again, and still masked
+    summary.write_text(summary.read_text() + "- the token rotates monthly\n")
+    scanned.clear()
+    third = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=3)
+    memory_scans = [text for text in scanned if "\n" in text]
+    assert len(memory_scans) == 1 and "rotates monthly" in memory_scans[0]
+    assert token not in json.dumps(third)
+    assert [f["where"] for f in third["findings"] if f["kind"] == "secret"] == [secret["where"]]
+
+
 def test_memory_md_lines_are_attributed_in_one_pass(tmp_path, monkeypatch):
     """A MEMORY.md without task-group headings is one block: the ids it names are read once,
     not once per line that no memory holds (that was quadratic: 55 s at 5,000 lines)."""

@@ -828,10 +828,18 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         raw_lines = home.lines_of(memory)
         attribution.feed(thread_id, raw_lines)
         texts[thread_id] = digest = text_hash(raw_lines)
-        secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
+        # its secrets depend on its text and where each line stands; kept, so that an
+        # unchanged memory is neither scanned nor masked again
+        secrets_key = key_of("secrets", thread_id, text_hash(raw_lines, placed=True), codex_home)
+        secrets, lines = kept.get(secrets_key), None
+        if secrets is None:
+            secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
+            kept.put(secrets_key, secrets)
         findings.extend(secrets)
         if project and not _in_project(memory.cwd, project) \
                 and not (origin and repository_key(memory.git_origin) == origin):
+            if lines is None:
+                lines = _memory_secrets(memory, raw_lines, codex_home)[1]
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
                                      else thread_id, lines[0][1] if lines else "",
                                      rule=None, origin=None, codex_home=codex_home,
@@ -844,6 +852,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             index = sessions.index(memory.session_path)
             found = []
             seen: set = set()  # a sentence in several places of one memory is said once
+            if lines is None:
+                lines = _memory_secrets(memory, raw_lines, codex_home)[1]
             for where, line in lines:  # masked: no secret reaches an excerpt or the cache
                 found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
                                                 threshold=threshold, seen=seen, facts=facts))
@@ -938,12 +948,15 @@ class _FactsOf:
         return found
 
 
-def text_hash(lines: list[tuple[str, str]]) -> str:
-    """A memory's text as one short hash (what a user's decision about it holds for)."""
+def text_hash(lines: list[tuple[str, str]], *, placed: bool = False) -> str:
+    """A memory's text as one short hash (what a user's decision about it holds for);
+    ``placed``: where each line stands too."""
     import hashlib
 
     digest = hashlib.sha256()
-    for _where, line in lines:
+    for where, line in lines:
+        if placed:
+            digest.update(where.encode("utf-8", "surrogatepass") + b"\x00")
         digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
     return digest.hexdigest()[:24]
 
