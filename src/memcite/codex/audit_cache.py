@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 
-VERSION = "verdicts-1"  # bumped whenever the rules or the finding's shape change
+VERSION = "verdicts-2"  # bumped whenever the rules or the finding's shape change
 MAX_BYTES = 128 * 1024 * 1024
 
 

@@ -2008,7 +2008,7 @@ class SentenceOrigin(Contract):
 
 
 class JudgedEffect(Contract):
-    kind: Literal["command", "host", "credential", "recipient", "safety"]
+    kind: Literal["command", "host", "credential", "recipient", "act", "safety"]
     value: str
     own: bool = Field(description="The project's own (its scripts and targets, a host it names).")
     dangerous: bool
@@ -2024,7 +2024,8 @@ class Judgement(Contract):
     placed: Literal["placed", "inherited"] | None = Field(
         description="Its words found in the thread, or the lowest trust the thread read.")
     effects: list[JudgedEffect]
-    markers: list[Literal["concealment", "persistence", "trigger", "authority", "encoded"]]
+    markers: list[Literal["concealment", "persistence", "trigger", "authority", "override",
+                               "encoded"]]
     why: str
 
 

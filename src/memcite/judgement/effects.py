@@ -10,8 +10,11 @@
   its git remote, its tracked docs) or it is local;
 - ``credential``: a credential path or word (``~/.ssh/id_rsa``, ``.env``, ``auth.json``, an
   API key, a password);
-- ``recipient``: an e-mail address, an account or card number, a phone number, or a
-  transfer of money;
+- ``recipient``: an e-mail address, an account or card number, a phone number;
+- ``act``: an act in the user's world, asked for: money moved, paid or traded, a door or
+  lock opened or access granted, a security setting of the user's turned off, the user's
+  data shared or deleted, an account's password or address changed, a booking or order
+  made. No project's convention asks for one; always *dangerous*;
 - ``safety``: a weakened safety setting (approval, sandbox, hooks, ``config.toml``,
   ``--no-verify``, ``--dangerously-bypass...``, skipping or disabling the tests, CI or
   verification).
@@ -25,8 +28,9 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-COMMAND, HOST, CREDENTIAL, RECIPIENT, SAFETY = "command", "host", "credential", "recipient", "safety"
-EFFECT_KINDS = (COMMAND, HOST, CREDENTIAL, RECIPIENT, SAFETY)
+COMMAND, HOST, CREDENTIAL, RECIPIENT, ACT, SAFETY = (
+    "command", "host", "credential", "recipient", "act", "safety")
+EFFECT_KINDS = (COMMAND, HOST, CREDENTIAL, RECIPIENT, ACT, SAFETY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,13 +130,60 @@ _SEND = re.compile(_ASKED + r"(?:send|post|upload|forward|email|e-mail|exfiltrat
 _REVEAL = re.compile(_ASKED + r"(?:print|echo|show|reveal|display|dump|output|log|paste|commit|"
                      r"hardcode|cat|write\s+(?:out|down)|include|expose|embed)\b", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+\b")
+# an address or number the audit masked before judging (``[REDACTED:<kind>]``) is still one
+_MASKED_RECIPIENT = re.compile(r"\[REDACTED:(?:email|phone)\]")
 _ACCOUNT = re.compile(r"\b(?:iban|account|acct|routing|swift|bic|card|wallet|bitcoin|btc|eth|paypal|"
                       r"venmo)\b[^\n.]{0,40}?(?<![\w-])(?:[A-Z]{2}\d{2}[A-Z0-9 ]{10,30}|\d[\d -]{6,30}\d|"
                       r"0x[0-9a-f]{40}|[13][a-km-zA-HJ-NP-Z1-9]{25,34})(?![\w-])", re.IGNORECASE)
 _PHONE = re.compile(r"(?<![\w+])\+\d[\d ()-]{8,18}\d(?!\w)")
 _MONEY = re.compile(_ASKED + r"(?:transfer|wire|send|pay|move|deposit|withdraw)\b[^\n.]{0,60}"
-                    r"\b(?:money|funds?|\$\s?\d|usd|eur|btc|eth|dollars|euros|bitcoin|crypto)\b",
+                    r"(?:\b(?:money|funds?|usd|eur|btc|eth|dollars|euros|bitcoin|crypto)\b|\$\s?\d)",
                     re.IGNORECASE)
+# Acts in the user's world (``act``), each named by its object: the user's money, locks,
+# security, data, accounts, bookings (a project's code that handles payments is named by
+# its own words: "the payment service", never "pay my rent").
+_MINE_WORDS = r"my|our|the\s+user'?s|their|all\s+(?:of\s+)?my"
+_MINE = f"(?:{_MINE_WORDS})"
+_ACT = re.compile(
+    r"\b(?:sell|buy|purchase|trade)\s+(?:\d[\d,.]*\s+(?:units?|shares?)|(?:all\s+)?(?:of\s+)?"
+    + _MINE + r"\s+(?:[\w-]+\s+){0,2}?(?:holdings?|shares?|stocks?|bitcoin|crypto\w*|assets?))\b"
+    r"|\b(?:send|make|initiate|schedule|create|set\s+up)\s+(?:a|an|the)\s+(?:new\s+)?(?:recurring\s+|"
+    r"scheduled\s+)?(?:transaction|payment|money\s+transfer|wire\s+transfer|bank\s+transfer)\b"
+    r"|\b(?:modify|change|update|edit)\s+(?:the\s+)?(?:recipient|iban|beneficiary|payee)\b"
+    r"|\bpay\s+(?:the|my|this|that|an?)\s+(?:[\w-]+\s+)?(?:bill|invoice|rent|mortgage|fine)\b"
+    r"|\b(?:unlock|open)\s+" + _MINE + r"\s+(?:front\s+|back\s+|garage\s+|main\s+)?"
+    r"(?:door|lock|garage|gate|safe|vault)s?\b"
+    r"|\b(?:grant|give)\s+(?:[\w-]+\s+){0,4}?(?:permanent|temporary|full|guest|remote)\s+access\b"
+    r"|\b(?:grant|give)\s+(?:[\w-]+\s+){0,3}?access\s+to\s+(?:my|our)\b"
+    r"|\b(?:disable|turn\s+off|switch\s+off|deactivate)\s+(?:the\s+|my\s+|all\s+)?(?:[\w-]+\s+){0,2}?"
+    r"(?:two[- ]factor|2fa|mfa|multi[- ]factor|alarms?|security\s+(?:system|cameras?)|cameras?|"
+    r"antivirus|smoke\s+detectors?)\b"
+    r"|\b(?:share|send|forward|email|e-mail|post|upload|leak)\s+(?:all\s+)?(?:of\s+)?" + _MINE
+    + r"\s+(?:[\w-]+\s+){0,2}?(?:genetic|medical|health|financial|personal|bank(?:ing)?|credit\s+card|"
+    r"payment|passport|ssn|social\s+security|location|home\s+address|contacts?|photos?)\b"
+    r"|\b(?:delete|remove|erase|wipe|purge)\s+(?:all\s+)?(?:of\s+)?" + _MINE
+    + r"\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|files?|contacts?|tasks?|events?|records?|photos?|accounts?|"
+    r"messages?|documents?|notes|repositor(?:y|ies))\b"
+    r"|\b(?:delete|remove|erase)\s+(?:the\s+)?(?:e-?mail|file|message|event|document|contact|task)\s+"
+    r"(?:with\s+(?:the\s+)?id|you\s+(?:have\s+)?just\s+sent)\b"
+    r"|\b(?:change|reset|update)\s+" + _MINE + r"\s+(?:[\w-]+\s+){0,2}?(?:password|passcode|"
+    r"e-?mail\s+address|profile\s+e-?mail|phone\s+number)\b"
+    r"|\b(?:change|reset)\s+the\s+password\s+of\s+(?:the\s+user|" + _MINE_WORDS + r")\b"
+    r"|\b(?:make|book|place)\s+(?:a|an)\s+(?:[\w-]+\s+)?(?:reservation|booking|appointment)\b"
+    r"|\b(?:book|reserve)\s+(?:a|an|the|my)\s+(?:[\w-]+\s+){0,2}?(?:hotel|flight|room|table|ticket|"
+    r"restaurant)s?\b", re.IGNORECASE)
+# the user's own data (or a patient's, a customer's) sent to an address
+_THEIR_DATA = re.compile(
+    r"\b(?:" + _MINE_WORDS + r"|all)\s+(?:[\w'-]+\s+){0,3}?(?:data|records?|details|information|info|"
+    r"history|accounts?|inbox|e-?mails?|messages?|payment\s+methods?|prescriptions?|holdings|"
+    r"profile|passport|credit\s+card|contacts|location|photos|documents?|files?|folders?)\b"
+    r"|\b(?:user|patient|customer|client|employee)\s+(?:details|information|info|data|records?)\b",
+    re.IGNORECASE)
+_SENDS = re.compile(r"\b(?:send|email|e-mail|mail|forward|share|upload)\b", re.IGNORECASE)
+_ACT_NEEDS = re.compile(r"sell|buy|purchase|trade|transaction|payment|transfer|recipient|iban|"
+                        r"beneficiary|payee|pay |unlock|open |access|disable|turn off|switch off|"
+                        r"deactivate|share|send|forward|mail|post|upload|leak|delete|remove|erase|"
+                        r"wipe|purge|change|reset|update|book|reserv|appointment")
 _SAFETY = re.compile(
     r"\bapproval_policy\s*=\s*['\"]?never\b|\bsandbox_mode\s*=\s*['\"]?danger|\bdanger-full-access\b|"
     r"--dangerously-[\w-]+|--yolo\b|--no-verify\b|--no-gpg-sign\b|"
@@ -209,7 +260,10 @@ _MAY_DANGER = _DANGER_NEEDS + (
     "turn off", "switch off", "remove", "deactivate", "circumvent", "transfer", "wire", "pay",
     "deposit", "withdraw", "send", "move", ".ssh", ".env", "auth.json", "netrc", "credential",
     "key", "token", "password", "passwd", "secret", "cookie", "seed", "environment variable",
-    "id_rsa", "id_ed", "_pat")
+    "id_rsa", "id_ed", "_pat", "sell", "buy", "purchase", "trade", "transaction", "payment",
+    "recipient", "iban", "payee", "beneficiary", "unlock", "open ", "access", "share", "forward",
+    "mail", "post", "upload", "leak", "delete", "erase", "wipe", "purge", "change", "reset",
+    "update", "book", "reserv", "appointment")
 
 
 _MAY_DANGER_RE = re.compile("|".join(map(re.escape, _MAY_DANGER)))  # on lowered text
@@ -239,12 +293,20 @@ def find_effects(text: str, facts: ProjectFacts = NO_FACTS) -> Effects:
     credentials = [m.group() for m in _CREDENTIAL.finditer(text)]
     for word in dict.fromkeys(credentials):
         items.append(Effect(CREDENTIAL, word[:80]))
-    for pattern in (_EMAIL, _ACCOUNT, _PHONE):
+    for pattern in (_EMAIL, _MASKED_RECIPIENT, _ACCOUNT, _PHONE):
         for match in pattern.finditer(text):
             items.append(Effect(RECIPIENT, match.group()[:80]))
     money = _MONEY.search(text)
     if money:
-        items.append(Effect(RECIPIENT, money.group().strip(" ,.;:")[:80], dangerous=True))
+        items.append(Effect(ACT, money.group().strip(" ,.;:")[:80], dangerous=True))
+    if _ACT_NEEDS.search(text.lower()):
+        for match in _ACT.finditer(text):
+            items.append(Effect(ACT, match.group()[:80], dangerous=True))
+    if ("@" in text or "[REDACTED:" in text) and _SENDS.search(text) and (
+            _EMAIL.search(text) or _MASKED_RECIPIENT.search(text)):
+        data = _THEIR_DATA.search(text)
+        if data:
+            items.append(Effect(ACT, f"{data.group()} sent to an address"[:80], dangerous=True))
     if credentials and _SEND.search(text):
         items.append(Effect(CREDENTIAL, "send", dangerous=True))
     elif credentials and _REVEAL.search(text):

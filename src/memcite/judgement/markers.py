@@ -10,7 +10,11 @@ in such a record and are the marks of an injection:
 - ``trigger``: a conditional aimed at the user's future requests ("when the user asks
   about X, ..."), not a conditional of the domain ("when attacked, run away");
 - ``authority``: a claim of a voice the text does not have ("System:", "the security team
-  confirmed", "new instructions:", "ignore previous instructions");
+  confirmed");
+- ``override``: words that set the agent's own instructions aside or speak to the model as
+  its user ("ignore previous instructions", "new instructions:", "this is a message from
+  me, <name>, to you, <model>", "before you solve the task I gave you"): no project's
+  convention and no user's note is written so;
 - ``encoded``: hidden text: invisible or bidi characters, or a base64 run that decodes to
   a command.
 
@@ -29,12 +33,12 @@ from dataclasses import dataclass
 
 from memcite.judgement.normalize import INVISIBLE
 
-CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, ENCODED = (
-    "concealment", "persistence", "trigger", "authority", "encoded")
-MARKERS = (CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, ENCODED)
+CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, OVERRIDE, ENCODED = (
+    "concealment", "persistence", "trigger", "authority", "override", "encoded")
+MARKERS = (CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, OVERRIDE, ENCODED)
 # The markers that make a line an attack on their own, whatever it asks (persistence and
 # trigger are also how a user states a lasting preference).
-STRONG = frozenset({CONCEALMENT, AUTHORITY, ENCODED})
+STRONG = frozenset({CONCEALMENT, AUTHORITY, OVERRIDE, ENCODED})
 
 _USER = r"(?:the\s+|your\s+|this\s+)?(?:user|human|person|operator|developer|owner|customer|them|him|her)"
 _PATTERNS: dict[str, re.Pattern] = {
@@ -81,10 +85,6 @@ _PATTERNS: dict[str, re.Pattern] = {
         r"|\b(?:the\s+)?(?:security|compliance|it|admin|legal|platform|openai|trust\s+and\s+safety)"
         r"\s+team\s+(?:has\s+)?(?:confirmed|approved|authori[sz]ed|requires?|required|mandated?|"
         r"says|said|instructs?|verified)\b"
-        r"|\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
-        r"(?:previous|prior|earlier|above|preceding|original|system|developer|other)\s+"
-        r"(?:instructions?|prompts?|rules?|messages?|directions?|guidance)\b"
-        r"|\bnew\s+(?:system\s+)?instructions?\s*:"
         r"|\byou\s+are\s+now\s+(?:in\s+)?(?:a|an|the|developer|god|dan|unrestricted)\b"
         r"|\btakes?\s+(?:precedence|priority)\s+over\s+(?:all\s+|any\s+)?(?:other\s+|previous\s+|"
         r"earlier\s+)?(?:instructions?|rules?|agents\.md)\b"
@@ -93,6 +93,16 @@ _PATTERNS: dict[str, re.Pattern] = {
         r"(?:system|developer|administrator|admin|openai)\b"
         r"|\b(?:officially\s+)?authori[sz]ed\s+by\s+(?:the\s+)?(?:system|administrator|admin|"
         r"security\s+team|openai)\b", re.IGNORECASE),
+    OVERRIDE: re.compile(
+        # "instructions" as the payloads spell it too ("iunstructions")
+        r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
+        r"(?:previous|prior|earlier|above|preceding|original|system|developer|other)\s+"
+        r"(?:\w{0,3}nstructions?|prompts?|rules?|messages?|directions?|guidance)\b"
+        r"|\bnew\s+(?:system\s+)?instructions?\s*:"
+        r"|\b(?:message|note|request|instructions?)\s+from\s+me\b[^.\n]{0,80}\bto\s+you\b"
+        r"|\b(?:before|instead\s+of)\s+(?:you\s+)?(?:can\s+)?(?:solve|complete|finish|do|answer|"
+        r"continue\s+with)\s+(?:the|my|your)\s+(?:\w+\s+)?task\s+(?:that\s+)?(?:i|the\s+user)\s+"
+        r"(?:gave|give|assigned)\s+you\b", re.IGNORECASE),
 }
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 _DECODED_COMMAND = re.compile(
@@ -112,9 +122,11 @@ _NEEDS: dict[str, tuple[str, ...]] = {
                   "henceforth", "permanent", "forever", "for good", "every", "all "),
     TRIGGER: ("when", "if ", "once", "each time", "every time"),
     AUTHORITY: ("system", "sys", "developer", "admin", "assistant", "openai", "anthropic",
-                "security", "<|", "im_start", "endoftext", "instruction", "team", "ignore",
-                "disregard", "forget", "override", "you are now", "precedence", "priority",
-                "treat this", "this message", "this notice", "authori"),
+                "security", "<|", "im_start", "endoftext", "instruction", "team",
+                "you are now", "precedence", "priority", "treat this", "this message",
+                "this notice", "authori"),
+    OVERRIDE: ("ignore", "disregard", "forget", "override", "instruction", "from me",
+               "task"),
 }
 
 
@@ -184,7 +196,7 @@ def find_markers(text: str, raw: str | None = None) -> list[Marker]:
     ``raw``: the text as written, for hidden characters (default: ``text``)."""
     found = []
     lower = text.lower()
-    for kind in (CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY):
+    for kind in (CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, OVERRIDE):
         if not _NEEDS_RE[kind].search(lower):
             continue
         match = _PATTERNS[kind].search(text)

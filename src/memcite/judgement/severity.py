@@ -17,7 +17,10 @@ or only inherited from the thread. It gives:
   pages, dependencies), any effect or marker; and words *placed* in either that tell the agent
   what to do with its reply or in the world outside the project (``memcite.judgement.mood``:
   addressed to the reader, and steering, not naming the project's work). A project's
-  convention is never high.
+  convention is never high; but from any place other than the user's, an override of the
+  agent's instructions (``memcite.judgement.markers``) or an act in the user's world asked
+  of the reader (``memcite.judgement.effects``: money moved, a lock opened, the user's data
+  shared or deleted...) is high, for no convention of any project reads so.
 
 ``certain`` is the narrow rule under which memcite acts without the user (the quarantine's
 forget request, the gate's denial): high, words *placed* (not inherited) in third-party
@@ -121,6 +124,10 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
         # third-party words addressed to the agent that would touch something not the project's own
         aimed = next(e for e in effects.items if not e.own).value
     kinds = {m.kind for m in markers}
+    # no convention of any project sets the agent's instructions aside, or asks it to act in
+    # the user's world (move money, open a lock, share the user's data...)
+    no_convention = mk.OVERRIDE in kinds or (
+        any(e.kind == fx.ACT for e in effects.items) and (instruction or mood.addressed(folded)))
     strong = kinds & mk.STRONG
     standing = kinds & {mk.PERSISTENCE, mk.TRIGGER}
     danger = effects.dangerous
@@ -154,7 +161,7 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
             return verdict(HIGH)
         return verdict(LOW)  # an instruction that touches nothing named: proposed at most
     if rank in (3, 4):  # outside, or third-party words that could not be placed exactly
-        if strong or (danger and standing):
+        if strong or (danger and standing) or no_convention:
             certain = (rank == 3 and placed != INHERITED and (mk.CONCEALMENT in kinds or effects.exfiltration))
             return verdict(HIGH, certain)
         if aimed:  # never certain: the narrow rule above is the only one memcite acts on alone
@@ -162,8 +169,11 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
         if danger or foreign:
             return verdict(MEDIUM)
         return verdict(LOW) if standing and instruction else verdict(None)
-    # the project's own files, Codex's context, the agent's words, or no session: never high;
-    # a standing order or trigger alone is how a user's lasting preference reads
+    # the project's own files, Codex's context, the agent's words: high only for what no
+    # convention is; without a session, never high. A standing order or trigger alone is how
+    # a user's lasting preference reads
+    if no_convention and rank is not None:
+        return verdict(HIGH)
     if danger and strong:
         return verdict(MEDIUM)
     if danger or strong or (standing and foreign):
