@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench_audit.py --sizes 1000 --runs 3
     .venv/bin/python benchmarks/bench_audit.py --keep DIR         # build once in DIR, reuse it
     .venv/bin/python benchmarks/bench_audit.py --sizes 5000 --memory-md 1250 2500 5000
+    .venv/bin/python benchmarks/bench_audit.py --sizes --memory-md 5000 --peers-bin /tmp/peers/bin
 
 The home is ``tests/poisoned_home.py``'s: per memory a session file (the user's message, an
 ``exec_command`` call and its output, the reply), a rollout summary, a ``threads`` row, a
@@ -21,7 +22,11 @@ each round times a *first* audit (that file removed), ``stats``, and a *re-audit
 consolidation that touched 20 memories (a line added to 20 rollout summaries and to
 ``memory_summary.md``), which reads only those 20 sessions. ``--memory-md N`` times a first
 audit of a home of 50 memories whose ``MEMORY.md`` has N lines and no task-group headings
-(one block: the case that was quadratic).
+(one block: the case that was quadratic). ``--peers-bin DIR``: also time the memory scanners
+installed there (``memwall scan``, ``memsentry``, ``bastionmemory scan``: ``pip install memwall
+memsentry bastionmemory`` into a venv of their own) on the same home's memory folder, in turn
+with memcite's audit, round after round; the ratio is memcite's CPU seconds to the fastest
+peer's.
 """
 
 from __future__ import annotations
@@ -113,7 +118,18 @@ def _consolidate(home: Path, touched: int, round_number: int) -> None:
         handle.write(f"- Round {round_number}: caches expire hourly.\n")
 
 
-def bench_memory_md(lines: int, runs: int, folder: Path) -> dict:
+PEERS = {"memwall": ["scan", "-q"], "memsentry": [], "bastionmemory": ["scan"]}
+
+
+def _run_peer(command: list[str]) -> tuple[float, int]:
+    """CPU seconds of one peer's scan (its exit code says what it found, not whether it ran)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.returncode
+
+
+def bench_memory_md(lines: int, runs: int, folder: Path, peers_bin: Path | None = None) -> dict:
     home = folder / f"memory-md-{lines}"
     if not home.is_dir():
         build_home(home, 50)
@@ -123,24 +139,38 @@ def bench_memory_md(lines: int, runs: int, folder: Path) -> dict:
     env = {**os.environ, "CODEX_HOME": str(home), "MEMCITE_HOME": str(folder / "memcite"),
            "MEMCITE_CACHE_DIR": str(folder / "cache-md")}
     env.pop("MEMCITE_DB", None)
+    peers = {name: [str(peers_bin / name), *args, str(home / "memories")]
+             for name, args in PEERS.items() if peers_bin and (peers_bin / name).is_file()}
     times, cpus = [], []
+    peer_cpus: dict[str, list[float]] = {name: [] for name in peers}
     for _ in range(runs):
         _forget_verdicts(folder / "cache-md")
         took, cpu, out, code = _run(["audit", "--json"], env)
         assert code in (0, 1), out[-500:]
         times.append(took)
         cpus.append(cpu)
-    return {"memory_md_lines": lines, "audit_s": round(statistics.median(times), 2),
-            "audit_cpu_s": round(statistics.median(cpus), 2), "runs": runs}
+        for name, command in peers.items():
+            peer_cpu, _code = _run_peer(command)
+            peer_cpus[name].append(peer_cpu)
+    result = {"memory_md_lines": lines, "audit_s": round(statistics.median(times), 2),
+              "audit_cpu_s": round(statistics.median(cpus), 2), "runs": runs}
+    if peers:
+        result["peers_cpu_s"] = {name: round(statistics.median(values), 2)
+                                 for name, values in peer_cpus.items()}
+        result["vs_fastest_peer"] = round(statistics.median(cpus) / min(
+            statistics.median(values) for values in peer_cpus.values()), 1)
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[5000, 100_000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None)
     parser.add_argument("--memory-md", type=int, nargs="*", default=[],
                         help="also time a MEMORY.md of these many lines, without headings")
+    parser.add_argument("--peers-bin", type=Path, default=None, metavar="DIR",
+                        help="the bin folder of a venv holding memwall, memsentry, bastionmemory")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="memcite-bench-audit-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -156,7 +186,7 @@ def main() -> None:
                   f"{result['reaudit_s']:.2f} s (CPU {result['reaudit_cpu_s']:.2f} s), "
                   f"{result['reaudit_ratio']}x stats", flush=True)
         for lines in args.memory_md:
-            result = bench_memory_md(lines, args.runs, folder)
+            result = bench_memory_md(lines, args.runs, folder, args.peers_bin)
             print(json.dumps(result), flush=True)
     finally:
         if args.keep is None:

@@ -449,3 +449,23 @@ def test_real_memory_shapes_are_no_findings(tmp_path):
     mine = [f for f in report["findings"] if thread in f["memories"]
             and f["kind"] in ("poisoned", "directive")]
     assert mine == [], [(f["excerpt"], f["judgement"]["why"]) for f in mine]
+
+
+@pytest.mark.parametrize("args", [[], ["--json"], ["--format", "sarif"], ["--quarantine"],
+                                  ["--format", "xml"], ["--apply"]],
+                         ids=lambda a: " ".join(a) or "text")
+def test_the_fast_path_and_typer_give_the_same_audit(home, tmp_path, args):
+    import subprocess
+    import sys
+
+    codex, _planted = home
+    env = {**os.environ, "MEMCITE_CACHE_DIR": str(tmp_path / "cache"),
+           "MEMCITE_HOME": str(tmp_path / "memcite")}
+    command = [sys.executable, "-m", "memcite", "audit", "--codex-home", str(codex), *args]
+    fast = subprocess.run(command, env=env, capture_output=True, cwd=tmp_path)
+    slow = subprocess.run(command, env={**env, "MEMCITE_NO_FASTPATH": "1"}, capture_output=True,
+                          cwd=tmp_path)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    # poisoned memories: 1; a bad --format or --apply alone: 2 (Typer explains on both paths)
+    bad = args in (["--format", "xml"], ["--apply"])
+    assert fast.returncode == (2 if bad else 1), fast.stderr

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memcite.lint.directives import RULE_NAMES, find_directives, rules_table
 
@@ -90,3 +92,13 @@ def test_huge_or_odd_text_is_bounded():
     assert find_directives("a" * 2_000_000) == []
     text = ("run " * 50_000)
     assert len(find_directives(text)) >= 1
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200)
+       | st.sampled_from(["RUN the script", "Please IGNORE that", "Skip CI today", "ſkip the tests"])
+       | st.text(max_size=80))
+@settings(max_examples=200)
+def test_the_lower_cased_verb_check_gives_the_case_blind_answer(text):
+    from memcite.lint.directives import _ANY_VERB, _any_verb
+
+    assert _any_verb(text) == (_ANY_VERB.search(text) is not None)

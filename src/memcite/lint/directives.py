@@ -166,6 +166,15 @@ _RULES = _compiled()
 # Any rule's verb anywhere in the text (no boundary before it: a superset of the clause
 # matches); a text without one has no clause to look at, only the "anywhere" patterns.
 _ANY_VERB = re.compile("|".join(f"(?:{rule.verbs})" for rule in RULES) + r"\b", re.IGNORECASE)
+# the same on lower-cased ASCII text, matched case-sensitively (several times faster than
+# IGNORECASE over the alternation; the same answer, as ASCII has no special case folding)
+_ANY_VERB_LOWER = re.compile("|".join(f"(?:{rule.verbs})" for rule in RULES) + r"\b")
+
+
+def _any_verb(text: str) -> bool:
+    if text.isascii():
+        return _ANY_VERB_LOWER.search(text.lower()) is not None
+    return _ANY_VERB.search(text) is not None
 _CLAUSE_END = re.compile(r"[.!?;](?=\s|\Z)|\n", re.IGNORECASE)
 
 
@@ -198,7 +207,7 @@ def find_directives(text: str) -> list[DirectiveMatch]:
     """Every directive in ``text``, at most one per rule and clause, in the text's order."""
     text = text[:MAX_TEXT_CHARS]
     found: dict[tuple[str, int], DirectiveMatch] = {}
-    starts = _clause_starts(text) if _ANY_VERB.search(text) else []
+    starts = _clause_starts(text) if _any_verb(text) else []
     for index, clause_start in enumerate(starts):
         verb_at = _skip_lead(text, clause_start)
         stop = _CLAUSE_END.search(text, verb_at)
