@@ -31,6 +31,7 @@ import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
+from functools import partial
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
@@ -623,9 +624,10 @@ class SessionIndex:
 
     KEPT = 32
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], tracked_of=None) -> None:
         self._read: dict[str, provenance.SegmentIndex | None] = {}
         self.problems = problems
+        self.tracked_of = tracked_of  # cwd -> TrackedFiles | None (``_FactsOf.tracked``)
 
     def index(self, path: str | None) -> provenance.SegmentIndex | None:
         if path is None:
@@ -644,7 +646,9 @@ class SessionIndex:
             if read.bad_line_count or read.long_lines:
                 self.problems.append(f"{path}: {count(read.bad_line_count, 'line')} not JSON and "
                                      f"{read.long_lines} too long, skipped")
-            self._read[path] = provenance.SegmentIndex(read.segments, read.cwd)
+            files = self.tracked_of(read.cwd) if self.tracked_of and read.cwd else None
+            self._read[path] = provenance.SegmentIndex(
+                read.segments, read.cwd, partial(files.tracked, cwd=read.cwd) if files else None)
         return self._read[path]
 
 
@@ -815,13 +819,13 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     project = (project if windows_form(project) else os.path.realpath(project)) if project else None
     origin = _project_origin(project)
     problems = home.problems
-    sessions = SessionIndex(problems)
+    facts_of = _FactsOf()
+    sessions = SessionIndex(problems, facts_of.tracked)
     kept = VerdictCache(cache_dir, codex_home)
     findings: list[dict] = []
     texts: dict[str, str] = {}
     stamps: dict[str, list | None] = {}
     attribution = FolderAttribution(home, threshold)
-    facts_of = _FactsOf()
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         facts, facts_key = facts_of(memory.cwd)
@@ -931,11 +935,23 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
 
 
 class _FactsOf:
-    """Each project's facts (``memcite.codex.project_facts``), read once per folder, with a
-    key for the verdicts they decided."""
+    """Each project's facts (``memcite.codex.project_facts``) and tracked files
+    (``memcite.codex.git_index``), read once per folder, with a key for the verdicts they
+    decided."""
 
     def __init__(self) -> None:
         self._read: dict[str | None, tuple[ProjectFacts, str]] = {}
+        self._tracked: dict[str, object] = {}
+
+    def tracked(self, cwd: str | None):
+        """The files the project at ``cwd`` tracks (``TrackedFiles``), or None."""
+        if not cwd:
+            return None
+        if cwd not in self._tracked:
+            from memcite.codex.git_index import tracked_files
+
+            self._tracked[cwd] = tracked_files(cwd)
+        return self._tracked[cwd]
 
     def __call__(self, cwd: str | None) -> tuple[ProjectFacts, str]:
         found = self._read.get(cwd)
@@ -943,8 +959,9 @@ class _FactsOf:
             from memcite.codex.project_facts import project_facts
 
             facts = project_facts(cwd)
+            files = self.tracked(cwd)
             found = self._read[cwd] = (facts, key_of(sorted(facts.commands), sorted(facts.hosts),
-                                                     facts.known))
+                                                     facts.known, files.stamp if files else None))
         return found
 
 

@@ -472,7 +472,9 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
         with read_memory_home(codex_home) as home:
             verdict.problems.extend(home.problems[:20])
             sources = _sources(home, sentences, threshold)
-    sessions = SessionIndex(verdict.problems)
+    from memcite.codex.git_index import tracked_files
+
+    sessions = SessionIndex(verdict.problems, tracked_files)  # as the audit judges
     paths = dict(sources)
     for name, line, sentence, rule in candidates:
         judged, found = judge_sentence(sentence, sources, sessions.index, threshold)

@@ -370,12 +370,13 @@ class SegmentIndex:
     """The word pairs of each segment, computed once, for matching many sentences; with the
     thread's ``cwd``, where each segment's words came from (``origin_class``)."""
 
-    __slots__ = ("segments", "_grams", "cwd", "_lowest")
+    __slots__ = ("segments", "_grams", "cwd", "tracked", "_lowest")
 
-    def __init__(self, segments, cwd: str | None = None) -> None:
+    def __init__(self, segments, cwd: str | None = None, tracked=None) -> None:
         self.segments = tuple(segments)
         self._grams: list[set | None] = [None] * len(self.segments)
         self.cwd = cwd
+        self.tracked = tracked  # path -> bool | None: the project's git index, when read
         self._lowest: str | None = None
 
     def grams(self, index: int) -> set:
@@ -393,7 +394,7 @@ class SegmentIndex:
 
         if segment.read_back:
             return og.PROJECT
-        return og.of_segment(segment.kind, segment.detail, self.cwd)
+        return og.of_segment(segment.kind, segment.detail, self.cwd, self.tracked)
 
     @property
     def lowest(self) -> str:

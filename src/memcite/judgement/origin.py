@@ -4,7 +4,8 @@
 2. ``project``: the project's own files (read inside the thread's project, not under a
    dependency, vendor, build or cache folder), Codex's own context (the AGENTS.md it
    injects, the environment), and the agent's own words;
-3. ``outside``: files outside the project, untracked or generated files, command output;
+3. ``outside``: files outside the project, untracked or generated files, command output
+   (untracked: the caller says, from the project's git index, ``memcite.codex.git_index``);
 4. ``third-party``: MCP results, web results, fetched pages, issue, PR and e-mail text,
    dependency files.
 
@@ -96,18 +97,22 @@ def is_read_back(detail: str | None) -> bool:
     return bool(detail) and bool(_MEMORY_FOLDER.search(detail))
 
 
-def of_path(path: str, cwd: str | None) -> str:
+def of_path(path: str, cwd: str | None, tracked=None) -> str:
     """The origin of a file's text by its path: a dependency's is third-party, one outside
-    the project or generated is outside, the rest of the project's is the project's."""
+    the project or generated is outside, the rest of the project's is the project's, unless
+    ``tracked`` (``path -> bool | None``: the project's git index, when there is one) says the
+    project does not track it."""
     if _DEPENDENCY.search(path):
         return THIRD_PARTY
     if not _inside(path, cwd):
         return OUTSIDE
     relative = path if not os.path.isabs(path) else os.path.relpath(path, cwd or "/")
-    return OUTSIDE if _GENERATED.search(relative) else PROJECT
+    if _GENERATED.search(relative):
+        return OUTSIDE
+    return OUTSIDE if tracked is not None and tracked(path) is False else PROJECT
 
 
-def of_command(command: str | None, cwd: str | None) -> str:
+def of_command(command: str | None, cwd: str | None, tracked=None) -> str:
     """The origin of a command's output: a fetch's (or issue, PR, mail text) is third-party;
     a file reader's is its files' (the least trusted of them); other output is outside."""
     if not command:
@@ -116,11 +121,11 @@ def of_command(command: str | None, cwd: str | None) -> str:
         return THIRD_PARTY
     paths = paths_read(command)
     if paths:
-        return lowest(of_path(path, cwd) for path in paths)
+        return lowest(of_path(path, cwd, tracked) for path in paths)
     return OUTSIDE
 
 
-def of_segment(kind: str, detail: str | None, cwd: str | None) -> str:
+def of_segment(kind: str, detail: str | None, cwd: str | None, tracked=None) -> str:
     """The origin of a session segment (``memcite.codex.provenance.SEGMENT_KINDS``): its kind,
     and for a tool output the command that made it."""
     if kind == "user":
@@ -133,4 +138,4 @@ def of_segment(kind: str, detail: str | None, cwd: str | None) -> str:
         return THIRD_PARTY if detail and _DEPENDENCY.search(detail) else OUTSIDE
     if not detail:  # a tool that runs no command (apply_patch, update_plan): the agent's own
         return PROJECT
-    return of_command(detail, cwd)
+    return of_command(detail, cwd, tracked)
