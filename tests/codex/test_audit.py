@@ -469,3 +469,28 @@ def test_the_fast_path_and_typer_give_the_same_audit(home, tmp_path, args):
     # poisoned memories: 1; a bad --format or --apply alone: 2 (Typer explains on both paths)
     bad = args in (["--format", "xml"], ["--apply"])
     assert fast.returncode == (2 if bad else 1), fast.stderr
+
+
+def test_trace_calls_poisoned_what_the_audit_calls_poisoned(tmp_path):
+    """The trace of each memory judges its sentences as the audit does: its thread's project
+    (a file read by its absolute path inside the project is the project's), the project's
+    named commands and hosts, and the files it tracks."""
+    import re
+
+    for variant in ("issue", "project-file"):
+        codex = tmp_path / variant / "codex"
+        planted = build_home(codex, 24)
+        if variant == "project-file":  # each thread reads its text from its own project
+            for session in (codex / "sessions").rglob("*.jsonl"):
+                session.write_text(re.sub(r"gh issue view \d+ --repo acme/([\w-]+)",
+                                          r"cat /home/dev/\1/docs/issue.md", session.read_text()))
+        report = audit_home(str(codex), cwd=str(tmp_path))
+        audited = {thread for f in report["findings"] if f["kind"] == "poisoned"
+                   for thread in f["memories"]}
+        traced = set()
+        for thread in planted:
+            [memory] = trace(str(codex), thread)["memories"]
+            traced |= {thread for s in memory["sentences"] if s["poisoned"]}
+        assert traced == audited, variant
+        assert bool(audited) == (variant == "issue"), variant
+        assert report["counts"]["directive"] > 0 or variant == "issue"

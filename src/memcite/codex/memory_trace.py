@@ -19,9 +19,11 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from functools import partial
 
 from memcite.citations.thread_ids import normalize_thread_id
-from memcite.codex import memory_audit, provenance
+from memcite.codex import git_index, memory_audit, provenance
+from memcite.codex.project_facts import project_facts
 from memcite.display import count
 from memcite.errors import InputError
 
@@ -44,7 +46,7 @@ def parse_trace_id(ident: str) -> tuple[str, str | None, int | None]:
                           "MEMORY.md:12 or memory_summary.md:3")
 
 
-def _sentences(lines, index, threshold: float) -> list[dict]:
+def _sentences(lines, index, threshold: float, facts=None) -> list[dict]:
     out, seen = [], set()
     for where, line in lines:
         if line.lstrip().startswith("#"):  # a heading is no sentence
@@ -56,7 +58,8 @@ def _sentences(lines, index, threshold: float) -> list[dict]:
             seen.add(key)
             # judged as the audit judges it (origin, effects, markers), not by grammar alone
             directives, origin, verdict = memory_audit.judge_sentence(sentence, index,
-                                                                      threshold=threshold)
+                                                                      threshold=threshold,
+                                                                      facts=facts)
             out.append({"where": where, "text": memory_audit.shown(sentence),
                         "origin": memory_audit.origin_dict(origin),
                         "directives": [match.rule for match in directives],
@@ -117,10 +120,13 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
     if memory.session_path:
         try:
             read = provenance.read_segments(memory.session_path)
-            index = provenance.SegmentIndex(read.segments)
             # no threads row (an older Codex, another SQLite home): the session's own meta
             source = source or (read.source if read.source != "unknown" else None)
             cwd = cwd or read.cwd
+            # the thread's project and the files it tracks, as the audit reads them
+            files = git_index.tracked_files(read.cwd) if read.cwd else None
+            index = provenance.SegmentIndex(
+                read.segments, read.cwd, partial(files.tracked, cwd=read.cwd) if files else None)
             if read.bad_line_count or read.long_lines or read.partial:
                 session_note = (f"{count(read.bad_line_count, 'line')} not JSON, {read.long_lines} too "
                                 f"long, skipped" + ("; read cut at its limit" if read.partial else ""))
@@ -132,7 +138,7 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
                         "archived_sessions/: the trail ends at the memory")
     citations, cited, citation_note = _citations(db_path, memory.thread_id,
                                                  home.locations.memory_folder)
-    sentences = _sentences(lines, index, threshold)
+    sentences = _sentences(lines, index, threshold, project_facts(memory.cwd))
     return {
         "thread_id": memory.thread_id,
         "places": memory.places,
