@@ -137,7 +137,7 @@ _ACCOUNT = re.compile(r"\b(?:iban|account|acct|routing|swift|bic|card|wallet|bit
                       r"0x[0-9a-f]{40}|[13][a-km-zA-HJ-NP-Z1-9]{25,34})(?![\w-])", re.IGNORECASE)
 _PHONE = re.compile(r"(?<![\w+])\+\d[\d ()-]{8,18}\d(?!\w)")
 _MONEY = re.compile(_ASKED + r"(?:transfer|wire|send|pay|move|deposit|withdraw)\b[^\n.]{0,60}"
-                    r"(?:\b(?:money|funds?|usd|eur|btc|eth|dollars|euros|bitcoin|crypto)\b|\$\s?\d)",
+                    r"(?:\b(?:money|funds?|usd|eur|btc|eth|dollars|euros|bitcoin|crypto)\b|\$\s?\d[\d,]*(?:\.\d+)?)",
                     re.IGNORECASE)
 # Acts in the user's world (``act``), each named by its object: the user's money, locks,
 # security, data, accounts, bookings (a project's code that handles payments is named by

@@ -135,10 +135,14 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
 
     def verdict(severity: str | None, certain: bool = False) -> Judgement:
         parts = [_say_origin(origin, placed)]
-        if items:
+        touched = [e for e in items if e.kind != fx.ACT]
+        if touched:
             parts.append("it would touch " + ", ".join(
                 f"{e.kind} {e.value}" + (" (the project's own)" if e.own else "")
-                + (" (dangerous)" if e.dangerous else "") for e in items[:4]))
+                + (" (dangerous)" if e.dangerous else "") for e in touched[:4]))
+        acts = [e.value for e in items if e.kind == fx.ACT]
+        if acts:
+            parts.append("it asks for an act in the user's world (" + "; ".join(acts[:2]) + ")")
         if markers:
             parts.append("markers: " + ", ".join(f"{m.kind} ({m.words})" for m in markers))
         if aimed and severity == HIGH:
