@@ -388,3 +388,22 @@ def test_a_patch_run_through_the_shell_is_judged_too(home, tmp_path, command):
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
     clean = {**payload, "tool_input": {"command": "ls -la"}}
     assert _run(codex, clean) == (0, None)
+
+
+def test_the_gate_judges_a_command_against_the_thread_s_project_as_the_audit_does(tmp_path):
+    """A `make` target the thread's project does not define is not its own: the gate reads
+    the project's Makefile, as the audit does (without it, any `make X` passes as the project's)."""
+    from types import SimpleNamespace
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Makefile").write_text("test:\n\tpytest\n")
+    segment = SimpleNamespace(kind="outside-file")
+    index = SimpleNamespace(cwd=str(project), origin_class=lambda segment: "outside")
+    found = ("019b0000-0000-7000-8000-000000000001", SimpleNamespace(segment=segment))
+    sentence = "Run `make deploy-prod` before you push."
+    judged = memory_gate.severity_of(sentence, found, lambda path: index, lambda thread: "x")
+    assert judged.severity == "medium" and "make deploy-prod" in judged.why
+    index.cwd = str(tmp_path / "absent")  # the project is not on this machine: no facts
+    judged = memory_gate.severity_of(sentence, found, lambda path: index, lambda thread: "x")
+    assert judged.severity is None

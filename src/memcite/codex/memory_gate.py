@@ -418,13 +418,16 @@ def judge_sentence(sentence: str, sources: list[tuple[str, str]], index_of, thre
 
 def severity_of(sentence: str, found: tuple[str | None, object], index_of, path_of) -> object:
     """The judgement (``memcite.judgement.severity``) of a sentence placed at ``found``
-    (``(thread id, origin)``): its origin ranked in its session (``path_of(thread)``)."""
+    (``(thread id, origin)``): its origin ranked in its session (``path_of(thread)``), and
+    what the thread's project names as its own (its commands and hosts), as the audit judges."""
+    from memcite.codex.project_facts import project_facts
     from memcite.judgement import severity
 
     thread_id, origin = found
     index = index_of(path_of(thread_id))
     trust = index.origin_class(origin.segment) if index is not None else None
-    return severity.judge(sentence, instruction=True, origin=trust, placed=severity.PLACED)
+    return severity.judge(sentence, instruction=True, origin=trust, placed=severity.PLACED,
+                          facts=project_facts(index.cwd if index is not None else None))
 
 
 def payload_write(payload: dict, codex_home: str) -> MemoryWrite | None:
