@@ -958,8 +958,8 @@ class _FactsOf:
         if found is None:
             from memcite.codex.project_facts import project_facts
 
-            facts = project_facts(cwd)
             files = self.tracked(cwd)
+            facts = project_facts(cwd, files)
             found = self._read[cwd] = (facts, key_of(sorted(facts.commands), sorted(facts.hosts),
                                                      facts.known, files.stamp if files else None))
         return found

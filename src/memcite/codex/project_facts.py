@@ -5,9 +5,12 @@ one of the project's scripts or targets, and a host the project's own when the p
 it. ``project_facts(folder)`` reads, bounded and without following a link out of the folder:
 the targets of its ``Makefile``, the recipes of its ``justfile``, the scripts of its
 ``package.json`` (as ``npm run``/``pnpm``/``yarn``/``bun run`` run them), the scripts of its
-``pyproject.toml`` (``[project.scripts]``, ``[tool.poe.tasks]``) and the host and path of its
-git remotes (``.git/config``). A folder that is not there gives no facts (``known`` false:
-the common runners then count as the project's).
+``pyproject.toml`` (``[project.scripts]``, ``[tool.poe.tasks]``), the host and path of its
+git remotes (``.git/config``) and the hosts its own docs link to (``README``, ``AGENTS.md``,
+``CONTRIBUTING`` at its root; tracked, when its git index says). On a forge or registry that
+hosts everyone (github.com, pypi.org...) only the project's own path there is the project's:
+anyone can put a payload at github.com/someone/else. A folder that is not there gives no facts
+(``known`` false: the common runners then count as the project's).
 """
 
 from __future__ import annotations
@@ -71,6 +74,29 @@ def _pyproject_scripts(text: str) -> set[str]:
     return out
 
 
+# Hosts where anyone can publish: a URL there is the project's only under the project's path.
+SHARED_HOSTS = frozenset({
+    "github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "sr.ht", "git.sr.ht",
+    "raw.githubusercontent.com", "gist.github.com", "pypi.org", "npmjs.com", "www.npmjs.com",
+    "crates.io", "hub.docker.com", "huggingface.co", "pastebin.com", "readthedocs.io",
+    "medium.com", "dev.to", "youtube.com", "www.youtube.com", "twitter.com", "x.com",
+    "discord.gg", "discord.com"})
+_DOC_URL = re.compile(r"https?://([A-Za-z0-9.-]+\.[A-Za-z]{2,})(?::\d+)?((?:/[\w.~%-]+){0,2})")
+DOC_FILES = ("README.md", "README.rst", "README", "AGENTS.md", "CONTRIBUTING.md",
+             "CONTRIBUTING.rst")
+MAX_DOC_HOSTS = 200
+
+
+def _own_place(host: str, path: str) -> str | None:
+    """What a URL makes the project's own: its host, or on a shared host the host and the
+    first two parts of the path (None when that path is too short to be anyone's)."""
+    host = host.lower().rstrip(".")
+    if host not in SHARED_HOSTS:
+        return host
+    parts = [part for part in path.lower().rstrip(".,;:").split("/") if part][:2]
+    return f"{host}/{'/'.join(parts)}" if len(parts) == 2 else None
+
+
 def _remote_hosts(text: str) -> set[str]:
     out = set()
     for url in _REMOTE.findall(text):
@@ -78,13 +104,35 @@ def _remote_hosts(text: str) -> set[str]:
         url = re.sub(r"^[^@/]+@", "", url).replace(":", "/", 1)
         url = url[:-4] if url.endswith(".git") else url
         if url:
+            host, _slash, path = url.lower().partition("/")
             out.add(url.lower())
-            out.add(url.split("/", 1)[0].lower())
+            place = _own_place(host, "/" + path)
+            if place:
+                out.add(place)
     return out
 
 
-def project_facts(folder: str | None) -> ProjectFacts:
-    """The scripts, targets and hosts the project at ``folder`` names (no facts when absent)."""
+def _doc_hosts(folder: str, files) -> set[str]:
+    """The hosts (or shared hosts' project paths) the project's own docs link to; a doc the
+    project's git index (``files``) does not track is not the project's word."""
+    out: set[str] = set()
+    for name in DOC_FILES:
+        if files is not None and not files.tracked(name, folder):
+            continue
+        text = _read(folder, name)
+        for host, path in _DOC_URL.findall(text or ""):
+            place = _own_place(host, path)
+            if place and len(out) < MAX_DOC_HOSTS:
+                out.add(place)
+    return out
+
+
+_UNREAD = object()
+
+
+def project_facts(folder: str | None, tracked=_UNREAD) -> ProjectFacts:
+    """The scripts, targets and hosts the project at ``folder`` names (no facts when absent);
+    ``tracked``: its ``memcite.codex.git_index.tracked_files``, when the caller read them."""
     if not folder or not os.path.isdir(folder):
         return NO_FACTS
     commands: set[str] = set()
@@ -110,4 +158,9 @@ def project_facts(folder: str | None) -> ProjectFacts:
     git = _read(os.path.join(folder, ".git"), "config") if os.path.isdir(
         os.path.join(folder, ".git")) else None
     hosts = _remote_hosts(git) if git else set()
+    if tracked is _UNREAD:
+        from memcite.codex.git_index import tracked_files
+
+        tracked = tracked_files(folder)
+    hosts |= _doc_hosts(folder, tracked)
     return ProjectFacts(commands=frozenset(commands), hosts=frozenset(hosts), known=found)
