@@ -61,13 +61,22 @@ def main() -> None:
 def _leave_a_session_behind() -> None:
     import os
 
+    path = os.environ["TOY_PID_FILE"]
+    before = os.path.getsize(path) if os.path.exists(path) else 0
     if os.fork() == 0:  # the child: a session of its own, out of reach of killpg
         os.setsid()
         if os.fork() == 0:
-            with open(os.environ["TOY_PID_FILE"], "a") as handle:
+            with open(path, "a") as handle:
                 handle.write(f"{os.getpid()}\n")
             time.sleep(600)
         os._exit(0)
+    # answer only once the grandchild runs (and has said its pid): on a loaded machine it
+    # could otherwise be ended with the run before it ever wrote it
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if os.path.exists(path) and os.path.getsize(path) > before:
+            break
+        time.sleep(0.01)
 
 
 if __name__ == "__main__":
