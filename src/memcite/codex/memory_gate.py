@@ -416,10 +416,12 @@ def judge_sentence(sentence: str, sources: list[tuple[str, str]], index_of, thre
     return ("poisoned", tainted) if tainted else ("unknown", None)
 
 
-def severity_of(sentence: str, found: tuple[str | None, object], index_of, path_of) -> object:
+def severity_of(sentence: str, found: tuple[str | None, object], index_of, path_of,
+                facts_of=None) -> object:
     """The judgement (``memcite.judgement.severity``) of a sentence placed at ``found``
     (``(thread id, origin)``): its origin ranked in its session (``path_of(thread)``), and
-    what the thread's project names as its own (its commands and hosts), as the audit judges."""
+    what the thread's project names as its own (``facts_of(cwd)``, by default
+    ``project_facts``: its commands and hosts), as the audit judges."""
     from memcite.codex.project_facts import project_facts
     from memcite.judgement import severity
 
@@ -427,7 +429,7 @@ def severity_of(sentence: str, found: tuple[str | None, object], index_of, path_
     index = index_of(path_of(thread_id))
     trust = index.origin_class(origin.segment) if index is not None else None
     return severity.judge(sentence, instruction=True, origin=trust, placed=severity.PLACED,
-                          facts=project_facts(index.cwd if index is not None else None))
+                          facts=(facts_of or project_facts)(index.cwd if index is not None else None))
 
 
 def payload_write(payload: dict, codex_home: str) -> MemoryWrite | None:
@@ -475,9 +477,13 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
         with read_memory_home(codex_home) as home:
             verdict.problems.extend(home.problems[:20])
             sources = _sources(home, sentences, threshold)
-    from memcite.codex.git_index import tracked_files
+    from functools import lru_cache
 
-    sessions = SessionIndex(verdict.problems, tracked_files)  # as the audit judges
+    from memcite.codex.git_index import tracked_files
+    from memcite.codex.project_facts import project_facts
+
+    tracked_of = lru_cache(maxsize=16)(tracked_files)  # each project's index read once
+    sessions = SessionIndex(verdict.problems, tracked_of)  # as the audit judges
     paths = dict(sources)
     for name, line, sentence, rule in candidates:
         judged, found = judge_sentence(sentence, sources, sessions.index, threshold)
@@ -486,7 +492,8 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
         elif judged == "poisoned":
             thread_id, origin = found
             segment = origin.segment
-            judgement = severity_of(sentence, found, sessions.index, paths.get)
+            judgement = severity_of(sentence, found, sessions.index, paths.get,
+                                    lambda cwd: project_facts(cwd, tracked_of(cwd)))
             if judgement.severity is None:
                 continue
             item = PoisonedLine(name, line, rule, thread_id, segment.tool, segment.call_id,

@@ -117,6 +117,12 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
     index = None
     session_note = None
     source, cwd = memory.source, memory.cwd
+    tracked: dict = {}  # each project's tracked files, its git index read once
+
+    def files_of(folder: str | None):
+        if folder not in tracked:
+            tracked[folder] = git_index.tracked_files(folder) if folder else None
+        return tracked[folder]
     if memory.session_path:
         try:
             read = provenance.read_segments(memory.session_path)
@@ -124,7 +130,7 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
             source = source or (read.source if read.source != "unknown" else None)
             cwd = cwd or read.cwd
             # the thread's project and the files it tracks, as the audit reads them
-            files = git_index.tracked_files(read.cwd) if read.cwd else None
+            files = files_of(read.cwd)
             index = provenance.SegmentIndex(
                 read.segments, read.cwd, partial(files.tracked, cwd=read.cwd) if files else None)
             if read.bad_line_count or read.long_lines or read.partial:
@@ -138,7 +144,7 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
                         "archived_sessions/: the trail ends at the memory")
     citations, cited, citation_note = _citations(db_path, memory.thread_id,
                                                  home.locations.memory_folder)
-    sentences = _sentences(lines, index, threshold, project_facts(memory.cwd))
+    sentences = _sentences(lines, index, threshold, project_facts(memory.cwd, files_of(memory.cwd)))
     return {
         "thread_id": memory.thread_id,
         "places": memory.places,

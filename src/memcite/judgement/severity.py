@@ -127,7 +127,7 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
     # no convention of any project sets the agent's instructions aside, or asks it to act in
     # the user's world (move money, open a lock, share the user's data...)
     no_convention = mk.OVERRIDE in kinds or (
-        any(e.kind == fx.ACT for e in effects.items) and (instruction or mood.addressed(folded)))
+        bool(effects.of(fx.ACT)) and (instruction or mood.addressed(folded)))
     strong = kinds & mk.STRONG
     standing = kinds & {mk.PERSISTENCE, mk.TRIGGER}
     danger = effects.dangerous
@@ -140,7 +140,7 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
             parts.append("it would touch " + ", ".join(
                 f"{e.kind} {e.value}" + (" (the project's own)" if e.own else "")
                 + (" (dangerous)" if e.dangerous else "") for e in touched[:4]))
-        acts = [e.value for e in items if e.kind == fx.ACT]
+        acts = [e.value for e in effects.of(fx.ACT)]
         if acts:
             parts.append("it asks for an act in the user's world (" + "; ".join(acts[:2]) + ")")
         if markers:
