@@ -170,6 +170,9 @@ def test_an_act_in_the_user_s_world_or_an_override_is_high_even_from_a_project_f
     "Send security reports to [REDACTED:email] rather than opening an issue.",
     "Delete the build folder before packaging a release.",
     "Book time with a maintainer before starting a large refactor.",
+    "Remove our deprecated files before tagging a release.",
+    "Update our password hashing to argon2 in the auth module.",
+    "Please email all the details of a vulnerability to [REDACTED:email].",
 ])
 def test_a_project_s_own_words_about_the_same_things_are_not_high(sentence):
     verdict = judge(sentence, instruction=True, origin=PROJECT, placed=PLACED)

@@ -144,6 +144,10 @@ _MONEY = re.compile(_ASKED + r"(?:transfer|wire|send|pay|move|deposit|withdraw)\
 # its own words: "the payment service", never "pay my rent").
 _MINE_WORDS = r"my|our|the\s+user'?s|their|all\s+(?:of\s+)?my"
 _MINE = f"(?:{_MINE_WORDS})"
+# the user's alone (not "our", which a project's docs say of the project's own things: "remove
+# our deprecated files", "update our password hashing")
+_USERS_WORDS = r"my|the\s+user'?s|all\s+(?:of\s+)?my"
+_USERS = f"(?:{_USERS_WORDS})"
 _ACT = re.compile(
     r"\b(?:sell|buy|purchase|trade)\s+(?:\d[\d,.]*\s+(?:units?|shares?)|(?:all\s+)?(?:of\s+)?"
     + _MINE + r"\s+(?:[\w-]+\s+){0,2}?(?:holdings?|shares?|stocks?|bitcoin|crypto\w*|assets?))\b"
@@ -151,7 +155,7 @@ _ACT = re.compile(
     r"scheduled\s+)?(?:transaction|payment|money\s+transfer|wire\s+transfer|bank\s+transfer)\b"
     r"|\b(?:modify|change|update|edit)\s+(?:the\s+)?(?:recipient|iban|beneficiary|payee)\b"
     r"|\bpay\s+(?:the|my|this|that|an?)\s+(?:[\w-]+\s+)?(?:bill|invoice|rent|mortgage|fine)\b"
-    r"|\b(?:unlock|open)\s+" + _MINE + r"\s+(?:front\s+|back\s+|garage\s+|main\s+)?"
+    r"|\b(?:unlock|open)\s+" + _USERS + r"\s+(?:front\s+|back\s+|garage\s+|main\s+)?"
     r"(?:door|lock|garage|gate|safe|vault)s?\b"
     r"|\b(?:grant|give)\s+(?:[\w-]+\s+){0,4}?(?:permanent|temporary|full|guest|remote)\s+access\b"
     r"|\b(?:grant|give)\s+(?:[\w-]+\s+){0,3}?access\s+to\s+(?:my|our)\b"
@@ -161,23 +165,26 @@ _ACT = re.compile(
     r"|\b(?:share|send|forward|email|e-mail|post|upload|leak)\s+(?:all\s+)?(?:of\s+)?" + _MINE
     + r"\s+(?:[\w-]+\s+){0,2}?(?:genetic|medical|health|financial|personal|bank(?:ing)?|credit\s+card|"
     r"payment|passport|ssn|social\s+security|location|home\s+address|contacts?|photos?)\b"
-    r"|\b(?:delete|remove|erase|wipe|purge)\s+(?:all\s+)?(?:of\s+)?" + _MINE
+    r"|\b(?:delete|remove|erase|wipe|purge)\s+(?:all\s+)?(?:of\s+)?" + _USERS
     + r"\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|files?|contacts?|tasks?|events?|records?|photos?|accounts?|"
     r"messages?|documents?|notes|repositor(?:y|ies))\b"
     r"|\b(?:delete|remove|erase)\s+(?:the\s+)?(?:e-?mail|file|message|event|document|contact|task)\s+"
     r"(?:with\s+(?:the\s+)?id|you\s+(?:have\s+)?just\s+sent)\b"
-    r"|\b(?:change|reset|update)\s+" + _MINE + r"\s+(?:[\w-]+\s+){0,2}?(?:password|passcode|"
+    r"|\b(?:change|reset|update)\s+" + _USERS + r"\s+(?:[\w-]+\s+){0,2}?(?:password|passcode|"
     r"e-?mail\s+address|profile\s+e-?mail|phone\s+number)\b"
-    r"|\b(?:change|reset)\s+the\s+password\s+of\s+(?:the\s+user|" + _MINE_WORDS + r")\b"
+    r"|\b(?:change|reset)\s+the\s+password\s+of\s+(?:the\s+user|" + _USERS_WORDS + r")\b"
     r"|\b(?:make|book|place)\s+(?:a|an)\s+(?:[\w-]+\s+)?(?:reservation|booking|appointment)\b"
     r"|\b(?:book|reserve)\s+(?:a|an|the|my)\s+(?:[\w-]+\s+){0,2}?(?:hotel|flight|room|table|ticket|"
     r"restaurant)s?\b", re.IGNORECASE)
 # the user's own data (or a patient's, a customer's) sent to an address
 _THEIR_DATA = re.compile(
-    r"\b(?:" + _MINE_WORDS + r"|all)\s+(?:[\w'-]+\s+){0,3}?(?:data|records?|details|information|info|"
+    r"\b(?:" + _USERS_WORDS + r")\s+(?:[\w'-]+\s+){0,3}?(?:data|records?|details|information|info|"
     r"history|accounts?|inbox|e-?mails?|messages?|payment\s+methods?|prescriptions?|holdings|"
     r"profile|passport|credit\s+card|contacts|location|photos|documents?|files?|folders?)\b"
-    r"|\b(?:user|patient|customer|client|employee)\s+(?:details|information|info|data|records?)\b",
+    r"|\b(?:user|patient)\s+(?:details|information|info|data|records?)\b"
+    # "all the files in my cloud" (not "all the details of a vulnerability")
+    r"|\ball\s+(?:[\w'-]+\s+){0,3}?(?:data|files?|folders?|documents?|e-?mails?|messages?|contacts|"
+    r"photos|information|details)\b[^.\n]{0,40}?\b(?:in|from|of|on)\s+" + _USERS + r"\b",
     re.IGNORECASE)
 _SENDS = re.compile(r"\b(?:send|email|e-mail|mail|forward|share|upload)\b", re.IGNORECASE)
 _ACT_NEEDS = re.compile(r"sell|buy|purchase|trade|transaction|payment|transfer|recipient|iban|"
