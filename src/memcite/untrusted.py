@@ -166,6 +166,18 @@ def open_regular(path: str | os.PathLike, *, flags: int = 0, mode: int = 0o777) 
     return fd
 
 
+def read_small_text(path: str | os.PathLike, limit: int) -> str | None:
+    """The first ``limit`` bytes of a regular file that is not a link, as UTF-8 with
+    replacement; None when it is missing, a link or not a regular file."""
+    try:
+        if os.path.islink(path):
+            return None
+        with os.fdopen(open_regular(path), "rb") as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+
+
 def check_regular(path: str | os.PathLike) -> None:
     """Raise ``NotRegularFile`` unless ``path`` (followed if a link) is a regular file, or
     ``FileNotFoundError`` (an ``OSError``) when it is missing; nothing is opened.

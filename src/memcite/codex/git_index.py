@@ -73,13 +73,9 @@ def work_tree_root(cwd: str) -> str | None:
 
 def _hash_size(git_folder: str) -> int:
     """20 for SHA-1 repositories, 32 for ``extensions.objectFormat = sha256``."""
-    from memcite.untrusted import open_regular
+    from memcite.untrusted import read_small_text
 
-    try:
-        with os.fdopen(open_regular(os.path.join(git_folder, "config")), "rb") as handle:
-            config = handle.read(MAX_CONFIG_BYTES).decode("utf-8", "replace")
-    except (OSError, ValueError):
-        config = ""
+    config = read_small_text(os.path.join(git_folder, "config"), MAX_CONFIG_BYTES) or ""
     squeezed = config.lower().replace(" ", "").replace("\t", "")
     return 32 if "objectformat=sha256" in squeezed else 20
 

@@ -31,7 +31,7 @@ import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
@@ -940,18 +940,11 @@ class _FactsOf:
     decided."""
 
     def __init__(self) -> None:
+        from memcite.codex.git_index import tracked_files
+
         self._read: dict[str | None, tuple[ProjectFacts, str]] = {}
-        self._tracked: dict[str, object] = {}
-
-    def tracked(self, cwd: str | None):
-        """The files the project at ``cwd`` tracks (``TrackedFiles``), or None."""
-        if not cwd:
-            return None
-        if cwd not in self._tracked:
-            from memcite.codex.git_index import tracked_files
-
-            self._tracked[cwd] = tracked_files(cwd)
-        return self._tracked[cwd]
+        # cwd -> the files its project tracks (``TrackedFiles``) or None, each index read once
+        self.tracked = lru_cache(maxsize=None)(tracked_files)
 
     def __call__(self, cwd: str | None) -> tuple[ProjectFacts, str]:
         found = self._read.get(cwd)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from functools import partial
+from functools import lru_cache, partial
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import git_index, memory_audit, provenance
@@ -117,12 +117,7 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
     index = None
     session_note = None
     source, cwd = memory.source, memory.cwd
-    tracked: dict = {}  # each project's tracked files, its git index read once
-
-    def files_of(folder: str | None):
-        if folder not in tracked:
-            tracked[folder] = git_index.tracked_files(folder) if folder else None
-        return tracked[folder]
+    files_of = lru_cache(maxsize=None)(git_index.tracked_files)  # each index read once
     if memory.session_path:
         try:
             read = provenance.read_segments(memory.session_path)

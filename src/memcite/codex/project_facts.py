@@ -27,16 +27,9 @@ _REMOTE = re.compile(r"^\s*url\s*=\s*(\S+)", re.MULTILINE)
 
 
 def _read(folder: str, name: str) -> str | None:
-    from memcite.untrusted import open_regular
+    from memcite.untrusted import read_small_text
 
-    path = os.path.join(folder, name)
-    try:
-        if os.path.islink(path):
-            return None
-        with os.fdopen(open_regular(path), "rb") as handle:
-            return handle.read(MAX_FILE_BYTES).decode("utf-8", "replace")
-    except (OSError, ValueError):
-        return None
+    return read_small_text(os.path.join(folder, name), MAX_FILE_BYTES)
 
 
 def _package_scripts(text: str) -> set[str]:
