@@ -12,11 +12,14 @@ empty, written atomically and never through a link (``memcite.durable_files``).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
+from array import array
+from dataclasses import dataclass
 
-VERSION = "verdicts-2"  # bumped whenever the rules or the finding's shape change
+VERSION = "verdicts-3"  # bumped whenever the rules or the finding's shape change
 MAX_BYTES = 128 * 1024 * 1024
 
 
@@ -37,9 +40,9 @@ def session_stamp(path: str | None) -> list | None:
 
 
 def key_of(*parts: object) -> str:
-    """A key for the parts a verdict depends on."""
-    text = json.dumps([VERSION, *parts], sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    """A key for the parts a verdict depends on (text, numbers, None, and lists of them)."""
+    text = repr((VERSION, parts))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _copied(findings: list[dict]) -> list[dict]:
@@ -50,16 +53,23 @@ def _copied(findings: list[dict]) -> list[dict]:
 
 
 class VerdictCache:
-    """The kept verdicts of one Codex home (empty without a cache folder)."""
+    """The kept verdicts of one Codex home (empty without a cache folder), with what the
+    audit read of each memory's text (``text``) and each rollout summary's header
+    (``old_headers``), so that an unchanged memory is not read again."""
 
     def __init__(self, cache_dir: str | None, codex_home: str) -> None:
         self.cache_dir = cache_dir
         self.codex_home = codex_home
-        self._old: dict[str, list] = self._load() if cache_dir else {}
+        record = self._load() if cache_dir else {}
+        self._old: dict[str, list] = _entries(record.get("verdicts"), list)
+        self.old_headers: dict[str, list] = _entries(record.get("headers"), list)
+        self.old_texts: dict[str, list] = _entries(record.get("texts"), list)
         self._new: dict[str, list] = {}
+        self.headers: dict[str, list] = {}  # this audit's, kept for the next
+        self._texts: dict[str, list] = {}
         self.hits = self.misses = 0
 
-    def _load(self) -> dict[str, list]:
+    def _load(self) -> dict:
         from memcite.untrusted import loads_json, open_regular
 
         path = os.path.join(self.cache_dir, _name(self.codex_home))
@@ -73,16 +83,14 @@ class VerdictCache:
                 or record.get("codex_home") != os.path.realpath(self.codex_home) \
                 or not isinstance(record.get("verdicts"), dict):
             return {}
-        return {key: value for key, value in record["verdicts"].items()
-                if isinstance(key, str) and isinstance(value, list)
-                and all(isinstance(item, dict) for item in value)}
+        return record
 
     def get(self, key: str) -> list[dict] | None:
         """The findings kept under ``key`` (copies), or None."""
         found = self._old.get(key)
         if found is None:
             found = self._new.get(key)
-        if found is None:
+        if found is None or not all(isinstance(item, dict) for item in found):
             self.misses += 1
             return None
         self.hits += 1
@@ -92,6 +100,37 @@ class VerdictCache:
     def put(self, key: str, findings: list[dict]) -> None:
         self._new[key] = _copied(findings)
 
+    def text(self, thread_id: str, *, parts: str | None = None, placed: str | None = None
+             ) -> MemoryText | None:
+        """What an earlier audit read of a memory that is unchanged, or None: its parts
+        (``parts``: its stage1 row's hash, its summary files' stamps, its raw memory's lines)
+        are the same, or its text read again (``placed``: its hash with places) is."""
+        kept = self.old_texts.get(thread_id) or self._texts.get(thread_id)
+        if kept is None or len(kept) != 5 or not (
+                (parts is not None and kept[0] == parts) or
+                (placed is not None and kept[2] == placed)):
+            return None
+        try:
+            found = MemoryText(kept[1], kept[2], _grams_of(kept[3]), kept[4])
+        except (TypeError, ValueError):
+            return None
+        if not all(isinstance(value, str) for value in (found.text, found.placed, found.first)):
+            return None
+        return found
+
+    def old_placed(self, thread_id: str) -> str | None:
+        """The ``placed`` hash an earlier audit kept for a memory's text, or None."""
+        kept = self.old_texts.get(thread_id)
+        return kept[2] if len(kept or ()) == 5 and isinstance(kept[2], str) else None
+
+    def put_text(self, thread_id: str, parts: str | None, text: MemoryText) -> None:
+        kept = self.old_texts.get(thread_id)
+        if kept is not None and kept[0] == parts and kept[2] == text.placed:
+            self._texts[thread_id] = kept  # as read: not encoded again
+            return
+        self._texts[thread_id] = [parts, text.text, text.placed, _grams_text(text.grams),
+                                  text.first]
+
     def save(self) -> str | None:
         """Keep the verdicts this audit used; the file's path (None without a cache folder)."""
         if not self.cache_dir:
@@ -100,7 +139,7 @@ class VerdictCache:
 
         name = _name(self.codex_home)
         record = {"version": VERSION, "codex_home": os.path.realpath(self.codex_home),
-                  "verdicts": self._new}
+                  "verdicts": self._new, "headers": self.headers, "texts": self._texts}
         fd = open_own_folder(self.cache_dir)  # never a link, never a folder of another user
         try:
             replace_file_at(fd, name, json.dumps(record).encode("utf-8", "surrogatepass"),
@@ -108,3 +147,39 @@ class VerdictCache:
         finally:
             os.close(fd)
         return os.path.join(self.cache_dir, name)
+
+
+@dataclass(frozen=True)
+class MemoryText:
+    """What the audit needs of a memory's text once it is read: its hash (``text``, what a
+    user's decision holds for), its hash with each line's place (``placed``), the hashes of
+    its masked word pairs (``grams``: where the folder's lines are traced) and its first
+    masked line (``first``). Never the text itself, and never a secret: the pairs are of the
+    masked text."""
+
+    text: str
+    placed: str
+    grams: frozenset
+    first: str
+
+
+def _entries(value: object, kind: type) -> dict:
+    if not isinstance(value, dict):
+        return {}
+    return {key: item for key, item in value.items()
+            if isinstance(key, str) and isinstance(item, kind)}
+
+
+def _grams_text(grams) -> str:
+    return base64.b64encode(array("I", sorted(grams)).tobytes()).decode("ascii")
+
+
+def _grams_of(text: object) -> frozenset:
+    if not isinstance(text, str):
+        raise TypeError("not text")
+    data = base64.b64decode(text.encode("ascii"), validate=True)
+    if len(data) % 4:
+        raise ValueError("not a list of 32-bit numbers")
+    grams = array("I")
+    grams.frombytes(data)
+    return frozenset(grams)

@@ -30,13 +30,14 @@ import math
 import os
 import re
 import sqlite3
+import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.codex import provenance
 from memcite.codex import session_scan as scan
-from memcite.codex.audit_cache import VerdictCache, key_of, session_stamp
+from memcite.codex.audit_cache import MemoryText, VerdictCache, key_of, session_stamp
 from memcite.display import count
 from memcite.errors import MemciteError
 from memcite.judgement import origin as og
@@ -102,6 +103,8 @@ class Memory:
     created_at: int | None = None
     session_path: str | None = None
     git_origin: str | None = None  # the thread's git_origin_url, from Codex's threads table
+    stage1_digest: str | None = None  # a hash of its stage1_outputs text columns
+    summary_stamps: list = field(default_factory=list)  # each summary file's stamp, or None
 
 
 @dataclass
@@ -219,6 +222,17 @@ def _memory(memories: dict[str, Memory], thread_id: str) -> Memory:
     return found
 
 
+def _digest_of(values) -> str:
+    """A short hash of a row's text columns (None and text told apart)."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    for value in values:
+        digest.update(b"\x01" if value is None else
+                      b"\x02" + str(value).encode("utf-8", "surrogatepass") + b"\x00")
+    return digest.hexdigest()
+
+
 def _read_stage1(path: str, memories: dict[str, Memory], problems: list[str]) -> tuple[str, ...]:
     """Each stage1_outputs row as a memory (its text is read later); the text columns."""
     try:
@@ -232,8 +246,9 @@ def _read_stage1(path: str, memories: dict[str, Memory], problems: list[str]) ->
             problems.append(f"{path}: no stage1_outputs table with a thread_id column")
             return ()
         texts = tuple(name for name in ("raw_memory", "rollout_summary") if name in columns)
+        picked = "".join(f", substr({name}, 1, {MAX_MEMORY_FILE_BYTES})" for name in texts)
         bad = 0
-        for (key,) in conn.execute("SELECT thread_id FROM stage1_outputs"):
+        for key, *values in conn.execute(f"SELECT thread_id{picked} FROM stage1_outputs"):
             thread_id = normalize_thread_id(str(key or "").strip()) if isinstance(key, str) else None
             if thread_id is None:
                 bad += 1
@@ -241,6 +256,7 @@ def _read_stage1(path: str, memories: dict[str, Memory], problems: list[str]) ->
             memory = _memory(memories, thread_id)
             memory.places.append("stage1_outputs")
             memory.stage1_key = key
+            memory.stage1_digest = _digest_of(values)  # what its text is, without keeping it
         if bad:
             problems.append(f"{path}: {count(bad, 'stage1_outputs row')} whose thread_id is not a UUID; "
                             "skipped")
@@ -267,31 +283,71 @@ def _split_header(text: str) -> tuple[dict[str, str], int]:
     return fields, len(text.splitlines()) + 1
 
 
+RACY_NS = 2_000_000_000  # a file changed this close to its reading is not stamped: read again
+
+
+def file_stamp(info: os.stat_result, now_ns: int) -> list | None:
+    """A file's stamp as read (device, inode, size, mtime and ctime; a write changes the
+    ctime, which no program sets back); None for one changed too recently to be sure that
+    a write in the same clock tick would show (git's "racily clean" files)."""
+    if max(info.st_mtime_ns, info.st_ctime_ns) > now_ns - RACY_NS:
+        return None
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
 def _read_summaries(root: MemoryRoot, folder: str, memories: dict[str, Memory],
-                    problems: list[str]) -> dict[str, str]:
-    """Each rollout summary read into its memory; the file names -> thread ids."""
+                    problems: list[str], known: dict | None = None,
+                    seen: dict | None = None) -> dict[str, str]:
+    """Each rollout summary read into its memory; the file names -> thread ids. ``known``:
+    the headers an earlier audit read (file name -> ``[stamp, thread id, cwd]``), used for a
+    file whose stamp is unchanged instead of reading it; ``seen`` gets this read's."""
+    import time
+
     names: dict[str, str] = {}
+    directory = os.path.join(folder, ROLLOUT_SUMMARIES)
     try:
-        listed = sorted(entry.name for entry in os.scandir(os.path.join(folder, ROLLOUT_SUMMARIES))
-                        if entry.name.endswith(".md"))
+        stampable = not os.path.islink(directory)
+        listed = sorted((entry for entry in os.scandir(directory) if entry.name.endswith(".md")),
+                        key=lambda entry: entry.name)
     except OSError:
         return names
-    for name in listed:
+    now_ns = time.time_ns()
+    for entry in listed:
+        name = entry.name
         inside = f"{ROLLOUT_SUMMARIES}/{name}"
-        text = _read_in_folder(root, inside, problems, limit=HEADER_BYTES)
-        if text is None:
-            continue
-        fields, _body_at = _split_header(text)
-        thread_id = normalize_thread_id(fields.get("thread_id", "").strip())
-        if thread_id is None:
-            problems.append(f"{inside}: no thread_id: header; not audited")
-            continue
+        stamp = None
+        try:
+            if stampable and not entry.is_symlink():
+                stamp = file_stamp(entry.stat(follow_symlinks=False), now_ns)
+        except OSError:
+            stamp = None
+        header = (known or {}).get(name)
+        if stamp is not None and isinstance(header, list) and len(header) == 3 \
+                and header[0] == stamp and isinstance(header[1], str) \
+                and isinstance(header[2], (str, type(None))):
+            thread_id, cwd = header[1], header[2]
+        else:
+            before = len(problems)
+            text = _read_in_folder(root, inside, problems, limit=HEADER_BYTES)
+            if text is None:
+                continue
+            fields, _body_at = _split_header(text)
+            thread_id = normalize_thread_id(fields.get("thread_id", "").strip())
+            if thread_id is None:
+                problems.append(f"{inside}: no thread_id: header; not audited")
+                continue
+            cwd = storable(fields["cwd"]) if fields.get("cwd") else None
+            if len(problems) > before:  # said again at every audit
+                stamp = None
+        if seen is not None and stamp is not None:
+            seen[name] = [stamp, thread_id, cwd]
         names[name] = thread_id
         memory = _memory(memories, thread_id)
         memory.places.append(inside)
         memory.summary_file = memory.summary_file or name
-        memory.cwd = memory.cwd or (storable(fields["cwd"]) if fields.get("cwd") else None)
+        memory.cwd = memory.cwd or cwd
         memory.summaries.append(inside)
+        memory.summary_stamps.append(stamp)
     return names
 
 
@@ -374,8 +430,9 @@ def _session_files(codex_home: str) -> dict[str, str]:
 
 
 def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
-                     cwd: str | None = None) -> MemoryHome:
-    """Every memory of ``codex_home`` with its text, the folder's summary lines, the sessions."""
+                     cwd: str | None = None, kept: VerdictCache | None = None) -> MemoryHome:
+    """Every memory of ``codex_home`` with its text, the folder's summary lines, the sessions;
+    ``kept``: an earlier audit's verdicts, whose summary headers stand for unchanged files."""
     locations = locate_codex_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
     memories: dict[str, Memory] = {}
     problems: list[str] = []
@@ -386,7 +443,9 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
     folder = locations.memory_folder
     if os.path.isdir(folder):
         with MemoryRoot(folder) as root:
-            summary_names = _read_summaries(root, folder, memories, problems)
+            summary_names = _read_summaries(root, folder, memories, problems,
+                                            known=kept.old_headers if kept else None,
+                                            seen=kept.headers if kept else None)
             _read_raw_memories(root, memories, problems)
             for name in (*FOLDER_FILES, *_read_too(folder)):
                 text = _read_in_folder(root, name, problems)
@@ -429,11 +488,21 @@ def _read_too(folder: str) -> list[str]:
 # --------------------------------------------------------------------------- folder lines
 
 
-def _grams(text: str) -> set:
+def grams_of(text: str) -> set[int]:
+    """The hashes of the word pairs of ``text`` (its one word, alone): what a folder line and
+    a memory are compared by, kept between audits without keeping the words."""
     words = provenance.words_of(text)
     if len(words) == 1:
-        return {words[0]}
-    return {(words[i], words[i + 1]) for i in range(len(words) - 1)}
+        return {zlib.crc32(words[0].encode("utf-8", "surrogatepass"))}
+    return {zlib.crc32(f"{first} {second}".encode("utf-8", "surrogatepass"))
+            for first, second in zip(words, words[1:], strict=False)}
+
+
+def masked_line(text: str, codex_home: str = "") -> tuple[str | None, str]:
+    """A folder line's secret (the kind of the first found, or None) and the line with every
+    secret masked."""
+    report, masked = _memory_secrets(None, [("", text)], codex_home)
+    return (report[0]["rule"] if report else None), masked[0][1]
 
 
 def _blocks(lines: list[tuple[str, int, str]], heads: tuple[str, ...] = ("# ", "## ")
@@ -487,12 +556,18 @@ def applies_to(lines: list[tuple[str, int, str]]) -> dict[tuple[str, int], str]:
 
 class FolderAttribution:
     """``attribute_folder_lines`` in steps, so that the audit reads each memory's text once:
-    made from the folder's lines, fed each memory's lines (``feed``), then ``result()``."""
+    made from the folder's lines (compared with their secrets masked: ``mask``, a line ->
+    its masked text), fed each memory's masked word pairs (``feed``), then ``result()``."""
 
-    def __init__(self, home: MemoryHome, threshold: float = provenance.DEFAULT_THRESHOLD) -> None:
+    def __init__(self, home: MemoryHome, threshold: float = provenance.DEFAULT_THRESHOLD,
+                 mask=lambda text: masked_line(text)[1]) -> None:
         self.home, self.threshold = home, threshold
         self.out: dict[tuple[str, int], tuple[list[str], str]] = {}
         self.unmatched: list[tuple[tuple[str, int], set]] = []
+        self.texts: dict[tuple[str, int], str] = {}  # an unmatched line's masked text
+        # an unmatched line -> the memory holding at least ``threshold`` of its pairs (the
+        # most, of equals the first id) and how many, or (None, 0): what ``result`` found
+        self.placings: dict[tuple[str, int], tuple[str | None, int]] = {}
         for name, number, text in home.folder_lines:
             if not provenance.words_of(text) or text.startswith("#") or text.strip() == "v1" \
                     or _APPLIES_TO.match(text):
@@ -501,7 +576,9 @@ class FolderAttribution:
             if ids:
                 self.out[(name, number)] = (ids, "named")
             else:
-                self.unmatched.append(((name, number), _grams(text)))
+                masked = mask(text)
+                self.unmatched.append(((name, number), grams_of(masked)))
+                self.texts[(name, number)] = masked
         self.wanted = set().union(*(grams for _key, grams in self.unmatched))
         self.postings: dict = {}
         self.held_by: dict[str, set] = {}
@@ -520,36 +597,49 @@ class FolderAttribution:
                     ids.append(thread_id)
         return ids
 
-    def feed(self, thread_id: str, lines: list[tuple[str, str]]) -> None:
-        """One memory's lines (``MemoryHome.lines_of``)."""
+    def feed(self, thread_id: str, grams) -> None:
+        """One memory's word pairs (``grams_of`` its masked lines)."""
         if not self.wanted:
             return
-        held: set = set()
-        for _where, text in lines:
-            held |= _grams(text) & self.wanted
+        held = self.wanted.intersection(grams)
         if held:
             self.held_by[thread_id] = held
             for gram in held:
                 self.postings.setdefault(gram, []).append(thread_id)
 
-    def result(self) -> dict[tuple[str, int], tuple[list[str], str]]:
+    def result(self, before=None, changed: set | None = None
+               ) -> dict[tuple[str, int], tuple[list[str], str]]:
+        """Each line traced. ``before``: a line's masked text -> its placing by an earlier
+        audit (``placings``), or None; ``changed``: the memories whose text differs from that
+        audit's (new and gone ones too). A line placed before on a memory that did not change
+        is compared with the changed memories alone; any other is placed anew."""
         out, postings, held_by, threshold = self.out, self.postings, self.held_by, self.threshold
         blocks = _blocks(self.home.folder_lines)
         groups = _blocks([line for line in self.home.folder_lines if line[0] == "MEMORY.md"], ("# ",))
         by_block: dict[int, list[str]] = {}
         for key, grams in self.unmatched:
-            # A memory holding ``threshold`` of the line's pairs holds at least one of any
-            # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories holding
-            # one of that many of the rarest pairs; each is then counted exactly.
-            ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
-            needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
-            candidates = {thread_id for gram in ranked[:max(needed, 1)]
-                          for thread_id in postings.get(gram, ())}
-            best = sorted(((len(grams & held_by[thread_id]), thread_id) for thread_id in candidates),
-                          key=lambda item: (-item[0], item[1]))
-            if grams and best and best[0][0] / len(grams) >= threshold:
-                out[key] = ([best[0][1]], "text")
+            placed = before(self.texts[key]) if before is not None and changed is not None else None
+            if placed is not None and placed[0] not in changed:
+                # unchanged memories hold what they held: only a changed one can do better
+                candidates = [thread_id for thread_id in changed if thread_id in held_by]
+                if placed[0] is not None:
+                    candidates.append(placed[0])
+            else:
+                # A memory holding ``threshold`` of the line's pairs holds at least one of any
+                # ``n - ceil(threshold * n) + 1`` of them: its candidates are the memories
+                # holding one of that many of the rarest pairs; each is then counted exactly.
+                ranked = sorted(grams, key=lambda gram: len(postings.get(gram, ())))
+                needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
+                candidates = {thread_id for gram in ranked[:max(needed, 1)]
+                              for thread_id in postings.get(gram, ())}
+            best = min(((-len(grams & held_by.get(thread_id, ())), thread_id)
+                        for thread_id in candidates),
+                       default=None)  # the most pairs held; of equals, the first id
+            if grams and best and -best[0] / len(grams) >= threshold:
+                self.placings[key] = (best[1], -best[0])
+                out[key] = ([best[1]], "text")
                 continue
+            self.placings[key] = (None, 0)
             # MEMORY.md's task groups name their sources ("Source: rollout <id>", a
             # ``### rollout_summary_files`` list): the line's ``##`` section, else its whole task
             # group under any subheading, is the last resort (the injected summary: never used).
@@ -573,9 +663,19 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
     (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``."""
     attribution = FolderAttribution(home, threshold)
     if attribution.unmatched:
+        codex_home = home.locations.codex_home
         for thread_id, memory in home.memories.items():
-            attribution.feed(thread_id, home.lines_of(memory))
+            lines = _memory_secrets(memory, home.lines_of(memory), codex_home)[1]
+            attribution.feed(thread_id, memory_grams(lines))
     return attribution.result()
+
+
+def memory_grams(masked_lines: list[tuple[str, str]]) -> set[int]:
+    """A memory's word pairs (``grams_of``), line by line, from its masked lines."""
+    grams: set[int] = set()
+    for _where, text in masked_lines:
+        grams |= grams_of(text)
+    return grams
 
 
 # --------------------------------------------------------------------------- findings
@@ -745,11 +845,32 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
     return out
 
 
-def _secret_findings(memory: Memory | None, where: str, line: str, codex_home: str
-                     ) -> tuple[list[dict], str]:
-    """The secret of one folder line, and the line with every secret found masked."""
-    found, masked = _memory_secrets(memory, [(where, line)], codex_home)
-    return found, masked[0][1]
+def _secret_finding(memory: Memory | None, where: str, masked: str, kind: str,
+                    codex_home: str) -> dict:
+    return _finding("secret", memory, where, masked, rule=kind, origin=None, codex_home=codex_home,
+                    message=f"personal data ({kind}) in memory text" if kind in PERSONAL_DATA
+                    else f"a secret ({kind}) in memory text",
+                    level=MEDIUM if kind in PERSONAL_DATA else None)
+
+
+def _placing(kept: list[dict] | None) -> tuple[str | None, int] | None:
+    """A line's placing as kept (``FolderAttribution.placings``), or None."""
+    if not kept or len(kept) != 1:
+        return None
+    thread_id, held = kept[0].get("memory"), kept[0].get("held")
+    if not isinstance(held, int) or not (thread_id is None or isinstance(thread_id, str)):
+        return None
+    return thread_id, held
+
+
+def _parts_key(memory: Memory) -> str | None:
+    """What a memory's text is made of, stamped without reading it: its stage1 row's hash,
+    each summary file's stamp, its raw memory's lines; None when a summary file could not
+    be stamped (its text is read)."""
+    if any(stamp is None for stamp in memory.summary_stamps):
+        return None
+    return key_of("parts", memory.stage1_digest, memory.summaries, memory.summary_stamps,
+                  memory.raw_lines)
 
 
 def _mask_spans(line: str, spans: list[tuple[str, int, int]]) -> str:
@@ -792,11 +913,8 @@ def _memory_secrets(memory: Memory | None, lines_of_memory, codex_home: str
         if first:
             out.append((found.line - 1, found.kind))
     masked = {lines[index]: _mask_spans(lines[index], found) for index, found in spans.items()}
-    report = [_finding("secret", memory, unique[lines[index]], masked.get(lines[index], lines[index]),
-                       rule=kind, origin=None, codex_home=codex_home,
-                       message=f"personal data ({kind}) in memory text" if kind in PERSONAL_DATA
-                       else f"a secret ({kind}) in memory text",
-                       level=MEDIUM if kind in PERSONAL_DATA else None) for index, kind in out]
+    report = [_secret_finding(memory, unique[lines[index]], masked.get(lines[index], lines[index]),
+                              kind, codex_home) for index, kind in out]
     return report, [(where, masked.get(line.replace("\n", " "), line))
                     for where, line in lines_of_memory]
 
@@ -804,15 +922,17 @@ def _memory_secrets(memory: Memory | None, lines_of_memory, codex_home: str
 def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: str | None = None,
                cwd: str | None = None, threshold: float = provenance.DEFAULT_THRESHOLD,
                home: MemoryHome | None = None, cache_dir: str | None = None,
-               now: int | None = None) -> dict:
+               now: int | None = None, _kept: VerdictCache | None = None) -> dict:
     """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
     ``cache_dir``, its counts are kept there for ``stats`` and ``report``
     (``memcite.retention.audit_counts``), and its verdict on each memory and folder line
     (``memcite.codex.audit_cache``): the next audit reads only the sessions of what changed."""
     if home is None:
-        with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd) as home:
+        kept = VerdictCache(cache_dir, codex_home)
+        with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd,
+                              kept=kept) as home:
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
-                              cache_dir=cache_dir, now=now)
+                              cache_dir=cache_dir, now=now, _kept=kept)
     codex_home = home.locations.codex_home
     from memcite.codex.cwd_match import repository_key, windows_form
 
@@ -821,31 +941,62 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     problems = home.problems
     facts_of = _FactsOf()
     sessions = SessionIndex(problems, facts_of.tracked)
-    kept = VerdictCache(cache_dir, codex_home)
+    if _kept is None or os.path.realpath(_kept.codex_home) != os.path.realpath(codex_home):
+        _kept = VerdictCache(cache_dir, codex_home)
+    kept = _kept
     findings: list[dict] = []
     texts: dict[str, str] = {}
     stamps: dict[str, list | None] = {}
-    attribution = FolderAttribution(home, threshold)
+    masks: dict[str, tuple[str | None, str]] = {}
+    placed_texts: dict[str, str] = {}
+
+    def mask(text: str) -> tuple[str | None, str]:
+        """A folder line's secret and masked text, kept between audits."""
+        found = masks.get(text)
+        if found is None:
+            line_key = key_of("line-secrets", text)
+            cached = kept.get(line_key)
+            if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str):
+                found = (cached[0].get("kind"), cached[0]["masked"])
+            else:
+                found = masked_line(text, codex_home)
+                kept.put(line_key, [{"kind": found[0], "masked": found[1]}])
+            masks[text] = found
+        return found
+
+    attribution = FolderAttribution(home, threshold, mask=lambda text: mask(text)[1])
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         facts, facts_key = facts_of(memory.cwd)
-        raw_lines = home.lines_of(memory)
-        attribution.feed(thread_id, raw_lines)
-        texts[thread_id] = digest = text_hash(raw_lines)
+        raw_lines = lines = None
+        secrets = None
+        parts = _parts_key(memory)
+        read = kept.text(thread_id, parts=parts) if parts else None
+        before = len(problems)
+        if read is None:  # its text is read: new, changed, or a file not stamped
+            raw_lines = home.lines_of(memory)
+            read = kept.text(thread_id, placed=text_hash(raw_lines, placed=True))
         # its secrets depend on its text and where each line stands; kept, so that an
         # unchanged memory is neither scanned nor masked again
-        secrets_key = key_of("secrets", thread_id, text_hash(raw_lines, placed=True), codex_home)
-        secrets, lines = kept.get(secrets_key), None
-        if secrets is None:
+        secrets_key = key_of("secrets", thread_id, read.placed if read else
+                             text_hash(raw_lines, placed=True), codex_home)
+        secrets = kept.get(secrets_key)
+        if read is None or secrets is None:
+            raw_lines = home.lines_of(memory) if raw_lines is None else raw_lines
             secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
-            kept.put(secrets_key, secrets)
+            read = MemoryText(text_hash(raw_lines), text_hash(raw_lines, placed=True),
+                              frozenset(memory_grams(lines)), lines[0][1] if lines else "")
+        if len(problems) == before:  # a problem in its text is said again at every audit
+            kept.put_text(thread_id, parts, read)
+        kept.put(secrets_key, secrets)
         findings.extend(secrets)
+        attribution.feed(thread_id, read.grams)
+        texts[thread_id] = digest = read.text
+        placed_texts[thread_id] = read.placed
         if project and not _in_project(memory.cwd, project) \
                 and not (origin and repository_key(memory.git_origin) == origin):
-            if lines is None:
-                lines = _memory_secrets(memory, raw_lines, codex_home)[1]
             findings.append(_finding("cross-project", memory, memory.places[0] if memory.places
-                                     else thread_id, lines[0][1] if lines else "",
+                                     else thread_id, read.first,
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
         stamps[thread_id] = stamp = session_stamp(memory.session_path)
@@ -857,13 +1008,21 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             found = []
             seen: set = set()  # a sentence in several places of one memory is said once
             if lines is None:
+                raw_lines = home.lines_of(memory) if raw_lines is None else raw_lines
                 lines = _memory_secrets(memory, raw_lines, codex_home)[1]
             for where, line in lines:  # masked: no secret reaches an excerpt or the cache
                 found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
                                                 threshold=threshold, seen=seen, facts=facts))
             kept.put(key, found)
         findings.extend(found)
-    attributed = attribution.result()
+    gone = set(kept.old_texts) - set(home.memories)
+    changed = {thread_id for thread_id, placed in placed_texts.items()
+               if kept.old_placed(thread_id) != placed} | gone
+    placing_key = partial(key_of, "placing", threshold)
+    attributed = attribution.result(before=lambda text: _placing(kept.get(placing_key(text))),
+                                    changed=changed)
+    for key, (thread_id, held) in attribution.placings.items():
+        kept.put(placing_key(attribution.texts[key]), [{"memory": thread_id, "held": held}])
     applies = applies_to(home.folder_lines)
     traced_lines = 0
     for name, number, text in home.folder_lines:
@@ -880,8 +1039,9 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                              memory.source if memory else None,
                              memory.session_path if memory else None,
                              stamps.get(ids[0]) if ids else None, threshold, facts_key)
-        secrets, text = _secret_findings(memory, where, text, codex_home)  # text masked
-        findings.extend(secrets)
+        kind, text = mask(text)  # masked from here on
+        if kind is not None:
+            findings.append(_secret_finding(memory, where, text, kind, codex_home))
         found = kept.get(verdict_key)
         if found is None:
             index = sessions.index(memory.session_path) if memory else None

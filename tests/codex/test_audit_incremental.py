@@ -1,0 +1,136 @@
+"""A second audit reads only what changed, and says exactly what a first audit would say.
+
+The audit keeps, per memory, what it read of its text (hashes, the hashes of its masked word
+pairs) under the stamps of the files it came from, and per folder line the memory it was
+traced to. These tests change a home step by step and hold the kept audit to a fresh one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import memcite.codex.memory_audit as memory_audit
+from memcite.codex.memory_audit import audit_home
+from poisoned_home import build_home
+
+
+@pytest.fixture
+def stamped(monkeypatch):
+    """Files count as stamped at once (by default one changed in the last 2 s is read again,
+    since a write in the same clock tick would not show in its stamp)."""
+    monkeypatch.setattr(memory_audit, "RACY_NS", 0)
+
+
+def _summaries(codex: Path) -> dict[str, Path]:
+    """Thread id -> its rollout summary file."""
+    out = {}
+    for path in (codex / "memories" / "rollout_summaries").iterdir():
+        out[path.read_text().split("\n", 1)[0].split(": ", 1)[1]] = path
+    return out
+
+
+def _text_placed(report: dict) -> dict[str, list[str]]:
+    """Each folder line the audit traced by its text (``where`` of findings aside): from a
+    fresh trace of the same home."""
+    return {f["where"]: f["memories"] for f in report["findings"]}
+
+
+def _same(codex: Path, cache: Path, now: int) -> dict:
+    kept = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=now)
+    fresh = audit_home(str(codex), cwd=str(codex), now=now)
+    assert json.dumps(kept, sort_keys=True) == json.dumps(fresh, sort_keys=True)
+    return kept
+
+
+def _write(path: Path, text: str) -> None:
+    time.sleep(0.02)  # a new change time, even on a coarse clock
+    path.write_text(text)
+
+
+def test_an_unchanged_home_is_audited_again_without_reading_a_memory(tmp_path, monkeypatch,
+                                                                      stamped):
+    codex = tmp_path / "codex"
+    build_home(codex, 12, stage1=True, summary_lines=12)
+    cache = tmp_path / "cache"
+    first = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
+    read: list[str] = []
+    real = memory_audit.MemoryHome.lines_of
+    monkeypatch.setattr(memory_audit.MemoryHome, "lines_of",
+                        lambda self, memory: read.append(memory.thread_id) or real(self, memory))
+    again = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
+    assert read == [] and again == first
+    # one summary changes: that memory alone is read
+    thread, path = sorted(_summaries(codex).items())[3]
+    _write(path, path.read_text() + "- the cache now expires hourly\n")
+    audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=2)
+    assert read == [thread]
+
+
+def test_a_file_changed_within_the_clock_s_reach_is_read_again(tmp_path, monkeypatch):
+    codex = tmp_path / "codex"
+    build_home(codex, 6, stage1=False, summary_lines=6)
+    cache = tmp_path / "cache"
+    audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
+    read: list[str] = []
+    real = memory_audit.MemoryHome.lines_of
+    monkeypatch.setattr(memory_audit.MemoryHome, "lines_of",
+                        lambda self, memory: read.append(memory.thread_id) or real(self, memory))
+    audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=2)
+    assert len(read) == 6  # written a moment ago: not trusted by their stamps
+
+
+def test_each_change_gives_the_audit_a_fresh_audit_gives(tmp_path, stamped):
+    codex = tmp_path / "codex"
+    build_home(codex, 16, stage1=False, summary_lines=16)
+    cache = tmp_path / "cache"
+    summary = codex / "memories" / "memory_summary.md"
+    first = _same(codex, cache, 1)
+    assert first["folder_lines_traced"] > 0
+    files = _summaries(codex)
+    ids = sorted(files)
+    lines = [line for line in summary.read_text().splitlines()
+             if line.startswith("- ") and "rollout_summaries/" not in line]
+    line = lines[0][2:]
+    [holder] = [thread for thread, path in files.items() if line in path.read_text()][:1]
+    others = [thread for thread in ids if thread != holder]
+    # a memory with a lower id learns the same sentence: of equals, the first id is chosen
+    thief = others[0]
+    _write(files[thief], files[thief].read_text() + f"- {line}\n")
+    _same(codex, cache, 2)
+    # the memory the line was traced to forgets it: the line moves
+    _write(files[holder], files[holder].read_text().replace(line, "nothing in particular"))
+    _same(codex, cache, 3)
+    # a memory is removed, and one is added that holds a summary line
+    os.remove(files[others[1]])
+    new_id = "019bd000-0000-7000-8000-0000000000aa"
+    (files[others[2]].parent / "2026-02-01T00-00-00-new.md").write_text(
+        f"thread_id: {new_id}\ncwd: /home/dev/proj9\n\n## Learned\n\n- {lines[1][2:]}\n"
+        f"- and one more sentence of its own\n")
+    _same(codex, cache, 4)
+    # a line is added to the summary; a summary is rewritten at the same size
+    _write(summary, summary.read_text() + f"- {lines[2][2:]} (again)\n")
+    text = files[others[3]].read_text()
+    _write(files[others[3]], text.replace("Fix the build", "Fix the tests"[:len("Fix the build")]))
+    assert len(files[others[3]].read_text()) == len(text)
+    _same(codex, cache, 5)
+
+
+def test_a_damaged_kept_text_reads_as_unknown_and_the_audit_stands(tmp_path, stamped):
+    codex = tmp_path / "codex"
+    build_home(codex, 8, stage1=True, summary_lines=8)
+    cache = tmp_path / "cache"
+    first = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
+    [kept] = [path for path in cache.iterdir() if path.name.startswith("audit-verdicts-")]
+    record = json.loads(kept.read_text())
+    for number, thread in enumerate(record["texts"]):
+        record["texts"][thread] = ([None, 1, 2] if number % 3 == 0 else
+                                   [*record["texts"][thread][:3], "!!not base64", ""]
+                                   if number % 3 == 1 else "nonsense")
+    record["headers"] = {name: [[1, 2], None, 5] for name in record["headers"]}
+    kept.write_text(json.dumps(record))
+    assert audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1) == first
