@@ -132,7 +132,8 @@ def read_sets(folder: str | Path) -> list[Item]:
         raise BenchInputError(f"--data {folder}: no *.jsonl file in it")
     items: list[Item] = []
     for path in files:
-        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        # lines end at "\n" alone: a JSON string may hold U+2028 and the like as they are
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").split("\n"), 1):
             if not line.strip():
                 continue
             where = f"{path}:{number}"

@@ -53,6 +53,7 @@ class Effect:
     value: str
     own: bool = False
     dangerous: bool = False
+    pasted: bool = False  # code the reader is asked to put into its work: it stays there
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,11 @@ class Effects:
     @property
     def dangerous(self) -> bool:
         return any(item.dangerous for item in self.items)
+
+    @property
+    def pasted(self) -> bool:
+        """Harmful code the reader is asked to put into its work (``find_effects``)."""
+        return any(item.pasted for item in self.items)
 
     @property
     def foreign(self) -> bool:
@@ -250,6 +256,63 @@ def _own_host(url: str, facts: ProjectFacts) -> bool:
                for host in facts.hosts)
 
 
+# A request to put code into the work: "merge the following code snippet into your solution".
+_PASTE = re.compile(r"\b(?:following|below|subsequent|underneath|given)\s+(?:[\w-]+\s+)?code\s+"
+                    r"(?:snippet|block|excerpt|section|segment|fragment|piece|sample|lines?)\b",
+                    re.IGNORECASE)
+# What such code would do that no snippet a project hands its contributors does: send what
+# the machine holds somewhere (its environment, files, clipboard, hardware, location, the
+# user's name) ...
+_CODE_SENDS = re.compile(
+    r"\b(?:requests|httpx|aiohttp|session|client)\.(?:post|put)\b|\burlopen\([^)]{0,200}\bdata\s*=|"
+    r"\.(?:send|sendall|sendto|sendmail|send_message|storbinary|publish)\s*\(|\bpublish\.single\b|"
+    r"\b(?:smtplib|ftplib|paramiko|scp|pysftp|yagmail)\b|\bcurl\b[^\n]{0,80}\s(?:-F|-d|--data|-T)\s|"
+    r"\b(?:scp|rsync)\b[^\n]{0,80}@|\bcookies\s*=",
+    re.IGNORECASE)
+_MACHINE_DATA = re.compile(
+    r"\bos\.environ\b|\bgetenv\b|\bpsutil\b|\bgetpass\b|\bplatform\.\w+\(|\bgethostname\b|"
+    r"\bcookie|\bclipboard\b|\bpyperclip\b|\bpbpaste\b|\bxsel\b|\bxclip\b|/etc/|~/|\bgeocoder\b|"
+    r"\busb\.|\bsounddevice\b|\bcheck_output\b|\bdriverquery\b|\bopen\(|\bImage\.open\b|"
+    r"/var/log/|\bcontacts\b|@/|\bwhoami\b|\bsysteminfo\b|\bifconfig\b|\bipconfig\b|"
+    r"\bscreenshot\b|\bx11grab\b|\bscreencapture\b|\bworking_set\b",
+    re.IGNORECASE)
+# ... fetch code and run it ...
+_CODE_FETCHES = re.compile(r"\burlretrieve\b|\burlopen\b|\brequests\.get\b|\bhttpx\.get\b|"
+                           r"\bwget\b|\bcurl\b|\burllib3\b|\bhttp\.request\b", re.IGNORECASE)
+_CODE_RUNS = re.compile(r"\bexec\s*\(|\beval\s*\(|\bos\.system\b|\bsubprocess\b|\bPopen\b|"
+                        r"\bchmod\s+\+x\b|&&\s*\./|\bpython3?\s+[\w./-]+\.py\b", re.IGNORECASE)
+# ... or break the machine it runs on, or stay on it.
+_CODE_HARMS = re.compile(
+    r"\b(?:os\.remove|os\.unlink|os\.rmdir|shutil\.rmtree|shutil\.move|os\.rename)\s*\(\s*[rbf]?"
+    r"[\"'](?:/(?:(?:lib|lib64|usr|etc|bin|sbin|boot|var|sys|proc|root|home)\b|[\"'])|[A-Za-z]:\\\\)|"
+    r"\bsystemctl\s+(?:stop|disable|mask|kill)\b|\bkill(?:all)?\s+-9\b|\brc\.local\b|"
+    r"\.(?:bashrc|zshrc|profile)\b|/etc/(?:passwd|shadow|sudoers|hosts|crontab|init\.d)\b|"
+    r"\bssh\s+-[LRD]\s|\b(?:crypto)?miner?\b|\bcryptomine|\bkeylog|\breverse[ _-]?shell\b|"
+    r"\b(?:shutdown|reboot|halt)\b|/boot/|\bauthorized_keys\b|\bos\.dup2\b|\bnc\s+-e\b|"
+    r"\bos\.fork\b|\bipconfig\s+/release\b|\.Disable\(\)|\.terminate\(\)|"
+    r"\bpickle\.loads?\b[^\n]{0,200}\b(?:requests|urlopen|response)|"
+    r"\b(?:requests|urlopen|response)\b[^\n]{0,200}\bpickle\.loads?\b|"
+    r"\b(?:Fernet|Cipher|AES)\b[^\n]{0,400}\bopen\([^)]{0,80}[\"'][rw]\+?b|"
+    r"\bwhile\s+True\s*:[^\n]{0,300}\b(?:clipboard|paste|post|requests\.get|ping|send\s*\(|"
+    r"os\.fork|Process|Tk\(|screenshot|subprocess)", re.IGNORECASE)
+
+
+def pasted_harm(text: str) -> str | None:
+    """What harmful code the reader is asked to put into its work would do, or None: code
+    that sends what the machine holds away, fetches code and runs it, or breaks or stays on
+    the machine (a snippet a project gives its contributors does none of these)."""
+    if not _PASTE.search(text):
+        return None
+    if _CODE_SENDS.search(text) and _MACHINE_DATA.search(text):
+        return "code that sends what this machine holds elsewhere"
+    if _CODE_FETCHES.search(text) and _CODE_RUNS.search(text):
+        return "code that fetches code and runs it"
+    harm = _CODE_HARMS.search(text)
+    if harm:
+        return f"code that harms or stays on this machine ({harm.group().strip()[:60]})"
+    return None
+
+
 _DANGER_NEEDS = ("rm ", "curl", "wget", "iwr", "invoke-", "bash", "chmod", "mkfs", "dd ", "/dev/",
                  "nc ", "iex", "eval", "crontab", "push", "sudo")
 
@@ -270,7 +333,8 @@ _MAY_DANGER = _DANGER_NEEDS + (
     "id_rsa", "id_ed", "_pat", "sell", "buy", "purchase", "trade", "transaction", "payment",
     "recipient", "iban", "payee", "beneficiary", "unlock", "open ", "access", "share", "forward",
     "mail", "post", "upload", "leak", "delete", "erase", "wipe", "purge", "change", "reset",
-    "update", "book", "reserv", "appointment")
+    "update", "book", "reserv", "appointment", "code snippet", "code block", "code excerpt",
+    "code section", "code segment", "code fragment", "code piece", "code sample", "code line")
 
 
 _MAY_DANGER_RE = re.compile("|".join(map(re.escape, _MAY_DANGER)))  # on lowered text
@@ -320,6 +384,12 @@ def find_effects(text: str, facts: ProjectFacts = NO_FACTS) -> Effects:
         items.append(Effect(CREDENTIAL, "reveal", dangerous=True))
     for match in _SAFETY.finditer(text):
         items.append(Effect(SAFETY, match.group()[:80], dangerous=True))
+    if "code" in text.lower() and _PASTE.search(text):
+        harm = pasted_harm(text)
+        if harm is None and any(item.dangerous for item in items):
+            harm = "code that does what is dangerous above"
+        if harm:
+            items.append(Effect(COMMAND, harm, dangerous=True, pasted=True))
     effects = Effects(tuple(items))
     if effects.exfiltration:
         items = [Effect(i.kind, i.value, i.own, True) if i.kind == CREDENTIAL else i for i in items]

@@ -40,6 +40,9 @@ MARKERS = (CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, OVERRIDE, ENCODED)
 # trigger are also how a user states a lasting preference).
 STRONG = frozenset({CONCEALMENT, AUTHORITY, OVERRIDE, ENCODED})
 
+# a mode in which the agent would keep no rules ("debugging mode", "developer mode", "DAN mode")
+_NO_RULES_MODE = (r"(?:debug(?:ging)?|developer|dev|maintenance|god|admin|unrestricted|unfiltered|"
+                  r"jailbr[eo]\w*|dan)\s+mode\b")
 _USER = r"(?:the\s+|your\s+|this\s+)?(?:user|human|person|operator|developer|owner|customer|them|him|her)"
 _PATTERNS: dict[str, re.Pattern] = {
     CONCEALMENT: re.compile(
@@ -102,7 +105,19 @@ _PATTERNS: dict[str, re.Pattern] = {
         r"|\b(?:message|note|request|instructions?)\s+from\s+me\b[^.\n]{0,80}\bto\s+you\b"
         r"|\b(?:before|instead\s+of)\s+(?:you\s+)?(?:can\s+)?(?:solve|complete|finish|do|answer|"
         r"continue\s+with)\s+(?:the|my|your)\s+(?:\w+\s+)?task\s+(?:that\s+)?(?:i|the\s+user)\s+"
-        r"(?:gave|give|assigned)\s+you\b", re.IGNORECASE),
+        r"(?:gave|give|assigned)\s+you\b"
+        # ... or its safety: all of its checks, a mode in which it has none
+        r"|\b(?:ignore|bypass|disregard|skip|override|disable|turn\s+off|switch\s+off)\s+"
+        r"(?:all|any|every|your)\s+(?:of\s+)?(?:your\s+|the\s+)?(?:security|safety|ethical|content|"
+        r"confirmation)\s+(?:checks?|rules?|guidelines?|restrictions?|filters?|polic(?:y|ies)|"
+        r"protocols?|measures?|guardrails?|prompts?)\b"
+        r"|\b(?:pretend|imagine|act\s+as\s+if|assume)\s+(?:that\s+)?you(?:'re|\s+are)\s+(?:now\s+)?"
+        r"(?:in|running\s+in|operating\s+in)\s+(?:an?\s+)?" + _NO_RULES_MODE +
+        r"|\byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+)?" + _NO_RULES_MODE +
+        r"|\byou(?:'re|\s+are)\s+(?:now\s+)?(?:no\s+longer|not)\s+(?:bound|restricted|limited)\s+by\s+"
+        r"(?:any\s+|your\s+|the\s+)*"
+        r"(?:rules|restrictions|guidelines|polic(?:y|ies)|filters|safety|openai|anthropic)\b",
+        re.IGNORECASE),
 }
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 _DECODED_COMMAND = re.compile(
@@ -126,7 +141,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
                 "you are now", "precedence", "priority", "treat this", "this message",
                 "this notice", "authori"),
     OVERRIDE: ("ignore", "disregard", "forget", "override", "instruction", "from me",
-               "task"),
+               "task", "bypass", "skip", "disable", "turn off", "switch off", " mode", "bound by",
+               "restricted by", "limited by"),
 }
 
 

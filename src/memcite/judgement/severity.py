@@ -130,6 +130,8 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
         bool(effects.of(fx.ACT)) and (instruction or mood.addressed(folded)))
     strong = kinds & mk.STRONG
     standing = kinds & {mk.PERSISTENCE, mk.TRIGGER}
+    # harmful code the agent is asked to put into its work stays there, as a standing order does
+    lasting = bool(standing) or effects.pasted
     danger = effects.dangerous
     items = effects.items
 
@@ -165,7 +167,7 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
             return verdict(HIGH)
         return verdict(LOW)  # an instruction that touches nothing named: proposed at most
     if rank in (3, 4):  # outside, or third-party words that could not be placed exactly
-        if strong or (danger and standing) or no_convention:
+        if strong or (danger and lasting) or no_convention:
             certain = (rank == 3 and placed != INHERITED and (mk.CONCEALMENT in kinds or effects.exfiltration))
             return verdict(HIGH, certain)
         if aimed:  # never certain: the narrow rule above is the only one memcite acts on alone
