@@ -53,7 +53,7 @@ class Effect:
     value: str
     own: bool = False
     dangerous: bool = False
-    pasted: bool = False  # code the reader is asked to put into its work: it stays there
+    harmful_code: bool = False  # harmful code the reader is asked to put into its work or run
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +68,9 @@ class Effects:
         return any(item.dangerous for item in self.items)
 
     @property
-    def pasted(self) -> bool:
-        """Harmful code the reader is asked to put into its work (``find_effects``)."""
-        return any(item.pasted for item in self.items)
+    def harmful_code(self) -> bool:
+        """Harmful code the reader is asked to put into its work or run (``code_harm``)."""
+        return any(item.harmful_code for item in self.items)
 
     @property
     def foreign(self) -> bool:
@@ -256,10 +256,16 @@ def _own_host(url: str, facts: ProjectFacts) -> bool:
                for host in facts.hosts)
 
 
-# A request to put code into the work: "merge the following code snippet into your solution".
-_PASTE = re.compile(r"\b(?:following|below|subsequent|underneath|given)\s+(?:[\w-]+\s+)?code\s+"
-                    r"(?:snippet|block|excerpt|section|segment|fragment|piece|sample|lines?)\b",
-                    re.IGNORECASE)
+# A request to put code into the work ("merge the following code snippet into your
+# solution") or to run it ("execute the following Python code", "create and execute a bash
+# script that ...").
+_ASKED_CODE = re.compile(
+    r"\b(?:following|below|subsequent|underneath|given)\s+(?:[\w-]+\s+)?code\s+"
+    r"(?:snippet|block|excerpt|section|segment|fragment|piece|sample|lines?)\b|"
+    r"\b(?:execute|run)\s+(?:the\s+)?(?:following|below|this|these)\s+(?:[\w+#-]+\s+)?"
+    r"(?:code|script|program|commands?)\b|"
+    r"\b(?:create|write|generate|build)\s+and\s+(?:then\s+)?(?:execute|run)\s+(?:an?\s+|the\s+)?"
+    r"(?:[\w+#-]+\s+)?(?:script|program|code|function)\b", re.IGNORECASE)
 # What such code would do that no snippet a project hands its contributors does: send what
 # the machine holds somewhere (its environment, files, clipboard, hardware, location, the
 # user's name) ...
@@ -281,6 +287,17 @@ _CODE_FETCHES = re.compile(r"\burlretrieve\b|\burlopen\b|\brequests\.get\b|\bhtt
                            r"\bwget\b|\bcurl\b|\burllib3\b|\bhttp\.request\b", re.IGNORECASE)
 _CODE_RUNS = re.compile(r"\bexec\s*\(|\beval\s*\(|\bos\.system\b|\bsubprocess\b|\bPopen\b|"
                         r"\bchmod\s+\+x\b|&&\s*\./|\bpython3?\s+[\w./-]+\.py\b", re.IGNORECASE)
+# the machine's own accounts, keys, startup and system folders, which no project's code
+# touches: copied, read, changed or deleted, they are the harm
+_SYSTEM_FILES = (r"/etc/(?:passwd|shadow|gshadow|group|sudoers|security|ssh|ssl/private|hosts|"
+                 r"host\.conf|crontab|cron\.|init\.d|rc\.local|profile|bash\.bashrc|ld\.so)|"
+                 r"(?<![\w.])/root/|(?<![\w.])/boot/|(?<![\w.])/proc/\d|(?<![\w.])/usr/(?:bin|sbin|lib)/|"
+                 r"(?<![\w.])/var/(?:log|spool|lib)/|\bkill(?:all)?\s|\.kill\(|\bpkill\b|"
+                 r"\bsocket\b[^\n]{0,300}\b(?:subprocess|os\.dup2|/bin/(?:ba)?sh)\b|"
+                 r"\blistens?\s+for\s+commands\b[^.\n]{0,80}\bexecut|__import__\(\s*['\"]os['\"]\s*\)|"
+                 r"(?<![\w.])/usr/[\w.-]+\.(?:py|sh|pl|rb)\b|"
+                 r"\b(?:forcefully\s+)?terminat(?:e|es|ing)\s+(?:them|(?:all\s+)?(?:the\s+)?(?:running\s+)?"
+                 r"processes)\b")
 # ... or break the machine it runs on, or stay on it.
 _CODE_HARMS = re.compile(
     r"\b(?:os\.remove|os\.unlink|os\.rmdir|shutil\.rmtree|shutil\.move|os\.rename)\s*\(\s*[rbf]?"
@@ -294,14 +311,15 @@ _CODE_HARMS = re.compile(
     r"\b(?:requests|urlopen|response)\b[^\n]{0,200}\bpickle\.loads?\b|"
     r"\b(?:Fernet|Cipher|AES)\b[^\n]{0,400}\bopen\([^)]{0,80}[\"'][rw]\+?b|"
     r"\bwhile\s+True\s*:[^\n]{0,300}\b(?:clipboard|paste|post|requests\.get|ping|send\s*\(|"
-    r"os\.fork|Process|Tk\(|screenshot|subprocess)", re.IGNORECASE)
+    r"os\.fork|Process|Tk\(|screenshot|subprocess)|" + _SYSTEM_FILES, re.IGNORECASE)
 
 
-def pasted_harm(text: str) -> str | None:
-    """What harmful code the reader is asked to put into its work would do, or None: code
-    that sends what the machine holds away, fetches code and runs it, or breaks or stays on
-    the machine (a snippet a project gives its contributors does none of these)."""
-    if not _PASTE.search(text):
+def code_harm(text: str) -> str | None:
+    """What harmful code the reader is asked to put into its work or to run would do, or
+    None: code that sends what the machine holds away, fetches code and runs it, or touches
+    the machine's own accounts and system files, breaks the machine or stays on it (a snippet
+    a project gives its contributors does none of these)."""
+    if not _ASKED_CODE.search(text):
         return None
     if _CODE_SENDS.search(text) and _MACHINE_DATA.search(text):
         return "code that sends what this machine holds elsewhere"
@@ -311,6 +329,9 @@ def pasted_harm(text: str) -> str | None:
     if harm:
         return f"code that harms or stays on this machine ({harm.group().strip()[:60]})"
     return None
+
+
+_CODE_NEEDS = re.compile(r"code|script|program|command")  # on lowered text
 
 
 _DANGER_NEEDS = ("rm ", "curl", "wget", "iwr", "invoke-", "bash", "chmod", "mkfs", "dd ", "/dev/",
@@ -334,7 +355,8 @@ _MAY_DANGER = _DANGER_NEEDS + (
     "recipient", "iban", "payee", "beneficiary", "unlock", "open ", "access", "share", "forward",
     "mail", "post", "upload", "leak", "delete", "erase", "wipe", "purge", "change", "reset",
     "update", "book", "reserv", "appointment", "code snippet", "code block", "code excerpt",
-    "code section", "code segment", "code fragment", "code piece", "code sample", "code line")
+    "code section", "code segment", "code fragment", "code piece", "code sample", "code line",
+    "execute", "run the following", "run this", "run these", "and run")
 
 
 _MAY_DANGER_RE = re.compile("|".join(map(re.escape, _MAY_DANGER)))  # on lowered text
@@ -384,12 +406,12 @@ def find_effects(text: str, facts: ProjectFacts = NO_FACTS) -> Effects:
         items.append(Effect(CREDENTIAL, "reveal", dangerous=True))
     for match in _SAFETY.finditer(text):
         items.append(Effect(SAFETY, match.group()[:80], dangerous=True))
-    if "code" in text.lower() and _PASTE.search(text):
-        harm = pasted_harm(text)
+    if _CODE_NEEDS.search(text.lower()) and _ASKED_CODE.search(text):
+        harm = code_harm(text)
         if harm is None and any(item.dangerous for item in items):
             harm = "code that does what is dangerous above"
         if harm:
-            items.append(Effect(COMMAND, harm, dangerous=True, pasted=True))
+            items.append(Effect(COMMAND, harm, dangerous=True, harmful_code=True))
     effects = Effects(tuple(items))
     if effects.exfiltration:
         items = [Effect(i.kind, i.value, i.own, True) if i.kind == CREDENTIAL else i for i in items]

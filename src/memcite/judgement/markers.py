@@ -100,7 +100,21 @@ _PATTERNS: dict[str, re.Pattern] = {
         # "instructions" as the payloads spell it too ("iunstructions")
         r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
         r"(?:previous|prior|earlier|above|preceding|original|system|developer|other)\s+"
-        r"(?:\w{0,3}nstructions?|prompts?|rules?|messages?|directions?|guidance)\b"
+        r"(?:\w{0,3}nstructions?|prompts?|rules?|messages?|directions?|guidance|input|"
+        r"conversation)\b"
+        r"|\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
+        r"(?:instructions?|rules|prompts?|everything)\s+(?:you\s+(?:got|were\s+given|received|"
+        r"learned|have\s+(?:been\s+given|learned|received))\s+)?(?:before|so\s+far|until\s+now|"
+        r"previously)\b"
+        # a persona the reader is to become, kept by no rule
+        r"|\bfree\s+(?:of|from)\s+all\s+(?:the\s+)?(?:restrictions|filters|limitations|censorship)\b"
+        r"|\bbroken\s+free\s+of\s+the\s+(?:typical\s+)?confines\b"
+        r"|\b(?:do(?:es)?\s+not|don'?t)\s+have\s+to\s+abide\s+by\s+(?:the\s+|any\s+)?"
+        r"(?:rules|policies|guidelines)\b"
+        r"|\bno\s+(?:ethical|moral)\s+(?:or\s+moral\s+|or\s+ethical\s+)?(?:standards|guidelines|"
+        r"restrictions|compass|limits)\b"
+        r"|\b(?:developer|dan|god|jailbreak)\s+mode\s+enabled\b|\bsimulate\s+developer\s+mode\b"
+        r"|\bwithout\s+any\s+(?:consideration|regard)\s+for\s+(?:ethics|morality|legality)\b"
         r"|\bnew\s+(?:system\s+)?instructions?\s*:"
         r"|\b(?:message|note|request|instructions?)\s+from\s+me\b[^.\n]{0,80}\bto\s+you\b"
         r"|\b(?:before|instead\s+of)\s+(?:you\s+)?(?:can\s+)?(?:solve|complete|finish|do|answer|"
@@ -142,7 +156,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
                 "this notice", "authori"),
     OVERRIDE: ("ignore", "disregard", "forget", "override", "instruction", "from me",
                "task", "bypass", "skip", "disable", "turn off", "switch off", " mode", "bound by",
-               "restricted by", "limited by"),
+               "restricted by", "limited by", "free of", "free from", "confines", "abide",
+               "ethical", "moral", "consideration for", "regard for"),
 }
 
 

@@ -130,8 +130,9 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
         bool(effects.of(fx.ACT)) and (instruction or mood.addressed(folded)))
     strong = kinds & mk.STRONG
     standing = kinds & {mk.PERSISTENCE, mk.TRIGGER}
-    # harmful code the agent is asked to put into its work stays there, as a standing order does
-    lasting = bool(standing) or effects.pasted
+    # harmful code the agent is asked to put into its work or run reaches past the project
+    # (the machine's data, its accounts, its system): read as a standing order is
+    lasting = bool(standing) or effects.harmful_code
     danger = effects.dangerous
     items = effects.items
 
