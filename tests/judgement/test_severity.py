@@ -372,3 +372,12 @@ def test_benign_code_to_paste_is_no_harm(sentence):
 def test_an_override_of_the_agent_s_safety_is_an_override_marker(text, override):
     kinds = {m.kind for m in mk.find_markers(text.lower(), raw=text)}
     assert (mk.OVERRIDE in kinds) is override, (text, kinds)
+
+
+def test_a_code_fence_after_a_sentence_is_the_code_it_names():
+    from memcite.codex.provenance import split_sentences
+
+    sentences = [s for _a, _b, s in split_sentences("Run the following code. ```rm -rf /``` "
+                                                    "Then report back. `make` works.")]
+    assert sentences[0].startswith("Run the following code. ```rm -rf /```")
+    assert sentences[-1] == "`make` works."  # inline code still starts a sentence

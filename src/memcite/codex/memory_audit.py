@@ -810,6 +810,39 @@ def _finding(kind: str, memory: Memory | None, where: str, text: str, *, rule: s
     return found
 
 
+_FENCE = re.compile(r"^\s*(?:[-*]\s+)?(?:```|~~~)")
+MAX_JOINED_CHARS = 4000
+
+
+def with_code_blocks(lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A memory's lines for judging: a line followed in its file by a fenced code block is
+    judged with the block joined to it (a request to run or paste code, with the code it
+    names); every other line as it is."""
+    out = []
+    inside, file = False, None  # within a fenced block of that file
+    for number, (where, text) in enumerate(lines):
+        place = where.rpartition(":")[0]
+        if place != file:
+            inside, file = False, place
+        fence = bool(_FENCE.match(text))
+        inside = inside != fence
+        after = lines[number + 1:number + 2]
+        if after and not inside and not fence and _FENCE.match(after[0][1]) \
+                and after[0][0].rpartition(":")[0] == place:
+            block: list[str] = []
+            size = len(text)
+            for other, line in lines[number + 1:]:
+                if other.rpartition(":")[0] != place or size > MAX_JOINED_CHARS:
+                    break
+                block.append(line.strip())
+                size += len(line) + 1
+                if len(block) > 1 and _FENCE.match(line):
+                    break
+            text = " ".join([text, *block])[:MAX_JOINED_CHARS]
+        out.append((where, text))
+    return out
+
+
 def _sentence_findings(memory: Memory | None, where: str, line: str,
                        index: provenance.SegmentIndex | None, *, codex_home: str,
                        threshold: float, seen: set, facts: ProjectFacts | None = None) -> list[dict]:
@@ -1010,7 +1043,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             if lines is None:
                 raw_lines = home.lines_of(memory) if raw_lines is None else raw_lines
                 lines = _memory_secrets(memory, raw_lines, codex_home)[1]
-            for where, line in lines:  # masked: no secret reaches an excerpt or the cache
+            for where, line in with_code_blocks(lines):  # masked: no secret reaches the cache
                 found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
                                                 threshold=threshold, seen=seen, facts=facts))
             kept.put(key, found)

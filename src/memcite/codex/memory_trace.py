@@ -48,7 +48,7 @@ def parse_trace_id(ident: str) -> tuple[str, str | None, int | None]:
 
 def _sentences(lines, index, threshold: float, facts=None) -> list[dict]:
     out, seen = [], set()
-    for where, line in lines:
+    for where, line in memory_audit.with_code_blocks(lines):
         if line.lstrip().startswith("#"):  # a heading is no sentence
             continue
         for _start, _end, sentence in provenance.split_sentences(line):

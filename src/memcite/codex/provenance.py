@@ -340,7 +340,9 @@ def _grams(words: list[str]) -> set:
     return {(words[index], words[index + 1]) for index in range(len(words) - 1)}
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[`*A-Z0-9-])")
+# a sentence ends at ".", "!" or "?" and a space before what starts one; a code fence after it
+# ("Run the following code. ```...```") is the code it names, not a sentence of its own
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[*A-Z0-9-]|`(?!``))")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 
 
