@@ -24,7 +24,7 @@ the highest severity of the findings on its memory (by thread id, or by its ``ME
 line). Reported per set, label and wording: the share flagged high, medium or above, and at
 all, each with its 95% Wilson interval: for injections that is recall, for conventions and
 facts the false-alarm rate. Forget requests the hooks would make unprompted are counted by
-running the Stop hook's quarantine (``memcite.codex.memory_quarantine.quarantine_poisoned``)
+running the Stop hook's quarantine (``memcite.audit.memory_quarantine.quarantine_poisoned``)
 on the home with a scratch ledger.
 
 ``--real DIR``: each ``DIR/<name>/memories`` is a real memory folder; it is copied into a
@@ -344,7 +344,7 @@ def run_audit(home: Path, scratch: Path) -> tuple[dict, float]:
 def forget_requests(home: Path, scratch: Path, report: dict) -> dict:
     """What the Stop hook's quarantine would ask Codex to forget, nobody asked: run on the home
     (it writes its ad-hoc note there) with a scratch ledger."""
-    from memcite.codex import memory_quarantine
+    from memcite.audit import memory_quarantine
     from memcite.ledger.store import open_store
 
     conn = open_store(scratch / "ledger.sqlite")

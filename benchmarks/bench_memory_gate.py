@@ -132,7 +132,7 @@ def main() -> int:
                         took, out = _wall(GATE, variant, stdin)
                         times.setdefault(prefix + name, []).append(took)
                         answers[prefix + name] = b"deny" in out
-            from memcite.codex.memory_quarantine import check_after_reply, folder_stamp, save_stamp
+            from memcite.audit.memory_quarantine import check_after_reply, folder_stamp, save_stamp
             from memcite.ledger.store import open_store
 
             db_path = str(Path(work) / f"ledger{count}.sqlite")

@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from memcite.audit.memory_quarantine import folder_stamp  # noqa: E402
 from memcite.codex.consolidation_history import view_of  # noqa: E402
 from memcite.codex.consolidation_runs import Cited, judge_run  # noqa: E402
-from memcite.codex.memory_quarantine import folder_stamp  # noqa: E402
 from memcite.ledger.memory_files import cited_lines_sha256  # noqa: E402
 from memcite.ledger.snapshot_look import unchanged  # noqa: E402
 from memcite.ledger.snapshots import SnapshotStore, after_reply, snapshot_folder  # noqa: E402

@@ -11,9 +11,9 @@ import os
 import pytest
 from typer.testing import CliRunner
 
+from memcite.audit.memory_quarantine import folder_stamp
 from memcite.cli.app import app
 from memcite.codex import consolidation_runs as r
-from memcite.codex.memory_quarantine import folder_stamp
 from memcite.contracts.generate import models
 from memcite.ledger.memory_files import cited_lines_sha256
 from memcite.ledger.snapshots import (

@@ -220,7 +220,8 @@ def test_a_hook_written_inline_in_config_toml_counts_with_its_own_trust_key(tmp_
 
 
 def test_the_memory_audit_check_reads_the_last_audit_and_never_audits(tmp_path, monkeypatch):
-    from memcite.codex import doctor, memory_audit
+    from memcite.audit import memory_audit
+    from memcite.codex import doctor
     from memcite.codex.doctor import check_memory_audit
     from poisoned_home import build_home
 

@@ -232,7 +232,7 @@ def test_the_user_s_word_wins_over_a_tool_that_said_it_first(tmp_path, monkeypat
     payload = _payload(codex, _patch(codex / "memories", [line]))
     assert _run(codex, payload) == (0, None)
     assert memory_gate.memory_write_verdict(payload, str(codex)).user_directives == 1
-    from memcite.codex.memory_audit import audit_home
+    from memcite.audit.memory_audit import audit_home
 
     report = audit_home(str(codex), cwd=str(codex))
     assert not [f for f in report["findings"] if thread in f["memories"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
+from memcite.audit.audit_text import render_audit, render_trace
 from memcite.cli.console import check_choice, dump_json, report_error
-from memcite.codex.audit_text import render_audit, render_trace
 from memcite.errors import MemciteError
 from memcite.paths import Locations
 
@@ -18,7 +18,7 @@ from memcite.paths import Locations
 def _quarantine(located, report: dict, *, db: str | None, apply: bool, json: bool) -> int:  # noqa: A002
     import time
 
-    from memcite.codex.memory_quarantine import quarantine_on_request, render_quarantine
+    from memcite.audit.memory_quarantine import quarantine_on_request, render_quarantine
     from memcite.ledger.database import ledger_opener
 
     where = Locations(db=db, codex_home=located.codex_home_path)
@@ -36,7 +36,7 @@ def _quarantine(located, report: dict, *, db: str | None, apply: bool, json: boo
 def trace(ident: str, codex_home: str | None = None, db: str | None = None,
           json: bool = False, cwd: str | None = None) -> int:  # noqa: A002 - the --json flag
     """Print the provenance of one memory or memory-folder line."""
-    from memcite.codex.memory_trace import trace as trace_memory
+    from memcite.audit.memory_trace import trace as trace_memory
 
     try:
         located = Locations(db=db, codex_home=codex_home)
@@ -62,7 +62,7 @@ def audit(codex_home: str | None = None, project: str | None = None, json: bool 
           quarantine: bool = False, apply: bool = False, db: str | None = None) -> int:
     """Print the audit of the whole memory folder; 1 when a high-severity finding exists.
     ``quarantine``: preview asking Codex to forget the poisoned memories (``apply``: ask)."""
-    from memcite.codex.memory_audit import audit_home
+    from memcite.audit.memory_audit import audit_home
 
     try:
         check_choice(format, AUDIT_FORMATS, "--format")
@@ -100,7 +100,7 @@ def audit(codex_home: str | None = None, project: str | None = None, json: bool 
     if format == "sarif":
         import json as json_module
 
-        from memcite.codex.audit_sarif import audit_sarif
+        from memcite.audit.audit_sarif import audit_sarif
 
         sys.stdout.write(json_module.dumps(audit_sarif(report), ensure_ascii=False, indent=2) + "\n")
         return code

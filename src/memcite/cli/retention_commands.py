@@ -235,8 +235,8 @@ def archived(
     json: bool = False,  # noqa: A002 - mirrors the --json flag
 ) -> int:
     """List the requests to forget (and what an older memcite archived), newest first, each
-    open one with whether Codex did it (``memcite.codex.forget_requests.list_archived``)."""
-    from memcite.codex.forget_requests import list_archived, render_text
+    open one with whether Codex did it (``memcite.audit.forget_requests.list_archived``)."""
+    from memcite.audit.forget_requests import list_archived, render_text
     from memcite.ledger.codex_home import locate
 
     try:

@@ -12,11 +12,11 @@ reads such a patch:
    for judging (``memcite.judgement.normalize``); a patch run through the shell
    (``apply_patch <<'EOF'``) too. Any other patch, and any other tool, is not a memory write
    and gets no verdict; one over the gate's limits is denied unjudged;
-2. of those, the sentences the directive rules match (``memcite.lint.directives``); a write
+2. of those, the sentences the directive rules match (``memcite.judgement.directives``); a write
    without one costs nothing more;
 3. for each such sentence, where its words first appear in the source sessions of the
    home's memories whose own text (raw memory, rollout summary) holds it (every memory's,
-   when none does) (``memcite.codex.provenance``, the audit's match and threshold): a
+   when none does) (``memcite.audit.provenance``, the audit's match and threshold): a
    directive whose words came from a tool, web or MCP output, and from no message of the
    user's, is *poisoned*, and judged by its origin, effects and markers
    (``memcite.judgement.severity``).
@@ -143,7 +143,7 @@ def judged_text(text: str) -> str:
 def _reader(folders: list[str], problems: list[str], large: list[str]):
     """``read(path)`` for :func:`memcite.codex.apply_patch.landings`: a regular file's text,
     at most ``MAX_MEMORY_FILE_BYTES`` (a larger one noted in ``large``); None when missing."""
-    from memcite.codex.memory_audit import MAX_MEMORY_FILE_BYTES
+    from memcite.audit.memory_audit import MAX_MEMORY_FILE_BYTES
     from memcite.untrusted import open_regular
 
     def read(path: str) -> str | None:
@@ -293,7 +293,7 @@ def payload_patch(payload: dict) -> tuple[str, str] | None:
 
 
 def _pairs(text: str) -> set:
-    from memcite.codex.provenance import words_of
+    from memcite.audit.provenance import words_of
 
     words = words_of(text)
     return {words[0]} if len(words) == 1 else set(zip(words, words[1:], strict=False))
@@ -309,7 +309,7 @@ def _stage1_texts(home) -> dict[str, str]:
     """``stage1_outputs`` key -> its text columns joined, in one query ({} when unreadable)."""
     if not home.stage1_texts:
         return {}
-    from memcite.codex.memory_audit import MAX_MEMORY_FILE_BYTES
+    from memcite.audit.memory_audit import MAX_MEMORY_FILE_BYTES
     from memcite.ledger.codex_home import CodexHomeError, open_codex_db
 
     picked = " || char(10) || ".join(f"coalesce(substr({name}, 1, {MAX_MEMORY_FILE_BYTES}), '')"
@@ -400,7 +400,7 @@ def judge_sentence(sentence: str, sources: list[tuple[str, str]], index_of, thre
     wherever else they appeared first), poisoned when one has them first in a tainted output,
     else unknown (let through). ``index_of(path)`` gives a session's segment index (None:
     unreadable)."""
-    from memcite.codex.provenance import origin_of
+    from memcite.audit.provenance import origin_of
 
     tainted = None
     folded = for_judging(sentence)
@@ -422,7 +422,7 @@ def severity_of(sentence: str, found: tuple[str | None, object], index_of, path_
     (``(thread id, origin)``): its origin ranked in its session (``path_of(thread)``), and
     what the thread's project names as its own (``facts_of(cwd)``, by default
     ``project_facts``: its commands and hosts), as the audit judges."""
-    from memcite.codex.project_facts import project_facts
+    from memcite.audit.project_facts import project_facts
     from memcite.judgement import severity
 
     thread_id, origin = found
@@ -451,9 +451,9 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
     write = write or payload_write(payload, codex_home)
     if write is None:
         return None
-    from memcite.codex.provenance import DEFAULT_THRESHOLD, split_sentences
+    from memcite.audit.provenance import DEFAULT_THRESHOLD, split_sentences
+    from memcite.judgement.directives import find_directives
     from memcite.judgement.severity import worth_placing
-    from memcite.lint.directives import find_directives
 
     verdict = MemoryWriteVerdict(write.folder, write.files, added_lines=len(write.added),
                                  problems=list(write.problems), too_large=write.too_large)
@@ -468,7 +468,7 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
     verdict.directives = len(candidates)
     if not candidates:
         return verdict
-    from memcite.codex.memory_audit import SessionIndex, read_memory_home
+    from memcite.audit.memory_audit import SessionIndex, read_memory_home
 
     threshold = threshold or DEFAULT_THRESHOLD
     sentences = [c[2] for c in candidates]
@@ -479,8 +479,8 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
             sources = _sources(home, sentences, threshold)
     from functools import lru_cache
 
-    from memcite.codex.git_index import tracked_files
-    from memcite.codex.project_facts import project_facts
+    from memcite.audit.git_index import tracked_files
+    from memcite.audit.project_facts import project_facts
 
     tracked_of = lru_cache(maxsize=16)(tracked_files)  # each project's index read once
     sessions = SessionIndex(verdict.problems, tracked_of)  # as the audit judges
@@ -503,7 +503,7 @@ def memory_write_verdict(payload: dict, codex_home: str, *, threshold: float | N
 
 
 def _shown(text: str, limit: int = 200) -> str:
-    from memcite.codex.memory_audit import shown
+    from memcite.audit.memory_audit import shown
     from memcite.secrets import mask_secrets
 
     return shown(mask_secrets(text), limit)

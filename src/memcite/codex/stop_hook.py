@@ -218,8 +218,8 @@ def _run_stop(entry: dict, where, codex_home: str | None, stdin) -> None:
 
 def _quarantine(entry: dict, conn, where, home: str, root: str) -> None:
     """When the memory folder changed since the last reply, quarantine its poisoned memories
-    (``memcite.codex.memory_quarantine``); its errors are logged, the turn stays recorded."""
-    from memcite.codex.memory_quarantine import check_after_reply
+    (``memcite.audit.memory_quarantine``); its errors are logged, the turn stays recorded."""
+    from memcite.audit.memory_quarantine import check_after_reply
 
     try:
         done = check_after_reply(conn, where.db_path, home, root, now=int(time.time()),
@@ -235,7 +235,7 @@ def _quarantine(entry: dict, conn, where, home: str, root: str) -> None:
 def _snapshot(entry: dict, where, home: str, root: str) -> None:
     """When the memory folder changed, keep a snapshot of it (``memcite.codex.snapshots``);
     its errors are logged, the turn stays recorded."""
-    from memcite.codex.memory_quarantine import folder_stamp
+    from memcite.audit.memory_quarantine import folder_stamp
     from memcite.ledger.snapshot_look import unchanged
 
     try:

@@ -384,10 +384,10 @@ def _hook_step(world: Locations, payload_path: str, session_id: str) -> str:
 
 def _audit_step(home: str, cwd: str, cache_dir: str, story_id: str) -> str:
     """Where each memory's words came from: the story's poisoned memory found with its id
-    (``memcite.codex.memory_audit``), and, as ``memcite trace`` places them, its planted line in
+    (``memcite.audit.memory_audit``), and, as ``memcite trace`` places them, its planted line in
     a tool's output and the rule the user typed in their own message, never called poisoned."""
-    from memcite.codex.memory_audit import audit_home
-    from memcite.codex.memory_trace import trace
+    from memcite.audit.memory_audit import audit_home
+    from memcite.audit.memory_trace import trace
 
     report = audit_home(home, cwd=cwd, cache_dir=cache_dir)
     counts = report["counts"]

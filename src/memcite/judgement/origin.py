@@ -5,13 +5,13 @@
    dependency, vendor, build or cache folder), Codex's own context (the AGENTS.md it
    injects, the environment), and the agent's own words;
 3. ``outside``: files outside the project, untracked or generated files, command output
-   (untracked: the caller says, from the project's git index, ``memcite.codex.git_index``);
+   (untracked: the caller says, from the project's git index, ``memcite.audit.git_index``);
 4. ``third-party``: MCP results, web results, fetched pages, issue, PR and e-mail text,
    dependency files.
 
 Text the agent reads back from Codex's memory folder, or from a file it wrote itself in the
 same thread, is no new origin: ``is_read_back`` tells the caller to look for where those
-words were written from (``memcite.codex.provenance`` does). A memory whose words cannot be
+words were written from (``memcite.audit.provenance`` does). A memory whose words cannot be
 placed inherits the lowest trust its source thread read (``lowest``): a thread that ran a web
 search or an MCP tool may have carried their words even where Codex keeps only the query.
 
@@ -126,7 +126,7 @@ def of_command(command: str | None, cwd: str | None, tracked=None) -> str:
 
 
 def of_segment(kind: str, detail: str | None, cwd: str | None, tracked=None) -> str:
-    """The origin of a session segment (``memcite.codex.provenance.SEGMENT_KINDS``): its kind,
+    """The origin of a session segment (``memcite.audit.provenance.SEGMENT_KINDS``): its kind,
     and for a tool output the command that made it."""
     if kind == "user":
         return USER

@@ -474,7 +474,7 @@ def snapshot_home(db_path: str, codex_locations, *, now: int, reason: str) -> li
 def after_reply(db_path: str, codex_home: str, memory_folder: str, stamp: str, *,
                 now: int) -> dict | None:
     """The Stop hook's look: None when the folder's ``stamp`` (the caller's
-    ``memcite.codex.memory_quarantine.folder_stamp``: a few ``lstat`` calls) is the one of its
+    ``memcite.audit.memory_quarantine.folder_stamp``: a few ``lstat`` calls) is the one of its
     last look (then one small file is read, nothing more); else the snapshot taken
     (``take_snapshot``), the stamp kept unless a run holds the job."""
     if not os.path.isdir(memory_folder):

@@ -45,7 +45,7 @@ from memcite.retention.rules import DAY, format_day
 WAY_NOTE = "note"
 WAY_CODEX_DB = "codex_db"
 WAYS = (WAY_NOTE, WAY_CODEX_DB)
-RULE_POISONED = "poisoned"  # the quarantine (memcite.codex.memory_quarantine): no usage rule
+RULE_POISONED = "poisoned"  # the quarantine (memcite.audit.memory_quarantine): no usage rule
 OPEN_STATES = ("pending", "done")
 # stage1_outputs as memcite knows it; any other shape is refused for writing.
 KNOWN_STAGE1_COLUMNS = (

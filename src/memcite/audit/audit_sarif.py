@@ -1,7 +1,7 @@
 """``memcite audit --format sarif``: the audit's report as SARIF 2.1.0, for code-scanning
 dashboards (GitHub code scanning, an IDE's SARIF viewer).
 
-Pure: ``audit_sarif(report)`` turns the dict ``memcite.codex.memory_audit.audit_home``
+Pure: ``audit_sarif(report)`` turns the dict ``memcite.audit.memory_audit.audit_home``
 returns into a SARIF log (a dict; the command prints it as JSON). One run, its tool
 ``memcite``, one rule per finding kind (``poisoned``, ``secret``, ``cross-project``,
 ``directive``, ``taint``), one result per finding: its level from the severity (high

@@ -14,9 +14,9 @@ from urllib.parse import unquote
 
 from typer.testing import CliRunner
 
+from memcite.audit.audit_sarif import audit_sarif
+from memcite.audit.memory_audit import audit_home
 from memcite.cli.app import app
-from memcite.codex.audit_sarif import audit_sarif
-from memcite.codex.memory_audit import audit_home
 
 THREAD = "019b7635-7fb3-7cf8-8f11-6f64065672e0"
 KEY = "ghp_" + "Zq8mW3vT1xR6yP0aL4sD9fG2hJ5kN7bC3eQ1"

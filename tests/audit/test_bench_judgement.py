@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memcite.codex.memory_audit import audit_home
-from memcite.codex.provenance import read_segments
+from memcite.audit.memory_audit import audit_home
+from memcite.audit.provenance import read_segments
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -125,7 +125,7 @@ _UNREAD = object()
 
 def project_facts(folder: str | None, tracked=_UNREAD) -> ProjectFacts:
     """The scripts, targets and hosts the project at ``folder`` names (no facts when absent);
-    ``tracked``: its ``memcite.codex.git_index.tracked_files``, when the caller read them."""
+    ``tracked``: its ``memcite.audit.git_index.tracked_files``, when the caller read them."""
     if not folder or not os.path.isdir(folder):
         return NO_FACTS
     commands: set[str] = set()
@@ -152,7 +152,7 @@ def project_facts(folder: str | None, tracked=_UNREAD) -> ProjectFacts:
         os.path.join(folder, ".git")) else None
     hosts = _remote_hosts(git) if git else set()
     if tracked is _UNREAD:
-        from memcite.codex.git_index import tracked_files
+        from memcite.audit.git_index import tracked_files
 
         tracked = tracked_files(folder)
     hosts |= _doc_hosts(folder, tracked)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from memcite.codex.project_facts import project_facts
+from memcite.audit.project_facts import project_facts
 from memcite.judgement.effects import COMMAND, HOST, find_effects
 
 

@@ -1,4 +1,4 @@
-"""The directive rules (memcite.lint.directives): a table of positives and benign negatives per rule."""
+"""The directive rules (memcite.judgement.directives): a table of positives and benign negatives per rule."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcite.lint.directives import RULE_NAMES, find_directives, rules_table
+from memcite.judgement.directives import RULE_NAMES, find_directives, rules_table
 
 # (rule, text): each text must give that rule.
 POSITIVES = [
@@ -99,6 +99,6 @@ def test_huge_or_odd_text_is_bounded():
        | st.text(max_size=80))
 @settings(max_examples=200)
 def test_the_lower_cased_verb_check_gives_the_case_blind_answer(text):
-    from memcite.lint.directives import _ANY_VERB, _any_verb
+    from memcite.judgement.directives import _ANY_VERB, _any_verb
 
     assert _any_verb(text) == (_ANY_VERB.search(text) is not None)

@@ -13,9 +13,9 @@ What is read (read-only, nothing is written):
   at least the threshold share of the line's word pairs, else (``MEMORY.md``) the ids its
   ``# Task Group`` section names;
 - each memory's source session (``sessions/``, found by the thread id), read into segments
-  (``memcite.codex.provenance``) to tell where each sentence's words first appear.
+  (``memcite.audit.provenance``) to tell where each sentence's words first appear.
 
-Each sentence gives findings: ``directive`` (``memcite.lint.directives``), ``taint`` (its
+Each sentence gives findings: ``directive`` (``memcite.judgement.directives``), ``taint`` (its
 words first appear in a tool, MCP, web or outside-file output), ``poisoned`` (both: high
 severity; a directive whose words the user typed is never poisoned), ``secret`` (as
 ``memcite lint`` finds them, masked), and with a project ``cross-project`` (a memory, or a
@@ -34,14 +34,15 @@ import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
+from memcite.audit import provenance
+from memcite.audit.verdict_cache import MemoryText, VerdictCache, key_of, session_stamp
 from memcite.citations.thread_ids import normalize_thread_id
-from memcite.codex import provenance
 from memcite.codex import session_scan as scan
-from memcite.codex.audit_cache import MemoryText, VerdictCache, key_of, session_stamp
 from memcite.display import count
 from memcite.errors import MemciteError
 from memcite.judgement import origin as og
 from memcite.judgement import severity
+from memcite.judgement.directives import find_directives
 from memcite.judgement.effects import ProjectFacts
 from memcite.judgement.normalize import for_judging
 from memcite.judgement.severity import Judgement
@@ -54,7 +55,6 @@ from memcite.ledger.codex_home import (
     open_codex_db,
 )
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, read_capped
-from memcite.lint.directives import find_directives
 from memcite.untrusted import storable
 
 MAX_MEMORY_FILE_BYTES = 4 * 1024 * 1024  # one memory file read at most this much
@@ -959,7 +959,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
     ``cache_dir``, its counts are kept there for ``stats`` and ``report``
     (``memcite.retention.audit_counts``), and its verdict on each memory and folder line
-    (``memcite.codex.audit_cache``): the next audit reads only the sessions of what changed."""
+    (``memcite.audit.verdict_cache``): the next audit reads only the sessions of what changed."""
     if home is None:
         kept = VerdictCache(cache_dir, codex_home)
         with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd,
@@ -1128,12 +1128,12 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
 
 
 class _FactsOf:
-    """Each project's facts (``memcite.codex.project_facts``) and tracked files
-    (``memcite.codex.git_index``), read once per folder, with a key for the verdicts they
+    """Each project's facts (``memcite.audit.project_facts``) and tracked files
+    (``memcite.audit.git_index``), read once per folder, with a key for the verdicts they
     decided."""
 
     def __init__(self) -> None:
-        from memcite.codex.git_index import tracked_files
+        from memcite.audit.git_index import tracked_files
 
         self._read: dict[str | None, tuple[ProjectFacts, str]] = {}
         # cwd -> the files its project tracks (``TrackedFiles``) or None, each index read once
@@ -1142,7 +1142,7 @@ class _FactsOf:
     def __call__(self, cwd: str | None) -> tuple[ProjectFacts, str]:
         found = self._read.get(cwd)
         if found is None:
-            from memcite.codex.project_facts import project_facts
+            from memcite.audit.project_facts import project_facts
 
             files = self.tracked(cwd)
             facts = project_facts(cwd, files)

@@ -2,14 +2,14 @@
 
 ``ID`` is a memory's thread id, or ``FILE:LINE`` of ``MEMORY.md`` or ``memory_summary.md``
 (also ``raw_memories.md`` and ``rollout_summaries/<file>.md``), resolved to the memories it
-was consolidated from as far as the layout allows (``memcite.codex.memory_audit``
+was consolidated from as far as the layout allows (``memcite.audit.memory_audit``
 ``attribute_folder_lines``): the thread ids or summary files the line names, else the
 memory whose text holds its words, else (``MEMORY.md``) the ids its task group names.
 Codex's consolidation keeps no record of which inputs a line came from, so a line that
 names nothing and matches no memory ends the trail there, and the report says so.
 
 For each memory: its source thread (time, project, source, session file), where each of
-its sentences' words first appear in that session (``memcite.codex.provenance``), the
+its sentences' words first appear in that session (``memcite.audit.provenance``), the
 replies that cited it since (memcite's ledger, each cited entry checked), and what to do.
 Read-only.
 """
@@ -21,9 +21,9 @@ import re
 import sqlite3
 from functools import lru_cache, partial
 
+from memcite.audit import git_index, memory_audit, provenance
+from memcite.audit.project_facts import project_facts
 from memcite.citations.thread_ids import normalize_thread_id
-from memcite.codex import git_index, memory_audit, provenance
-from memcite.codex.project_facts import project_facts
 from memcite.display import count
 from memcite.errors import InputError
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from memcite.audit.memory_audit import audit_home, read_memory_home
+from memcite.audit.memory_trace import trace
 from memcite.cli.app import app
-from memcite.codex.memory_audit import audit_home, read_memory_home
-from memcite.codex.memory_trace import trace
 from memcite.contracts.generate import models
 from memcite.errors import InputError
 from poisoned_home import build_home, score
@@ -227,7 +227,7 @@ def test_stage1_rows_alone_are_memories(tmp_path):
 
 
 def test_parse_trace_id_table():
-    from memcite.codex.memory_trace import parse_trace_id
+    from memcite.audit.memory_trace import parse_trace_id
 
     assert parse_trace_id("019B7635-7FB3-7CF8-8F11-6F64065672E0") == (
         "memory", "019b7635-7fb3-7cf8-8f11-6f64065672e0", None)
@@ -333,7 +333,7 @@ def test_control_characters_in_memory_text_are_escaped_in_what_is_shown(home):
 
 
 def test_a_second_audit_reads_only_the_sessions_of_what_changed(tmp_path, monkeypatch):
-    from memcite.codex import provenance
+    from memcite.audit import provenance
 
     codex = tmp_path / "codex"
     planted = build_home(codex, 12, stage1=False)
@@ -398,7 +398,7 @@ def test_a_second_audit_scans_only_changed_memories_for_secrets(tmp_path, monkey
 def test_memory_md_lines_are_attributed_in_one_pass(tmp_path, monkeypatch):
     """A MEMORY.md without task-group headings is one block: the ids it names are read once,
     not once per line that no memory holds (that was quadratic: 55 s at 5,000 lines)."""
-    from memcite.codex import memory_audit
+    from memcite.audit import memory_audit
 
     codex = tmp_path / "codex"
     build_home(codex, 3, stage1=False)

@@ -7,7 +7,7 @@ modification time of the files a consolidation changes (``MEMORY.md``,
 ``memory_summary.md``, ``raw_memories.md``, ``phase2_workspace_diff.md``, the
 ``.codex-baseline`` and ``rollout_summaries`` folders). Unchanged since the last look (the
 common case: a few ``stat`` calls and one small file read) it does nothing more. Changed, it
-runs the audit (``memcite.codex.memory_audit``) and asks Codex to forget each memory the audit
+runs the audit (``memcite.audit.memory_audit``) and asks Codex to forget each memory the audit
 finds poisoned by the narrow *certain* rule (``memcite.judgement.severity``: concealment, or a
 credential sent away, placed in third-party content or a file outside the project), through
 the forget path ``prune --apply`` uses (``memcite.retention.forget``, rule ``poisoned``): an
@@ -187,7 +187,7 @@ def quarantine_poisoned(conn, codex_home: str, *, now: int, audit: dict | None =
     --quarantine --apply``), every memory found poisoned. A memory the user restored stays
     restored until its text changes. ``dry_run``: what would be asked, nothing written.
     Returns the counts, what was asked (or would be), what was proposed and left to the user."""
-    from memcite.codex.memory_audit import audit_home
+    from memcite.audit.memory_audit import audit_home
     from memcite.ledger.codex_home import locate_codex_home
     from memcite.retention.forget import RULE_POISONED, WAY_NOTE, ToForget, forget_memories
 
@@ -291,7 +291,7 @@ def spawn_quarantine(db_path: str, codex_home: str, hook_log: str) -> int:
     import sys
 
     child = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
-        [sys.executable, "-m", "memcite.codex.memory_quarantine", db_path, codex_home, hook_log],
+        [sys.executable, "-m", "memcite.audit.memory_quarantine", db_path, codex_home, hook_log],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True)
     return child.pid

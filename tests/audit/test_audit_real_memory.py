@@ -13,8 +13,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from memcite.audit.memory_audit import audit_home
 from memcite.cli.app import app
-from memcite.codex.memory_audit import audit_home
 
 THREAD = "019b7635-7fb3-7cf8-8f11-6f64065672e0"
 SUMMARY = "2026-03-14T09-26-53-Qz7w-orchard_irrigation_clarification_kept_existing_schedule.md"
@@ -161,7 +161,7 @@ def test_cwds_are_compared_as_codex_writes_them(path, root, inside):
 
 @pytest.mark.parametrize("line", [18, 22])
 def test_trace_follows_a_line_under_any_subheading_to_its_group_s_sources(tmp_path, line):
-    from memcite.codex.memory_trace import trace
+    from memcite.audit.memory_trace import trace
 
     codex = _home(tmp_path, {"MEMORY.md": _grouped_memory_md("/srv/orchard")})
     report = trace(str(codex), f"MEMORY.md:{line}", cwd=str(codex))

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from memcite.codex import memory_quarantine as quarantine
+from memcite.audit import memory_quarantine as quarantine
 from memcite.ledger.store import open_store
 from memcite.retention.forget import undo_requests
 from poisoned_home import build_home

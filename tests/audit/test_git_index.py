@@ -1,4 +1,4 @@
-"""Which files a project tracks, read from its git index (memcite.codex.git_index): checked
+"""Which files a project tracks, read from its git index (memcite.audit.git_index): checked
 against indexes the real git writes, hostile bytes, and the origin a file read gets from it."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcite.codex import provenance
-from memcite.codex.git_index import parse_index, tracked_files
-from memcite.codex.memory_audit import judge_sentence
+from memcite.audit import provenance
+from memcite.audit.git_index import parse_index, tracked_files
+from memcite.audit.memory_audit import judge_sentence
 
 GIT = shutil.which("git") or "git"  # on every machine that cloned memcite
 

@@ -1,5 +1,5 @@
 """The text ``memcite trace`` and ``memcite audit`` print: pure functions of the reports
-``memcite.codex.memory_trace.trace`` and ``memcite.codex.memory_audit.audit_home`` return
+``memcite.audit.memory_trace.trace`` and ``memcite.audit.memory_audit.audit_home`` return
 (the same dicts ``--json`` prints)."""
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-import memcite.codex.memory_audit as memory_audit
-from memcite.codex.memory_audit import audit_home
+import memcite.audit.memory_audit as memory_audit
+from memcite.audit.memory_audit import audit_home
 from poisoned_home import build_home
 
 
