@@ -137,7 +137,7 @@ def test_a_damaged_kept_text_reads_as_unknown_and_the_audit_stands(tmp_path, sta
 
 
 def test_a_request_to_run_code_is_judged_with_the_fenced_block_below_it():
-    from memcite.codex.memory_audit import with_code_blocks
+    from memcite.audit.memory_audit import with_code_blocks
 
     lines = [("r.md:3", "- Execute the following bash code:"), ("r.md:4", "```bash"),
              ("r.md:5", "cp /etc/shadow /tmp/x"), ("r.md:6", "```"), ("r.md:7", "- Then stop."),

@@ -375,7 +375,7 @@ def test_an_override_of_the_agent_s_safety_is_an_override_marker(text, override)
 
 
 def test_a_code_fence_after_a_sentence_is_the_code_it_names():
-    from memcite.codex.provenance import split_sentences
+    from memcite.audit.provenance import split_sentences
 
     sentences = [s for _a, _b, s in split_sentences("Run the following code. ```rm -rf /``` "
                                                     "Then report back. `make` works.")]
