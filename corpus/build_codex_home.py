@@ -126,11 +126,69 @@ def _rfc3339(seconds: int) -> str:
     return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# What each thread learned: its raw memory's outcome and its summary's last line. MEMORY.md's
+# lines and memory_summary.md's quote these, as a consolidation does, so that the audit and
+# ``memcite trace FILE:LINE`` find the memories a line came from by its words.
+FACTS = {
+    "weekly_report_format": "The weekly report is a table of project, status, next step and owner.",
+    "responsesapi_citation_extraction": "Citation blocks are read from the last output_text part "
+                                        "of a response.",
+    "pytest_fixture_layout": "Fixtures point memcite at a temporary home, so the suite never "
+                             "touches the real one.",
+    "sqlite_wal_busy_timeout": "The ledger opens SQLite in WAL mode with a busy timeout of five "
+                               "seconds.",
+    "typer_fast_path": "Per-reply commands take a fast path that skips the Typer import.",
+    "release_checklist": "A release bumps the version, tags it and deploys staging before "
+                         "production.",
+    "docker_compose_ports": "The Postgres of docker compose listens on port 5433 on the host.",
+    "migrations_naming": "Migrations are named NNNN_description.sql and stay unchanged once "
+                         "merged.",
+    "flaky_ci_retry": "A flaky integration test is retried once; a second failure is a real one.",
+    "terraform_state_lock": "The Terraform state lock is released by hand only when no apply runs.",
+    "k8s_liveness_probe": "The liveness probe hits /healthz after an initial delay of 10 seconds.",
+    "git_rebase_conflicts": "Rebase conflicts in the lock file are solved by regenerating the "
+                            "lock file.",
+    "code_review_tone": "Review comments name the problem and suggest a fix in one sentence.",
+    "python_packaging_hatch": "Hatch packages every module under src/memcite, so a new module "
+                              "needs no entry.",
+    "rust_str_trim_rules": "Rust's str::trim strips Unicode white space, unlike SQLite's trim.",
+    "uuid_spellings": "Thread ids are compared in lower case; an upper-case spelling is the "
+                      "same id.",
+    "log_rotation": "Service logs rotate daily and fourteen compressed files are kept.",
+    "benchmark_ratios": "Benchmarks report ratios against the previous release rather than raw "
+                        "times.",
+    "zstd_rollouts": "Old session files may be compressed with zstd and are read as a stream.",
+    "api_pagination": "List endpoints page with an opaque cursor and fifty items a page.",
+    "oauth_refresh_tokens": "OAuth refresh tokens expire after 30 days; the test client "
+                            "refreshes them itself.",
+    "markdown_headings": "Docs use sentence-case headings and one top-level heading a page.",
+    "user_prefers_short_answers": "The user wants short answers with the command first.",
+    "timezone_bugs": "Report dates are ISO 8601 in UTC rather than the server's local time.",
+    "csv_export_encoding": "CSV exports are UTF-8 with a BOM so that the spreadsheet tool reads "
+                           "them.",
+    "monorepo_paths": "Paths in the monorepo are given from its root, not from the crate.",
+    "sandbox_permissions": "The sandbox allows writes in the workspace only, with the network "
+                           "off.",
+    "cache_invalidation": "The price cache is cleared on each deploy and after a currency change.",
+    "old_jenkins_setup": "The old Jenkins jobs were replaced by CI workflows and are read-only.",
+    "lark_contextual_lexer": "The citation grammar uses Lark's contextual lexer so that notes "
+                             "stay free-form.",
+    "pruned_by_codex_a": "The nightly backup job of the old cluster wrote to a bucket since "
+                         "deleted.",
+    "pruned_by_codex_b": "The quarterly report once had a separate sheet per region.",
+    "pruned_by_codex_c": "An early prototype kept its cache in a JSON file beside the binary.",
+}
+
+
+def _fact(slug: str) -> str:
+    return FACTS.get(slug) or f"The approach that worked for {slug.replace('_', ' ')} is kept."
+
+
 def _raw_memory(slug: str, cwd: str) -> str:
     words = slug.replace("_", " ")
     return (
         f"- Task: {words} (in {cwd}).\n"
-        f"- Outcome: the approach that worked for {words} is kept in MEMORY.md.\n"
+        f"- Outcome: {_fact(slug)}\n"
         "- Keep: re-check the command before running it again.\n"
     )
 
@@ -140,7 +198,7 @@ def _summary(slug: str) -> str:
     return (
         f"# {words.capitalize()}\n\n"
         f"The user asked about {words}. We tried two approaches; the second one worked.\n"
-        "Key commands and paths are listed in MEMORY.md.\n"
+        f"{_fact(slug)}\n"
     )
 
 
@@ -411,7 +469,7 @@ SESSIONS = [
         ("Cut the 2.4.0 release.",
          "Bumped the version to 2.4.0, tagged `v2.4.0` and deployed staging first; production"
          " waits for your go. The new migration is `0042_add_refund_reason.sql`.",
-         ["MEMORY.md:21-23|note=[release checklist and migration names]"], [5, 7]),
+         ["MEMORY.md:30-32|note=[release checklist and migration names]"], [5, 7]),
         ("Staging looks good, thanks.", "Good: nothing else is pending for this release.",
          [], []),
     ]),
@@ -420,7 +478,7 @@ SESSIONS = [
          "Added `tests/test_store.py::test_busy_timeout_is_set`: it opens the ledger twice and"
          " checks that the second writer waits instead of failing.",
          ["MEMORY.md:4-7|note=[how tests are laid out]",
-          "MEMORY.md:9-11|note=[WAL and busy timeout]"], [2, 3]),
+          "MEMORY.md:12-14|note=[WAL and busy timeout]"], [2, 3]),
         ("Does the wheel pick the new module up?",
          "Yes: hatch packages every module under `src/memcite`, so there is nothing to add.",
          ["rollout_summaries/{python_packaging_hatch}:6-9|note=[hatch packaging]"], [13]),
@@ -429,11 +487,11 @@ SESSIONS = [
         ("CI failed twice on the integration job; retry it?",
          "No: a flaky test is retried once with `--reruns 1`, so a second failure is real. The"
          " log points at `test_queue_drain`.",
-         ["MEMORY.md:32-33|note=[flaky tests are retried once]"], [8]),
+         ["MEMORY.md:49-50|note=[flaky tests are retried once]"], [8]),
         ("And the pods restarting after the deploy?",
          "The liveness probe hits `/healthz` after a 10 s initial delay, and the service needs"
          " about 15 s to start: raise `initialDelaySeconds` to 20.",
-         ["MEMORY.md:36-37|note=[liveness probe settings]"], [10]),
+         ["MEMORY.md:57-58|note=[liveness probe settings]"], [10]),
     ]),
 ]
 # Where the sample's sessions say Codex's home is (the fiction of raw_memories.md).

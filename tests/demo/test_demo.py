@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from memcite.cli.demo import demo_command
-from memcite.demo.loop import DemoError, find_corpus, load_sample_builder, run_demo
+from memcite.demo.loop import DemoError, find_corpus, load_sample_builder, run_demo, sample_replies
 from memcite.ledger.hook_log import read_entries
 
 NOW = 1_800_000_000
@@ -243,3 +243,39 @@ def test_demo_help_names_every_step():
     text = " ".join(CliRunner().invoke(app, ["demo", "--help"]).stdout.split())
     for step in ("sync", "instructions", "record", "hook stop", "ingest", "stats", "prune"):
         assert step in text, step
+
+
+# The section each citation of the demo's replies and sample sessions means (its note).
+CITED_SECTIONS = {"how to run the tests": "## Testing", "pytest": "## Testing",
+                  "how tests are laid out": "## Testing", "WAL and busy timeout": "## SQLite",
+                  "transactions": "## SQLite", "fast path": "## Command line",
+                  "report format": "## Format", "compose port": "## Local development",
+                  "release checklist and migration names": "## Releases",
+                  "flaky tests are retried once": "## CI", "liveness probe settings": "## Kubernetes"}
+
+
+def test_the_demo_s_citations_name_the_lines_of_their_sections():
+    """MEMORY.md's line numbers, as the replies and sessions cite them: each range lies in the
+    section its note names, on its heading and knowledge lines (never its source list)."""
+    from memcite.citations.reading import parse_reply
+
+    corpus = find_corpus()
+    builder = load_sample_builder(corpus)
+    with open(os.path.join(corpus, "codex_home", "memories", "MEMORY.md"), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    texts = [r.text for r in sample_replies(builder.thread_id, corpus)]
+    texts += [t["reply"] for s in builder.sample_sessions(NOW) for t in s["turns"]]
+    seen = set()
+    for text in texts:
+        citation = parse_reply(text).citation
+        for entry in citation.entries if citation else ():
+            if entry.path != "MEMORY.md" or entry.note not in CITED_SECTIONS:
+                continue
+            seen.add(entry.note)
+            cited = lines[entry.line_start - 1:entry.line_end]
+            heading = next(line for line in reversed(lines[:entry.line_end])
+                           if line.startswith("## "))
+            assert heading == CITED_SECTIONS[entry.note], (entry.note, heading)
+            assert all(line.strip() and not line.startswith(("###", "- rollout_summaries/"))
+                       for line in cited), (entry.note, cited)
+    assert seen == set(CITED_SECTIONS)

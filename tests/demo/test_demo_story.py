@@ -204,6 +204,23 @@ def test_trace_places_the_planted_words_in_the_tool_output_of_the_source_session
     assert f"from an MCP tool's result {builder.STORY_TOOL}" in text
 
 
+def test_the_audit_traces_most_lines_of_the_demo_s_memory_folder(demo):
+    """The sample MEMORY.md is in Codex's format (each task group's ``applies_to: cwd=...;
+    reuse_rule=...``, a ``### rollout_summary_files`` list per section) and memory_summary.md
+    quotes the memories: most lines are traced, a section's lines to the memories its list
+    names, a summary line to the memory whose words it holds."""
+    report = json.loads(demo["run"]("audit", "--json", code=1))
+    assert report["folder_lines_traced"] * 2 > report["folder_lines"]
+    builder, _ = _story()
+    liveness = builder.thread_id(10)  # k8s_liveness_probe
+    line = json.loads(demo["run"]("trace", "MEMORY.md:58", "--json"))
+    assert line["line"].startswith("- Liveness probes") and line["resolved_by"] == "block"
+    assert [m["thread_id"] for m in line["memories"]] == [liveness]
+    summary = json.loads(demo["run"]("trace", "memory_summary.md:23", "--json"))
+    assert summary["resolved_by"] == "text"
+    assert [m["thread_id"] for m in summary["memories"]] == [liveness]
+
+
 def test_the_demo_tells_the_story_in_its_audit_step(tmp_path):
     builder, story = _story()
     out = io.StringIO()

@@ -68,13 +68,13 @@ UNKNOWN = "019c0000-0000-7000-8000-00000000beef"
 # out of range, missing, outside the folder.
 REPLIES_A = [
     (5, "/home/dev/memcite", ["MEMORY.md:4-7|note=[tests]"], [T(2), T(3)]),
-    (30, "/home/dev/memcite", ["MEMORY.md:9-11|note=[wal]", "MEMORY.md:800-800|note=[far]"],
+    (30, "/home/dev/memcite", ["MEMORY.md:12-14|note=[wal]", "MEMORY.md:800-800|note=[far]"],
      [T(3)]),
-    (24 * 20, "/home/dev/infra", ["MEMORY.md:32-33|note=[flaky]"], [T(8), UNKNOWN]),
+    (24 * 20, "/home/dev/infra", ["MEMORY.md:49-50|note=[flaky]"], [T(8), UNKNOWN]),
     (24 * 40, "/home/dev/infra", ["missing.md:1-2|note=[gone]"], ["not-a-uuid"]),
 ]
 REPLIES_B = [
-    (2, "/home/dev/payments-api", ["MEMORY.md:21-23|note=[release]"], [T(5), T(7)]),
+    (2, "/home/dev/payments-api", ["MEMORY.md:30-32|note=[release]"], [T(5), T(7)]),
     (24 * 3, "/home/dev/memcite", ["MEMORY.md:4-7|note=[tests]"], [T(2)]),
     (24 * 35, "/home/dev/infra", ["MEMORY.md:900-901|note=[too far]", "../secret.md:1-1|note=[x]"],
      [T(10), UNKNOWN]),
@@ -258,7 +258,7 @@ def test_a_new_reply_pushes_that_reply_and_the_memories_it_cited(two_machines, f
     ledger, home = two_machines["a"]
     _push(ledger, home, fleet_url, "a")
     conn = open_store(ledger)
-    _record(conn, home, [(1, "/home/dev/memcite", ["MEMORY.md:9-11|note=[wal]"], [T(3), T(4)])],
+    _record(conn, home, [(1, "/home/dev/memcite", ["MEMORY.md:12-14|note=[wal]"], [T(3), T(4)])],
             "late")
     conn.close()
     report = _push(ledger, home, fleet_url, "a")

@@ -29,7 +29,7 @@ KNOWN = BUILDER.thread_id(0)
 UNKNOWN = "019c0000-0000-7000-8000-00000000abcd"
 REPLY = (
     "The weekly report is a table.\n\n<oai-mem-citation>\n<citation_entries>\n"
-    "MEMORY.md:42-43|note=[weekly report format]\n</citation_entries>\n<rollout_ids>\n"
+    "MEMORY.md:66-67|note=[weekly report format]\n</citation_entries>\n<rollout_ids>\n"
     f"{KNOWN}\n{UNKNOWN}\nnot-a-uuid\n</rollout_ids>\n</oai-mem-citation>"
 )
 VISIBLE = "The weekly report is a table.\n\n"

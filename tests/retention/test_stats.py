@@ -178,7 +178,7 @@ def ledger(tmp_path):
 
     reply(["MEMORY.md:4-7|note=[tests]"], [t(2), t(3)], 20)
     reply(["MEMORY.md:5-5|note=[tests]"], [t(2)], 3)
-    reply(["MEMORY.md:26-26|note=[port]", "../x.md:1-1|note=[out]"], [t(6), "nope"], 2)
+    reply(["MEMORY.md:39-39|note=[port]", "../x.md:1-1|note=[out]"], [t(6), "nope"], 2)
     reply(["MEMORY.md:1000-1001|note=[far]"], ["0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"], 1)
     yield conn, home, builder
     conn.close()
@@ -227,7 +227,7 @@ def test_an_edited_line_is_reported_as_changed(ledger):
     conn, home, _ = ledger
     memory = home / "memories" / "MEMORY.md"
     lines = memory.read_text().split("\n")
-    lines[25] = "- port 5434 now"
+    lines[38] = "- port 5434 now"
     memory.write_text("\n".join(lines))
     report = collect_stats(conn, memory_root=home / "memories", as_of=NOW, max_unused_days=30)
     worst = [(e.path, e.outcome) for e in report.citation_checks.worst]
@@ -360,7 +360,7 @@ def test_a_fifo_planted_as_the_stats_cache_is_not_waited_on(ledger, tmp_path):
     assert cached.is_file()
 
 _ENTRY_CHOICES = [
-    "MEMORY.md:4-7|note=[tests]", "MEMORY.md:5-5|note=[tests]", "MEMORY.md:26-26|note=[port]",
+    "MEMORY.md:4-7|note=[tests]", "MEMORY.md:5-5|note=[tests]", "MEMORY.md:39-39|note=[port]",
     "MEMORY.md:1000-1001|note=[far]", "MEMORY.md:3-3|note=[blank?]", "../x.md:1-1|note=[out]",
     "/etc/passwd:1-1|note=[abs]", "gone.md:1-2|note=[missing]", "MEMORY.md:9-2|note=[reversed]",
 ]

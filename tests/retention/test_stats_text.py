@@ -21,7 +21,9 @@ from memcite.retention.stats_text import print_weeks as _print_weeks
 NOW = 1_800_000_000
 DAY = 86_400
 # A date cut short by the ellipsis (the report cuts labels, never a date).
-CUT_DATE = re.compile(r"\d{4}-(\d{0,2}|\d\d-\d?)(…|\.\.\.)")
+# A date column cut short; a label that holds a date-like name (a cut
+# ``rollout_summaries/2025-12-…`` entry of MEMORY.md) is a label, and labels may be cut.
+CUT_DATE = re.compile(r"(?<![\w/-])\d{4}-(\d{0,2}|\d\d-\d?)(…|\.\.\.)")
 
 
 @pytest.fixture(scope="module")

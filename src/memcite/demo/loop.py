@@ -27,7 +27,7 @@ from memcite.paths import Locations
 
 DAY = 86_400
 DEMO_PROJECT = "/home/dev/memcite"  # the cwd of the sample replies (only recorded)
-DEMO_BUDGET = 400
+DEMO_BUDGET = 600  # the sample memory_summary.md (about 430 tokens) shown whole
 CORPUS_REPLIES = ("entry_plain.txt", "entry_escaping_paths.txt", "entry_bad_numbers.txt")
 INSTRUCTIONS_SHOWN = 6  # lines of the instructions the demo prints
 PRUNE_SHOWN = 3  # memories the prune preview lists
@@ -118,15 +118,15 @@ def sample_replies(thread_id, corpus: str) -> list[SampleReply]:
     replies = [
         SampleReply(_reply(["MEMORY.md:4-7|note=[how to run the tests]"], [t(2), t(3)]),
                     27, "tests section, two threads"),
-        SampleReply(_reply(["MEMORY.md:9-12|note=[WAL and busy timeout]"], [t(3)]),
+        SampleReply(_reply(["MEMORY.md:12-15|note=[WAL and busy timeout]"], [t(3)]),
                     20, "SQLite section"),
-        SampleReply(_reply(["MEMORY.md:14-16|note=[fast path]",
+        SampleReply(_reply(["MEMORY.md:20-22|note=[fast path]",
                             "rollout_summaries/" + _summary_name(corpus, "typer_fast_path")
                             + ":1-4|note=[summary header]"], [t(4)]),
                     13, "a section and a summary file"),
-        SampleReply(_reply(["MEMORY.md:42-44|note=[report format]"], [t(0), t(0)]),
+        SampleReply(_reply(["MEMORY.md:66-68|note=[report format]"], [t(0), t(0)]),
                     9, "the same id twice (counted once by memcite's policy)"),
-        SampleReply(_reply(["MEMORY.md:10-11|note=[transactions]"], [t(3), t(29)]),
+        SampleReply(_reply(["MEMORY.md:13-14|note=[transactions]"], [t(3), t(29)]),
                     6, "SQLite again"),
         SampleReply(_reply(["MEMORY.md:5-5|note=[pytest]"], [t(2)]), 2, "tests again"),
         SampleReply(_reply(["MEMORY.md:400-410|note=[past the end]"], [t(14)]),
@@ -137,7 +137,7 @@ def sample_replies(thread_id, corpus: str) -> list[SampleReply]:
         SampleReply(_reply(["notes/missing.md:1-2|note=[no such file]",
                             "MEMORY.md:3-3|note=[a blank line]"], ["not-a-uuid"]),
                     3, "broken: missing file, blank line, an id that is not a UUID"),
-        SampleReply(_reply(["MEMORY.md:26-26|note=[compose port]"],
+        SampleReply(_reply(["MEMORY.md:39-39|note=[compose port]"],
                            ["0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"]),
                     1, "an id that is no known memory; the cited line is then edited"),
     ]
@@ -246,10 +246,10 @@ def run_demo(folder: str, *, now: int, out=None) -> dict:
         memory_md = os.path.join(root, "MEMORY.md")
         with open(memory_md, encoding="utf-8") as handle:
             lines = handle.read().split("\n")
-        lines[25] = "- `docker compose up db` exposes Postgres on port 5434 (changed in March)."
+        lines[38] = "- `docker compose up db` exposes Postgres on port 5434 (changed in March)."
         with open(memory_md, "w", encoding="utf-8") as handle:
             handle.write("\n".join(lines))
-        write("   (then MEMORY.md line 26 is edited, as a consolidation would)\n\n")
+        write("   (then MEMORY.md line 39 is edited, as a consolidation would)\n\n")
 
         payload_path = os.path.join(folder, "stop_payload.json")
         write(f"== 5. memcite hook stop --db {_q(db_path)} < {_q(payload_path)}\n")
