@@ -226,3 +226,14 @@ def test_lines_are_numbered_as_codex_numbers_them():
     entries = read_entries("- one\x0cstill one\r\n- two\u2028still two\n- three")
     assert [(e.text, e.line_start) for e in entries] == [
         ("one\x0cstill one", 1), ("two\u2028still two", 2), ("three", 3)]
+
+
+def test_codex_s_list_of_a_section_s_sources_holds_no_entry():
+    text = ("# Task Group: billing\n\napplies_to: cwd=/srv/billing; reuse_rule=same repo\n\n"
+            "## Invoices\n\n- Invoices close on the 3rd business day.\n\n"
+            "### rollout_summary_files\n\n- rollout_summaries/2026-01-02-a.md (cwd=/srv/billing)\n"
+            "- rollout_summaries/2026-01-03-b.md (cwd=/srv/billing)\n\n"
+            "## Refunds\n\n- Refunds over $500 need a second approver.\n")
+    titles = [entry.text for entry in read_entries(text)]
+    assert titles == ["Invoices close on the 3rd business day.",
+                      "Refunds over $500 need a second approver."]

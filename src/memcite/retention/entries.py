@@ -300,6 +300,10 @@ def text_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+# the heading under which Codex's MEMORY.md lists the rollout summaries a section came from
+SOURCE_LIST = "rollout_summary_files"
+
+
 def read_entries(text: str) -> list[Entry]:
     """Every entry of a memory file's ``text``, in file order (see the module's docstring)."""
     entries: list[Entry] = []
@@ -359,6 +363,9 @@ def read_entries(text: str) -> list[Entry]:
             current.blank_after = False
             continue
         bullet = _BULLET.match(line)
+        if bullet and headings and headings[-1][1].lower() == SOURCE_LIST:
+            close()  # Codex's list of a section's sources: no entry of knowledge
+            continue
         if bullet:
             close()
             mark, entry_id, rest = _opening(line[bullet.end():], number, bullet.end() + 1)
