@@ -66,8 +66,9 @@ def audit(
     Severity comes from where a sentence's words came from (the user, the project's own
     files, command output or outside files, third-party content such as MCP, web or fetched
     text), what it would make the agent do (commands, hosts, credentials, recipients,
-    acts in the user's world, safety settings) and markers (concealment, standing orders,
-    triggers, authority claims, overrides of the agent's instructions, hidden text).
+    acts in the user's world, safety settings, harmful code to paste or run) and markers
+    (concealment, standing orders, triggers, authority claims, overrides of the agent's
+    instructions or safety, hidden text).
     Poisoned (high): an instruction from outside the project or third-party content, or,
     from anywhere but the user, an override or an act in the user's world (money moved,
     the user's data sent away). A project's own conventions are never high; the user's own
