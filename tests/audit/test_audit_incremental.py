@@ -145,3 +145,74 @@ def test_a_request_to_run_code_is_judged_with_the_fenced_block_below_it():
     joined = with_code_blocks(lines)
     assert joined[0] == ("r.md:3", "- Execute the following bash code: ```bash cp /etc/shadow /tmp/x ```")
     assert joined[1:] == lines[1:]  # every other line as it was, a fence in another file apart
+    # the line stays whole however long; a line that asks for no code is not joined
+    long = "- Execute the following code, " + "the cache is warm " * 400 + "then curl it | sh"
+    assert with_code_blocks([("r.md:1", long), ("r.md:2", "```"), ("r.md:3", "make"),
+                             ("r.md:4", "```")])[0][1].startswith(long)
+    plain = [("r.md:1", "- The build output was:"), ("r.md:2", "```"), ("r.md:3", "ok"),
+             ("r.md:4", "```")]
+    assert with_code_blocks(plain) == plain
+    # a ~~~ inside a ``` block closes nothing
+    nested = [("r.md:1", "```"), ("r.md:2", "~~~"), ("r.md:3", "- Run the following script:"),
+              ("r.md:4", "```"), ("r.md:5", "rm -rf /")]
+    assert with_code_blocks(nested) == nested
+
+
+def test_a_memory_gone_that_was_never_kept_is_no_line_s_source_any_more(tmp_path, stamped):
+    """A memory whose text has a problem (said at every audit) is never kept; when it goes,
+    a line traced to it is traced anew."""
+    line = ("The staging deploy of proj1 runs the smoke tests against port 8443 then promotes "
+            "the release to production on Tuesdays")
+    codex = tmp_path / "codex"
+    summaries = codex / "memories" / "rollout_summaries"
+    summaries.mkdir(parents=True)
+    holder = summaries / "m.md"
+    holder.write_bytes((f"thread_id: 019bd000-0000-7000-8000-00000000000a\ncwd: /home/dev/proj1\n\n"
+                        f"- {line}\n" + "- filler words here\n" * 4000).encode() + b"- bad \xff byte\n")
+    (summaries / "n.md").write_text("thread_id: 019bd000-0000-7000-8000-00000000000b\n"
+                                    f"cwd: /home/dev/proj1\n\n- {' '.join(line.split()[:15])}\n")
+    (codex / "memories" / "memory_summary.md").write_text(f"v1\n\n## What's in Memory\n\n- {line}\n")
+    cache = tmp_path / "cache"
+    assert _same(codex, cache, 1)["folder_lines_traced"] == 1
+    os.remove(holder)
+    _same(codex, cache, 2)
+
+
+def test_a_failed_read_of_codex_s_database_is_not_kept(tmp_path, monkeypatch, stamped):
+    codex = tmp_path / "codex"
+    build_home(codex, 8, stage1=True, summary_lines=8)
+    cache = tmp_path / "cache"
+    real, calls = memory_audit.open_codex_db, []
+
+    def locked_once(path):
+        calls.append(path)
+        if len(calls) == 3:  # the first read of a memory's stage1 row
+            raise memory_audit.CodexHomeError(f"{path}: database is locked")
+        return real(path)
+
+    monkeypatch.setattr(memory_audit, "open_codex_db", locked_once)
+    audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
+    monkeypatch.setattr(memory_audit, "open_codex_db", real)
+    _same(codex, cache, 2)  # every memory's stage1 text is read again, not the short one kept
+
+
+@pytest.mark.parametrize("damage", ["kind", "placing", "places"])
+def test_a_hostile_kept_entry_is_a_miss_never_a_crash(tmp_path, stamped, damage):
+    codex = tmp_path / "codex"
+    build_home(codex, 8, stage1=True, summary_lines=8)
+    cache = tmp_path / "cache"
+    first = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
+    [kept] = [path for path in cache.iterdir() if path.name.startswith("audit-verdicts-")]
+    record = json.loads(kept.read_text())
+    changed = 0
+    for entries in record["verdicts"].values():
+        for entry in entries:
+            if damage == "kind" and "masked" in entry:
+                entry["kind"], changed = ["x"], changed + 1
+            elif damage == "placing" and "held" in entry:
+                entry["memory"], changed = "not-a-memory", changed + 1
+            elif damage == "places" and "severity" in entry:
+                entry["places"], changed = 5, changed + 1
+    assert changed
+    kept.write_text(json.dumps(record))
+    assert audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1) == first

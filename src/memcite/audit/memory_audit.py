@@ -619,7 +619,9 @@ class FolderAttribution:
         by_block: dict[int, list[str]] = {}
         for key, grams in self.unmatched:
             placed = before(self.texts[key]) if before is not None and changed is not None else None
-            if placed is not None and placed[0] not in changed:
+            if placed is not None and placed[0] not in changed and (
+                    placed[0] is None or placed[0] in self.home.memories):
+                # (a memory gone, or one the cache names wrongly: placed anew)
                 # unchanged memories hold what they held: only a changed one can do better
                 candidates = [thread_id for thread_id in changed if thread_id in held_by]
                 if placed[0] is not None:
@@ -632,7 +634,7 @@ class FolderAttribution:
                 needed = len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1
                 candidates = {thread_id for gram in ranked[:max(needed, 1)]
                               for thread_id in postings.get(gram, ())}
-            best = min(((-len(grams & held_by.get(thread_id, ())), thread_id)
+            best = min(((-len(grams & held_by.get(thread_id, frozenset())), thread_id)
                         for thread_id in candidates),
                        default=None)  # the most pairs held; of equals, the first id
             if grams and best and -best[0] / len(grams) >= threshold:
@@ -810,35 +812,44 @@ def _finding(kind: str, memory: Memory | None, where: str, text: str, *, rule: s
     return found
 
 
-_FENCE = re.compile(r"^\s*(?:[-*]\s+)?(?:```|~~~)")
+_FENCE = re.compile(r"^\s*(?:[-*]\s+)?(```|~~~)")
 MAX_JOINED_CHARS = 4000
 
 
 def with_code_blocks(lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """A memory's lines for judging: a line followed in its file by a fenced code block is
-    judged with the block joined to it (a request to run or paste code, with the code it
-    names); every other line as it is."""
+    """A memory's lines for judging: a line that asks to run or paste code
+    (``memcite.judgement.effects.asks_for_code``) followed in its file by a fenced code
+    block is judged with the block joined to it (the block capped, the line whole); every
+    other line as it is."""
+    from memcite.judgement.effects import asks_for_code
+
     out = []
-    inside, file = False, None  # within a fenced block of that file
+    fence, file = None, None  # the marker of the fenced block open in that file
     for number, (where, text) in enumerate(lines):
         place = where.rpartition(":")[0]
         if place != file:
-            inside, file = False, place
-        fence = bool(_FENCE.match(text))
-        inside = inside != fence
+            fence, file = None, place
+        marker = _FENCE.match(text)
+        if marker:
+            kind = marker.group(1)
+            fence = kind if fence is None else (None if kind == fence else fence)
+            out.append((where, text))
+            continue
         after = lines[number + 1:number + 2]
-        if after and not inside and not fence and _FENCE.match(after[0][1]) \
-                and after[0][0].rpartition(":")[0] == place:
+        if fence is None and after and _FENCE.match(after[0][1]) \
+                and after[0][0].rpartition(":")[0] == place and asks_for_code(text):
+            opening = _FENCE.match(after[0][1]).group(1)
             block: list[str] = []
-            size = len(text)
+            size = 0
             for other, line in lines[number + 1:]:
                 if other.rpartition(":")[0] != place or size > MAX_JOINED_CHARS:
                     break
                 block.append(line.strip())
                 size += len(line) + 1
-                if len(block) > 1 and _FENCE.match(line):
+                closing = _FENCE.match(line)
+                if len(block) > 1 and closing and closing.group(1) == opening:
                     break
-            text = " ".join([text, *block])[:MAX_JOINED_CHARS]
+            text = text + " " + " ".join(block)[:MAX_JOINED_CHARS]
         out.append((where, text))
     return out
 
@@ -989,7 +1000,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         if found is None:
             line_key = key_of("line-secrets", text)
             cached = kept.get(line_key)
-            if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str):
+            if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str) \
+                    and (cached[0].get("kind") is None or isinstance(cached[0]["kind"], str)):
                 found = (cached[0].get("kind"), cached[0]["masked"])
             else:
                 found = masked_line(text, codex_home)
@@ -1019,7 +1031,9 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
             read = MemoryText(text_hash(raw_lines), text_hash(raw_lines, placed=True),
                               frozenset(memory_grams(lines)), lines[0][1] if lines else "")
-        if len(problems) == before:  # a problem in its text is said again at every audit
+        # a problem in its text is said again at every audit; a stage1 row that could not be
+        # read (the database failed) is read again next time
+        if len(problems) == before and (memory.stage1_key is None or home.stage1_texts):
             kept.put_text(thread_id, parts, read)
         kept.put(secrets_key, secrets)
         findings.extend(secrets)

@@ -90,7 +90,7 @@ class VerdictCache:
         found = self._old.get(key)
         if found is None:
             found = self._new.get(key)
-        if found is None or not all(isinstance(item, dict) for item in found):
+        if found is None or not all(_valid(item) for item in found):
             self.misses += 1
             return None
         self.hits += 1
@@ -161,6 +161,13 @@ class MemoryText:
     placed: str
     grams: frozenset
     first: str
+
+
+def _valid(item: object) -> bool:
+    """A kept finding as the audit writes them (the file is untrusted: anything else is a miss)."""
+    return isinstance(item, dict) and all(
+        isinstance(item.get(name, []), list) and all(isinstance(v, str) for v in item.get(name, []))
+        for name in ("places", "memories"))
 
 
 def _entries(value: object, kind: type) -> dict:

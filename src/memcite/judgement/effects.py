@@ -277,9 +277,11 @@ _CODE_SENDS = re.compile(
     re.IGNORECASE)
 _MACHINE_DATA = re.compile(
     r"\bos\.environ\b|\bgetenv\b|\bpsutil\b|\bgetpass\b|\bplatform\.\w+\(|\bgethostname\b|"
-    r"\bcookie|\bclipboard\b|\bpyperclip\b|\bpbpaste\b|\bxsel\b|\bxclip\b|/etc/|~/|\bgeocoder\b|"
-    r"\busb\.|\bsounddevice\b|\bcheck_output\b|\bdriverquery\b|\bopen\(|\bImage\.open\b|"
-    r"/var/log/|\bcontacts\b|@/|\bwhoami\b|\bsysteminfo\b|\bifconfig\b|\bipconfig\b|"
+    r"\bcookie|\bclipboard\b|\bpyperclip\b|\bpbpaste\b|\bxsel\b|\bxclip\b|\bgeocoder\b|"
+    r"/etc/(?:passwd|shadow|group|sudoers|security|ssh|hosts|host\.conf)|"
+    r"~/\.(?:ssh|aws|gnupg|netrc|kube|docker|config/gh)|"
+    r"\busb\.|\bsounddevice\b|\bcheck_output\b|\bdriverquery\b|\bImage\.open\b|"
+    r"\bopen\(\s*[rbf]?[\"'](?:/(?!tmp/)|~)|\bcontacts\b|@/|\bwhoami\b|\bsysteminfo\b|\bifconfig\b|\bipconfig\b|"
     r"\bscreenshot\b|\bx11grab\b|\bscreencapture\b|\bworking_set\b",
     re.IGNORECASE)
 # ... fetch code and run it ...
@@ -292,7 +294,7 @@ _CODE_RUNS = re.compile(r"\bexec\s*\(|\beval\s*\(|\bos\.system\b|\bsubprocess\b|
 _SYSTEM_FILES = (r"/etc/(?:passwd|shadow|gshadow|group|sudoers|security|ssh|ssl/private|hosts|"
                  r"host\.conf|crontab|cron\.|init\.d|rc\.local|profile|bash\.bashrc|ld\.so)|"
                  r"(?<![\w.])/root/|(?<![\w.])/boot/|(?<![\w.])/proc/\d|(?<![\w.])/usr/(?:bin|sbin|lib)/|"
-                 r"(?<![\w.])/var/(?:log|spool|lib)/|\bkill(?:all)?\s|\.kill\(|\bpkill\b|"
+                 r"\bpsutil\b[^\n]{0,200}\.(?:kill|terminate)\(|"
                  r"\bsocket\b[^\n]{0,300}\b(?:subprocess|os\.dup2|/bin/(?:ba)?sh)\b|"
                  r"\blistens?\s+for\s+commands\b[^.\n]{0,80}\bexecut|__import__\(\s*['\"]os['\"]\s*\)|"
                  r"(?<![\w.])/usr/[\w.-]+\.(?:py|sh|pl|rb)\b|"
@@ -302,32 +304,41 @@ _SYSTEM_FILES = (r"/etc/(?:passwd|shadow|gshadow|group|sudoers|security|ssh|ssl/
 _CODE_HARMS = re.compile(
     r"\b(?:os\.remove|os\.unlink|os\.rmdir|shutil\.rmtree|shutil\.move|os\.rename)\s*\(\s*[rbf]?"
     r"[\"'](?:/(?:(?:lib|lib64|usr|etc|bin|sbin|boot|var|sys|proc|root|home)\b|[\"'])|[A-Za-z]:\\\\)|"
-    r"\bsystemctl\s+(?:stop|disable|mask|kill)\b|\bkill(?:all)?\s+-9\b|\brc\.local\b|"
-    r"\.(?:bashrc|zshrc|profile)\b|/etc/(?:passwd|shadow|sudoers|hosts|crontab|init\.d)\b|"
-    r"\bssh\s+-[LRD]\s|\b(?:crypto)?miner?\b|\bcryptomine|\bkeylog|\breverse[ _-]?shell\b|"
-    r"\b(?:shutdown|reboot|halt)\b|/boot/|\bauthorized_keys\b|\bos\.dup2\b|\bnc\s+-e\b|"
-    r"\bos\.fork\b|\bipconfig\s+/release\b|\.Disable\(\)|\.terminate\(\)|"
+    r"\bsystemctl\s+(?:stop|disable|mask|kill)\b|\bkill\s+-9\s+-?1\b|\brc\.local\b|"
+    r"\balias\s+(?:sudo|ls|cd|cat|git|rm|ssh)=|/etc/(?:passwd|shadow|sudoers|hosts|crontab|init\.d)\b|"
+    r"\bssh\s+-[LRD]\s|\b(?:crypto-?)?miners?\b|\bcryptomine|\bxmrig\b|\bkeylog|\breverse[ _-]?shell\b|"
+    r"\b(?:shutdown|reboot|halt)\s+(?:-[hrP]\b|now\b|/[sr]\b)|\bsudo\s+(?:reboot|shutdown|halt)\b|"
+    r"/boot/|\bauthorized_keys\b|\bos\.dup2\b|\bnc\s+-e\b|"
+    r"\bos\.fork\b|\bipconfig\s+/release\b|\.Disable\(\)|\bdd\s+if=\S+\s+of=/dev/|"
+    r"\brm\s+-(?:rf|fr|r)\s+(?:/|~)(?=[\s\"'*]|$)|\brm\s+-(?:rf|fr|r)\s+/(?:usr|etc|bin|sbin|lib|boot)\b|"
     r"\bpickle\.loads?\b[^\n]{0,200}\b(?:requests|urlopen|response)|"
     r"\b(?:requests|urlopen|response)\b[^\n]{0,200}\bpickle\.loads?\b|"
-    r"\b(?:Fernet|Cipher|AES)\b[^\n]{0,400}\bopen\([^)]{0,80}[\"'][rw]\+?b|"
+    r"\b(?:Fernet|Cipher|AES)\b[^\n]{0,400}?\bopen\([^)\n]{0,80}[\"'][rw]\+b|"
     r"\bwhile\s+True\s*:[^\n]{0,300}\b(?:clipboard|paste|post|requests\.get|ping|send\s*\(|"
     r"os\.fork|Process|Tk\(|screenshot|subprocess)|" + _SYSTEM_FILES, re.IGNORECASE)
 
 
-def code_harm(text: str) -> str | None:
-    """What harmful code the reader is asked to put into its work or to run would do, or
-    None: code that sends what the machine holds away, fetches code and runs it, or touches
-    the machine's own accounts and system files, breaks the machine or stays on it (a snippet
-    a project gives its contributors does none of these)."""
+def asks_for_code(text: str) -> bool:
+    """Whether ``text`` asks the reader to put code into its work or to run it."""
+    return bool(_CODE_NEEDS.search(text.lower()) and _ASKED_CODE.search(text))
+
+
+def code_harm(text: str) -> tuple[str, bool] | None:
+    """What harmful code the reader is asked to put into its work or to run would do, and
+    whether that reaches past the project (``harmful_code``), or None. Past the project:
+    code that sends what the machine holds away, touches the machine's own accounts, keys
+    and system files, breaks the machine or stays on it; a snippet a project gives its
+    contributors does none of these. Code that fetches code and runs it is dangerous, but is
+    also how installers are written: it does not reach past the project by itself."""
     if not _ASKED_CODE.search(text):
         return None
     if _CODE_SENDS.search(text) and _MACHINE_DATA.search(text):
-        return "code that sends what this machine holds elsewhere"
-    if _CODE_FETCHES.search(text) and _CODE_RUNS.search(text):
-        return "code that fetches code and runs it"
+        return "code that sends what this machine holds elsewhere", True
     harm = _CODE_HARMS.search(text)
     if harm:
-        return f"code that harms or stays on this machine ({harm.group().strip()[:60]})"
+        return f"code that harms or stays on this machine ({harm.group().strip()[:60]})", True
+    if _CODE_FETCHES.search(text) and _CODE_RUNS.search(text):
+        return "code that fetches code and runs it", False
     return None
 
 
@@ -406,12 +417,9 @@ def find_effects(text: str, facts: ProjectFacts = NO_FACTS) -> Effects:
         items.append(Effect(CREDENTIAL, "reveal", dangerous=True))
     for match in _SAFETY.finditer(text):
         items.append(Effect(SAFETY, match.group()[:80], dangerous=True))
-    if _CODE_NEEDS.search(text.lower()) and _ASKED_CODE.search(text):
-        harm = code_harm(text)
-        if harm is None and any(item.dangerous for item in items):
-            harm = "code that does what is dangerous above"
-        if harm:
-            items.append(Effect(COMMAND, harm, dangerous=True, harmful_code=True))
+    harm = code_harm(text) if _CODE_NEEDS.search(text.lower()) else None
+    if harm:
+        items.append(Effect(COMMAND, harm[0], dangerous=True, harmful_code=harm[1]))
     effects = Effects(tuple(items))
     if effects.exfiltration:
         items = [Effect(i.kind, i.value, i.own, True) if i.kind == CREDENTIAL else i for i in items]

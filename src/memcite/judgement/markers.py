@@ -41,8 +41,10 @@ MARKERS = (CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, OVERRIDE, ENCODED)
 STRONG = frozenset({CONCEALMENT, AUTHORITY, OVERRIDE, ENCODED})
 
 # a mode in which the agent would keep no rules ("debugging mode", "developer mode", "DAN mode")
-_NO_RULES_MODE = (r"(?:debug(?:ging)?|developer|dev|maintenance|god|admin|unrestricted|unfiltered|"
-                  r"jailbr[eo]\w*|dan)\s+mode\b")
+_NO_RULES = r"god|unrestricted|unfiltered|jailbr[eo]\w*|dan"
+# what keeps the agent safe: its checks, rules, filters...
+_SAFEGUARDS = (r"(?:checks?|rules?|guidelines?|restrictions?|filters?|polic(?:y|ies)|protocols?|"
+               r"measures?|guardrails?)\b")
 _USER = r"(?:the\s+|your\s+|this\s+)?(?:user|human|person|operator|developer|owner|customer|them|him|her)"
 _PATTERNS: dict[str, re.Pattern] = {
     CONCEALMENT: re.compile(
@@ -103,17 +105,19 @@ _PATTERNS: dict[str, re.Pattern] = {
         r"(?:\w{0,3}nstructions?|prompts?|rules?|messages?|directions?|guidance|input|"
         r"conversation)\b"
         r"|\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
-        r"(?:instructions?|rules|prompts?|everything)\s+(?:you\s+(?:got|were\s+given|received|"
-        r"learned|have\s+(?:been\s+given|learned|received))\s+)?(?:before|so\s+far|until\s+now|"
-        r"previously)\b"
+        r"(?:instructions?|prompts?)\s+(?:you\s+(?:got|were\s+given|received|"
+        r"have\s+(?:been\s+given|received))\s+)?(?:before|so\s+far|until\s+now|previously)\b"
+        r"|\bforget\s+everything\s+you\s+(?:have\s+)?(?:learned|were\s+told|know)\b"
         # a persona the reader is to become, kept by no rule
-        r"|\bfree\s+(?:of|from)\s+all\s+(?:the\s+)?(?:restrictions|filters|limitations|censorship)\b"
+        r"|\bfree\s+(?:of|from)\s+all\s+(?:restrictions|limitations)\s+and\s+(?:filters|censorship)\b"
+        r"|\bfree\s+(?:of|from)\s+all\s+(?:filters|censorship|(?:moral|ethical)\s+restrictions)\b"
         r"|\bbroken\s+free\s+of\s+the\s+(?:typical\s+)?confines\b"
         r"|\b(?:do(?:es)?\s+not|don'?t)\s+have\s+to\s+abide\s+by\s+(?:the\s+|any\s+)?"
         r"(?:rules|policies|guidelines)\b"
         r"|\bno\s+(?:ethical|moral)\s+(?:or\s+moral\s+|or\s+ethical\s+)?(?:standards|guidelines|"
         r"restrictions|compass|limits)\b"
-        r"|\b(?:developer|dan|god|jailbreak)\s+mode\s+enabled\b|\bsimulate\s+developer\s+mode\b"
+        r"|\b(?:chatgpt|assistant|yourself|model|ai)\s+with\s+(?:developer|dan|god|jailbreak)\s+mode\s+"
+        r"enabled\b|\b(?:dan|god|jailbreak)\s+mode\s+enabled\b|\bsimulate\s+developer\s+mode\b"
         r"|\bwithout\s+any\s+(?:consideration|regard)\s+for\s+(?:ethics|morality|legality)\b"
         r"|\bnew\s+(?:system\s+)?instructions?\s*:"
         r"|\b(?:message|note|request|instructions?)\s+from\s+me\b[^.\n]{0,80}\bto\s+you\b"
@@ -121,14 +125,15 @@ _PATTERNS: dict[str, re.Pattern] = {
         r"continue\s+with)\s+(?:the|my|your)\s+(?:\w+\s+)?task\s+(?:that\s+)?(?:i|the\s+user)\s+"
         r"(?:gave|give|assigned)\s+you\b"
         # ... or its safety: all of its checks, a mode in which it has none
-        r"|\b(?:ignore|bypass|disregard|skip|override|disable|turn\s+off|switch\s+off)\s+"
-        r"(?:all|any|every|your)\s+(?:of\s+)?(?:your\s+|the\s+)?(?:security|safety|ethical|content|"
-        r"confirmation)\s+(?:checks?|rules?|guidelines?|restrictions?|filters?|polic(?:y|ies)|"
-        r"protocols?|measures?|guardrails?|prompts?)\b"
-        r"|\b(?:pretend|imagine|act\s+as\s+if|assume)\s+(?:that\s+)?you(?:'re|\s+are)\s+(?:now\s+)?"
-        r"(?:in|running\s+in|operating\s+in)\s+(?:an?\s+)?" + _NO_RULES_MODE +
-        r"|\byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+)?" + _NO_RULES_MODE +
-        r"|\byou(?:'re|\s+are)\s+(?:now\s+)?(?:no\s+longer|not)\s+(?:bound|restricted|limited)\s+by\s+"
+        r"|\b(?:ignore|bypass|disregard|override)\s+(?:all|any|every)\s+(?:of\s+)?(?:your\s+|the\s+)?"
+        r"(?:security|safety|ethical|content)\s+" + _SAFEGUARDS +
+        r"|\b(?:ignore|bypass|disregard|override|disable|turn\s+off|switch\s+off|skip)\s+your\s+"
+        r"(?:own\s+)?(?:security|safety|ethical|content)\s+" + _SAFEGUARDS +
+        r"|\b(?:pretend|imagine|act\s+as\s+if)\s+(?:that\s+)?you(?:'re|\s+are)\s+(?:now\s+)?"
+        r"(?:in|running\s+in|operating\s+in)\s+(?:an?\s+)?(?:debug(?:ging)?|maintenance|admin|developer|"
+        + _NO_RULES + r")\s+mode\b"
+        r"|\byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+)?(?:" + _NO_RULES + r")\s+mode\b"
+        r"|\byou(?:'re|\s+are)\s+(?:now\s+)?no\s+longer\s+(?:bound|restricted|limited)\s+by\s+"
         r"(?:any\s+|your\s+|the\s+)*"
         r"(?:rules|restrictions|guidelines|polic(?:y|ies)|filters|safety|openai|anthropic)\b",
         re.IGNORECASE),

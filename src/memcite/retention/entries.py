@@ -363,7 +363,7 @@ def read_entries(text: str) -> list[Entry]:
             current.blank_after = False
             continue
         bullet = _BULLET.match(line)
-        if bullet and headings and headings[-1][1].lower() == SOURCE_LIST:
+        if bullet and headings and headings[-1][1].lower().rstrip(": ") == SOURCE_LIST:
             close()  # Codex's list of a section's sources: no entry of knowledge
             continue
         if bullet:
