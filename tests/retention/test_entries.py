@@ -237,3 +237,14 @@ def test_codex_s_list_of_a_section_s_sources_holds_no_entry():
     titles = [entry.text for entry in read_entries(text)]
     assert titles == ["Invoices close on the 3rd business day.",
                       "Refunds over $500 need a second approver."]
+
+
+def test_codex_s_source_list_is_part_of_its_section_not_a_section():
+    from memcite.retention.checks import markdown_sections
+
+    lines = ["# Task Group: billing", "", "## Invoices", "- Invoices close on the 3rd.", "",
+             "### rollout_summary_files", "- rollout_summaries/2026-01-02-a.md", "",
+             "## Refunds", "- Refunds need a second approver."]
+    sections = markdown_sections([line.encode() for line in lines])
+    assert [(s.title, s.line, s.end_line) for s in sections] == [
+        ("Task Group: billing", 1, 2), ("Invoices", 3, 8), ("Refunds", 9, 10)]

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from memcite.ledger.memory_files import MAX_FILE_BYTES, FileLines, MemoryRoot, read_opened, sha256
+from memcite.retention.entries import SOURCE_LIST
 from memcite.rust_text import RUST_WHITESPACE
 from memcite.secrets import is_masked
 from memcite.value_classes import FrozenSlots, Slots
@@ -521,6 +522,8 @@ def _sections(candidates, total_lines) -> list[Section]:
             continue
         level = len(match.group(1))
         title = match.group(2).decode("utf-8", "replace")
+        if title.strip().lower().rstrip(": ") == SOURCE_LIST:
+            continue  # Codex's list of a section's sources: part of that section, no section
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, title))
