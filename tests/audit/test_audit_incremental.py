@@ -216,3 +216,26 @@ def test_a_hostile_kept_entry_is_a_miss_never_a_crash(tmp_path, stamped, damage)
     assert changed
     kept.write_text(json.dumps(record))
     assert audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1) == first
+
+
+def test_trace_with_the_audit_s_cache_traces_as_without_it(tmp_path, monkeypatch, stamped):
+    from memcite.audit.memory_trace import trace
+
+    codex = tmp_path / "codex"
+    build_home(codex, 12, stage1=False, summary_lines=12)
+    cache = tmp_path / "cache"
+    audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
+    summary = codex / "memories" / "memory_summary.md"
+    numbers = [number for number, line in enumerate(summary.read_text().splitlines(), 1)
+               if line.startswith("- ") and "rollout_summaries/" not in line]
+    read: list[str] = []
+    real = memory_audit.MemoryHome.lines_of
+    monkeypatch.setattr(memory_audit.MemoryHome, "lines_of",
+                        lambda self, memory: read.append(memory.thread_id) or real(self, memory))
+    for number in numbers[:3]:
+        ident = f"memory_summary.md:{number}"
+        read.clear()
+        with_cache = trace(str(codex), ident, cwd=str(codex), cache_dir=str(cache))
+        placed_reads = len(read)
+        assert with_cache == trace(str(codex), ident, cwd=str(codex))
+        assert placed_reads < len(read)  # unchanged memories were not read to place the line

@@ -658,15 +658,30 @@ class FolderAttribution:
         return out
 
 
-def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD
+def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DEFAULT_THRESHOLD,
+                           kept: VerdictCache | None = None
                            ) -> dict[tuple[str, int], tuple[list[str], str]]:
     """Each folder line -> ``(thread ids, how)``: ``named`` (ids or summary files on the line),
     ``text`` (the memory whose text holds at least ``threshold`` of its word pairs), ``block``
-    (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``."""
-    attribution = FolderAttribution(home, threshold)
+    (for ``MEMORY.md``: the ids its task group names), or ``([], "none")``. ``kept``: the last
+    audit's cache, whose word pairs of an unchanged memory are used instead of reading it
+    (only read: what the audit keeps, it alone writes)."""
+    codex_home = home.locations.codex_home
+
+    def mask(text: str) -> str:
+        cached = kept.get(key_of("line-secrets", text)) if kept is not None else None
+        if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str):
+            return cached[0]["masked"]
+        return masked_line(text, codex_home)[1]
+
+    attribution = FolderAttribution(home, threshold, mask=mask)
     if attribution.unmatched:
-        codex_home = home.locations.codex_home
         for thread_id, memory in home.memories.items():
+            parts = _parts_key(memory) if kept is not None else None
+            read = kept.text(thread_id, parts=parts) if parts else None
+            if read is not None:
+                attribution.feed(thread_id, read.grams)
+                continue
             lines = _memory_secrets(memory, home.lines_of(memory), codex_home)[1]
             attribution.feed(thread_id, memory_grams(lines))
     return attribution.result()

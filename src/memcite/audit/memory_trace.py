@@ -23,6 +23,7 @@ from functools import lru_cache, partial
 
 from memcite.audit import git_index, memory_audit, provenance
 from memcite.audit.project_facts import project_facts
+from memcite.audit.verdict_cache import VerdictCache
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.display import count
 from memcite.errors import InputError
@@ -157,17 +158,23 @@ def _memory_report(home: memory_audit.MemoryHome, memory: memory_audit.Memory, l
 
 def trace(codex_home: str, ident: str, *, db_path: str | None = None,
           env_sqlite_home: str | None = None, cwd: str | None = None,
-          threshold: float = provenance.DEFAULT_THRESHOLD) -> dict:
-    """The provenance of ``ident`` in ``codex_home`` (``memcite trace --json``)."""
+          threshold: float = provenance.DEFAULT_THRESHOLD, cache_dir: str | None = None) -> dict:
+    """The provenance of ``ident`` in ``codex_home`` (``memcite trace --json``); ``cache_dir``:
+    where the last audit kept what it read, so that a line is traced without reading every
+    unchanged memory again (only read here)."""
     kind, name, number = parse_trace_id(ident)
+    kept = VerdictCache(cache_dir, codex_home) if cache_dir else None
     with memory_audit.read_memory_home(codex_home, env_sqlite_home=env_sqlite_home,
-                                       cwd=cwd) as home:
+                                       cwd=cwd, kept=kept) as home:
+        if kept is not None and os.path.realpath(kept.codex_home) != \
+                os.path.realpath(home.locations.codex_home):
+            kept = None
         return _trace(home, ident.strip(), kind, name, number, db_path=db_path,
-                      threshold=threshold)
+                      threshold=threshold, kept=kept)
 
 
 def _trace(home: memory_audit.MemoryHome, ident: str, kind: str, name: str, number: int | None,
-           *, db_path: str | None, threshold: float) -> dict:
+           *, db_path: str | None, threshold: float, kept: VerdictCache | None = None) -> dict:
     problems = home.problems
     line_text = None
     if kind == "memory":
@@ -203,7 +210,8 @@ def _trace(home: memory_audit.MemoryHome, ident: str, kind: str, name: str, numb
                                  f"{home.locations.memory_folder}",
                                  hint="the file is shorter, or not there")
             line_text = found[0]
-            ids, how = memory_audit.attribute_folder_lines(home, threshold=threshold).get(
+            ids, how = memory_audit.attribute_folder_lines(home, threshold=threshold,
+                                                           kept=kept).get(
                 (name, number), ([], "none"))
             chosen = [(home.memories[i], [(f"{name}:{number}", line_text)]) for i in ids]
             trail = {

@@ -42,7 +42,7 @@ def trace(ident: str, codex_home: str | None = None, db: str | None = None,
         located = Locations(db=db, codex_home=codex_home)
         report = trace_memory(located.codex_home_path, ident, db_path=located.db_path,
                               env_sqlite_home=located.codex_sqlite_home_env,
-                              cwd=cwd or os.getcwd())
+                              cwd=cwd or os.getcwd(), cache_dir=located.cache_dir)
     except MemciteError as error:
         return report_error(error)
     except OSError as exc:
