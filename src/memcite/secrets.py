@@ -387,11 +387,12 @@ def _shape_patterns() -> tuple[tuple[str, re.Pattern, int, str], ...]:
         ("password", re.compile(r"(?im)\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?([\"']?)"
                                 r"[^\s:\"'$]+:([^\s\"'`]+)\1"), 2, "option"),
         # prose: "the password is P"
-        password(r"(?i)\b(?:password|passwd|passphrase|passcode)\s+(?:is|was)(?:\s*:)?\s+VALUE",
+        # (a value in brackets is a gloss, "password (PW)", not the password)
+        password(r"(?i)\b(?:password|passwd|passphrase|passcode)\s+(?:is|was)(?:\s*:)?\s+(?![(\[<{])VALUE",
                  "prose", 4),
         # a login's password: "user bob / password P", "log in as X with password P", and a
         # login and its password side by side: "`tester@example.com` / `P`"
-        password(r"(?i)\b(?:password|passwd|pwd|passcode|pw)[ \t]+VALUE", "credential", 4),
+        password(r"(?i)\b(?:password|passwd|pwd|passcode|pw)[ \t]+(?![(\[<{])VALUE", "credential", 4),
         password(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+[\"'`]?[ \t]*/[ \t]*VALUE",
                  "credential", 4),
     )
