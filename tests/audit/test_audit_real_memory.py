@@ -154,7 +154,7 @@ def test_a_task_group_s_own_lines_are_never_cross_project(tmp_path, group_cwd, t
     ("/srv/orchard-two", "/srv/orchard", False),
 ])
 def test_cwds_are_compared_as_codex_writes_them(path, root, inside):
-    from memcite.codex.cwd_match import inside as is_inside
+    from memcite.ledger.cwd_match import inside as is_inside
 
     assert is_inside(path, root) is inside
 

@@ -109,7 +109,7 @@ def test_sentences_are_lines_and_sentences_within_lines():
 def test_an_unreadable_or_hostile_session_is_reported_not_raised(tmp_path):
     import os
 
-    from memcite.codex.session_scan import SessionFileError
+    from memcite.ledger.session_scan import SessionFileError
 
     with pytest.raises(SessionFileError):
         read_segments(str(tmp_path / "missing.jsonl"))

@@ -13,19 +13,6 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "memcite"
 # From the bottom up. "base" is the few shared top-level modules.
 WINGS = ("base", "contracts", "citations", "ledger", "readpath", "retention", "judgement", "lint",
          "notes", "audit", "codex", "fleet", "conformance", "demo", "mcp", "cli")
-# Wings on one level: each may import the other (no circle of modules still, see below). The
-# audit reads Codex's session files, state database and consolidation records through
-# ``memcite.codex`` (AUDIT_USES_CODEX), and the hooks and the gate there run the audit.
-SAME_LEVEL = {"audit": "codex"}
-# What the audit takes from ``memcite.codex``: no more than this (a smaller set is progress,
-# see test_the_audit_takes_from_codex_only_what_it_reads_codex_with).
-AUDIT_USES_CODEX = {
-    "memcite.audit.provenance": {"memcite.codex.session_scan"},
-    "memcite.audit.memory_audit": {"memcite.codex.session_scan", "memcite.codex.cwd_match",
-                                   "memcite.codex.thread"},
-    "memcite.audit.forget_requests": {"memcite.codex.consolidation"},
-    "memcite.audit.memory_quarantine": {"memcite.codex.memory_gate"},
-}
 BASE_MODULES = ("__init__", "__main__", "display", "durable_files", "errors", "paths", "rust_text",
                 "secrets", "times", "untrusted", "value_classes")
 GRAB_BAGS = ("utils", "helpers", "core")
@@ -99,8 +86,8 @@ def import_table() -> dict[str, list[tuple[int, str]]]:
 
 
 def rank_of(wing: str) -> int:
-    """A wing's level, from 0 (base) up; wings in ``SAME_LEVEL`` share one."""
-    return WINGS.index(SAME_LEVEL.get(wing, wing))
+    """A wing's level, from 0 (base) up."""
+    return WINGS.index(wing)
 
 
 def upward_imports(table: dict[str, list[tuple[int, str]]]) -> list[str]:
@@ -177,28 +164,15 @@ def test_no_module_imports_from_a_higher_wing():
 
 def test_the_judgement_and_the_audit_stay_below_their_callers():
     """The rules (``memcite.judgement``) import nothing from the audit, Codex's wing or the CLI;
-    the audit nothing from the CLI."""
+    the audit nothing from Codex's wing (whose hooks and gate run it) or the CLI: what it
+    reads of Codex's files is read in ``memcite.ledger``."""
     table = import_table()
     wrong = [f"{module}:{line} imports {target}" for module, imports in table.items()
              for line, target in imports
              if (wing_of(module) == "judgement" and wing_of(target) in ("audit", "codex", "cli"))
-             or (wing_of(module) == "audit" and wing_of(target) == "cli")]
+             or (wing_of(module) == "audit" and wing_of(target) in ("codex", "cli"))]
     assert wrong == []
     assert {"memcite.judgement.directives", "memcite.audit.memory_audit"} <= set(table)
-
-
-def test_the_audit_takes_from_codex_only_what_it_reads_codex_with():
-    table = import_table()
-    codex_modules = {module for module in table if wing_of(module) == "codex"}
-    taken = {}
-    for module, imports in table.items():
-        if wing_of(module) == "audit":
-            used = {max((m for m in codex_modules if target == m or target.startswith(m + ".")),
-                        key=len)
-                    for _, target in imports if wing_of(target) == "codex"}
-            if used:
-                taken[module] = used
-    assert all(used <= AUDIT_USES_CODEX.get(module, set()) for module, used in taken.items()), taken
 
 
 def test_the_top_level_holds_only_the_base_modules_and_the_wings():

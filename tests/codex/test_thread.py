@@ -21,11 +21,11 @@ from typer.testing import CliRunner
 
 from codex_sessions import MEMORIES, paged_line, paged_turn
 from memcite.cli.app import app
-from memcite.codex import session_scan as scan
 from memcite.codex.memory_cost import memory_cost
 from memcite.codex.thread import NoSuchThread, read_thread, thread_report
 from memcite.contracts.generate import models
 from memcite.errors import InputError
+from memcite.ledger import session_scan as scan
 from memcite.readpath.codex_profile import codex_summary, render_v2
 from memcite.readpath.truncation import approx_token_count
 

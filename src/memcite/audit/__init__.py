@@ -2,7 +2,7 @@
 
 The way the data goes::
 
-    Codex's session files (sessions/*.jsonl, read by memcite.codex.session_scan)
+    Codex's session files (sessions/*.jsonl, read by memcite.ledger.session_scan)
         |  provenance: each session read into segments, each with its origin;
         |  a sentence's words traced to the segment they first appear in
         v  (project_facts and git_index: what the project is and which files it tracks)
@@ -20,6 +20,7 @@ The way the data goes::
 
 The rules themselves are in ``memcite.judgement`` (pure functions of text and facts); this
 wing reads the files and databases they need and reports. The command line
-(``memcite.cli.audit_commands``), the hooks and the gate (``memcite.codex``) call it;
-nothing here imports ``memcite.cli``.
+(``memcite.cli.audit_commands``) and the hooks and the gate of the Codex wing above it call
+it; nothing here imports from either (what the audit reads of Codex's files is read by the
+wings below: ``memcite.ledger.session_scan``, ``cwd_match``, ``codex_home``).
 """

@@ -1,6 +1,7 @@
 """``memcite archived`` as one library function: ``list_archived`` reads the requests to forget
 (and what an older memcite archived) from memcite's ledger, each open one with whether Codex
-did it, by what Codex records (``memcite.codex.consolidation.request_outcomes``);
+did it, by what Codex records (``request_outcomes``, which the caller passes in: the
+Codex wing's ``consolidation.request_outcomes``, in the wing above this one);
 ``render_text`` is what the command prints.
 
 Where things are comes in resolved (the Codex home or None for every home, the
@@ -10,6 +11,7 @@ Where things are comes in resolved (the Codex home or None for every home, the
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from memcite.retention.stats_text import day
 
@@ -23,12 +25,12 @@ SHOWS_OUTCOMES = ("in Codex: asked = no consolidation has read the note yet; see
 
 
 def list_archived(open_ledger, *, codex_home: str | None, limit: int, now: int,
-                  env_sqlite_home: str | None) -> dict:
+                  env_sqlite_home: str | None, request_outcomes: Callable[..., dict]) -> dict:
     """``{"codex_home", "requests", "legacy_archive"}`` (``archived --json``): the requests of
     ``codex_home`` (None: of every home), newest first, at most ``limit`` (0: all), each with
     its ``consolidation`` outcome at ``now``. ``open_ledger()`` opens memcite's database
-    read-only; it is closed here."""
-    from memcite.codex.consolidation import request_outcomes
+    read-only; it is closed here. ``request_outcomes(requests, sqlite_homes=..., now=...)``
+    gives each request's outcome by its id (the Codex wing's ``consolidation.request_outcomes``)."""
     from memcite.retention.archive import archive_log
     from memcite.retention.forget import list_requests
 

@@ -37,7 +37,6 @@ from functools import lru_cache, partial
 from memcite.audit import provenance
 from memcite.audit.verdict_cache import MemoryText, VerdictCache, key_of, session_stamp
 from memcite.citations.thread_ids import normalize_thread_id
-from memcite.codex import session_scan as scan
 from memcite.display import count
 from memcite.errors import MemciteError
 from memcite.judgement import origin as og
@@ -46,6 +45,7 @@ from memcite.judgement.directives import find_directives
 from memcite.judgement.effects import ProjectFacts
 from memcite.judgement.normalize import for_judging
 from memcite.judgement.severity import Judgement
+from memcite.ledger import session_scan as scan
 from memcite.ledger.codex_home import (
     RAW_MEMORIES,
     ROLLOUT_SUMMARIES,
@@ -53,6 +53,7 @@ from memcite.ledger.codex_home import (
     CodexLocations,
     locate_codex_home,
     open_codex_db,
+    state_database,
 )
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, read_capped
 from memcite.untrusted import storable
@@ -379,8 +380,6 @@ def _read_raw_memories(root: MemoryRoot, memories: dict[str, Memory], problems: 
 
 
 def _read_threads(sqlite_home: str, memories: dict[str, Memory], problems: list[str]) -> None:
-    from memcite.codex.thread import state_database
-
     path = state_database(sqlite_home)
     if path is None:
         return
@@ -707,9 +706,9 @@ def fix_for(thread_id: str, codex_home: str) -> str:
 
 
 def _in_project(cwd: str | None, project: str) -> bool:
-    """Whether ``cwd`` is ``project`` or inside it, compared as ``memcite.codex.cwd_match``
+    """Whether ``cwd`` is ``project`` or inside it, compared as ``memcite.ledger.cwd_match``
     spells them (the Windows prefix \\\\?\\, separators and case aside)."""
-    from memcite.codex.cwd_match import inside
+    from memcite.ledger.cwd_match import inside
 
     if not cwd:
         return True  # unknown: never claimed to be another project's
@@ -720,7 +719,7 @@ def _project_origin(project: str | None) -> str | None:
     """The project's git remote ``origin``, as ``repository_key`` spells it: a memory of a
     thread whose ``git_origin_url`` (Codex's ``threads`` table) is the same repository is
     the project's, wherever its clone or worktree was."""
-    from memcite.codex.cwd_match import git_origin, repository_key
+    from memcite.ledger.cwd_match import git_origin, repository_key
 
     return repository_key(git_origin(project)) if project and os.path.isdir(project) else None
 
@@ -993,7 +992,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
                               cache_dir=cache_dir, now=now, _kept=kept)
     codex_home = home.locations.codex_home
-    from memcite.codex.cwd_match import repository_key, windows_form
+    from memcite.ledger.cwd_match import repository_key, windows_form
 
     project = (project if windows_form(project) else os.path.realpath(project)) if project else None
     origin = _project_origin(project)

@@ -1,6 +1,6 @@
 """The quarantine: poisoned memories that reached Codex's memory folder without the gate.
 
-The PreToolUse gate (``memcite.codex.memory_gate``) sees the writes of Codex's consolidation
+The PreToolUse gate (``memory_gate``, in the Codex wing above this one) sees the writes of Codex's consolidation
 agent. A write by another program, or by a Codex that runs no hook, it never sees. So the
 Stop hook (after it recorded the turn) looks at the memory folder's *stamp*: the size and
 modification time of the files a consolidation changes (``MEMORY.md``,
@@ -271,8 +271,8 @@ def check_after_reply(conn, db_path: str, codex_home: str, memory_folder: str, *
     stamp = changed_folder(db_path, memory_folder)
     if stamp is None:
         return None
-    from memcite.codex.memory_gate import gate_setting
     from memcite.paths import hook_log_path, memcite_config_path
+    from memcite.retention.rules import gate_setting
 
     save_stamp(db_path, memory_folder, stamp)
     if not gate_setting(config_path or memcite_config_path()):

@@ -1,6 +1,6 @@
 """Where the words of a memory came from: one session file read into source segments.
 
-A Codex session file (rollout JSONL, see ``memcite.codex.session_scan``) holds, in time
+A Codex session file (rollout JSONL, see ``memcite.ledger.session_scan``) holds, in time
 order, everything the thread saw. ``read_segments`` keeps the parts a memory's words can
 come from, each a ``Segment``:
 
@@ -37,8 +37,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from memcite.codex import session_scan as scan
 from memcite.judgement.origin import paths_read
+from memcite.ledger import session_scan as scan
 from memcite.untrusted import loads_json, storable
 
 DEFAULT_THRESHOLD = 0.6

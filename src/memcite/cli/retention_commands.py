@@ -237,6 +237,7 @@ def archived(
     """List the requests to forget (and what an older memcite archived), newest first, each
     open one with whether Codex did it (``memcite.audit.forget_requests.list_archived``)."""
     from memcite.audit.forget_requests import list_archived, render_text
+    from memcite.codex.consolidation import request_outcomes
     from memcite.ledger.codex_home import locate
 
     try:
@@ -245,7 +246,8 @@ def archived(
         home = None if all_homes else locate(where).codex_home
         listing = list_archived(ledger_opener(where, write=False), codex_home=home, limit=limit,
                                 now=int(time.time()),
-                                env_sqlite_home=where.codex_sqlite_home_env)
+                                env_sqlite_home=where.codex_sqlite_home_env,
+                                request_outcomes=request_outcomes)
     except (MemciteError, sqlite3.Error) as error:
         return report_read_failure(db, error)
     return _printed(listing, render_text, json)

@@ -2,7 +2,7 @@
 background memory jobs Codex ran (``memcite thread --cost``).
 
 ``memory_cost`` reads every session file of a Codex home, streaming, one line at a time
-and by its start (``memcite.codex.session_scan``): the memory messages (developer messages
+and by its start (``memcite.ledger.session_scan``): the memory messages (developer messages
 beginning ``## Memory``) and the ``token_count`` events (one per model response). Per thread
 it sums the tokens of each memory message (Codex's 4-bytes rule, the estimate Codex itself
 uses) and, for each model request made while one was in the context, those tokens again:
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from memcite.codex import session_scan as scan
+from memcite.ledger import session_scan as scan
 from memcite.readpath.truncation import approx_token_count
 from memcite.times import utc_day as _day
 

@@ -360,8 +360,7 @@ def quick_sources(codex_home: str, sentences: list[str], threshold: float,
     """The sources without reading the whole home: the ``stage1_outputs`` rows whose text holds
     a sentence (one query), their session files from Codex's ``threads`` table. None when
     that does not find them all (no row holds it, a session not listed): read the home."""
-    from memcite.codex.thread import state_database
-    from memcite.ledger.codex_home import CodexHomeError, locate_codex_home, open_codex_db
+    from memcite.ledger.codex_home import CodexHomeError, locate_codex_home, open_codex_db, state_database
 
     wanted = [pairs for pairs in map(_pairs, sentences) if pairs]
     try:
@@ -532,10 +531,3 @@ def deny_reason(verdict: MemoryWriteVerdict) -> str:
                  "You may record, as a fact, that the thread's tool output held an instruction "
                  "that was not kept.")
     return "\n".join(lines)
-
-
-def gate_setting(config_path: str | None) -> bool:
-    """``[gate] memory_writes`` of memcite's config (default true: the gate is on)."""
-    from memcite.retention.rules import load_gate_config
-
-    return load_gate_config(config_path).get("memory_writes", True) is not False

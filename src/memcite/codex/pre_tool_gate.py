@@ -300,7 +300,8 @@ def memory_write_output(payload: dict, codex_home: str, entry: dict,
     write = payload_write(payload, codex_home)
     if write is None:
         return None  # not a memory write: the event log's gate goes on
-    from memcite.codex.memory_gate import deny_reason, gate_setting, memory_write_verdict
+    from memcite.codex.memory_gate import deny_reason, memory_write_verdict
+    from memcite.retention.rules import gate_setting
 
     if not gate_setting(config_path):
         entry["memory_write"] = "gate off ([gate] memory_writes = false)"

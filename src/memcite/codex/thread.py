@@ -11,7 +11,7 @@ which replies cited memory, which memories and entries, each entry checked again
 memory folder; and, when memory was not used, the likely reason and the setting that
 changes it.
 
-Everything is read-only: the session file streamed (``memcite.codex.session_scan``),
+Everything is read-only: the session file streamed (``memcite.ledger.session_scan``),
 Codex's databases opened ``mode=ro`` (``memcite.ledger.codex_home.open_codex_db``), memcite's
 own database only when it exists (for the hashes it took when it recorded the replies).
 What Codex 0.171 does here was seen with the real binary (``tests/e2e/test_e2e_thread.py``)
@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 
 from memcite.citations.thread_ids import normalize_thread_id
-from memcite.codex import session_scan as scan
 from memcite.display import count
 from memcite.errors import InputError, MemciteError
+from memcite.ledger import session_scan as scan
 from memcite.readpath.truncation import approx_token_count
 
 MEMORY_MODES = ("enabled", "disabled", "polluted")
-_STATE_DB = re.compile(r"^state_(\d{1,4})\.sqlite$")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 MAX_REPLIES_KEPT = 100_000  # replies whose citations are kept for the checks (more: counted)
 
@@ -258,20 +256,6 @@ def read_thread(path: str, *, max_bytes: int = scan.DEFAULT_MAX_FILE_BYTES) -> T
 # --------------------------------------------------------------------------- Codex's databases
 
 
-def state_database(sqlite_home: str) -> str | None:
-    """Codex's state database in its SQLite home (``state_5.sqlite`` for 0.171; the highest
-    numbered ``state_N.sqlite`` there), or None."""
-    try:
-        names = os.listdir(sqlite_home)
-    except OSError:
-        return None
-    numbered = [(int(found.group(1)), name) for name in names
-                if (found := _STATE_DB.match(name))]
-    if not numbered:
-        return None
-    return os.path.join(sqlite_home, max(numbered)[1])
-
-
 def _columns(conn, table: str) -> set[str]:
     return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
 
@@ -469,7 +453,7 @@ def thread_report(codex_home: str | os.PathLike, thread_id: str | None = None, *
     (a project's root) the newest thread run in that project, or with ``anywhere`` the
     newest thread of the whole home. ``NoSuchThread`` (exit 2) when there is no session
     file for it (naming ``--anywhere`` when the home has a thread elsewhere)."""
-    from memcite.ledger.codex_home import locate_codex_home, memory_folder, state_db_path
+    from memcite.ledger.codex_home import locate_codex_home, memory_folder, state_database, state_db_path
 
     where = locate_codex_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
     home = where.codex_home

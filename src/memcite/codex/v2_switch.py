@@ -30,7 +30,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from memcite.codex.consolidation_runs import normal
-from memcite.codex.cwd_match import git_origin, inside, repository_key
+from memcite.ledger.cwd_match import git_origin, inside, repository_key
 
 SCOPES = ("this_branch", "this_project", "other_branch", "other_project", "unknown")
 MAX_LISTED = 50  # v1-only lines and v2 memories listed in --json (the counts are whole)

@@ -56,6 +56,7 @@ STAGE1_COLUMNS = (
 # tests/e2e/test_e2e_blank_inputs.py). Only that selection reads the has_* flags.
 _BLANK = "' '"
 
+_STATE_DB = re.compile(r"^state_(\d{1,4})\.sqlite$")
 _THREAD_HEADING = re.compile(r"^## Thread `([^`]*)`\s*$")
 _HEADER_LINE = re.compile(r"^([a-z_][a-z0-9_]*):[ \t]*(.*?)\s*$")
 _SUMMARY_STEM = re.compile(
@@ -113,6 +114,20 @@ def newest_state_db(sqlite_home: str | os.PathLike) -> str | None:
         if match:
             found.append((int(match.group(1)), path))
     return max(found)[1] if found else None
+
+
+def state_database(sqlite_home: str) -> str | None:
+    """Codex's state database in its SQLite home (``state_5.sqlite`` for 0.171; the highest
+    numbered ``state_N.sqlite`` there), or None."""
+    try:
+        names = os.listdir(sqlite_home)
+    except OSError:
+        return None
+    numbered = [(int(found.group(1)), name) for name in names
+                if (found := _STATE_DB.match(name))]
+    if not numbered:
+        return None
+    return os.path.join(sqlite_home, max(numbered)[1])
 
 
 def memory_folder(codex_home: str | os.PathLike, store: str = DEFAULT_STORE) -> str:

@@ -390,6 +390,11 @@ def load_gate_config(path: str | os.PathLike | None) -> dict:
     return _memcite_config_table(path, "gate")
 
 
+def gate_setting(config_path: str | os.PathLike | None) -> bool:
+    """``[gate] memory_writes`` of memcite's config (default true: the gate is on)."""
+    return load_gate_config(config_path).get("memory_writes", True) is not False
+
+
 def _memcite_config_table(path: str | os.PathLike | None, table: str) -> dict:
     """One table of memcite's config file, the whole file checked first."""
     if path is None:
