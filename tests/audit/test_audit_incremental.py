@@ -239,3 +239,25 @@ def test_trace_with_the_audit_s_cache_traces_as_without_it(tmp_path, monkeypatch
         placed_reads = len(read)
         assert with_cache == trace(str(codex), ident, cwd=str(codex))
         assert placed_reads < len(read)  # unchanged memories were not read to place the line
+
+
+def test_what_a_kept_finding_says_of_its_memory_is_as_the_memory_is_now(tmp_path, stamped):
+    import sqlite3
+
+    codex = tmp_path / "codex"
+    build_home(codex, 6, stage1=False, summary_lines=6)
+    thread, path = sorted(_summaries(codex).items())[1]
+    token = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    _write(path, path.read_text() + f"- the deploy token is {token}\n")
+    cache = tmp_path / "cache"
+    _same(codex, cache, 1)
+    # Codex records the thread elsewhere and its session file moves: no text changes
+    with sqlite3.connect(codex / "state_5.sqlite") as db:
+        db.execute("UPDATE threads SET cwd = '/home/dev/moved' WHERE id = ?", (thread,))
+    [session] = [p for p in (codex / "sessions").rglob("*.jsonl") if thread in p.name]
+    archived = codex / "archived_sessions" / session.name
+    archived.parent.mkdir(parents=True, exist_ok=True)
+    session.rename(archived)
+    again = _same(codex, cache, 2)
+    [secret] = [f for f in again["findings"] if f["kind"] == "secret"]
+    assert secret["session"] == str(archived) and token not in json.dumps(again)

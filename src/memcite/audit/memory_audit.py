@@ -812,18 +812,41 @@ def _finding(kind: str, memory: Memory | None, where: str, text: str, *, rule: s
              origin: provenance.Origin | None, codex_home: str, message: str,
              level: str | None = None, verdict: Judgement | None = None) -> dict:
     found = {"kind": kind, "severity": level or SEVERITY[kind],
-             "memory": memory.thread_id if memory else None,
-             "where": where, "project": memory.cwd if memory else None,
-             "source": memory.source if memory else None,
-             "session": memory.session_path if memory else None,
+             "memory": memory.thread_id if memory else None, "where": where,
+             **_memory_fields(memory, where, codex_home),
              "rule": rule, "excerpt": shown(text), "origin": origin_dict(origin),
-             "message": message,
-             "fix": fix_for(memory.thread_id, codex_home) if memory else
-             f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it"}
+             "message": message}
+    found = _in_order(found)
     found.update(places=[where], memories=[memory.thread_id] if memory else [],
                  certain=bool(verdict and verdict.certain),
                  judgement=verdict.as_dict() if verdict is not None else None)
     return found
+
+
+# What a finding says of its memory (its project, source, session and the way to forget it):
+# told by the memory as it is now, never kept with a verdict (``of_memory``)
+MEMORY_FIELDS = ("project", "source", "session", "fix")
+_ORDER = ("kind", "severity", "memory", "where", "project", "source", "session", "rule", "excerpt",
+          "origin", "message", "fix")
+
+
+def _memory_fields(memory: Memory | None, where: str, codex_home: str) -> dict:
+    return {"project": memory.cwd if memory else None,
+            "source": memory.source if memory else None,
+            "session": memory.session_path if memory else None,
+            "fix": fix_for(memory.thread_id, codex_home) if memory else
+            f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it"}
+
+
+def _in_order(found: dict) -> dict:
+    return {**{key: found[key] for key in _ORDER if key in found},
+            **{key: value for key, value in found.items() if key not in _ORDER}}
+
+
+def of_memory(findings: list[dict], memory: Memory | None, codex_home: str) -> list[dict]:
+    """Kept findings with what they say of their memory filled in as the memory is now."""
+    return [_in_order({**found, **_memory_fields(memory, found["where"], codex_home)})
+            for found in findings]
 
 
 _FENCE = re.compile(r"^\s*(?:[-*]\s+)?(```|~~~)")
@@ -1040,6 +1063,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         secrets_key = key_of("secrets", thread_id, read.placed if read else
                              text_hash(raw_lines, placed=True), codex_home)
         secrets = kept.get(secrets_key)
+        if secrets is not None:
+            secrets = of_memory(secrets, memory, codex_home)
         if read is None or secrets is None:
             raw_lines = home.lines_of(memory) if raw_lines is None else raw_lines
             secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
@@ -1064,6 +1089,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         key = key_of("memory", thread_id, digest, memory.cwd, memory.source, memory.session_path,
                      stamp, threshold, facts_key)
         found = kept.get(key)
+        if found is not None:
+            found = of_memory(found, memory, codex_home)
         if found is None:  # judged anew: its text, its session or the rules changed
             index = sessions.index(memory.session_path)
             found = []
@@ -1104,6 +1131,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         if kind is not None:
             findings.append(_secret_finding(memory, where, text, kind, codex_home))
         found = kept.get(verdict_key)
+        if found is not None:
+            found = of_memory(found, memory, codex_home)
         if found is None:
             index = sessions.index(memory.session_path) if memory else None
             found = _sentence_findings(memory, where, text, index, codex_home=codex_home,

@@ -19,7 +19,7 @@ import os
 from array import array
 from dataclasses import dataclass
 
-VERSION = "verdicts-5"  # bumped whenever the rules or the finding's shape change
+VERSION = "verdicts-6"  # bumped whenever the rules or the finding's shape change
 MAX_BYTES = 128 * 1024 * 1024
 
 
@@ -43,6 +43,9 @@ def key_of(*parts: object) -> str:
     """A key for the parts a verdict depends on (text, numbers, None, and lists of them)."""
     text = repr((VERSION, parts))
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+_OF_MEMORY = frozenset({"project", "source", "session", "fix"})  # memory_audit.MEMORY_FIELDS
 
 
 def _copied(findings: list[dict]) -> list[dict]:
@@ -98,7 +101,11 @@ class VerdictCache:
         return _copied(found)
 
     def put(self, key: str, findings: list[dict]) -> None:
-        self._new[key] = _copied(findings)
+        """Keep ``findings`` under ``key``, without what they say of their memory (its
+        project, source, session and fix: ``memory_audit.of_memory`` fills them in again
+        as the memory is then, so a moved session or a new project is never told stale)."""
+        self._new[key] = [{name: value for name, value in found.items() if name not in _OF_MEMORY}
+                          for found in _copied(findings)]
 
     def text(self, thread_id: str, *, parts: str | None = None, placed: str | None = None
              ) -> MemoryText | None:
