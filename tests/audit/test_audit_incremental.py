@@ -120,13 +120,19 @@ def test_each_change_gives_the_audit_a_fresh_audit_gives(tmp_path, stamped):
     _same(codex, cache, 5)
 
 
-def test_a_damaged_kept_text_reads_as_unknown_and_the_audit_stands(tmp_path, stamped):
+def _audited(tmp_path) -> tuple[Path, Path, dict, Path, dict]:
+    """A home of 8 memories audited once: the home, the cache folder, the audit, the kept
+    file and what it holds."""
     codex = tmp_path / "codex"
     build_home(codex, 8, stage1=True, summary_lines=8)
     cache = tmp_path / "cache"
     first = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
     [kept] = [path for path in cache.iterdir() if path.name.startswith("audit-verdicts-")]
-    record = json.loads(kept.read_text())
+    return codex, cache, first, kept, json.loads(kept.read_text())
+
+
+def test_a_damaged_kept_text_reads_as_unknown_and_the_audit_stands(tmp_path, stamped):
+    codex, cache, first, kept, record = _audited(tmp_path)
     for number, thread in enumerate(record["texts"]):
         record["texts"][thread] = ([None, 1, 2] if number % 3 == 0 else
                                    [*record["texts"][thread][:3], "!!not base64", ""]
@@ -198,12 +204,7 @@ def test_a_failed_read_of_codex_s_database_is_not_kept(tmp_path, monkeypatch, st
 
 @pytest.mark.parametrize("damage", ["kind", "placing", "places"])
 def test_a_hostile_kept_entry_is_a_miss_never_a_crash(tmp_path, stamped, damage):
-    codex = tmp_path / "codex"
-    build_home(codex, 8, stage1=True, summary_lines=8)
-    cache = tmp_path / "cache"
-    first = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
-    [kept] = [path for path in cache.iterdir() if path.name.startswith("audit-verdicts-")]
-    record = json.loads(kept.read_text())
+    codex, cache, first, kept, record = _audited(tmp_path)
     changed = 0
     for entries in record["verdicts"].values():
         for entry in entries:

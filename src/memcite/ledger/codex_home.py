@@ -517,7 +517,10 @@ def rfc3339_seconds(value: str) -> int | None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp())
+    try:
+        return int(moment.timestamp())
+    except (OverflowError, OSError, ValueError):  # a year no clock reaches
+        return None
 
 
 def slug_of_summary_file(name: str) -> str | None:

@@ -255,18 +255,9 @@ def seconds_of(stamp: object) -> int | None:
     """Unix seconds of a line's ``timestamp`` (RFC 3339, UTC), or None."""
     if not isinstance(stamp, str) or not stamp:
         return None
-    from datetime import UTC, datetime
+    from memcite.ledger.codex_home import rfc3339_seconds
 
-    try:
-        moment = datetime.fromisoformat(stamp.replace("z", "Z"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    try:
-        return int(moment.timestamp())
-    except (OverflowError, OSError, ValueError):
-        return None
+    return rfc3339_seconds(stamp)
 
 
 # --------------------------------------------------------------------------- session_meta
