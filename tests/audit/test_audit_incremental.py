@@ -202,7 +202,7 @@ def test_a_failed_read_of_codex_s_database_is_not_kept(tmp_path, monkeypatch, st
     _same(codex, cache, 2)  # every memory's stage1 text is read again, not the short one kept
 
 
-@pytest.mark.parametrize("damage", ["kind", "placing", "places"])
+@pytest.mark.parametrize("damage", ["kind", "placing", "places", "finding kind", "no where"])
 def test_a_hostile_kept_entry_is_a_miss_never_a_crash(tmp_path, stamped, damage):
     codex, cache, first, kept, record = _audited(tmp_path)
     changed = 0
@@ -214,6 +214,11 @@ def test_a_hostile_kept_entry_is_a_miss_never_a_crash(tmp_path, stamped, damage)
                 entry["memory"], changed = "not-a-memory", changed + 1
             elif damage == "places" and "severity" in entry:
                 entry["places"], changed = 5, changed + 1
+            elif damage == "finding kind" and "severity" in entry:
+                entry["kind"], changed = "bogus", changed + 1
+            elif damage == "no where" and "severity" in entry:
+                del entry["where"]
+                changed += 1
     assert changed
     kept.write_text(json.dumps(record))
     assert audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1) == first

@@ -668,7 +668,8 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
     codex_home = home.locations.codex_home
 
     def mask(text: str) -> str:
-        cached = kept.get(key_of("line-secrets", text)) if kept is not None else None
+        cached = kept.get(key_of("line-secrets", text), findings=False) if kept is not None \
+            else None
         if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str):
             return cached[0]["masked"]
         return masked_line(text, codex_home)[1]
@@ -1036,7 +1037,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         found = masks.get(text)
         if found is None:
             line_key = key_of("line-secrets", text)
-            cached = kept.get(line_key)
+            cached = kept.get(line_key, findings=False)
             if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str) \
                     and (cached[0].get("kind") is None or isinstance(cached[0]["kind"], str)):
                 found = (cached[0].get("kind"), cached[0]["masked"])
@@ -1107,7 +1108,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     changed = {thread_id for thread_id, placed in placed_texts.items()
                if kept.old_placed(thread_id) != placed} | gone
     placing_key = partial(key_of, "placing", threshold)
-    attributed = attribution.result(before=lambda text: _placing(kept.get(placing_key(text))),
+    attributed = attribution.result(before=lambda text: _placing(kept.get(placing_key(text),
+                                                                          findings=False)),
                                     changed=changed)
     for key, (thread_id, held) in attribution.placings.items():
         kept.put(placing_key(attribution.texts[key]), [{"memory": thread_id, "held": held}])

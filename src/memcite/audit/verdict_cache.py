@@ -88,12 +88,13 @@ class VerdictCache:
             return {}
         return record
 
-    def get(self, key: str) -> list[dict] | None:
-        """The findings kept under ``key`` (copies), or None."""
+    def get(self, key: str, *, findings: bool = True) -> list[dict] | None:
+        """The findings kept under ``key`` (copies), or None; ``findings=False``: other
+        entries kept the same way (a line's secret, its placing)."""
         found = self._old.get(key)
         if found is None:
             found = self._new.get(key)
-        if found is None or not all(_valid(item) for item in found):
+        if found is None or not all(_valid(item, findings) for item in found):
             self.misses += 1
             return None
         self.hits += 1
@@ -170,11 +171,18 @@ class MemoryText:
     first: str
 
 
-def _valid(item: object) -> bool:
-    """A kept finding as the audit writes them (the file is untrusted: anything else is a miss)."""
-    return isinstance(item, dict) and all(
-        isinstance(item.get(name, []), list) and all(isinstance(v, str) for v in item.get(name, []))
-        for name in ("places", "memories"))
+_KINDS = frozenset({"poisoned", "secret", "cross-project", "directive", "taint"})
+
+
+def _valid(item: object, finding: bool = True) -> bool:
+    """A kept entry as the audit writes them (the file is untrusted: anything else is a miss);
+    a finding has its kind, place, severity, excerpt and message."""
+    if not isinstance(item, dict) or not all(
+            isinstance(item.get(name, []), list) and all(isinstance(v, str) for v in item.get(name, []))
+            for name in ("places", "memories")):
+        return False
+    return not finding or (item.get("kind") in _KINDS and all(
+        isinstance(item.get(name), str) for name in ("where", "severity", "excerpt", "message")))
 
 
 def _entries(value: object, kind: type) -> dict:
