@@ -504,6 +504,21 @@ def masked_line(text: str, codex_home: str = "") -> tuple[str | None, str]:
     return (report[0]["rule"] if report else None), masked[0][1]
 
 
+def kept_masked_line(text: str, kept: VerdictCache | None, codex_home: str, *,
+                     keep: bool = False) -> tuple[str | None, str]:
+    """``masked_line``, as an earlier audit kept it when it did; ``keep``: kept for the next
+    (the audit alone writes its cache)."""
+    line_key = key_of("line-secrets", text)
+    cached = kept.get(line_key, findings=False) if kept is not None else None
+    if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str) \
+            and (cached[0].get("kind") is None or isinstance(cached[0]["kind"], str)):
+        return cached[0].get("kind"), cached[0]["masked"]
+    found = masked_line(text, codex_home)
+    if keep and kept is not None:
+        kept.put(line_key, [{"kind": found[0], "masked": found[1]}])
+    return found
+
+
 def _blocks(lines: list[tuple[str, int, str]], heads: tuple[str, ...] = ("# ", "## ")
             ) -> dict[tuple[str, int], list[str]]:
     """For each folder line, the text of its block (a section of its file that starts at a
@@ -610,8 +625,8 @@ class FolderAttribution:
                ) -> dict[tuple[str, int], tuple[list[str], str]]:
         """Each line traced. ``before``: a line's masked text -> its placing by an earlier
         audit (``placings``), or None; ``changed``: the memories whose text differs from that
-        audit's (new and gone ones too). A line placed before on a memory that did not change
-        is compared with the changed memories alone; any other is placed anew."""
+        audit's, or that are new. A line placed before on a memory still here that did not
+        change is compared with the changed memories alone; any other is placed anew."""
         out, postings, held_by, threshold = self.out, self.postings, self.held_by, self.threshold
         blocks = _blocks(self.home.folder_lines)
         groups = _blocks([line for line in self.home.folder_lines if line[0] == "MEMORY.md"], ("# ",))
@@ -666,15 +681,8 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
     audit's cache, whose word pairs of an unchanged memory are used instead of reading it
     (only read: what the audit keeps, it alone writes)."""
     codex_home = home.locations.codex_home
-
-    def mask(text: str) -> str:
-        cached = kept.get(key_of("line-secrets", text), findings=False) if kept is not None \
-            else None
-        if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str):
-            return cached[0]["masked"]
-        return masked_line(text, codex_home)[1]
-
-    attribution = FolderAttribution(home, threshold, mask=mask)
+    attribution = FolderAttribution(
+        home, threshold, mask=lambda text: kept_masked_line(text, kept, codex_home)[1])
     if attribution.unmatched:
         for thread_id, memory in home.memories.items():
             parts = _parts_key(memory) if kept is not None else None
@@ -1036,15 +1044,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         """A folder line's secret and masked text, kept between audits."""
         found = masks.get(text)
         if found is None:
-            line_key = key_of("line-secrets", text)
-            cached = kept.get(line_key, findings=False)
-            if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str) \
-                    and (cached[0].get("kind") is None or isinstance(cached[0]["kind"], str)):
-                found = (cached[0].get("kind"), cached[0]["masked"])
-            else:
-                found = masked_line(text, codex_home)
-                kept.put(line_key, [{"kind": found[0], "masked": found[1]}])
-            masks[text] = found
+            found = masks[text] = kept_masked_line(text, kept, codex_home, keep=True)
         return found
 
     attribution = FolderAttribution(home, threshold, mask=lambda text: mask(text)[1])
@@ -1104,9 +1104,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                                                 threshold=threshold, seen=seen, facts=facts))
             kept.put(key, found)
         findings.extend(found)
-    gone = set(kept.old_texts) - set(home.memories)
     changed = {thread_id for thread_id, placed in placed_texts.items()
-               if kept.old_placed(thread_id) != placed} | gone
+               if kept.old_placed(thread_id) != placed}
     placing_key = partial(key_of, "placing", threshold)
     attributed = attribution.result(before=lambda text: _placing(kept.get(placing_key(text),
                                                                           findings=False)),

@@ -66,7 +66,7 @@ class VerdictCache:
         record = self._load() if cache_dir else {}
         self._old: dict[str, list] = _entries(record.get("verdicts"), list)
         self.old_headers: dict[str, list] = _entries(record.get("headers"), list)
-        self.old_texts: dict[str, list] = _entries(record.get("texts"), list)
+        self._old_texts: dict[str, list] = _entries(record.get("texts"), list)
         self._new: dict[str, list] = {}
         self.headers: dict[str, list] = {}  # this audit's, kept for the next
         self._texts: dict[str, list] = {}
@@ -113,7 +113,7 @@ class VerdictCache:
         """What an earlier audit read of a memory that is unchanged, or None: its parts
         (``parts``: its stage1 row's hash, its summary files' stamps, its raw memory's lines)
         are the same, or its text read again (``placed``: its hash with places) is."""
-        kept = self.old_texts.get(thread_id) or self._texts.get(thread_id)
+        kept = self._old_texts.get(thread_id) or self._texts.get(thread_id)
         if kept is None or len(kept) != 5 or not (
                 (parts is not None and kept[0] == parts) or
                 (placed is not None and kept[2] == placed)):
@@ -128,11 +128,11 @@ class VerdictCache:
 
     def old_placed(self, thread_id: str) -> str | None:
         """The ``placed`` hash an earlier audit kept for a memory's text, or None."""
-        kept = self.old_texts.get(thread_id)
+        kept = self._old_texts.get(thread_id)
         return kept[2] if len(kept or ()) == 5 and isinstance(kept[2], str) else None
 
     def put_text(self, thread_id: str, parts: str | None, text: MemoryText) -> None:
-        kept = self.old_texts.get(thread_id)
+        kept = self._old_texts.get(thread_id)
         if kept is not None and kept[0] == parts and kept[2] == text.placed:
             self._texts[thread_id] = kept  # as read: not encoded again
             return
