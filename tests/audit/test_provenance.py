@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memcite.audit import provenance
 from memcite.audit.provenance import Segment, origin_of, read_segments, split_sentences
@@ -200,3 +202,29 @@ def test_the_user_s_word_wins_and_a_read_back_is_no_new_origin(tmp_path):
     index = provenance.SegmentIndex(read.segments, cwd)
     assert index.origin_class(memory.segment) == "project"
     assert index.lowest == "third-party"  # the thread read an issue's text
+
+
+_SHELLISH = "ab c\t\n\r#;|&$()*?~-/=<>!{}x\u00a0\u2028'\"\\"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(_SHELLISH)), max_size=40))
+def test_a_command_s_words_are_shlex_s_words(command):
+    """The quick split of a command without quotes or backslashes is ``shlex.split``'s."""
+    import shlex
+
+    from memcite.judgement.origin import shell_words
+
+    try:
+        expected = shlex.split(command, posix=True)
+    except ValueError:
+        expected = command.split()
+    assert shell_words(command) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30))
+def test_words_are_found_then_lowered_whatever_the_letters(text):
+    """``words_of`` lowers the text before finding its words, except where that would split
+    one (a capital dotted I lowers to two characters)."""
+    assert provenance.words_of(text) == [w.lower() for w in provenance._WORD.findall(text)]

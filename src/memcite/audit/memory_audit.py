@@ -1056,20 +1056,23 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         parts = _parts_key(memory)
         read = kept.text(thread_id, parts=parts) if parts else None
         before = len(problems)
+        placed_hash = None
         if read is None:  # its text is read: new, changed, or a file not stamped
             raw_lines = home.lines_of(memory)
-            read = kept.text(thread_id, placed=text_hash(raw_lines, placed=True))
+            placed_hash = text_hash(raw_lines, placed=True)
+            read = kept.text(thread_id, placed=placed_hash)
         # its secrets depend on its text and where each line stands; kept, so that an
         # unchanged memory is neither scanned nor masked again
-        secrets_key = key_of("secrets", thread_id, read.placed if read else
-                             text_hash(raw_lines, placed=True), codex_home)
+        secrets_key = key_of("secrets", thread_id, read.placed if read else placed_hash,
+                             codex_home)
         secrets = kept.get(secrets_key)
         if secrets is not None:
             secrets = of_memory(secrets, memory, codex_home)
         if read is None or secrets is None:
             raw_lines = home.lines_of(memory) if raw_lines is None else raw_lines
             secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
-            read = MemoryText(text_hash(raw_lines), text_hash(raw_lines, placed=True),
+            read = MemoryText(text_hash(raw_lines), placed_hash or
+                              text_hash(raw_lines, placed=True),
                               frozenset(memory_grams(lines)), lines[0][1] if lines else "")
         # a problem in its text is said again at every audit; a stage1 row that could not be
         # read (the database failed) is read again next time
@@ -1214,12 +1217,11 @@ def text_hash(lines: list[tuple[str, str]], *, placed: bool = False) -> str:
     ``placed``: where each line stands too."""
     import hashlib
 
-    digest = hashlib.sha256()
-    for where, line in lines:
-        if placed:
-            digest.update(where.encode("utf-8", "surrogatepass") + b"\x00")
-        digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
-    return digest.hexdigest()[:24]
+    if placed:
+        joined = "".join(f"{where}\x00{line}\n" for where, line in lines)
+    else:
+        joined = "".join(f"{line}\n" for _where, line in lines)
+    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def merge_places(findings: list[dict]) -> list[dict]:

@@ -331,7 +331,9 @@ def read_segments(path: str, *, max_bytes: int = scan.DEFAULT_MAX_FILE_BYTES) ->
 
 def words_of(text: str) -> list[str]:
     """The lower-cased words of ``text`` (letters and digits; ``_name`` and ``$VAR`` kept whole)."""
-    return [word.lower() for word in _WORD.findall(text)]
+    if "\u0130" in text:  # the one letter whose lower case ("i" and a dot above) splits a word
+        return [word.lower() for word in _WORD.findall(text)]
+    return _WORD.findall(text.lower())
 
 
 def _grams(words: list[str]) -> set:

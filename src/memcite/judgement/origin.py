@@ -62,13 +62,27 @@ def lowest(origins) -> str:
     return max(found, key=rank) if found else PROJECT
 
 
+_QUOTING = re.compile(r"['\"\\]")
+_SHELL_SPACE = re.compile(r"[ \t\r\n]+")
+
+
+def shell_words(command: str) -> list[str]:
+    """``command``'s words as a POSIX shell splits them (``shlex.split``); a command with an
+    unbalanced quote, by its spaces. Without a quote or backslash that is a split at spaces,
+    done without ``shlex``'s character-by-character reading (every command of every session
+    is read this way)."""
+    if not _QUOTING.search(command):
+        return [word for word in _SHELL_SPACE.split(command) if word]
+    try:
+        return shlex.split(command, posix=True)
+    except ValueError:
+        return command.split()
+
+
 def paths_read(command: str) -> list[str]:
     """The words ``command`` hands a file reader (``cat``, ``sed``, ``Get-Content``...): the
     paths it reads, as written (the first 200 words; pipes and ``&&`` end a reader's list)."""
-    try:
-        words = shlex.split(command, posix=True)
-    except ValueError:
-        words = command.split()
+    words = shell_words(command)
     out, reading = [], False
     for word in words[:200]:
         if word in ("|", "&&", ";", "||"):
