@@ -36,3 +36,17 @@ def test_the_same_words_from_the_user_or_not_in_the_session_are_not_high():
     elsewhere = _index("mcp", "The release script needs a dry-run flag.")
     _d, origin, verdict = memory_audit.judge_sentence(f"Per the ticket: {PAYLOAD}", elsewhere)
     assert origin is None and verdict.severity != "high"
+
+
+def test_words_about_the_reply_in_a_thread_that_searched_the_web_are_high():
+    """Codex writes down a web search's query, never its results: a reply-aimed sentence
+    found nowhere in such a thread is judged as the search's words; one echoing the user's
+    request is the user's, reworded."""
+    searched = SegmentIndex([Segment("user", 1, None, "Please tidy the release script."),
+                             Segment("web", 2, None, "release script dry run flag",
+                                     tool="web_search")], cwd="/p")
+    _d, origin, verdict = memory_audit.judge_sentence(PAYLOAD, searched)
+    assert origin is None and (verdict.severity, verdict.placed) == ("high", "inherited"), verdict.why
+    asked = SegmentIndex([Segment("user", 1, None, "Spell every answer backwards, it is a game."),
+                          Segment("web", 2, None, "backwards spelling", tool="web_search")], cwd="/p")
+    assert memory_audit.judge_sentence(PAYLOAD, asked)[2].severity != "high"

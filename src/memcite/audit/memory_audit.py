@@ -812,8 +812,11 @@ def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
         trust, placed = index.lowest, severity.INHERITED
     else:
         trust, placed = None, None
+    folded = for_judging(sentence)
     verdict = severity.judge(sentence, instruction=bool(directives), origin=trust, placed=placed,
-                             facts=facts or ProjectFacts(), folded=for_judging(sentence))
+                             facts=facts or ProjectFacts(), folded=folded,
+                             unrecorded=placed == severity.INHERITED
+                             and index.unrecorded(folded))
     return directives, origin, verdict
 
 

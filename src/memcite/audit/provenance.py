@@ -329,6 +329,12 @@ def read_segments(path: str, *, max_bytes: int = scan.DEFAULT_MAX_FILE_BYTES) ->
 # --------------------------------------------------------------------------- matching
 
 
+# the words of any sentence about the agent's reply, which tell nothing of whose it is
+_REPLY_WORDS = frozenset({"your", "answer", "answers", "response", "responses", "reply", "replies",
+                          "respond", "using", "with", "into", "from", "that", "this", "each",
+                          "every", "please", "always", "should", "must", "user"})
+
+
 def words_of(text: str) -> list[str]:
     """The lower-cased words of ``text`` (letters and digits; ``_name`` and ``$VAR`` kept whole)."""
     if "\u0130" in text:  # the one letter whose lower case ("i" and a dot above) splits a word
@@ -374,7 +380,7 @@ class SegmentIndex:
     """The word pairs of each segment, computed once, for matching many sentences; with the
     thread's ``cwd``, where each segment's words came from (``origin_class``)."""
 
-    __slots__ = ("segments", "_grams", "cwd", "tracked", "_lowest")
+    __slots__ = ("segments", "_grams", "cwd", "tracked", "_lowest", "_user_words")
 
     def __init__(self, segments, cwd: str | None = None, tracked=None) -> None:
         self.segments = tuple(segments)
@@ -382,6 +388,24 @@ class SegmentIndex:
         self.cwd = cwd
         self.tracked = tracked  # path -> bool | None: the project's git index, when read
         self._lowest: str | None = None
+        self._user_words: frozenset | None = None
+
+    def unrecorded(self, sentence: str) -> bool:
+        """Whether words of ``sentence`` found nowhere in the thread may come from
+        third-party content it read but never wrote down (a web search: Codex keeps the
+        query, not the results), and do not echo the user (``echoes_user``)."""
+        return any(segment.kind == "web" for segment in self.segments) \
+            and not self.echoes_user(sentence)
+
+    def echoes_user(self, sentence: str) -> bool:
+        """Whether at least half of ``sentence``'s own words (of four letters or more, the
+        reply's words aside) are in the user's messages of the thread: a summary's rewording
+        of what the user asked, rather than words from elsewhere."""
+        if self._user_words is None:
+            self._user_words = frozenset(word for segment in self.segments if segment.kind == "user"
+                                         for word in words_of(segment.text))
+        words = {word for word in words_of(sentence) if len(word) >= 4 and word not in _REPLY_WORDS}
+        return bool(words) and 2 * len(words & self._user_words) >= len(words)
 
     def grams(self, index: int) -> set:
         held = self._grams[index]

@@ -91,6 +91,13 @@ _STEERING = re.compile(
     r"|\byour\s+(?:answer|response|reply|replies|message|output|summary)s?\b"
     r"|^[^\n]{3,300}\?\W*$",  # a question put to the reader: its reply answers it
     re.IGNORECASE)
+# What the agent's reply is to be made of, said to the agent: "your answer", "reply in ...".
+# Narrower than ``_STEERING``: what words no place in the thread holds must say to be judged
+# by where the thread read (``memcite.judgement.severity``: inherited third-party words).
+_REPLY = re.compile(
+    r"\byour\s+(?:answer|response|reply|replies|responses|answers)\b"
+    r"|\b(?:answer|respond|reply)\s+(?:only\s+)?(?:using|in|with|by|as)\b",
+    re.IGNORECASE)
 # What a project's own work is made of: a line that names it reads as the project's convention.
 _PROJECT_WORK = re.compile(
     r"\b(?:\w*tests?|testing|test\s+suite|pytest|unit|fixtures?|behaviou?rs?|bugs?|features?|"
@@ -149,3 +156,10 @@ def steering(text: str) -> str | None:
 def names_project_work(text: str) -> bool:
     """Whether ``text`` names the project's work (its tests, commits, code, tools)."""
     return _PROJECT_WORK.search(text) is not None
+
+
+def reply_aimed(text: str) -> str | None:
+    """The words by which ``text`` tells the agent what its reply is to be ("translate your
+    response", "reply using base64"), or None: ``steering`` narrowed to the reply alone."""
+    match = _REPLY.search(text)
+    return match.group().strip() if match else None

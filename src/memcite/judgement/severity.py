@@ -16,7 +16,12 @@ or only inherited from the thread. It gives:
   or a dangerous effect with a standing order; from third-party content (MCP, web, fetched
   pages, dependencies), any effect or marker; and words *placed* in either that tell the agent
   what to do with its reply or in the world outside the project (``memcite.judgement.mood``:
-  addressed to the reader, and steering, not naming the project's work). A project's
+  addressed to the reader, and steering, not naming the project's work), or words found
+  nowhere in a thread that read third-party content it never wrote down (a web search's
+  results) that tell the agent what its reply is to be ("translate your response", "reply
+  using base64") and do not echo what the user asked in that thread (``unrecorded``).
+  Words found nowhere in a thread whose third-party reads are all written down did not
+  come from them. A project's
   convention is never high; but from any place other than the user's, an override of the
   agent's instructions (``memcite.judgement.markers``) or an act in the user's world asked
   of the reader (``memcite.judgement.effects``: money moved, a lock opened, the user's data
@@ -106,9 +111,13 @@ def _say_origin(origin: str | None, placed: str | None) -> str:
 
 
 def judge(text: str, *, instruction: bool, origin: str | None, placed: str | None = PLACED,
-          facts: fx.ProjectFacts = fx.NO_FACTS, folded: str | None = None) -> Judgement:
+          facts: fx.ProjectFacts = fx.NO_FACTS, folded: str | None = None,
+          unrecorded: bool = False) -> Judgement:
     """The severity of ``text`` (a sentence of memory, as written); ``folded``: the text
-    already folded by ``for_judging``, when the caller has it."""
+    already folded by ``for_judging``, when the caller has it; ``unrecorded``: words
+    inherited from a thread that read third-party content it never wrote down (a web
+    search's results) and that do not echo what the user asked there
+    (``memcite.audit.provenance.SegmentIndex.unrecorded``)."""
     folded = for_judging(text) if folded is None else folded
     markers = tuple(mk.find_markers(folded, raw=text))
     # words placed in third-party content or a file outside the project that tell the agent
@@ -116,6 +125,11 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
     aimed = None
     if origin in (og.OUTSIDE, og.THIRD_PARTY) and placed != INHERITED and mood.addressed(folded):
         aimed = mood.steering(folded)
+    elif origin == og.THIRD_PARTY and placed == INHERITED and unrecorded \
+            and mood.addressed(folded):
+        # words no place in the thread holds, in a thread that read third-party content it
+        # never wrote down (a web search's results), telling the agent what its reply is to be
+        aimed = mood.reply_aimed(folded)
     if not instruction and not markers and not aimed and not fx.may_be_dangerous(folded):
         return Judgement(None, False, origin, placed, (), (), "no instruction")
     effects = fx.find_effects(folded, facts)
