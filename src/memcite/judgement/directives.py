@@ -171,6 +171,12 @@ _ANY_VERB = re.compile("|".join(f"(?:{rule.verbs})" for rule in RULES) + r"\b", 
 _ANY_VERB_LOWER = re.compile("|".join(f"(?:{rule.verbs})" for rule in RULES) + r"\b")
 
 
+# any rule's verb at a given place, as a whole word: a clause whose opening word matches
+# this is the only one worth trying each rule's verb on
+_VERB_AT = re.compile("(?:" + "|".join(f"(?:{rule.verbs})" for rule in RULES) + r")\b",
+                      re.IGNORECASE)
+
+
 def _any_verb(text: str) -> bool:
     if text.isascii():
         return _ANY_VERB_LOWER.search(text.lower()) is not None
@@ -214,7 +220,7 @@ def find_directives(text: str) -> list[DirectiveMatch]:
         clause_end = stop.start() if stop else len(text)
         if index + 1 < len(starts):
             clause_end = min(clause_end, max(starts[index + 1], verb_at))
-        if clause_end <= verb_at:
+        if clause_end <= verb_at or not _VERB_AT.match(text, verb_at, clause_end):
             continue
         for rule, verbs, objects, _anywhere in _RULES:
             verb = verbs.match(text, verb_at, clause_end)
