@@ -16,6 +16,7 @@ import pytest
 
 import memcite.audit.memory_audit as memory_audit
 from memcite.audit.memory_audit import audit_home
+from memcite.audit.verdict_cache import SECTIONS
 from poisoned_home import build_home
 
 
@@ -120,6 +121,24 @@ def test_each_change_gives_the_audit_a_fresh_audit_gives(tmp_path, stamped):
     _same(codex, cache, 5)
 
 
+def _read_kept(path: Path) -> dict:
+    """A kept file (JSON Lines: its version and home, then ``[section, key, value]``) as its
+    first line's object with each section's entries."""
+    head, *lines = path.read_text().splitlines()
+    record = {**json.loads(head), **{section: {} for section in SECTIONS}}
+    for line in lines:
+        section, key, value = json.loads(line)
+        record[section][key] = value
+    return record
+
+
+def _write_kept(path: Path, record: dict) -> None:
+    lines = [json.dumps({name: value for name, value in record.items() if name not in SECTIONS})]
+    lines += [json.dumps([section, key, value]) for section in SECTIONS
+              for key, value in record[section].items()]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def _audited(tmp_path) -> tuple[Path, Path, dict, Path, dict]:
     """A home of 8 memories audited once: the home, the cache folder, the audit, the kept
     file and what it holds."""
@@ -128,7 +147,7 @@ def _audited(tmp_path) -> tuple[Path, Path, dict, Path, dict]:
     cache = tmp_path / "cache"
     first = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
     [kept] = [path for path in cache.iterdir() if path.name.startswith("audit-verdicts-")]
-    return codex, cache, first, kept, json.loads(kept.read_text())
+    return codex, cache, first, kept, _read_kept(kept)
 
 
 def test_a_damaged_kept_text_reads_as_unknown_and_the_audit_stands(tmp_path, stamped):
@@ -136,12 +155,12 @@ def test_a_damaged_kept_text_reads_as_unknown_and_the_audit_stands(tmp_path, sta
     for number, thread in enumerate(record["memories"]):
         kept_memory = record["memories"][thread]
         record["memories"][thread] = ([None, 1, 2] if number % 4 == 0 else
-                                      [*kept_memory[:3], "!!not base64", *kept_memory[4:]]
+                                      [*kept_memory[:4], "!!not base64", *kept_memory[5:]]
                                       if number % 4 == 1 else
-                                      [*kept_memory[:5], 7, *kept_memory[6:]]  # not a key
+                                      [*kept_memory[:2], 7, *kept_memory[3:]]  # its text hash
                                       if number % 4 == 2 else "nonsense")
     record["headers"] = {name: [[1, 2], None, 5] for name in record["headers"]}
-    kept.write_text(json.dumps(record))
+    _write_kept(kept, record)
     assert audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1) == first
 
 
@@ -244,7 +263,7 @@ def test_a_hostile_kept_entry_is_a_miss_never_a_crash(tmp_path, stamped, damage)
             row[10] = "yes"
         changed += damage not in ("kind", "placing")
     assert changed
-    kept.write_text(json.dumps(record))
+    _write_kept(kept, record)
     again = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
     assert again == first
     render_audit(again, 50)
@@ -328,7 +347,7 @@ def test_the_kept_file_is_written_again_only_when_what_it_keeps_changes(tmp_path
         db.execute("DELETE FROM stage1_outputs WHERE thread_id = ?", (thread,))
     _same(codex, cache, 2)
     assert kept.stat().st_ino != written.st_ino
-    now_kept = json.loads(kept.read_text())
+    now_kept = _read_kept(kept)
     assert thread not in now_kept["memories"] and path.name not in now_kept["headers"]
 
 
@@ -349,3 +368,23 @@ def test_an_unchanged_home_is_audited_again_without_loading_the_rules(tmp_path, 
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=True)
     assert done.stdout.split() == ["['memcite.judgement',", "'memcite.judgement.origin']"]
+
+
+def test_a_damaged_line_of_the_kept_file_is_a_miss_and_the_rest_is_used(tmp_path, stamped):
+    codex, cache, first, kept, _record = _audited(tmp_path)
+    head, *lines = kept.read_text().splitlines()
+    untouched = lines[4:]
+    lines[0] = lines[0][:-5]  # cut short
+    lines[1] = f"{lines[1]} {lines[1]}"  # two values on one line
+    lines[2] = "[" * 100_000 + "]" * 100_000  # nested too deeply for the parser
+    lines[3] = "\x00 not JSON"
+    kept.write_text("\n".join([head, *lines]) + "\n")
+    assert audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1) == first
+    again = kept.read_text().splitlines()
+    assert set(untouched) <= set(again)  # what was read whole is written as it was read
+    assert len(again) == 1 + len(_read_kept(kept)["memories"]) + len(_read_kept(kept)["headers"]) \
+        + len(_read_kept(kept)["verdicts"])  # one value per line again
+    # a file of another version (the single JSON object verdicts-6 wrote) reads as empty
+    kept.write_text(json.dumps({"version": "verdicts-6", "codex_home": str(codex),
+                                "verdicts": {}, "headers": {}, "texts": {}}))
+    assert audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1) == first

@@ -712,9 +712,10 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
     attribution = FolderAttribution(
         home, threshold, mask=lambda text: kept_masked_line(text, kept, codex_home)[1])
     if attribution.unmatched:
+        facts_of = _FactsOf()
         for thread_id, memory in home.memories.items():
-            parts = _parts_key(memory) if kept is not None else None
-            read = kept.text(thread_id, parts=parts) if parts else None
+            read = kept.text(thread_id, memory_key(memory, threshold, facts_of(memory.cwd)[1])
+                             ) if kept is not None else None
             if read is not None:
                 attribution.feed(thread_id, read.grams)
                 continue
@@ -879,7 +880,9 @@ def _of_memory(memory: Memory | None, where: str, codex_home: str) -> tuple:
 def of_memory(rows: list[list], memory: Memory | None, codex_home: str) -> list[dict]:
     """Kept findings (rows: ``verdict_cache.row_of``) with what they say of their memory
     filled in as the memory is now."""
-    if memory is None or not rows:
+    if not rows:
+        return []
+    if memory is None:
         return [finding_of(row, *_of_memory(None, row[3], codex_home)) for row in rows]
     told = _of_memory(memory, "", codex_home)
     return [finding_of(row, *told) for row in rows]
@@ -975,14 +978,16 @@ def _valid_placing(kept: list) -> bool:
     return len(kept) == 2 and (kept[0] is None or type(kept[0]) is str) and type(kept[1]) is int
 
 
-def _parts_key(memory: Memory) -> str | None:
-    """What a memory's text is made of, stamped without reading it: its stage1 row's hash,
-    each summary file's stamp, its raw memory's lines; None when a summary file could not
-    be stamped (its text is read)."""
+def memory_key(memory: Memory, threshold: float, facts_key: str) -> str | None:
+    """The key of a memory's findings, its text known without reading it: its stage1 row's
+    hash, each summary file's stamp, its raw memory's lines; with its project, source,
+    session file and stamp, the threshold and its project's facts (``_FactsOf``). None when
+    a summary file could not be stamped (its text is read)."""
     if None in memory.summary_stamps:
         return None
-    return key_of("parts", memory.stage1_digest, memory.summaries, memory.summary_stamps,
-                  memory.raw_lines)
+    return key_of("memory", memory.thread_id, memory.stage1_digest, memory.summaries,
+                  memory.summary_stamps, memory.raw_lines, memory.cwd, memory.source,
+                  memory.session_path, memory.session_stamp, threshold, facts_key)
 
 
 def _mask_spans(line: str, spans: list[tuple[str, int, int]]) -> str:
@@ -1073,36 +1078,34 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         facts, facts_key = facts_of(memory.cwd)
-        raw_lines = None
-        parts = _parts_key(memory)
+        stamps[thread_id] = stamp = memory.session_stamp
         before = len(problems)
-        old = kept.memory(thread_id, parts=parts) if parts else None
-        if old is None:  # its text is read: new, changed, or a file not stamped
+        # all its findings (its secrets', its sentences') depend on its text and where each
+        # line stands, its project, source, session file and the project's facts: kept under
+        # a key of those, its text known by its files' stamps, else under one of its text read
+        key = memory_key(memory, threshold, facts_key)
+        old = kept.memory(thread_id, key=key) if key else None
+        rows = old.rows() if old is not None else None
+        if rows is None:  # its text is read: new, changed, a file not stamped, or judged anew
             raw_lines = home.lines_of(memory)
             placed = text_hash(raw_lines, placed=True)
-            old = kept.memory(thread_id, placed=placed)
-        else:
-            placed = old.text.placed
-        stamps[thread_id] = stamp = memory.session_stamp
-        # all its findings (its secrets', its sentences') depend on its text and where each
-        # line stands, its project, source, session file and the project's facts
-        key = key_of("memory", thread_id, placed, memory.cwd, memory.source,
-                     memory.session_path, stamp, threshold, facts_key)
-        rows = old.rows(key) if old is not None else None
+            placed_key = key_of("placed", thread_id, placed, memory.cwd, memory.source,
+                                memory.session_path, stamp, threshold, facts_key)
+            old = kept.memory(thread_id, placed_key=placed_key)
+            rows = old.rows() if old is not None else None
         if rows is None:  # judged anew: its text, its session, its project or the rules changed
-            raw_lines = home.lines_of(memory) if raw_lines is None else raw_lines
             secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
             read = MemoryText(text_hash(raw_lines), placed, frozenset(memory_grams(lines)),
                               lines[0][1] if lines else "")
         # a problem in its text is said again at every audit; a stage1 row that could not be
-        # read (the database failed) is read again next time: kept without its parts
-        stamped = parts if len(problems) == before and (
-            memory.stage1_key is None or home.stage1_texts) else None
-        if rows is not None:  # unchanged: neither read, scanned nor judged again
+        # read (the database failed) is read again next time: not kept under its stamps
+        if len(problems) != before or (memory.stage1_key is not None and not home.stage1_texts):
+            key = None
+        if rows is not None:  # unchanged: neither scanned nor judged again
             read = old.text
             secrets, found = of_memory(rows[0], memory, codex_home), \
                 of_memory(rows[1], memory, codex_home)
-            kept.keep_memory(thread_id, old, stamped)
+            kept.keep_memory(thread_id, old, key)
         else:
             index = sessions.index(memory.session_path)
             found = []
@@ -1110,7 +1113,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             for where, line in with_code_blocks(lines):  # masked: no secret reaches the cache
                 found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
                                                 threshold=threshold, seen=seen, facts=facts))
-            kept.put_memory(thread_id, stamped, read, key, [row_of(f) for f in secrets],
+            kept.put_memory(thread_id, key, placed_key, read, [row_of(f) for f in secrets],
                             [row_of(f) for f in found])
         findings.extend(secrets)
         attribution.feed(thread_id, read.grams)

@@ -115,56 +115,79 @@ class MemoryText:
 @dataclass(slots=True)
 class KeptMemory:
     """What an earlier audit kept of a memory: what it read of its text, and its findings
-    (``rows``) under the key of what they depend on."""
+    (``rows``)."""
 
     text: MemoryText
     _record: list
 
-    def rows(self, key: str) -> tuple[list, list] | None:
-        """The rows of its secrets' findings and of its sentences' when they were kept
-        under ``key``, else None."""
+    def rows(self) -> tuple[list, list] | None:
+        """The rows of its secrets' findings and of its sentences', or None when they are not
+        of the audit's shape."""
         record = self._record
-        if record[5] != key or not valid_rows(record[6]) or not valid_rows(record[7]):
+        if not valid_rows(record[6]) or not valid_rows(record[7]):
             return None
         return record[6], record[7]
 
 
-# A memory's record: [parts, text, placed, grams, first, key, secrets' rows, sentences' rows]
+# A memory's record: [key, placed key, text, placed, grams, first, secrets' rows, sentences'
+# rows]; its findings are kept under both keys (``memory``)
 _RECORD = 8
+
+
+SECTIONS = ("memories", "headers", "verdicts")  # a line of the file: [section, key, value]
 
 
 class VerdictCache:
     """The kept verdicts of one Codex home (empty without a cache folder): each memory's
     (``memory``), each folder line's (``get``), and what the audit read of each rollout
-    summary's header (``old_headers``), so that an unchanged memory is not read again."""
+    summary's header (``old_headers``), so that an unchanged memory is not read again.
+
+    The file is JSON Lines: a first line naming its version and home, then one line per
+    entry, ``[section, key, value]``; a line that is not one is left out. An entry kept as it
+    was read is written again as the line it was read from (not encoded again)."""
 
     def __init__(self, cache_dir: str | None, codex_home: str) -> None:
         self.cache_dir = cache_dir
         self.codex_home = codex_home
-        record = self._load() if cache_dir else {}
-        self._read = bool(record)
-        self._old: dict[str, list] = _entries(record.get("verdicts"), list)
-        self.old_headers: dict[str, list] = _entries(record.get("headers"), list)
-        self._old_memories: dict[str, list] = _entries(record.get("memories"), list)
-        self._new: dict[str, list] = {}
-        self.headers: dict[str, list] = {}  # this audit's, kept for the next
+        self._lines: dict[tuple[str, str], str] = {}  # each entry's line as read
+        sections = self._load() if cache_dir else None
+        self._read = sections is not None
+        sections = sections or {}
+        self._old_memories: dict[str, list] = sections.get("memories", {})
+        self.old_headers: dict[str, list] = sections.get("headers", {})
+        self._old: dict[str, list] = sections.get("verdicts", {})
         self._memories: dict[str, list] = {}
+        self.headers: dict[str, list] = {}  # this audit's, kept for the next
+        self._new: dict[str, list] = {}
 
-    def _load(self) -> dict:
+    def _load(self) -> dict[str, dict[str, list]] | None:
         from memcite.untrusted import loads_json, open_regular
 
         path = os.path.join(self.cache_dir, _name(self.codex_home))
         try:
             with os.fdopen(open_regular(path), "rb") as handle:
                 data = handle.read(MAX_BYTES + 1)
-            record = loads_json(data) if len(data) <= MAX_BYTES else None
-        except (OSError, ValueError):
-            return {}
+            if len(data) > MAX_BYTES:
+                return None
+            head, _newline, rest = data.decode("utf-8").partition("\n")
+            record = loads_json(head)
+        except (OSError, ValueError):  # (UnicodeDecodeError is a ValueError)
+            return None
         if not isinstance(record, dict) or record.get("version") != VERSION \
-                or record.get("codex_home") != os.path.realpath(self.codex_home) \
-                or not isinstance(record.get("verdicts"), dict):
-            return {}
-        return record
+                or record.get("codex_home") != os.path.realpath(self.codex_home):
+            return None
+        sections: dict[str, dict[str, list]] = {name: {} for name in SECTIONS}
+        decode = json.JSONDecoder().raw_decode
+        for line in rest.split("\n"):
+            try:
+                entry, end = decode(line)
+            except (ValueError, RecursionError):
+                continue
+            if end == len(line) and type(entry) is list and len(entry) == 3 \
+                    and entry[0] in sections and type(entry[1]) is str and type(entry[2]) is list:
+                sections[entry[0]][entry[1]] = entry[2]
+                self._lines[entry[0], entry[1]] = line
+        return sections
 
     def get(self, key: str, valid=valid_rows) -> list | None:
         """What is kept under ``key`` (a folder line's findings as rows; ``valid``: the check of
@@ -181,46 +204,47 @@ class VerdictCache:
         """Keep ``value`` under ``key`` (findings: ``row_of`` each)."""
         self._new[key] = value
 
-    def memory(self, thread_id: str, *, parts: str | None = None, placed: str | None = None
+    def memory(self, thread_id: str, *, key: str | None = None, placed_key: str | None = None
                ) -> KeptMemory | None:
-        """What an earlier audit kept of a memory that is unchanged, or None: its parts
-        (``parts``: its stage1 row's hash, its summary files' stamps, its raw memory's lines)
-        are the same, or its text read again (``placed``: its hash with places) is."""
+        """What an earlier audit kept of a memory, when its findings still hold, else None:
+        it was kept under ``key`` (``memory_audit.memory_key``: its text known by its files'
+        stamps, without reading it) or under ``placed_key`` (its text read again, hashed with
+        its places)."""
         kept = self._old_memories.get(thread_id)
         if kept is None or len(kept) != _RECORD or not (
-                (parts is not None and kept[0] == parts) or
-                (placed is not None and kept[2] == placed)):
+                (key is not None and kept[0] == key) or
+                (placed_key is not None and kept[1] == placed_key)):
             return None
-        if not all(type(value) is str for value in (kept[1], kept[2], kept[4], kept[5])):
+        if type(kept[1]) is not str or type(kept[2]) is not str or type(kept[3]) is not str \
+                or type(kept[5]) is not str:
             return None
         try:
-            grams = _grams_of(kept[3])
+            grams = _grams_of(kept[4])
         except (TypeError, ValueError):
             return None
-        return KeptMemory(MemoryText(kept[1], kept[2], grams, kept[4]), kept)
+        return KeptMemory(MemoryText(kept[2], kept[3], grams, kept[5]), kept)
 
-    def text(self, thread_id: str, *, parts: str | None = None, placed: str | None = None
-             ) -> MemoryText | None:
-        """What an earlier audit read of a memory that is unchanged (``memory``), or None."""
-        kept = self.memory(thread_id, parts=parts, placed=placed)
+    def text(self, thread_id: str, key: str | None) -> MemoryText | None:
+        """What an earlier audit read of a memory kept under ``key`` (``memory``), or None."""
+        kept = self.memory(thread_id, key=key) if key is not None else None
         return kept.text if kept is not None else None
 
     def old_placed(self, thread_id: str) -> str | None:
         """The ``placed`` hash an earlier audit kept for a memory's text, or None."""
         kept = self._old_memories.get(thread_id)
-        return kept[2] if len(kept or ()) == _RECORD and type(kept[2]) is str else None
+        return kept[3] if len(kept or ()) == _RECORD and type(kept[3]) is str else None
 
-    def keep_memory(self, thread_id: str, kept: KeptMemory, parts: str | None) -> None:
-        """Keep what an earlier audit kept of a memory, as it was (``parts``: its parts now)."""
+    def keep_memory(self, thread_id: str, kept: KeptMemory, key: str | None) -> None:
+        """Keep what an earlier audit kept of a memory, as it was, under ``key`` now."""
         record = kept._record
-        self._memories[thread_id] = record if record[0] == parts else [parts, *record[1:]]
+        self._memories[thread_id] = record if record[0] == key else [key, *record[1:]]
 
-    def put_memory(self, thread_id: str, parts: str | None, text: MemoryText, key: str,
+    def put_memory(self, thread_id: str, key: str | None, placed_key: str, text: MemoryText,
                    secrets: list, findings: list) -> None:
-        """Keep what the audit read of a memory (``parts``: None, read again next time) and
-        its findings (rows) under ``key``."""
-        self._memories[thread_id] = [parts, text.text, text.placed, _grams_text(text.grams),
-                                     text.first, key, secrets, findings]
+        """Keep what the audit read of a memory and its findings (rows) under ``key`` (None:
+        its text is read again next time) and ``placed_key``."""
+        self._memories[thread_id] = [key, placed_key, text.text, text.placed,
+                                     _grams_text(text.grams), text.first, secrets, findings]
 
     def save(self) -> str | None:
         """Keep the verdicts this audit used; the file's path (None without a cache folder).
@@ -230,25 +254,21 @@ class VerdictCache:
         from memcite.durable_files import open_own_folder, replace_file_at
 
         name = _name(self.codex_home)
-        if self._read and self._memories == self._old_memories and self._new == self._old \
-                and self.headers == self.old_headers:
+        kept = (("memories", self._memories, self._old_memories),
+                ("headers", self.headers, self.old_headers), ("verdicts", self._new, self._old))
+        if self._read and all(new == old for _section, new, old in kept):
             return os.path.join(self.cache_dir, name)
-        record = {"version": VERSION, "codex_home": os.path.realpath(self.codex_home),
-                  "verdicts": self._new, "headers": self.headers, "memories": self._memories}
+        lines = [json.dumps({"version": VERSION, "codex_home": os.path.realpath(self.codex_home)})]
+        for section, new, old in kept:
+            lines.extend(self._lines[section, key] if old.get(key) is value
+                         else json.dumps([section, key, value]) for key, value in new.items())
         fd = open_own_folder(self.cache_dir)  # never a link, never a folder of another user
         try:
-            replace_file_at(fd, name, json.dumps(record).encode("utf-8", "surrogatepass"),
+            replace_file_at(fd, name, "\n".join(lines).encode("utf-8", "surrogatepass") + b"\n",
                             os.path.join(self.cache_dir, name), 0o600)
         finally:
             os.close(fd)
         return os.path.join(self.cache_dir, name)
-
-
-def _entries(value: object, kind: type) -> dict:
-    if not isinstance(value, dict):
-        return {}
-    return {key: item for key, item in value.items()
-            if isinstance(key, str) and isinstance(item, kind)}
 
 
 def _grams_text(grams) -> str:

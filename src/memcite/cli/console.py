@@ -85,7 +85,10 @@ def dump_json(obj, untimed: tuple[str, ...] = ()) -> None:
     (``untimed``: keys whose values hold no time, not walked: ``with_iso_times``)."""
     import json  # only --json needs it
 
-    sys.stdout.write(json.dumps(with_iso_times(obj, untimed), ensure_ascii=False) + "\n")
+    # the newline apart: the display stream (``memcite.display``) then tells the JSON holds no
+    # control character in one pass of C, where a newline at its end took a copy and a second
+    sys.stdout.write(json.dumps(with_iso_times(obj, untimed), ensure_ascii=False))
+    sys.stdout.write("\n")
 
 
 def check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
