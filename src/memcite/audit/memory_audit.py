@@ -64,10 +64,6 @@ if TYPE_CHECKING:
     from memcite.judgement.effects import ProjectFacts
     from memcite.judgement.severity import Judgement
 
-# The judgement's rules (``memcite.judgement``: a hundred regular expressions, most of a
-# re-audit's start-up) are imported where a sentence is judged, so that an audit whose
-# verdicts are all kept never loads them.
-
 MAX_MEMORY_FILE_BYTES = 4 * 1024 * 1024  # one memory file read at most this much
 MAX_EXCERPT = 200
 HEADER_BYTES = 64 * 1024  # a rollout summary's header is read from this much of its start
@@ -811,15 +807,25 @@ _ATTRIBUTED = re.compile(r"^\W{0,4}(?:per\s+[^:\n]{1,60}|[^:\n]{1,60}\b(?:says|s
                          r"writes|asks|result)):\s+(.+)$", re.IGNORECASE | re.DOTALL)
 
 
+@lru_cache(maxsize=1)
+def _rules() -> tuple:
+    """The judgement's rules (``memcite.judgement``), imported the first time a sentence is
+    judged: a re-audit whose verdicts are all kept never loads their hundred regular
+    expressions (most of its start-up)."""
+    from memcite.judgement import severity
+    from memcite.judgement.directives import find_directives
+    from memcite.judgement.effects import NO_FACTS
+    from memcite.judgement.normalize import for_judging
+
+    return severity, find_directives, for_judging, NO_FACTS
+
+
 def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
                      threshold: float = provenance.DEFAULT_THRESHOLD
                      ) -> tuple[list, provenance.Origin | None]:
     """``(directive matches, origin)`` of one sentence of a memory (judged folded:
     ``memcite.judgement.normalize.for_judging``)."""
-    from memcite.judgement import severity
-    from memcite.judgement.directives import find_directives
-    from memcite.judgement.normalize import for_judging
-
+    severity, find_directives, for_judging, _no_facts = _rules()
     folded = for_judging(sentence)
     directives = find_directives(folded)
     origin = provenance.origin_of(folded, index, threshold=threshold) if index else None
@@ -838,10 +844,7 @@ def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
                    ) -> tuple[list, provenance.Origin | None, Judgement]:
     """``(directive matches, origin, judgement)`` of one sentence: its origin where its words
     are placed, else the lowest trust its source thread read (``memcite.judgement``)."""
-    from memcite.judgement import severity
-    from memcite.judgement.effects import NO_FACTS
-    from memcite.judgement.normalize import for_judging
-
+    severity, _find_directives, for_judging, no_facts = _rules()
     directives, origin = analyse_sentence(sentence, index, threshold=threshold)
     if origin is not None:
         trust, placed = index.origin_class(origin.segment), severity.PLACED
@@ -851,7 +854,7 @@ def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
         trust, placed = None, None
     folded = for_judging(sentence)
     verdict = severity.judge(sentence, instruction=bool(directives), origin=trust, placed=placed,
-                             facts=facts or NO_FACTS, folded=folded,
+                             facts=facts or no_facts, folded=folded,
                              unrecorded=placed == severity.INHERITED
                              and index.unrecorded(folded))
     return directives, origin, verdict
