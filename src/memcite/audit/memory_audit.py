@@ -404,8 +404,9 @@ def _read_threads(sqlite_home: str, memories: dict[str, Memory], problems: list[
         wanted = [name if name in columns else "NULL"
                   for name in ("cwd", "source", "created_at", "git_origin_url")]
         for row in conn.execute(f"SELECT id, {', '.join(wanted)} FROM threads"):
-            thread_id = normalize_thread_id(str(row[0] or ""))
-            memory = memories.get(thread_id or "")
+            memory = memories.get(row[0])  # an id as memories spell them (normalized) at once
+            if memory is None:
+                memory = memories.get(normalize_thread_id(str(row[0] or "")) or "")
             if memory is None:
                 continue
             cwd, source, created, origin = row[1:]
