@@ -233,9 +233,11 @@ def _kept_rows(record: dict) -> list[list]:
 
 
 @pytest.mark.parametrize("damage", ["kind", "placing", "places", "finding kind", "no where",
-                                    "memory", "rule", "origin", "judgement", "certain"])
+                                    "memory", "rule", "origin", "judgement", "effects",
+                                    "certain"])
 def test_a_hostile_kept_entry_is_a_miss_never_a_crash(tmp_path, stamped, damage):
     from memcite.audit.audit_text import render_audit
+    from memcite.audit.memory_quarantine import poisoned_memories
 
     codex, cache, first, kept, record = _audited(tmp_path)
     changed = 0
@@ -259,6 +261,8 @@ def test_a_hostile_kept_entry_is_a_miss_never_a_crash(tmp_path, stamped, damage)
             row[6] = {"kind": "tool"}  # the text output reads its line and share
         elif damage == "judgement":
             row[11] = [1]
+        elif damage == "effects" and row[11] is not None:
+            row[11]["effects"] = 5  # the quarantine reads them
         elif damage == "certain":
             row[10] = "yes"
         changed += damage not in ("kind", "placing")
@@ -267,6 +271,7 @@ def test_a_hostile_kept_entry_is_a_miss_never_a_crash(tmp_path, stamped, damage)
     again = audit_home(str(codex), cwd=str(codex), cache_dir=str(cache), now=1)
     assert again == first
     render_audit(again, 50)
+    poisoned_memories(again)
 
 
 def test_trace_with_the_audit_s_cache_traces_as_without_it(tmp_path, monkeypatch, stamped):

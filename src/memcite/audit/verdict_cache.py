@@ -3,7 +3,7 @@
 An audit's cost is reading each memory's source session; its verdict on a memory depends
 only on the memory's text, its project and source, the session file (stamped by size and
 modification time) and the rules. ``VerdictCache`` keeps, per memory, what the audit read of
-its text and its findings under one key made of those (``memory``/``put_memory``), and the
+its text and its findings under keys made of those (``memory``/``put_memory``), and the
 findings of each line of ``MEMORY.md``/``memory_summary.md`` (``get``/``put``); the audit asks
 it first and reads a session only on a miss. The file (``audit-verdicts-<home hash>.json`` in
 memcite's cache folder) keeps the entries the last audit used, nothing else, and is not
@@ -44,6 +44,7 @@ ROW = ("kind", "severity", "memory", "where", "rule", "excerpt", "origin", "mess
        "memories", "certain", "judgement")
 _KINDS = frozenset({"poisoned", "secret", "cross-project", "directive", "taint"})
 _ORIGIN = ("kind", "line", "tool", "call_id", "detail", "share", "tainted")  # origin_dict's
+_JUDGEMENT = ("severity", "certain", "trust", "placed", "effects", "markers", "why")  # as_dict's
 
 
 def row_of(found: dict) -> list:
@@ -76,11 +77,20 @@ def _valid_origin(origin: object) -> bool:
         and type(origin["share"]) in (int, float) and type(origin["tainted"]) is bool
 
 
+def _valid_judgement(judgement: object) -> bool:
+    if judgement is None:
+        return True
+    return type(judgement) is dict and tuple(judgement) == _JUDGEMENT \
+        and type(judgement["effects"]) is list \
+        and all(type(effect) is dict for effect in judgement["effects"]) \
+        and _texts(judgement["markers"]) and type(judgement["why"]) is str
+
+
 def valid_rows(rows: object) -> bool:
     """Whether ``rows`` are kept findings as the audit writes them (the file is untrusted:
     anything else is a miss, never a crash): a known kind, its place, severity, excerpt and
     message as text, its memory and rule text or None, its places and memories lists of
-    text, its origin as ``origin_dict`` gives it, its judgement an object or None."""
+    text, its origin and judgement as the audit makes them (or None)."""
     if type(rows) is not list:
         return False
     for row in rows:
@@ -92,8 +102,8 @@ def valid_rows(rows: object) -> bool:
                 or type(excerpt) is not str or type(message) is not str \
                 or not (memory is None or type(memory) is str) \
                 or not (rule is None or type(rule) is str) or type(certain) is not bool \
-                or not (judgement is None or type(judgement) is dict) \
-                or not _texts(places) or not _texts(memories) or not _valid_origin(origin):
+                or not _texts(places) or not _texts(memories) or not _valid_origin(origin) \
+                or not _valid_judgement(judgement):
             return False
     return True
 
