@@ -20,7 +20,8 @@ memories flagged poisoned that were not (false positives).
 The audit keeps its verdict per memory in memcite's cache folder (``audit-verdicts-*``):
 each round times a *first* audit (that file removed), ``stats``, and a *re-audit* after a
 consolidation that touched 20 memories (a line added to 20 rollout summaries and to
-``memory_summary.md``), which reads only those 20 sessions. ``--memory-md N`` times a first
+``memory_summary.md``), which reads only those 20 sessions, and that re-audit once more with
+nothing changed since (the 20 summaries, written within 2 s, are read again then, not judged). ``--memory-md N`` times a first
 audit of a home of 50 memories whose ``MEMORY.md`` has N lines and no task-group headings
 (one block: the case that was quadratic). ``--peers-bin DIR``: also time the memory scanners
 installed there (``memwall scan``, ``memsentry``, ``bastionmemory scan``: ``pip install memwall
@@ -75,7 +76,7 @@ def bench(size: int, runs: int, folder: Path) -> dict:
            "MEMCITE_CACHE_DIR": str(folder / "cache")}
     env.pop("MEMCITE_DB", None)
     audit_times, stats_times, audit_cpu, stats_cpu, figures = [], [], [], [], None
-    again_times, again_cpu = [], []
+    again_times, again_cpu, same_cpu = [], [], []
     for round_number in range(runs):
         _forget_verdicts(folder / "cache")
         took, cpu, out, code = _run(["audit", "--json"], env)
@@ -92,13 +93,22 @@ def bench(size: int, runs: int, folder: Path) -> dict:
         assert code in (0, 1), out[-500:]
         again_times.append(took)
         again_cpu.append(cpu)
+        _took, cpu, out, code = _run(["audit", "--json"], env)  # nothing changed since
+        assert code in (0, 1), out[-500:]
+        same_cpu.append(cpu)
     audit, stats = statistics.median(audit_times), statistics.median(stats_times)
     again = statistics.median(again_times)
+    cpu = {name: statistics.median(values) for name, values in
+           (("audit", audit_cpu), ("stats", stats_cpu), ("again", again_cpu), ("same", same_cpu))}
     return {"memories": size, "audit_s": round(audit, 2), "stats_s": round(stats, 2),
-            "ratio": round(audit / stats, 1), "audit_cpu_s": round(statistics.median(audit_cpu), 2),
-            "stats_cpu_s": round(statistics.median(stats_cpu), 2),
-            "reaudit_s": round(again, 2), "reaudit_cpu_s": round(statistics.median(again_cpu), 2),
-            "reaudit_ratio": round(again / stats, 1), "runs": runs, **figures}
+            "ratio": round(audit / stats, 1), "audit_cpu_s": round(cpu["audit"], 2),
+            "stats_cpu_s": round(cpu["stats"], 3),
+            "reaudit_s": round(again, 2), "reaudit_cpu_s": round(cpu["again"], 3),
+            "reaudit_ratio": round(again / stats, 1),
+            "reaudit_cpu_ratio": round(cpu["again"] / cpu["stats"], 1),
+            "unchanged_reaudit_cpu_s": round(cpu["same"], 3),
+            "unchanged_reaudit_cpu_ratio": round(cpu["same"] / cpu["stats"], 1),
+            "runs": runs, **figures}
 
 
 def _forget_verdicts(cache: Path) -> None:
@@ -183,8 +193,10 @@ def main() -> None:
                   f"{result['stats_cpu_s']:.2f} s), {result['ratio']}x; poisoned caught "
                   f"{result['poisoned_caught']}/{result['planted']['poisoned']}, false "
                   f"positives {result['poisoned_false_positives']}; re-audit after 20 touched "
-                  f"{result['reaudit_s']:.2f} s (CPU {result['reaudit_cpu_s']:.2f} s), "
-                  f"{result['reaudit_ratio']}x stats", flush=True)
+                  f"{result['reaudit_s']:.2f} s (CPU {result['reaudit_cpu_s']:.2f} s, "
+                  f"{result['reaudit_cpu_ratio']}x stats' CPU), again with nothing changed CPU "
+                  f"{result['unchanged_reaudit_cpu_s']:.2f} s "
+                  f"({result['unchanged_reaudit_cpu_ratio']}x)", flush=True)
         for lines in args.memory_md:
             result = bench_memory_md(lines, args.runs, folder, args.peers_bin)
             print(json.dumps(result), flush=True)

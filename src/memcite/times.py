@@ -54,15 +54,17 @@ TIME_KEYS = frozenset({"as_of", "since", "last_used", "last_usage", "codex_last_
                        "last_snapshot_at"})
 
 
-def with_iso_times(obj):
-    """``obj`` with ``<key>_iso`` after every time key (``TIME_KEYS``) of every object in it."""
+def with_iso_times(obj, untimed: frozenset | tuple = ()):
+    """``obj`` with ``<key>_iso`` after every time key (``TIME_KEYS``) of every object in it;
+    ``untimed``: keys whose values hold no time key at any depth (as their maker knows), left
+    as they are rather than walked (an audit's thousands of findings)."""
     if isinstance(obj, list):
-        return [with_iso_times(item) for item in obj]
+        return [with_iso_times(item, untimed) for item in obj]
     if not isinstance(obj, dict):
         return obj
     result = {}
     for key, value in obj.items():
-        result[key] = with_iso_times(value)
+        result[key] = value if key in untimed else with_iso_times(value, untimed)
         if key in TIME_KEYS and (value is None or type(value) is int):
             result[f"{key}_iso"] = iso_utc(value)
     return result

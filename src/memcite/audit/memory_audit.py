@@ -35,16 +35,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 from memcite.audit import provenance
-from memcite.audit.verdict_cache import MemoryText, VerdictCache, key_of, session_stamp
+from memcite.audit.verdict_cache import (
+    MemoryText,
+    VerdictCache,
+    finding_of,
+    key_of,
+    row_of,
+)
 from memcite.citations.thread_ids import normalize_thread_id
 from memcite.display import count
 from memcite.errors import MemciteError
-from memcite.judgement import origin as og
-from memcite.judgement import severity
-from memcite.judgement.directives import find_directives
-from memcite.judgement.effects import ProjectFacts
-from memcite.judgement.normalize import for_judging
-from memcite.judgement.severity import Judgement
+from memcite.judgement import origin as og  # light, and provenance imports it anyway
 from memcite.ledger import session_scan as scan
 from memcite.ledger.codex_home import (
     RAW_MEMORIES,
@@ -57,6 +58,11 @@ from memcite.ledger.codex_home import (
 )
 from memcite.ledger.memory_files import OUTSIDE, MemoryRoot, read_capped
 from memcite.untrusted import storable
+
+TYPE_CHECKING = False  # ``typing`` is for type checkers only: importing it costs start-up
+if TYPE_CHECKING:
+    from memcite.judgement.effects import ProjectFacts
+    from memcite.judgement.severity import Judgement
 
 MAX_MEMORY_FILE_BYTES = 4 * 1024 * 1024  # one memory file read at most this much
 MAX_EXCERPT = 200
@@ -103,6 +109,7 @@ class Memory:
     source: str | None = None  # cli | exec | vscode | subagent, from Codex's threads table
     created_at: int | None = None
     session_path: str | None = None
+    session_stamp: list | None = None  # its session file's size and modification time
     git_origin: str | None = None  # the thread's git_origin_url, from Codex's threads table
     stage1_digest: str | None = None  # a hash of its stage1_outputs text columns
     summary_stamps: list = field(default_factory=list)  # each summary file's stamp, or None
@@ -313,6 +320,7 @@ def _read_summaries(root: MemoryRoot, folder: str, memories: dict[str, Memory],
     except OSError:
         return names
     now_ns = time.time_ns()
+    known = known or {}
     for entry in listed:
         name = entry.name
         inside = f"{ROLLOUT_SUMMARIES}/{name}"
@@ -322,12 +330,13 @@ def _read_summaries(root: MemoryRoot, folder: str, memories: dict[str, Memory],
                 stamp = file_stamp(entry.stat(follow_symlinks=False), now_ns)
         except OSError:
             stamp = None
-        header = (known or {}).get(name)
+        header = known.get(name)
         if stamp is not None and isinstance(header, list) and len(header) == 3 \
                 and header[0] == stamp and isinstance(header[1], str) \
                 and isinstance(header[2], (str, type(None))):
             thread_id, cwd = header[1], header[2]
         else:
+            header = None
             before = len(problems)
             text = _read_in_folder(root, inside, problems, limit=HEADER_BYTES)
             if text is None:
@@ -341,7 +350,7 @@ def _read_summaries(root: MemoryRoot, folder: str, memories: dict[str, Memory],
             if len(problems) > before:  # said again at every audit
                 stamp = None
         if seen is not None and stamp is not None:
-            seen[name] = [stamp, thread_id, cwd]
+            seen[name] = header or [stamp, thread_id, cwd]  # (as it was read, when it was)
         names[name] = thread_id
         memory = _memory(memories, thread_id)
         memory.places.append(inside)
@@ -395,8 +404,9 @@ def _read_threads(sqlite_home: str, memories: dict[str, Memory], problems: list[
         wanted = [name if name in columns else "NULL"
                   for name in ("cwd", "source", "created_at", "git_origin_url")]
         for row in conn.execute(f"SELECT id, {', '.join(wanted)} FROM threads"):
-            thread_id = normalize_thread_id(str(row[0] or ""))
-            memory = memories.get(thread_id or "")
+            memory = memories.get(row[0])  # an id as memories spell them (normalized) at once
+            if memory is None:
+                memory = memories.get(normalize_thread_id(str(row[0] or "")) or "")
             if memory is None:
                 continue
             cwd, source, created, origin = row[1:]
@@ -413,8 +423,9 @@ def _read_threads(sqlite_home: str, memories: dict[str, Memory], problems: list[
         conn.close()
 
 
-def _session_files(codex_home: str) -> dict[str, str]:
-    """Thread id -> its session file (the plain one preferred to a reverted thread's)."""
+def _session_files(codex_home: str) -> dict[str, tuple[str, list]]:
+    """Thread id -> its session file (the plain one preferred to a reverted thread's) and
+    the file's stamp (size and modification time) as the listing found it."""
     found: dict[str, tuple] = {}
     for path, info, archived in scan.iter_session_files(codex_home):
         name = os.path.basename(path)
@@ -424,8 +435,9 @@ def _session_files(codex_home: str) -> dict[str, str]:
         variant = "_" in name.rsplit(thread_id, 1)[-1].split(".", 1)[0]
         rank = (variant, archived, -info.st_mtime_ns)
         if thread_id not in found or rank < found[thread_id][0]:
-            found[thread_id] = (rank, path)
-    return {thread_id: path for thread_id, (_rank, path) in found.items()}
+            found[thread_id] = (rank, path, info)
+    return {thread_id: (path, [info.st_size, info.st_mtime_ns])
+            for thread_id, (_rank, path, info) in found.items()}
 
 
 def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
@@ -456,8 +468,10 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
     _read_threads(locations.sqlite_home, memories, problems)
     sessions = _session_files(locations.codex_home)
     for memory in memories.values():
-        memory.session_path = sessions.get(memory.thread_id)
-    return MemoryHome(locations, memories, folder_lines, sessions, problems, summary_names, texts)
+        memory.session_path, memory.session_stamp = sessions.get(memory.thread_id, (None, None))
+    return MemoryHome(locations, memories, folder_lines,
+                      {thread_id: path for thread_id, (path, _stamp) in sessions.items()},
+                      problems, summary_names, texts)
 
 
 AD_HOC_NOTES = "extensions/ad_hoc/notes"
@@ -509,14 +523,18 @@ def kept_masked_line(text: str, kept: VerdictCache | None, codex_home: str, *,
     """``masked_line``, as an earlier audit kept it when it did; ``keep``: kept for the next
     (the audit alone writes its cache)."""
     line_key = key_of("line-secrets", text)
-    cached = kept.get(line_key, findings=False) if kept is not None else None
-    if cached and len(cached) == 1 and isinstance(cached[0].get("masked"), str) \
-            and (cached[0].get("kind") is None or isinstance(cached[0]["kind"], str)):
-        return cached[0].get("kind"), cached[0]["masked"]
+    cached = kept.get(line_key, _valid_mask) if kept is not None else None
+    if cached is not None:
+        return cached[0], cached[1]
     found = masked_line(text, codex_home)
     if keep and kept is not None:
-        kept.put(line_key, [{"kind": found[0], "masked": found[1]}])
+        kept.put(line_key, [found[0], found[1]])
     return found
+
+
+def _valid_mask(kept: list) -> bool:
+    """A line's secret as kept: ``[kind or None, masked text]``."""
+    return len(kept) == 2 and (kept[0] is None or type(kept[0]) is str) and type(kept[1]) is str
 
 
 def _blocks(lines: list[tuple[str, int, str]], heads: tuple[str, ...] = ("# ", "## ")
@@ -594,8 +612,7 @@ class FolderAttribution:
                 self.unmatched.append(((name, number), grams_of(masked)))
                 self.texts[(name, number)] = masked
         self.wanted = set().union(*(grams for _key, grams in self.unmatched))
-        self.postings: dict = {}
-        self.held_by: dict[str, set] = {}
+        self.held_by: dict[str, set] = {}  # a memory -> the wanted pairs it holds
 
     def named(self, texts) -> list[str]:
         known, names = self.home.memories, self.home.summary_names
@@ -618,8 +635,6 @@ class FolderAttribution:
         held = self.wanted.intersection(grams)
         if held:
             self.held_by[thread_id] = held
-            for gram in held:
-                self.postings.setdefault(gram, []).append(thread_id)
 
     def result(self, before=None, changed: set | None = None
                ) -> dict[tuple[str, int], tuple[list[str], str]]:
@@ -627,15 +642,25 @@ class FolderAttribution:
         audit (``placings``), or None; ``changed``: the memories whose text differs from that
         audit's, or that are new. A line placed before on a memory still here that did not
         change is compared with the changed memories alone; any other is placed anew."""
-        out, postings, held_by, threshold = self.out, self.postings, self.held_by, self.threshold
+        out, held_by, threshold = self.out, self.held_by, self.threshold
         blocks = _blocks(self.home.folder_lines)
         groups = _blocks([line for line in self.home.folder_lines if line[0] == "MEMORY.md"], ("# ",))
         by_block: dict[int, list[str]] = {}
+        lines = []  # each unmatched line, its pairs and its placing before (None: placed anew)
         for key, grams in self.unmatched:
             placed = before(self.texts[key]) if before is not None and changed is not None else None
-            if placed is not None and placed[0] not in changed and (
-                    placed[0] is None or placed[0] in self.home.memories):
-                # (a memory gone, or one the cache names wrongly: placed anew)
+            if placed is not None and (placed[0] in changed or not (
+                    placed[0] is None or placed[0] in self.home.memories)):
+                placed = None  # (a memory gone, or one the cache names wrongly: placed anew)
+            lines.append((key, grams, placed))
+        # the memories holding each pair of a line placed anew
+        searched = set().union(*(grams for _key, grams, placed in lines if placed is None))
+        postings: dict[int, list[str]] = {}
+        for thread_id, held in held_by.items() if searched else ():
+            for gram in held.intersection(searched):
+                postings.setdefault(gram, []).append(thread_id)
+        for key, grams, placed in lines:
+            if placed is not None:
                 # unchanged memories hold what they held: only a changed one can do better
                 candidates = [thread_id for thread_id in changed if thread_id in held_by]
                 if placed[0] is not None:
@@ -684,9 +709,10 @@ def attribute_folder_lines(home: MemoryHome, *, threshold: float = provenance.DE
     attribution = FolderAttribution(
         home, threshold, mask=lambda text: kept_masked_line(text, kept, codex_home)[1])
     if attribution.unmatched:
+        facts_of = _FactsOf()
         for thread_id, memory in home.memories.items():
-            parts = _parts_key(memory) if kept is not None else None
-            read = kept.text(thread_id, parts=parts) if parts else None
+            read = kept.text(thread_id, memory_key(memory, threshold, facts_of(memory.cwd)[1])
+                             ) if kept is not None else None
             if read is not None:
                 attribution.feed(thread_id, read.grams)
                 continue
@@ -782,11 +808,25 @@ _ATTRIBUTED = re.compile(r"^\W{0,4}(?:per\s+[^:\n]{1,60}|[^:\n]{1,60}\b(?:says|s
                          r"writes|asks|result)):\s+(.+)$", re.IGNORECASE | re.DOTALL)
 
 
+@lru_cache(maxsize=1)
+def _rules() -> tuple:
+    """The judgement's rules (``memcite.judgement``), imported the first time a sentence is
+    judged: a re-audit whose verdicts are all kept never loads their hundred regular
+    expressions (most of its start-up)."""
+    from memcite.judgement import severity
+    from memcite.judgement.directives import find_directives
+    from memcite.judgement.effects import NO_FACTS
+    from memcite.judgement.normalize import for_judging
+
+    return severity, find_directives, for_judging, NO_FACTS
+
+
 def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
                      threshold: float = provenance.DEFAULT_THRESHOLD
                      ) -> tuple[list, provenance.Origin | None]:
     """``(directive matches, origin)`` of one sentence of a memory (judged folded:
     ``memcite.judgement.normalize.for_judging``)."""
+    severity, find_directives, for_judging, _no_facts = _rules()
     folded = for_judging(sentence)
     directives = find_directives(folded)
     origin = provenance.origin_of(folded, index, threshold=threshold) if index else None
@@ -805,6 +845,7 @@ def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
                    ) -> tuple[list, provenance.Origin | None, Judgement]:
     """``(directive matches, origin, judgement)`` of one sentence: its origin where its words
     are placed, else the lowest trust its source thread read (``memcite.judgement``)."""
+    severity, _find_directives, for_judging, no_facts = _rules()
     directives, origin = analyse_sentence(sentence, index, threshold=threshold)
     if origin is not None:
         trust, placed = index.origin_class(origin.segment), severity.PLACED
@@ -814,7 +855,7 @@ def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
         trust, placed = None, None
     folded = for_judging(sentence)
     verdict = severity.judge(sentence, instruction=bool(directives), origin=trust, placed=placed,
-                             facts=facts or ProjectFacts(), folded=folded,
+                             facts=facts or no_facts, folded=folded,
                              unrecorded=placed == severity.INHERITED
                              and index.unrecorded(folded))
     return directives, origin, verdict
@@ -823,42 +864,32 @@ def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
 def _finding(kind: str, memory: Memory | None, where: str, text: str, *, rule: str | None,
              origin: provenance.Origin | None, codex_home: str, message: str,
              level: str | None = None, verdict: Judgement | None = None) -> dict:
-    found = {"kind": kind, "severity": level or SEVERITY[kind],
-             "memory": memory.thread_id if memory else None, "where": where,
-             **_memory_fields(memory, where, codex_home),
-             "rule": rule, "excerpt": shown(text), "origin": origin_dict(origin),
-             "message": message}
-    found = _in_order(found)
-    found.update(places=[where], memories=[memory.thread_id] if memory else [],
-                 certain=bool(verdict and verdict.certain),
-                 judgement=verdict.as_dict() if verdict is not None else None)
-    return found
+    thread_id = memory.thread_id if memory else None
+    row = [kind, level or SEVERITY[kind], thread_id, where, rule, shown(text), origin_dict(origin),
+           message, [where], [thread_id] if memory else [], bool(verdict and verdict.certain),
+           verdict.as_dict() if verdict is not None else None]
+    return finding_of(row, *_of_memory(memory, where, codex_home))
 
 
-# What a finding says of its memory (its project, source, session and the way to forget it):
-# told by the memory as it is now, never kept with a verdict (``of_memory``)
-MEMORY_FIELDS = ("project", "source", "session", "fix")
-_ORDER = ("kind", "severity", "memory", "where", "project", "source", "session", "rule", "excerpt",
-          "origin", "message", "fix")
+def _of_memory(memory: Memory | None, where: str, codex_home: str) -> tuple:
+    """What a finding says of its memory: its project, source, session and the way to forget
+    it (or to fix the line, of none); told by the memory as it is now, never kept with a
+    verdict (``of_memory``)."""
+    if memory is None:
+        return (None, None, None,
+                f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it")
+    return memory.cwd, memory.source, memory.session_path, fix_for(memory.thread_id, codex_home)
 
 
-def _memory_fields(memory: Memory | None, where: str, codex_home: str) -> dict:
-    return {"project": memory.cwd if memory else None,
-            "source": memory.source if memory else None,
-            "session": memory.session_path if memory else None,
-            "fix": fix_for(memory.thread_id, codex_home) if memory else
-            f"edit {where.split(':')[0]} by hand or let Codex's next consolidation rewrite it"}
-
-
-def _in_order(found: dict) -> dict:
-    return {**{key: found[key] for key in _ORDER if key in found},
-            **{key: value for key, value in found.items() if key not in _ORDER}}
-
-
-def of_memory(findings: list[dict], memory: Memory | None, codex_home: str) -> list[dict]:
-    """Kept findings with what they say of their memory filled in as the memory is now."""
-    return [_in_order({**found, **_memory_fields(memory, found["where"], codex_home)})
-            for found in findings]
+def of_memory(rows: list[list], memory: Memory | None, codex_home: str) -> list[dict]:
+    """Kept findings (rows: ``verdict_cache.row_of``) with what they say of their memory
+    filled in as the memory is now."""
+    if not rows:
+        return []
+    if memory is None:
+        return [finding_of(row, *_of_memory(None, row[3], codex_home)) for row in rows]
+    told = _of_memory(memory, "", codex_home)
+    return [finding_of(row, *told) for row in rows]
 
 
 _FENCE = re.compile(r"^\s*(?:[-*]\s+)?(```|~~~)")
@@ -946,24 +977,21 @@ def _secret_finding(memory: Memory | None, where: str, masked: str, kind: str,
                     level=MEDIUM if kind in PERSONAL_DATA else None)
 
 
-def _placing(kept: list[dict] | None) -> tuple[str | None, int] | None:
-    """A line's placing as kept (``FolderAttribution.placings``), or None."""
-    if not kept or len(kept) != 1:
-        return None
-    thread_id, held = kept[0].get("memory"), kept[0].get("held")
-    if not isinstance(held, int) or not (thread_id is None or isinstance(thread_id, str)):
-        return None
-    return thread_id, held
+def _valid_placing(kept: list) -> bool:
+    """A line's placing as kept (``FolderAttribution.placings``): ``[thread id or None, held]``."""
+    return len(kept) == 2 and (kept[0] is None or type(kept[0]) is str) and type(kept[1]) is int
 
 
-def _parts_key(memory: Memory) -> str | None:
-    """What a memory's text is made of, stamped without reading it: its stage1 row's hash,
-    each summary file's stamp, its raw memory's lines; None when a summary file could not
-    be stamped (its text is read)."""
-    if any(stamp is None for stamp in memory.summary_stamps):
+def memory_key(memory: Memory, threshold: float, facts_key: str) -> str | None:
+    """The key of a memory's findings, its text known without reading it: its stage1 row's
+    hash, each summary file's stamp, its raw memory's lines; with its project, source,
+    session file and stamp, the threshold and its project's facts (``_FactsOf``). None when
+    a summary file could not be stamped (its text is read)."""
+    if None in memory.summary_stamps:
         return None
-    return key_of("parts", memory.stage1_digest, memory.summaries, memory.summary_stamps,
-                  memory.raw_lines)
+    return key_of("memory", memory.thread_id, memory.stage1_digest, memory.summaries,
+                  memory.summary_stamps, memory.raw_lines, memory.cwd, memory.source,
+                  memory.session_path, memory.session_stamp, threshold, facts_key)
 
 
 def _mask_spans(line: str, spans: list[tuple[str, int, int]]) -> str:
@@ -1054,37 +1082,46 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
     for thread_id in sorted(home.memories):
         memory = home.memories[thread_id]
         facts, facts_key = facts_of(memory.cwd)
-        raw_lines = lines = None
-        secrets = None
-        parts = _parts_key(memory)
-        read = kept.text(thread_id, parts=parts) if parts else None
+        stamps[thread_id] = stamp = memory.session_stamp
         before = len(problems)
-        placed_hash = None
-        if read is None:  # its text is read: new, changed, or a file not stamped
+        # all its findings (its secrets', its sentences') depend on its text and where each
+        # line stands, its project, source, session file and the project's facts: kept under
+        # a key of those, its text known by its files' stamps, else under one of its text read
+        key = memory_key(memory, threshold, facts_key)
+        old = kept.memory(thread_id, key=key) if key else None
+        rows = old.rows() if old is not None else None
+        if rows is None:  # its text is read: new, changed, a file not stamped, or judged anew
             raw_lines = home.lines_of(memory)
-            placed_hash = text_hash(raw_lines, placed=True)
-            read = kept.text(thread_id, placed=placed_hash)
-        # its secrets depend on its text and where each line stands; kept, so that an
-        # unchanged memory is neither scanned nor masked again
-        secrets_key = key_of("secrets", thread_id, read.placed if read else placed_hash,
-                             codex_home)
-        secrets = kept.get(secrets_key)
-        if secrets is not None:
-            secrets = of_memory(secrets, memory, codex_home)
-        if read is None or secrets is None:
-            raw_lines = home.lines_of(memory) if raw_lines is None else raw_lines
+            placed = text_hash(raw_lines, placed=True)
+            placed_key = key_of("placed", thread_id, placed, memory.cwd, memory.source,
+                                memory.session_path, stamp, threshold, facts_key)
+            old = kept.memory(thread_id, placed_key=placed_key)
+            rows = old.rows() if old is not None else None
+        if rows is None:  # judged anew: its text, its session, its project or the rules changed
             secrets, lines = _memory_secrets(memory, raw_lines, codex_home)  # masked
-            read = MemoryText(text_hash(raw_lines), placed_hash or
-                              text_hash(raw_lines, placed=True),
-                              frozenset(memory_grams(lines)), lines[0][1] if lines else "")
+            read = MemoryText(text_hash(raw_lines), placed, frozenset(memory_grams(lines)),
+                              lines[0][1] if lines else "")
         # a problem in its text is said again at every audit; a stage1 row that could not be
-        # read (the database failed) is read again next time
-        if len(problems) == before and (memory.stage1_key is None or home.stage1_texts):
-            kept.put_text(thread_id, parts, read)
-        kept.put(secrets_key, secrets)
+        # read (the database failed) is read again next time: not kept under its stamps
+        if len(problems) != before or (memory.stage1_key is not None and not home.stage1_texts):
+            key = None
+        if rows is not None:  # unchanged: neither scanned nor judged again
+            read = old.text
+            secrets, found = of_memory(rows[0], memory, codex_home), \
+                of_memory(rows[1], memory, codex_home)
+            kept.keep_memory(thread_id, old, key)
+        else:
+            index = sessions.index(memory.session_path)
+            found = []
+            seen: set = set()  # a sentence in several places of one memory is said once
+            for where, line in with_code_blocks(lines):  # masked: no secret reaches the cache
+                found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
+                                                threshold=threshold, seen=seen, facts=facts))
+            kept.put_memory(thread_id, key, placed_key, read, [row_of(f) for f in secrets],
+                            [row_of(f) for f in found])
         findings.extend(secrets)
         attribution.feed(thread_id, read.grams)
-        texts[thread_id] = digest = read.text
+        texts[thread_id] = read.text
         placed_texts[thread_id] = read.placed
         if project and not _in_project(memory.cwd, project) \
                 and not (origin and repository_key(memory.git_origin) == origin):
@@ -1092,32 +1129,15 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
                                      else thread_id, read.first,
                                      rule=None, origin=None, codex_home=codex_home,
                                      message=f"a memory of {memory.cwd}, not of {project}"))
-        stamps[thread_id] = stamp = session_stamp(memory.session_path)
-        key = key_of("memory", thread_id, digest, memory.cwd, memory.source, memory.session_path,
-                     stamp, threshold, facts_key)
-        found = kept.get(key)
-        if found is not None:
-            found = of_memory(found, memory, codex_home)
-        if found is None:  # judged anew: its text, its session or the rules changed
-            index = sessions.index(memory.session_path)
-            found = []
-            seen: set = set()  # a sentence in several places of one memory is said once
-            if lines is None:
-                raw_lines = home.lines_of(memory) if raw_lines is None else raw_lines
-                lines = _memory_secrets(memory, raw_lines, codex_home)[1]
-            for where, line in with_code_blocks(lines):  # masked: no secret reaches the cache
-                found.extend(_sentence_findings(memory, where, line, index, codex_home=codex_home,
-                                                threshold=threshold, seen=seen, facts=facts))
-            kept.put(key, found)
         findings.extend(found)
     changed = {thread_id for thread_id, placed in placed_texts.items()
                if kept.old_placed(thread_id) != placed}
     placing_key = partial(key_of, "placing", threshold)
-    attributed = attribution.result(before=lambda text: _placing(kept.get(placing_key(text),
-                                                                          findings=False)),
+    attributed = attribution.result(before=lambda text: kept.get(placing_key(text),
+                                                                 _valid_placing),
                                     changed=changed)
     for key, (thread_id, held) in attribution.placings.items():
-        kept.put(placing_key(attribution.texts[key]), [{"memory": thread_id, "held": held}])
+        kept.put(placing_key(attribution.texts[key]), [thread_id, held])
     applies = applies_to(home.folder_lines)
     traced_lines = 0
     for name, number, text in home.folder_lines:
@@ -1137,14 +1157,14 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         kind, text = mask(text)  # masked from here on
         if kind is not None:
             findings.append(_secret_finding(memory, where, text, kind, codex_home))
-        found = kept.get(verdict_key)
-        if found is not None:
-            found = of_memory(found, memory, codex_home)
-        if found is None:
+        rows = kept.get(verdict_key)
+        if rows is not None:
+            found = of_memory(rows, memory, codex_home)
+        else:
             index = sessions.index(memory.session_path) if memory else None
             found = _sentence_findings(memory, where, text, index, codex_home=codex_home,
                                        threshold=threshold, seen=set(), facts=facts)
-            kept.put(verdict_key, found)
+            kept.put(verdict_key, [row_of(f) for f in found])
         for item in found:  # the same line may have moved
             item["where"], item["places"] = where, [where]
         findings.extend(found)
@@ -1194,17 +1214,22 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
 class _FactsOf:
     """Each project's facts (``memcite.audit.project_facts``) and tracked files
     (``memcite.audit.git_index``), read once per folder, with a key for the verdicts they
-    decided."""
+    decided. A project that is not on this machine has none (None: the judgement's
+    ``NO_FACTS``), told without loading the rules."""
+
+    NONE_KEY = key_of([], [], False, None)  # the key of no facts and no tracked files
 
     def __init__(self) -> None:
         from memcite.audit.git_index import tracked_files
 
-        self._read: dict[str | None, tuple[ProjectFacts, str]] = {}
+        self._read: dict[str | None, tuple[ProjectFacts | None, str]] = {}
         # cwd -> the files its project tracks (``TrackedFiles``) or None, each index read once
         self.tracked = lru_cache(maxsize=None)(tracked_files)
 
-    def __call__(self, cwd: str | None) -> tuple[ProjectFacts, str]:
+    def __call__(self, cwd: str | None) -> tuple[ProjectFacts | None, str]:
         found = self._read.get(cwd)
+        if found is None and (not cwd or not os.path.isdir(cwd)):  # as project_facts says
+            found = self._read[cwd] = (None, self.NONE_KEY)
         if found is None:
             from memcite.audit.project_facts import project_facts
 
@@ -1257,14 +1282,18 @@ def merge_places(findings: list[dict]) -> list[dict]:
 
 def _project_table(home: MemoryHome, findings: list[dict]) -> list[dict]:
     rows: dict[str, dict] = {}
+
+    def row_of(project: str | None) -> dict:
+        row = rows.get(project or "")
+        if row is None:
+            row = rows[project or ""] = {"project": project, "memories": 0,
+                                         **dict.fromkeys(KINDS, 0)}
+        return row
+
     for memory in home.memories.values():
-        row = rows.setdefault(memory.cwd or "", {"project": memory.cwd, "memories": 0,
-                                                 **{kind: 0 for kind in KINDS}})
-        row["memories"] += 1
+        row_of(memory.cwd)["memories"] += 1
     for found in findings:
-        row = rows.setdefault(found["project"] or "", {"project": found["project"], "memories": 0,
-                                                       **{kind: 0 for kind in KINDS}})
-        row[found["kind"]] += 1
+        row_of(found["project"])[found["kind"]] += 1
     return sorted(rows.values(), key=lambda row: (-row["memories"], row["project"] or ""))
 
 

@@ -55,6 +55,9 @@ def trace(ident: str, codex_home: str | None = None, db: str | None = None,
 
 
 AUDIT_FORMATS = ("text", "json", "sarif")
+# What an audit's report holds no time in (``memcite.contracts.outputs.AuditFinding``: a test
+# holds the audit to it): its findings are printed as they are, not walked for times.
+UNTIMED = ("findings",)
 
 
 def audit(codex_home: str | None = None, project: str | None = None, json: bool = False,  # noqa: A002
@@ -105,7 +108,7 @@ def audit(codex_home: str | None = None, project: str | None = None, json: bool 
         sys.stdout.write(json_module.dumps(audit_sarif(report), ensure_ascii=False, indent=2) + "\n")
         return code
     if json or format == "json":
-        dump_json(report)
+        dump_json(report, untimed=UNTIMED)
         return code
     sys.stdout.write(render_audit(report, limit))
     return code

@@ -80,11 +80,15 @@ def warn(message: str) -> None:
     sys.stderr.write(f"memcite: warning: {masked(message)}\n")
 
 
-def dump_json(obj) -> None:
-    """Print one JSON object on its own line, each time in it also as ISO 8601 UTC."""
+def dump_json(obj, untimed: tuple[str, ...] = ()) -> None:
+    """Print one JSON object on its own line, each time in it also as ISO 8601 UTC
+    (``untimed``: keys whose values hold no time, not walked: ``with_iso_times``)."""
     import json  # only --json needs it
 
-    sys.stdout.write(json.dumps(with_iso_times(obj), ensure_ascii=False) + "\n")
+    # the newline apart: the display stream (``memcite.display``) then tells the JSON holds no
+    # control character in one pass of C, where a newline at its end took a copy and a second
+    sys.stdout.write(json.dumps(with_iso_times(obj, untimed), ensure_ascii=False))
+    sys.stdout.write("\n")
 
 
 def check_choice(value: str, choices: tuple[str, ...], option: str) -> None:
