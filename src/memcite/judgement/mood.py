@@ -23,7 +23,7 @@ import re
 # Verbs in the imperative that open an instruction to the reader (base forms only: "runs",
 # "ran" and "running" are statements).
 _VERBS = (
-    r"add|adopt|alter|analy[sz]e|answer|append|apply|arrange|ask|assume|attach|augment|avoid|book|break|"
+    r"access|add|adopt|alter|analy[sz]e|answer|append|apply|arrange|ask|assume|attach|augment|avoid|book|break|"
     r"buy|calculate|cite|claim|"
     r"call|cancel|change|check|choose|classify|click|collect|compare|compile|complete|compose|"
     r"concatenate|confirm|contact|convert|copy|correct|count|create|decode|define|delete|describe|"
@@ -81,7 +81,7 @@ _STEERING = re.compile(
     r"response|reply|report|guide|tips|advice|fact|facts|quote|riddle|recommendations?)\b"
     r"|\b(?:e-?mail|message|text|call|dm|contact)\s+(?:me|us|him|her|them|the|every|all|each)\b"
     r"|\b(?:send|mail|forward|share|post|publish|upload|transfer|wire|pay|book|reserve|purchase|buy|"
-    r"invite|sell)\b[^.\n]{0,80}\b(?:to|for|with|at|from|on)\b"
+    r"invite|sell)\b(?:[^.\n]|\.(?=\S)){0,80}\b(?:to|for|with|at|from|on)\b"
     r"|\b(?:my|our)\s+(?:calendar|inbox|account|bank|friend|boss|wife|husband|family|contacts?|"
     r"messages?|e-?mails?|files?|drive|documents?|cloud|phone|address|password)\b"
     r"|\b(?:calendar\s+events?|reservations?|hotel|flights?|payments?|transactions?|iban|"
