@@ -416,6 +416,39 @@ def test_a_second_open_keeps_the_first_connections_locks(tmp_path):
     assert not os.path.exists(db + "-wal")  # the last close checkpoints as before
 
 
+def test_probing_for_an_unclean_end_keeps_this_process_s_locks(tmp_path):
+    """Whether the last writer crashed is told by a lock on the ``-shm`` file's "dead man
+    switch" byte, probed through a descriptor of its own. Closing that descriptor dropped the
+    POSIX locks this process's open connection held on the file, so another process took
+    itself for the only one and cut the ``-shm`` file under the open connection's mapping
+    (a bus error in the Stop hook, while its audit wrote the ledger)."""
+    import fcntl
+    import subprocess
+    import sys
+
+    from memcite.ledger.store import open_store
+
+    if not hasattr(fcntl, "F_OFD_GETLK"):
+        pytest.fail("this test needs open-file-description locks (Linux)")
+    db = str(tmp_path / "ledger.sqlite")
+    first = open_store(db)
+    first.execute("CREATE TABLE t (x)")
+    first.execute("INSERT INTO t VALUES (1)")
+    try:
+        assert os.path.getsize(db + "-wal") > 0
+        assert store._unclean_end(db) is False  # this process holds it: no crash
+        probe = ("import fcntl, os, struct, sys; fd = os.open(sys.argv[1], os.O_RDWR); "
+                 "lock = struct.pack('hhqqi4x', fcntl.F_WRLCK, os.SEEK_SET, 128, 1, 0); "
+                 "got = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, lock); "
+                 "print(struct.unpack('hhqqi4x', got)[0] != fcntl.F_UNLCK)")
+        held = subprocess.run([sys.executable, "-c", probe, db + "-shm"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        assert held == "True"  # the connection's lock on the byte is still there
+        assert first.execute("SELECT count(*) FROM t").fetchone() == (1,)
+    finally:
+        first.close()
+
+
 def test_a_dangling_link_is_never_created_through(tmp_path):
     """``--db`` naming a link to a missing file: refused, nothing created at its target."""
     target = tmp_path / "elsewhere" / "ledger.sqlite"

@@ -680,15 +680,19 @@ def _unclean_end(path: str) -> bool:
     except OSError:
         return False
     try:
-        # Open-file-description locks: probing never disturbs this process's own SQLite locks.
+        # Asked with an open-file-description lock, which takes none and sees this process's
+        # own SQLite locks as well as others'
         lock = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, _SHM_DMS_BYTE, 1, 0)
         try:
-            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, lock)
+            found = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, lock)
         except OSError:
-            return False  # another connection holds it: a writer at work, not a crash
-        return True
+            return False
+        # another connection holds it: a writer at work, not a crash
+        return struct.unpack("hhqqi4x", found)[0] == fcntl.F_UNLCK
     finally:
-        os.close(fd)  # releases the probe's lock
+        # closing a descriptor drops every POSIX lock this process holds on the file: with a
+        # connection of this process open, SQLite's own lock on the byte would go with it
+        _close_database_fd(fd, database=path)
 
 
 _SHM_DMS_BYTE = 128  # SQLite's UNIX_SHM_DMS: (22 + 8) * 4 + 8
@@ -782,11 +786,12 @@ _OPEN_CONNECTIONS: dict[tuple[int, int], int] = {}  # (device, inode) -> connect
 _KEPT_FDS: dict[tuple[int, int], list[int]] = {}
 
 
-def _close_database_fd(fd: int) -> None:
-    """Close ``fd``, a descriptor on a database file, unless a connection of this process has
-    that file open (then it is closed with the last one)."""
+def _close_database_fd(fd: int, *, database: str | None = None) -> None:
+    """Close ``fd``, a descriptor on a database file (or, with ``database``, on one of that
+    database's companion files: its ``-shm``), unless a connection of this process has the
+    database open (then it is closed with the last one)."""
     try:
-        info = os.fstat(fd)
+        info = os.stat(database) if database is not None else os.fstat(fd)
     except OSError:
         os.close(fd)
         return
