@@ -449,6 +449,30 @@ def test_probing_for_an_unclean_end_keeps_this_process_s_locks(tmp_path):
         first.close()
 
 
+def test_a_writer_that_died_mid_way_is_an_unclean_end(tmp_path):
+    """A ``-wal`` with frames that no connection holds (its writer ended without closing)
+    is an unclean end; the same file while a connection holds it is not."""
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "ledger.sqlite")
+    crash = ("import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+             "c.execute('PRAGMA journal_mode=wal'); c.execute('CREATE TABLE t (x)'); "
+             "c.execute('INSERT INTO t VALUES (1)'); os._exit(0)")
+    subprocess.run([sys.executable, "-c", crash, db], check=True)
+    assert os.path.getsize(db + "-wal") > 32
+    assert store._unclean_end(db) is True
+    holder = ("import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); "
+              "c.execute('SELECT count(*) FROM t').fetchone(); print('open', flush=True); "
+              "sys.stdin.readline()")
+    with subprocess.Popen([sys.executable, "-c", holder, db], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as other:
+        assert other.stdout.readline().strip() == "open"
+        assert store._unclean_end(db) is False
+        other.stdin.write("\n")
+        other.stdin.flush()
+
+
 def test_a_dangling_link_is_never_created_through(tmp_path):
     """``--db`` naming a link to a missing file: refused, nothing created at its target."""
     target = tmp_path / "elsewhere" / "ledger.sqlite"
