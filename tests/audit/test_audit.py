@@ -266,6 +266,35 @@ def test_stats_and_report_show_the_last_audit_and_whether_it_is_current(home, tm
     assert "memory audit" in page.read_text()
 
 
+def test_a_consolidation_writing_during_the_audit_leaves_its_counts_stale(home, tmp_path,
+                                                                          monkeypatch):
+    """The counts kept for ``stats`` hold for what the audit read: stamped before it reads,
+    so a file written while it runs makes them stale (stamped at its end, they were called
+    current though they never saw the write)."""
+    from memcite.audit import memory_audit
+    from memcite.ledger.codex_home import locate_codex_home
+    from memcite.retention.audit_counts import folder_stamp, last_audit_counts
+
+    codex, _planted = home
+    summary = codex / "memories" / "memory_summary.md"
+    real = memory_audit.read_memory_home
+
+    def read_then_consolidate(*args, **kwargs):
+        read = real(*args, **kwargs)
+        summary.write_text(summary.read_text() + "- a line the audit never read\n")
+        return read
+
+    monkeypatch.setattr(memory_audit, "read_memory_home", read_then_consolidate)
+    cache = str(tmp_path / "cache")
+    audit_home(str(codex), cwd=str(codex), cache_dir=cache)
+    locations = locate_codex_home(str(codex), cwd=str(codex))
+    kept = last_audit_counts(cache, str(codex), stamp=folder_stamp(locations))
+    assert kept is not None and kept["current"] is False
+    monkeypatch.setattr(memory_audit, "read_memory_home", real)
+    audit_home(str(codex), cwd=str(codex), cache_dir=cache)  # nothing written meanwhile
+    assert last_audit_counts(cache, str(codex), stamp=folder_stamp(locations))["current"] is True
+
+
 def test_a_damaged_kept_audit_reads_as_none(tmp_path):
     from memcite.retention.audit_counts import _name, last_audit_counts
 

@@ -1043,17 +1043,29 @@ def _memory_secrets(memory: Memory | None, lines_of_memory, codex_home: str
 def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: str | None = None,
                cwd: str | None = None, threshold: float = provenance.DEFAULT_THRESHOLD,
                home: MemoryHome | None = None, cache_dir: str | None = None,
-               now: int | None = None, _kept: VerdictCache | None = None) -> dict:
+               now: int | None = None, _kept: VerdictCache | None = None,
+               _stamp: str | None = None) -> dict:
     """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
     ``cache_dir``, its counts are kept there for ``stats`` and ``report``
     (``memcite.retention.audit_counts``), and its verdict on each memory and folder line
     (``memcite.audit.verdict_cache``): the next audit reads only the sessions of what changed."""
     if home is None:
         kept = VerdictCache(cache_dir, codex_home)
+        # what the counts kept for ``stats`` hold for is stamped before it is read: a
+        # consolidation writing during the audit makes them stale, never current
+        stamp = None
+        if cache_dir is not None:
+            from memcite.retention.audit_counts import folder_stamp
+
+            try:
+                stamp = folder_stamp(locate_codex_home(codex_home, env_sqlite_home=env_sqlite_home,
+                                                       cwd=cwd))
+            except CodexHomeError:
+                stamp = None  # read_memory_home says what is wrong
         with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd,
                               kept=kept) as home:
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
-                              cache_dir=cache_dir, now=now, _kept=kept)
+                              cache_dir=cache_dir, now=now, _kept=kept, _stamp=stamp)
     codex_home = home.locations.codex_home
     from memcite.ledger.cwd_match import repository_key, windows_form
 
@@ -1195,7 +1207,8 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
         except (OSError, MemciteError) as exc:  # the audit stands; the next reads all again
             problems.append(f"{cache_dir}: the audit's verdicts were not kept ({exc.strerror or exc})")
         not_kept = keep_audit_counts(cache_dir, home.locations, counts, memories=len(home.memories),
-                                     high=high, at=int(time.time()) if now is None else now)
+                                     high=high, at=int(time.time()) if now is None else now,
+                                     stamp=_stamp)
         if not_kept is not None:  # the audit stands; only stats will not show it
             problems.append(not_kept)
     return {"codex_home": codex_home, "memory_folder": home.locations.memory_folder,
