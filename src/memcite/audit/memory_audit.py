@@ -126,6 +126,7 @@ class MemoryHome:
     problems: list[str]
     summary_names: dict[str, str] = field(default_factory=dict)  # summary file -> thread id
     stage1_texts: tuple[str, ...] = ()  # the text columns of stage1_outputs
+    stamp: str | None = None  # what was read, stamped before reading it (``stamped``)
     _conn: sqlite3.Connection | None = None
     _root: MemoryRoot | None = None
 
@@ -441,10 +442,18 @@ def _session_files(codex_home: str) -> dict[str, tuple[str, list]]:
 
 
 def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
-                     cwd: str | None = None, kept: VerdictCache | None = None) -> MemoryHome:
+                     cwd: str | None = None, kept: VerdictCache | None = None,
+                     stamped: bool = False) -> MemoryHome:
     """Every memory of ``codex_home`` with its text, the folder's summary lines, the sessions;
-    ``kept``: an earlier audit's verdicts, whose summary headers stand for unchanged files."""
+    ``kept``: an earlier audit's verdicts, whose summary headers stand for unchanged files;
+    ``stamped``: the home's ``folder_stamp`` taken before anything is read (``stamp``), so
+    that a write while it is read leaves what is kept of it stale, never current."""
     locations = locate_codex_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd)
+    stamp = None
+    if stamped:
+        from memcite.retention.audit_counts import folder_stamp
+
+        stamp = folder_stamp(locations)
     memories: dict[str, Memory] = {}
     problems: list[str] = []
     texts: tuple[str, ...] = ()
@@ -471,7 +480,7 @@ def read_memory_home(codex_home: str, *, env_sqlite_home: str | None = None,
         memory.session_path, memory.session_stamp = sessions.get(memory.thread_id, (None, None))
     return MemoryHome(locations, memories, folder_lines,
                       {thread_id: path for thread_id, (path, _stamp) in sessions.items()},
-                      problems, summary_names, texts)
+                      problems, summary_names, texts, stamp)
 
 
 AD_HOC_NOTES = "extensions/ad_hoc/notes"
@@ -1043,29 +1052,18 @@ def _memory_secrets(memory: Memory | None, lines_of_memory, codex_home: str
 def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: str | None = None,
                cwd: str | None = None, threshold: float = provenance.DEFAULT_THRESHOLD,
                home: MemoryHome | None = None, cache_dir: str | None = None,
-               now: int | None = None, _kept: VerdictCache | None = None,
-               _stamp: str | None = None) -> dict:
+               now: int | None = None, _kept: VerdictCache | None = None) -> dict:
     """The audit of every memory of ``codex_home`` (``memcite audit --json``); with
     ``cache_dir``, its counts are kept there for ``stats`` and ``report``
     (``memcite.retention.audit_counts``), and its verdict on each memory and folder line
     (``memcite.audit.verdict_cache``): the next audit reads only the sessions of what changed."""
     if home is None:
         kept = VerdictCache(cache_dir, codex_home)
-        # what the counts kept for ``stats`` hold for is stamped before it is read: a
-        # consolidation writing during the audit makes them stale, never current
-        stamp = None
-        if cache_dir is not None:
-            from memcite.retention.audit_counts import folder_stamp
-
-            try:
-                stamp = folder_stamp(locate_codex_home(codex_home, env_sqlite_home=env_sqlite_home,
-                                                       cwd=cwd))
-            except CodexHomeError:
-                stamp = None  # read_memory_home says what is wrong
+        # the counts kept for ``stats`` hold for the home as it was before it was read
         with read_memory_home(codex_home, env_sqlite_home=env_sqlite_home, cwd=cwd,
-                              kept=kept) as home:
+                              kept=kept, stamped=cache_dir is not None) as home:
             return audit_home(codex_home, project=project, threshold=threshold, home=home,
-                              cache_dir=cache_dir, now=now, _kept=kept, _stamp=stamp)
+                              cache_dir=cache_dir, now=now, _kept=kept)
     codex_home = home.locations.codex_home
     from memcite.ledger.cwd_match import repository_key, windows_form
 
@@ -1208,7 +1206,7 @@ def audit_home(codex_home: str, *, project: str | None = None, env_sqlite_home: 
             problems.append(f"{cache_dir}: the audit's verdicts were not kept ({exc.strerror or exc})")
         not_kept = keep_audit_counts(cache_dir, home.locations, counts, memories=len(home.memories),
                                      high=high, at=int(time.time()) if now is None else now,
-                                     stamp=_stamp)
+                                     stamp=home.stamp)
         if not_kept is not None:  # the audit stands; only stats will not show it
             problems.append(not_kept)
     return {"codex_home": codex_home, "memory_folder": home.locations.memory_folder,
