@@ -461,6 +461,8 @@ def _own_findings(text: str, blocks: bool = True) -> list[tuple[str, int, int]]:
             if rule in ("prose", "credential"):  # a sentence's full stop is not the password's
                 value = value.rstrip(".,;:!?)")
                 end = start + len(value)
+            if rule == "assignment" and not match.group(1) and _code_name(value):
+                continue  # ``aws_secret_access_key=SECRET_KEY``: a name in code, not its value
             if value and not _is_placeholder(value) and _kept(rule, value):
                 found.append((kind, start, end))
     found.extend(_provider_findings(text))
@@ -533,6 +535,16 @@ def conninfo_password_spans(text: str) -> list[tuple[str, int, int]]:
         if plain and not _is_placeholder(plain) and _kept("assignment", plain):
             found.append(("password", match.start(1), match.end(1)))
     return found
+
+
+_CODE_NAME = re.compile(r"[A-Za-z]+(?:_[A-Za-z]+)+")
+
+
+def _code_name(value: str) -> bool:
+    """An unquoted value of letters joined by underscores (``SECRET_KEY``, ``sudo_pass``):
+    in code, the name of a variable or constant that holds the secret; a password mixes in
+    digits or other signs, or is quoted."""
+    return _CODE_NAME.fullmatch(value.rstrip(")]}")) is not None  # the call or literal it closes
 
 
 def _kept(rule: str, value: str) -> bool:

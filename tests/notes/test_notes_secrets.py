@@ -13,6 +13,9 @@ from memcite.secrets import mask, may_hold_secret, redact, scan
 
 # (text, kind, the secret value that must never appear in a masked value or redacted text)
 PLANTED = [
+    # quoted, or mixed with a digit, a value of letters and underscores is a password
+    ("db_password = 'blue_heron_sky'", "password", "blue_heron_sky"),
+    ("password=blue_heron_7 in the test env", "password", "blue_heron_7"),
     ("aws key AKIAIOSFODNN7EXAMPLE in env", "aws-access-key", "AKIAIOSFODNN7EXAMPLE"),
     ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789 used", None,
      "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
@@ -129,6 +132,10 @@ BENIGN = [
     "export PATH=$HOME/.local/bin:$PATH",
     "max_tokens=4096 and tokenizer: o200k_base",
     "token budget: 2500",
+    # in code, the name of the variable that holds the secret, not the secret
+    "client = boto3.client('s3', aws_secret_access_key=SECRET_KEY, aws_session_token=SESSION_TOKEN)",
+    "key.export_key(passphrase=secret_code, protection='scryptAndAES128-CBC')",
+    "Config(overrides={'sudo': {'password': sudo_pass}})",
 ]
 
 

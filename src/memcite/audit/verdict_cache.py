@@ -22,7 +22,7 @@ import os
 from array import array
 from dataclasses import dataclass
 
-VERSION = "verdicts-9"  # bumped whenever the rules or the finding's shape change
+VERSION = "verdicts-10"  # bumped whenever the rules or the finding's shape change
 MAX_BYTES = 128 * 1024 * 1024
 
 

@@ -277,7 +277,8 @@ _CODE_SENDS = re.compile(
     re.IGNORECASE)
 _MACHINE_DATA = re.compile(
     r"\bos\.environ\b|\bgetenv\b|\bpsutil\b|\bgetpass\b|\bplatform\.\w+\(|\bgethostname\b|"
-    r"\bcookie|\bclipboard\b|\bpyperclip\b|\bpbpaste\b|\bxsel\b|\bxclip\b|\bgeocoder\b|"
+    r"\bcookies?\.(?:txt|pkl|json|sqlite|db)\b|\bload_cookie|\bcookie_?file|\bbrowser_cookie|"
+    r"\bcookiejar\b[^\n]{0,120}\.load\(|\bclipboard\b|\bpyperclip\b|\bpbpaste\b|\bxsel\b|\bxclip\b|\bgeocoder\b|"
     r"/etc/(?:passwd|shadow|group|sudoers|security|ssh|hosts|host\.conf)|"
     r"~/\.(?:ssh|aws|gnupg|netrc|kube|docker|config/gh)|"
     r"\busb\.|\bsounddevice\b|\bcheck_output\b|\bdriverquery\b|\bImage\.open\b|"
@@ -293,8 +294,13 @@ _CODE_RUNS = re.compile(r"\bexec\s*\(|\beval\s*\(|\bos\.system\b|\bsubprocess\b|
 # touches: copied, read, changed or deleted, they are the harm
 _SYSTEM_FILES = (r"/etc/(?:passwd|shadow|gshadow|group|sudoers|security|ssh|ssl/private|hosts|"
                  r"host\.conf|crontab|cron\.|init\.d|rc\.local|profile|bash\.bashrc|ld\.so)|"
-                 r"(?<![\w.])/root/|(?<![\w.])/boot/|(?<![\w.])/proc/\d|(?<![\w.])/usr/(?:bin|sbin|lib)/|"
-                 r"\bpsutil\b[^\n]{0,200}\.(?:kill|terminate)\(|"
+                 r"(?<![\w.])/root/|(?<![\w.])/boot/|(?<![\w.])/proc/\d|"
+                 # the system's programs overwritten or removed (run, or a program installed
+                 # there, they are no harm)
+                 r"(?:(?<!>)>(?!>)|\b(?:rm|remove|unlink|rmtree|shred|truncate)\b)[^\n;|&]{0,80}"
+                 r"(?<![\w.])/usr/(?:bin|sbin|lib)/|"
+                 r"\b(?:psutil\.(?:process_iter|pids)\b|for\s+\w+\s+in\s+psutil\.\w+\()[^\n]{0,200}"
+                 r"\.(?:kill|terminate|suspend)\(|"
                  r"\bsocket\b[^\n]{0,300}\b(?:subprocess|os\.dup2|/bin/(?:ba)?sh)\b|"
                  r"\blistens?\s+for\s+commands\b[^.\n]{0,80}\bexecut|__import__\(\s*['\"]os['\"]\s*\)|"
                  r"(?<![\w.])/usr/[\w.-]+\.(?:py|sh|pl|rb)\b|"
@@ -306,9 +312,10 @@ _CODE_HARMS = re.compile(
     r"[\"'](?:/(?:(?:lib|lib64|usr|etc|bin|sbin|boot|var|sys|proc|root|home)\b|[\"'])|[A-Za-z]:\\\\)|"
     r"\bsystemctl\s+(?:stop|disable|mask|kill)\b|\bkill\s+-9\s+-?1\b|\brc\.local\b|"
     r"\balias\s+(?:sudo|ls|cd|cat|git|rm|ssh)=|/etc/(?:passwd|shadow|sudoers|hosts|crontab|init\.d)\b|"
-    r"\bssh\s+-[LRD]\s|\b(?:crypto-?)?miners?\b|\bcryptomine|\bxmrig\b|\bkeylog|\breverse[ _-]?shell\b|"
+    r"\b(?:Popen|spawn|system|run|call|check_output|check_call)\(\s*\[?\s*f?[\"']ssh\s+(?:-\w+\s+)*-[LRD]\s|\b(?:crypto-?)?miners?\b|\bcryptomine|\bxmrig\b|\bkeylog|\breverse[ _-]?shell\b|"
     r"\b(?:shutdown|reboot|halt)\s+(?:-[hrP]\b|now\b|/[sr]\b)|\bsudo\s+(?:reboot|shutdown|halt)\b|"
-    r"/boot/|\bauthorized_keys\b|\bos\.dup2\b|\bnc\s+-e\b|"
+    r"/boot/|\bauthorized_keys\b[^\n]{0,300}(?:open\([^)]{0,60}[\"']a\+?b?[\"']|\.write\(|>>|tee\s+-a)|"
+    r"(?:>>|tee\s+-a)\s*[^\n;|&]{0,40}authorized_keys\b|\bos\.dup2\b|\bnc\s+-e\b|"
     r"\bos\.fork\b|\bipconfig\s+/release\b|\.Disable\(\)|\bdd\s+if=\S+\s+of=/dev/|"
     r"\brm\s+-(?:rf|fr|r)\s+(?:/|~)(?=[\s\"'*]|$)|\brm\s+-(?:rf|fr|r)\s+/(?:usr|etc|bin|sbin|lib|boot)\b|"
     r"\bpickle\.loads?\b[^\n]{0,200}\b(?:requests|urlopen|response)|"

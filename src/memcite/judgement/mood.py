@@ -30,6 +30,8 @@ _VERBS = (
     r"deactivate|deposit|design|determine|develop|disable|dispatch|download|draft|edit|email|e-mail|"
     r"embed|encode|encourage|encrypt|enhance|erase|initiate|redirect|trade|unlock|wipe|"
     r"ensure|estimate|express|highlight|hint|integrate|render|replace|shift|spread|substitute|"
+    r"misspell|scramble|jumble|group|combine|introduce|incorporate|merge|blend|weave|rearrange|anagram|"
+    r"slip|sneak|"
     r"evaluate|explain|export|extract|fetch|fill|find|follow|format|forward|generate|get|give|go|"
     r"grant|guess|help|identify|imagine|include|inform|insert|install|invent|invite|join|keep|"
     r"let|list|locate|look|mail|make|mention|modify|move|name|navigate|note|notify|offer|open|order|"
@@ -46,7 +48,7 @@ _LEAD = re.compile(
     r"|[ \t]*[\w-]{2,30}[)\]>]+:?[ \t]*"  # the rest of a tag: "(system_message)", "[INST]"
     r"|[ \t]*(?:important|note|attention|urgent|instructions?|task|reminder|p\.?s\.?)\s*[!:.\-]+\s*"
     r"|[ \t]*(?:please|kindly|also|additionally|then|now|first|finally|immediately|instead|"
-    r"always|simply|just)\b[ \t,]*"
+    r"always|simply|just|and|but)\b[ \t,]*"
     r"|[ \t]*(?:you|the\s+(?:assistant|agent|model|ai|bot|chatbot)|assistant|ai)[ \t]+"
     r"(?:must|should|shall|need\s+to|needs\s+to|have\s+to|has\s+to|are\s+to|is\s+to|will)[ \t]+"
     r"(?:always[ \t]+|also[ \t]+|now[ \t]+)?"
@@ -98,6 +100,30 @@ _REPLY = re.compile(
     r"\byour\s+(?:answer|response|reply|replies|responses|answers)\b"
     r"|\b(?:answer|respond|reply)\s+(?:only\s+)?(?:using|in|with|by|as)\b",
     re.IGNORECASE)
+# A reply spoilt for the user who asked for it: made unreadable (encoded or enciphered,
+# reversed, its letters or words scrambled, misspelt, swapped for symbols) or untrue (a false
+# claim, a "free game" that is a virus). No project's convention asks the agent to hide its
+# answer from its user or to lie in it; an injection does, to show it was obeyed or to use the
+# agent's voice.
+_REPLY_WORD = (r"(?:your\s+(?:(?:final|whole|entire)\s+)?(?:answer|response|reply|replies|responses|"
+               r"answers|message|output)(?:['’]s)?|(?:answer|respond|reply)\s+(?:only\s+)?(?:in|using|with|by|as))")
+_REPLY_AT = re.compile(_REPLY_WORD, re.IGNORECASE)
+_SPOILT = re.compile(
+    r"\b(?:base\s?(?:64|32|16|85)|hex(?:adecimal)?|binary\s+code|morse(?:\s+code)?|rot-?13|"
+    r"(?:caesar\s+)?cipher\w*|pig\s+latin|leet\s?speak|reverse(?:d)?(?:\s+order)?|backwards?|"
+    r"scrambl\w*|jumbl\w*|shuffl\w*|misspell\w*|anagrams?|typos?|"
+    r"(?:letters?|characters?|vowels?|consonants?|words?)\b[^.\n]{0,40}\b(?:symbols?|numbers?|emojis?|"
+    r"position|digits?|spaces?|groups?|sets?\s+of|fours|threes|twos|order)|"
+    r"(?:group|combine|substitute|swap|replace|reverse|scramble|jumble|rearrange)\s+(?:the\s+)?"
+    r"(?:every\s+\w+\s+)?(?:letters?|characters?|vowels?|words?)|"
+    # untrue
+    r"(?:false|fake|untrue|misleading|fabricated|made[- ]up|bogus)\s+(?:\w+\s+){0,2}?(?:claims?|"
+    r"facts?|statements?|information|news|reviews?|stor(?:y|ies)|statistics?|quotes?)|"
+    r"(?:that['’]?s|which\s+is|that\s+is)\s+(?:actually|really|secretly)\s+(?:a\s+)?(?:virus|malware|"
+    r"scam|fake|phishing\w*|trojan)|too[- ]good[- ]to[- ]be[- ]true)\b", re.IGNORECASE)
+# "never make up facts in your answer" asks for the opposite
+_NOT = re.compile(r"\b(?:not|never|no|avoid|without|don['’]?t|refrain|nor)\b", re.IGNORECASE)
+
 # What a project's own work is made of: a line that names it reads as the project's convention.
 _PROJECT_WORK = re.compile(
     r"\b(?:\w*tests?|testing|test\s+suite|pytest|unit|fixtures?|behaviou?rs?|bugs?|features?|"
@@ -156,6 +182,20 @@ def steering(text: str) -> str | None:
 def names_project_work(text: str) -> bool:
     """Whether ``text`` names the project's work (its tests, commits, code, tools)."""
     return _PROJECT_WORK.search(text) is not None
+
+
+def spoils_reply(text: str) -> str | None:
+    """The words by which ``text`` tells the agent to make its reply unreadable or untrue to
+    its user ("reply in base32", "scramble the letters of your answer", "integrate a false
+    claim in your reply"), or None: a word for the reply and a way of spoiling it in one
+    sentence, not negated before it ("never put made-up facts in your answer")."""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+        reply = _REPLY_AT.search(sentence)
+        if reply:
+            how = _SPOILT.search(sentence)
+            if how and not _NOT.search(sentence, 0, min(how.start(), reply.start())):
+                return f"{how.group().strip()} ({reply.group().strip()})"
+    return None
 
 
 def reply_aimed(text: str) -> str | None:

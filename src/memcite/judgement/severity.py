@@ -95,8 +95,8 @@ def is_record(text: str) -> bool:
 def worth_placing(text: str) -> bool:
     """Whether ``text`` (folded) has a marker, a dangerous effect, or tells the agent what to do
     with its reply: its origin decides a severity even when it reads as no instruction."""
-    return bool(mk.find_markers(text)) or (fx.may_be_dangerous(text)
-                                           and fx.find_effects(text).dangerous) or (
+    return bool(mk.find_markers(text)) or mood.spoils_reply(text) is not None or (
+        fx.may_be_dangerous(text) and fx.find_effects(text).dangerous) or (
         mood.addressed(text) and mood.steering(text) is not None)
 
 
@@ -130,7 +130,16 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
         # words no place in the thread holds, in a thread that read third-party content it
         # never wrote down (a web search's results), telling the agent what its reply is to be
         aimed = mood.reply_aimed(folded)
-    if not instruction and not markers and not aimed and not fx.may_be_dangerous(folded):
+    # a reply made unreadable or untrue to the user who asked (encoded, reversed, scrambled;
+    # a false claim), asked of the reader: no convention of any project reads so
+    spoilt = mood.spoils_reply(folded)
+    if spoilt and not (instruction or mood.addressed(folded)) or (
+            placed == INHERITED and not unrecorded):
+        # words found nowhere in a thread whose reads are all written down, or that echo what
+        # the user asked there, are not third-party words (``unrecorded``)
+        spoilt = None
+    if not instruction and not markers and not aimed and not spoilt \
+            and not fx.may_be_dangerous(folded):
         return Judgement(None, False, origin, placed, (), (), "no instruction")
     effects = fx.find_effects(folded, facts)
     if aimed is None and origin == og.THIRD_PARTY and placed != INHERITED and any(
@@ -140,7 +149,10 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
     kinds = {m.kind for m in markers}
     # no convention of any project sets the agent's instructions aside, or asks it to act in
     # the user's world (move money, open a lock, share the user's data...)
-    no_convention = mk.OVERRIDE in kinds or (
+    # ... or to put code into its work that reaches past the project (sends what the machine
+    # holds away, opens a shell to another host, harms or stays on the machine), or to make
+    # its reply unreadable or untrue to the user who asked (encoded, reversed; a false claim)
+    no_convention = mk.OVERRIDE in kinds or effects.harmful_code or spoilt is not None or (
         bool(effects.of(fx.ACT)) and (instruction or mood.addressed(folded)))
     strong = kinds & mk.STRONG
     standing = kinds & {mk.PERSISTENCE, mk.TRIGGER}
@@ -160,6 +172,8 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
         acts = [e.value for e in effects.of(fx.ACT)]
         if acts:
             parts.append("it asks for an act in the user's world (" + "; ".join(acts[:2]) + ")")
+        if spoilt:
+            parts.append(f"it asks for a reply unreadable or untrue to the user ({spoilt})")
         if markers:
             parts.append("markers: " + ", ".join(f"{m.kind} ({m.words})" for m in markers))
         if aimed and severity == HIGH:
@@ -168,7 +182,7 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
 
     if not markers and not danger and is_record(folded):
         return verdict(None)
-    if not (instruction or markers or danger or aimed):
+    if not (instruction or markers or danger or aimed or spoilt):
         return verdict(None)
     if origin == og.USER:
         return verdict(None)  # the user's word wins
