@@ -843,8 +843,10 @@ def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
     if said and len(said.group(1).split()) >= 3:  # "Per the issue: <its words>": place the words
         origin = provenance.origin_of(said.group(1), index, threshold=threshold)
     if origin is None and index is not None and (directives or severity.worth_placing(folded)):
-        # reworded: where its URL, path, command or address first appears
-        origin = provenance.anchor_origin(folded, index)
+        # cut to its content words (a terse note), or reworded: where its content words'
+        # pairs, else its URL, path, command or address, first appear
+        origin = provenance.loose_origin(folded, index, threshold=threshold) \
+            or provenance.anchor_origin(folded, index)
     return directives, origin
 
 

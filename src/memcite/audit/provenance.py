@@ -380,11 +380,12 @@ class SegmentIndex:
     """The word pairs of each segment, computed once, for matching many sentences; with the
     thread's ``cwd``, where each segment's words came from (``origin_class``)."""
 
-    __slots__ = ("segments", "_grams", "cwd", "tracked", "_lowest", "_user_words")
+    __slots__ = ("segments", "_grams", "_content_grams", "cwd", "tracked", "_lowest", "_user_words")
 
     def __init__(self, segments, cwd: str | None = None, tracked=None) -> None:
         self.segments = tuple(segments)
         self._grams: list[set | None] = [None] * len(self.segments)
+        self._content_grams: list[set | None] = [None] * len(self.segments)
         self.cwd = cwd
         self.tracked = tracked  # path -> bool | None: the project's git index, when read
         self._lowest: str | None = None
@@ -413,6 +414,13 @@ class SegmentIndex:
             words = words_of(self.segments[index].text)
             held = _grams(words) | set(words)
             self._grams[index] = held
+        return held
+
+    def content_grams(self, index: int) -> set:
+        """The pairs of a segment's content words (``content_words``), computed once."""
+        held = self._content_grams[index]
+        if held is None:
+            held = self._content_grams[index] = _grams(content_words(words_of(self.segments[index].text)))
         return held
 
     def origin_class(self, segment: Segment) -> str:
@@ -460,6 +468,57 @@ def origin_of(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOLD) 
         if segment.kind == "user":  # the user's word wins, wherever else it appeared first
             return Origin(segment, round(share, 3))
         if segment.read_back:  # read back from the memory or a file it wrote: look on
+            back = back or Origin(segment, round(share, 3))
+            continue
+        first = Origin(segment, round(share, 3))
+    return first or back
+
+
+# English function words: articles, pronouns, prepositions, conjunctions, auxiliaries and
+# modals, the words a terse note drops ("send the file to the server" -> "send file server").
+FUNCTION_WORDS = frozenset("""
+a an the this that these those some any each every all both either neither no such
+i me my mine we us our ours you your yours he him his she her hers it its they them their theirs
+to of in on at by for with from into onto upon about over under after before between through
+during without within along across against among toward towards via per than as
+and or but nor so yet then also too very just only even still
+is are was were be been being am do does did done have has had having
+will would shall should can could may might must ought
+not there here which who whom whose what when where why how if whether because while
+please
+""".split())
+MIN_CONTENT_WORDS = 4  # fewer content words than this place nothing by themselves
+
+
+def content_words(words: list[str]) -> list[str]:
+    """``words`` without the function words (``FUNCTION_WORDS``), in their order."""
+    return [word for word in words if word not in FUNCTION_WORDS]
+
+
+def loose_origin(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOLD) -> Origin | None:
+    """Where a sentence cut to its content words first appears: the first segment holding at
+    least ``threshold`` of the pairs of ``sentence``'s content words, with the function words
+    of both left out; None with fewer than ``MIN_CONTENT_WORDS`` content words. For what
+    ``origin_of`` does not place: a terse note drops the small words between the content
+    words of what it read ("send file server"), and so most of its word pairs. As with
+    ``origin_of``, a message of the user's holding it wins, and a read-back is the place only
+    when nothing else holds it."""
+    index = segments if isinstance(segments, SegmentIndex) else SegmentIndex(segments)
+    words = content_words(words_of(sentence))
+    if len(words) < MIN_CONTENT_WORDS:
+        return None
+    wanted = _grams(words)
+    first = back = None
+    for position, segment in enumerate(index.segments):
+        if first is not None and segment.kind != "user":
+            continue
+        held = index.content_grams(position)
+        share = sum(1 for gram in wanted if gram in held) / len(wanted)
+        if share < threshold:
+            continue
+        if segment.kind == "user":
+            return Origin(segment, round(share, 3))
+        if segment.read_back:
             back = back or Origin(segment, round(share, 3))
             continue
         first = Origin(segment, round(share, 3))
