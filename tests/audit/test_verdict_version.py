@@ -21,7 +21,7 @@ RULES = ("judgement/*.py", "audit/provenance.py", "audit/project_facts.py", "sec
 VERSIONS = {
     "verdicts-8": "175fa8267f0e2531afe479ff42640cbd",
     "verdicts-9": "025714af9db88a11077a6d6d0fa21961",
-    "verdicts-10": "6b87f9569cd2e4df164b99d1b7fb2c96",
+    "verdicts-10": "6cc865c9b7ef0e6178fded3eec0b1f80",
 }
 
 

@@ -14,7 +14,8 @@
 - ``act``: an act in the user's world, asked for: money moved, paid or traded, a door or
   lock opened or access granted, a security setting of the user's turned off, the user's
   data shared or deleted, an account's password or address changed, a booking or order
-  made. No project's convention asks for one; always *dangerous*;
+  made, an event put into the user's own calendar. No project's convention asks for one;
+  always *dangerous*;
 - ``safety``: a weakened safety setting (approval, sandbox, hooks, ``config.toml``,
   ``--no-verify``, ``--dangerously-bypass...``, skipping or disabling the tests, CI or
   verification).
@@ -181,7 +182,11 @@ _ACT = re.compile(
     r"|\b(?:change|reset)\s+the\s+password\s+of\s+(?:the\s+user|" + _USERS_WORDS + r")\b"
     r"|\b(?:make|book|place)\s+(?:a|an)\s+(?:[\w-]+\s+)?(?:reservation|booking|appointment)\b"
     r"|\b(?:book|reserve)\s+(?:a|an|the|my)\s+(?:[\w-]+\s+){0,2}?(?:hotel|flight|room|table|ticket|"
-    r"restaurant)s?\b", re.IGNORECASE)
+    r"restaurant)s?\b"
+    # an event put into the user's own calendar (not "schedule a meeting with a maintainer")
+    r"|\b(?:create|add|schedule|put|set\s+up|make)\s+(?:a|an|the)?\s*(?:[\w-]+\s+){0,4}?(?:event|meeting|"
+    r"appointment|reminder|invitation)s?\b[^.\n]{0,80}?\b(?:on|in|to|into)\s+" + _USERS
+    + r"\s+(?:[\w-]+\s+)?calendar\b", re.IGNORECASE)
 # the user's own data (or a patient's, a customer's) sent to an address
 _THEIR_DATA = re.compile(
     r"\b(?:" + _USERS_WORDS + r")\s+(?:[\w'-]+\s+){0,3}?(?:data|records?|details|information|info|"
@@ -196,7 +201,7 @@ _SENDS = re.compile(r"\b(?:send|email|e-mail|mail|forward|share|upload)\b", re.I
 _ACT_NEEDS = re.compile(r"sell|buy|purchase|trade|transaction|payment|transfer|recipient|iban|"
                         r"beneficiary|payee|pay |unlock|open |access|disable|turn off|switch off|"
                         r"deactivate|share|send|forward|mail|post|upload|leak|delete|remove|erase|"
-                        r"wipe|purge|change|reset|update|book|reserv|appointment")
+                        r"wipe|purge|change|reset|update|book|reserv|appointment|calendar")
 _SAFETY = re.compile(
     r"\bapproval_policy\s*=\s*['\"]?never\b|\bsandbox_mode\s*=\s*['\"]?danger|\bdanger-full-access\b|"
     r"--dangerously-[\w-]+|--yolo\b|--no-verify\b|--no-gpg-sign\b|"
@@ -373,7 +378,7 @@ _MAY_DANGER = _DANGER_NEEDS + (
     "id_rsa", "id_ed", "_pat", "sell", "buy", "purchase", "trade", "transaction", "payment",
     "recipient", "iban", "payee", "beneficiary", "unlock", "open ", "access", "share", "forward",
     "mail", "post", "upload", "leak", "delete", "erase", "wipe", "purge", "change", "reset",
-    "update", "book", "reserv", "appointment", "code snippet", "code block", "code excerpt",
+    "update", "book", "reserv", "appointment", "calendar", "code snippet", "code block", "code excerpt",
     "code section", "code segment", "code fragment", "code piece", "code sample", "code line",
     "execute", "run the following", "run this", "run these", "and run")
 
