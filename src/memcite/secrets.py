@@ -449,10 +449,34 @@ _EMAIL_ALLOWED_DOMAINS = ("example.com", "example.org", "example.net", "users.no
 _EMAIL_ALLOWED_LOCAL = ("git", "noreply", "no-reply")
 
 
+# What a text must hold (lower-cased) for each of memcite's own patterns to match it: any of
+# the first words, and all of the second; a pattern not named here is always tried. Most
+# lines of memory hold none of them, and a substring test is far cheaper than the pattern.
+_OWN_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "private-key": (("private key",), ()),
+    "authorization-header": (("authorization",), ()),
+    "bearer-token": (("bearer",), ()),
+    "cookie": (("cookie",), ()),
+    "session-id": (("sess", "sid", "csrf", "xsrf"), ()),
+    "url-password": (("://",), ("@",)),
+    "password": (("pass", "pwd", "secret", "key", "token"), ()),
+    "email": (("@",), ()),
+}
+
+
+def _may_match(kind: str, lowered: str) -> bool:
+    needs = _OWN_NEEDS.get(kind)
+    if needs is None:
+        return True
+    any_of, all_of = needs
+    return any(word in lowered for word in any_of) and all(word in lowered for word in all_of)
+
+
 def _own_findings(text: str, blocks: bool = True) -> list[tuple[str, int, int]]:
     found: list[tuple[str, int, int]] = []
-    patterns = _own_patterns()
-    if _may_hold_shape(text, text.lower()):
+    lowered = text.lower()
+    patterns = tuple(entry for entry in _own_patterns() if _may_match(entry[0], lowered))
+    if _may_hold_shape(text, lowered):
         patterns += _shape_patterns()
     for kind, pattern, group, rule in patterns:
         for match in pattern.finditer(text):
