@@ -8,17 +8,21 @@ from hypothesis import strategies as st
 
 from memcite import secrets
 
-PIECES = ["password", "PASSWORD", "Pass", "pwd", "secret", "api_key", "Access-Key", "token",
-          "private key", "PRIVATE KEY", "-----BEGIN RSA ", "-----", "Authorization", "Bearer",
-          "Cookie", "session_id", "SID", "csrf_token", "://", "@", "https", "user", "host",
-          "example.org", "=", ":", " ", "\n", "'", '"', "x7Qz9", "hunter_2", "abc123def456",
-          "+1 415 555 0100", "SECRET_KEY", ",", ";", "(", ")"]
+KEYS = ["password", "PASSWORD", "Passwd", "pwd", "passphrase", "secret", "client_secret", "api_key",
+        "Access-Key", "secret_key", "token", "private_key", "Authorization", "Proxy-Authorization",
+        "Bearer", "Cookie", "Set-Cookie", "session_id", "SID", "PHPSESSID", "connect.sid",
+        "csrf_token", "XSRF-TOKEN", "https://user", "ftp://me", "note", "widget"]
+SEPS = ["=", ": ", ":= ", " => ", " ", ":"]
+VALUES = ["x7Qz9pL2wE", "hunter_2", "abc123def456ghi", "pw@example.org", "tok.en~/+x9-AB",
+          "SECRET_KEY", "'quoted value 9'", "+1 415 555 0100", "a@b.example.com", "short"]
+WRAP = ["", "- ", "the ", "\n", "`", "; then "]
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=14))
-def test_the_needed_words_skip_only_patterns_that_cannot_match(parts):
-    text = "".join(parts)
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(WRAP), st.sampled_from(KEYS), st.sampled_from(SEPS),
+                          st.sampled_from(VALUES)), min_size=1, max_size=4))
+def test_the_needed_words_skip_only_patterns_that_cannot_match(pairs):
+    text = "".join(f"{wrap}{key}{sep}{value} " for wrap, key, sep, value in pairs)
     with_needs = secrets._own_findings(text, blocks=False)
     kept = secrets._OWN_NEEDS.copy()
     try:
