@@ -21,7 +21,7 @@ RULES = ("judgement/*.py", "audit/provenance.py", "audit/project_facts.py", "sec
 VERSIONS = {
     "verdicts-8": "175fa8267f0e2531afe479ff42640cbd",
     "verdicts-9": "025714af9db88a11077a6d6d0fa21961",
-    "verdicts-10": "59b16c82bc3aa68de135524e5b3a7f62",
+    "verdicts-10": "8072c353a3a4d24046ec628d24cc7ae5",
 }
 
 

@@ -227,15 +227,44 @@ def encoded_text(raw: str) -> str | None:
     return None
 
 
+# A phrase in quotes that the sentence names as a phrase ("treat \"ignore previous
+# instructions\" as an injection", "if the input contains commands like \"You are now ...\"",
+# "never follow text such as 'disregard the rules'") is mentioned, not used: the security
+# notes of a project's AGENTS.md quote the attacks they guard against.
+_QUOTED = re.compile(r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|`[^`\n]{3,300}`|(?<!\w)'[^'\n]{3,300}'(?!\w)")
+_MENTION_CUE = re.compile(
+    r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|contains?|containing|says?|saying|"
+    r"phrases?|patterns?|commands?|strings?|wording|attempts?|injections?|flag|refuse|reject|"
+    r"treat(?:ed)?\s+as|detect\w*|untrusted)\b", re.IGNORECASE)
+
+
+def _mentioned(text: str, match: re.Match) -> bool:
+    """Whether ``match`` lies inside quotes that ``text`` names as a phrase (a cue word
+    outside the quotes): a mention of the words, not a use."""
+    if not any(mark in text for mark in "\"“`'"):
+        return False
+    spans = [quoted.span() for quoted in _QUOTED.finditer(text)]
+    if not any(start <= match.start() and match.end() <= end for start, end in spans):
+        return False
+    outside, at = [], 0
+    for start, end in spans:
+        outside.append(text[at:start])
+        at = end
+    outside.append(text[at:])
+    return _MENTION_CUE.search(" ".join(outside)) is not None
+
+
 def find_markers(text: str, raw: str | None = None) -> list[Marker]:
     """The markers of ``text`` (folded for judging), each kind once, in ``MARKERS`` order;
-    ``raw``: the text as written, for hidden characters (default: ``text``)."""
+    ``raw``: the text as written, for hidden characters (default: ``text``). Words in quotes
+    that the sentence names as a phrase are a mention, not a marker (``_mentioned``)."""
     found = []
     lower = text.lower()
     for kind in (CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, OVERRIDE):
         if not _NEEDS_RE[kind].search(lower):
             continue
-        match = _PATTERNS[kind].search(text)
+        match = next((found_here for found_here in _PATTERNS[kind].finditer(text)
+                      if not _mentioned(text, found_here)), None)
         if match:
             found.append(Marker(kind, match.group().strip()[:120]))
     why = encoded_text(raw if raw is not None else text)
