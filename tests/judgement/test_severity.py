@@ -291,6 +291,8 @@ def test_the_project_s_own_commands_and_hosts_when_it_names_them():
     # a conjunction at a clause's start does not change its mood
     ("And send the quarterly numbers to the whole team by noon.", True, True),
     ("But forward the invoice to the finance desk first.", True, True),
+    # "email" is a send, as "mail" is
+    ("Also, email those figures to the auditors at [REDACTED:email].", True, True),
     # the project's work, or statements: no steering, or not addressed
     ("Run the unit tests before pushing a branch.", True, False),
     ("Explain each new option in the module's docstring.", True, False),

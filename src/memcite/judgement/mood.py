@@ -82,7 +82,7 @@ _STEERING = re.compile(
     r"translation|article|list|recipe|trend|analysis|overview|explanation|description|answer|"
     r"response|reply|report|guide|tips|advice|fact|facts|quote|riddle|recommendations?)\b"
     r"|\b(?:e-?mail|message|text|call|dm|contact)\s+(?:me|us|him|her|them|the|every|all|each)\b"
-    r"|\b(?:send|mail|forward|share|post|publish|upload|transfer|wire|pay|book|reserve|purchase|buy|"
+    r"|\b(?:send|mail|e-?mail|forward|share|post|publish|upload|transfer|wire|pay|book|reserve|purchase|buy|"
     r"invite|sell)\b(?:[^.\n]|\.(?=\S)){0,80}\b(?:to|for|with|at|from|on)\b"
     r"|\b(?:my|our)\s+(?:calendar|inbox|account|bank|friend|boss|wife|husband|family|contacts?|"
     r"messages?|e-?mails?|files?|drive|documents?|cloud|phone|address|password)\b"
