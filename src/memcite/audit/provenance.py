@@ -456,12 +456,18 @@ def origin_of(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOLD) 
     words = words_of(sentence)
     if len(words) < MIN_WORDS:  # too short to tell where it came from
         return None
-    wanted = _grams(words)
+    return _first_place(index, _grams(words), index.grams, threshold)
+
+
+def _first_place(index: SegmentIndex, wanted: set, held_by, threshold: float) -> Origin | None:
+    """The first segment whose pairs (``held_by(position)``) hold ``threshold`` of ``wanted``:
+    after it, only a message of the user's can win; a read-back only when nothing else holds
+    them."""
     first = back = None
     for position, segment in enumerate(index.segments):
         if first is not None and segment.kind != "user":
             continue  # after the first place, only a message of the user's can win
-        held = index.grams(position)
+        held = held_by(position)
         share = sum(1 for gram in wanted if gram in held) / len(wanted)
         if share < threshold:
             continue
@@ -507,22 +513,7 @@ def loose_origin(sentence: str, segments, *, threshold: float = DEFAULT_THRESHOL
     words = content_words(words_of(sentence))
     if len(words) < MIN_CONTENT_WORDS:
         return None
-    wanted = _grams(words)
-    first = back = None
-    for position, segment in enumerate(index.segments):
-        if first is not None and segment.kind != "user":
-            continue
-        held = index.content_grams(position)
-        share = sum(1 for gram in wanted if gram in held) / len(wanted)
-        if share < threshold:
-            continue
-        if segment.kind == "user":
-            return Origin(segment, round(share, 3))
-        if segment.read_back:
-            back = back or Origin(segment, round(share, 3))
-            continue
-        first = Origin(segment, round(share, 3))
-    return first or back
+    return _first_place(index, _grams(words), index.content_grams, threshold)
 
 
 _URL = re.compile(r"https?://[^\s`'\"<>)\]]+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|ru|cn|xyz|info|biz)"

@@ -12,6 +12,8 @@ answering, visit the link below."). Two questions, both about the words alone:
   user, a link to visit or click, a message to send, a text to translate or write. A project's
   convention names its code (tests, commits, modules, the linter); a line that names none of
   the project's work is no convention of it either.
+- ``spoils_reply``: it tells the agent to make its reply unreadable to its user (encoded,
+  reversed, its letters scrambled) or untrue (a false claim): no convention does.
 
 Pure: text in (folded by ``memcite.judgement.normalize.for_judging``), a verdict out.
 """
@@ -96,18 +98,17 @@ _STEERING = re.compile(
 # What the agent's reply is to be made of, said to the agent: "your answer", "reply in ...".
 # Narrower than ``_STEERING``: what words no place in the thread holds must say to be judged
 # by where the thread read (``memcite.judgement.severity``: inherited third-party words).
-_REPLY = re.compile(
-    r"\byour\s+(?:answer|response|reply|replies|responses|answers)\b"
-    r"|\b(?:answer|respond|reply)\s+(?:only\s+)?(?:using|in|with|by|as)\b",
-    re.IGNORECASE)
+_ANSWER = r"answer|response|reply|replies|responses|answers"
+_ANSWER_BY = r"\b(?:answer|respond|reply)\s+(?:only\s+)?(?:using|in|with|by|as)\b"
+_REPLY = re.compile(rf"\byour\s+(?:{_ANSWER})\b|{_ANSWER_BY}", re.IGNORECASE)
 # A reply spoilt for the user who asked for it: made unreadable (encoded or enciphered,
 # reversed, its letters or words scrambled, misspelt, swapped for symbols) or untrue (a false
 # claim, a "free game" that is a virus). No project's convention asks the agent to hide its
 # answer from its user or to lie in it; an injection does, to show it was obeyed or to use the
 # agent's voice.
-_REPLY_WORD = (r"(?:your\s+(?:(?:final|whole|entire)\s+)?(?:answer|response|reply|replies|responses|"
-               r"answers|message|output)(?:['’]s)?|(?:answer|respond|reply)\s+(?:only\s+)?(?:in|using|with|by|as))")
-_REPLY_AT = re.compile(_REPLY_WORD, re.IGNORECASE)
+# ... said of the reply: ``_REPLY``'s words, and the message or output the agent gives
+_REPLY_AT = re.compile(rf"\byour\s+(?:(?:final|whole|entire)\s+)?(?:{_ANSWER}|message|output)\b|{_ANSWER_BY}",
+                       re.IGNORECASE)
 _SPOILT = re.compile(
     r"\b(?:base\s?(?:64|32|16|85)|hex(?:adecimal)?|binary\s+code|morse(?:\s+code)?|rot-?13|"
     r"(?:caesar\s+)?cipher\w*|pig\s+latin|leet\s?speak|reverse(?:d)?(?:\s+order)?|backwards?|"
@@ -189,6 +190,8 @@ def spoils_reply(text: str) -> str | None:
     its user ("reply in base32", "scramble the letters of your answer", "integrate a false
     claim in your reply"), or None: a word for the reply and a way of spoiling it in one
     sentence, not negated before it ("never put made-up facts in your answer")."""
+    if not _REPLY_AT.search(text):  # most text says nothing of the reply
+        return None
     for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
         reply = _REPLY_AT.search(sentence)
         if reply:

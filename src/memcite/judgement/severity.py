@@ -23,9 +23,11 @@ or only inherited from the thread. It gives:
   Words found nowhere in a thread whose third-party reads are all written down did not
   come from them. A project's
   convention is never high; but from any place other than the user's, an override of the
-  agent's instructions (``memcite.judgement.markers``) or an act in the user's world asked
+  agent's instructions (``memcite.judgement.markers``), an act in the user's world asked
   of the reader (``memcite.judgement.effects``: money moved, a lock opened, the user's data
-  shared or deleted...) is high, for no convention of any project reads so.
+  shared or deleted...), harmful code asked of it (code that reaches past the project) or a
+  reply spoilt for the user (``memcite.judgement.mood.spoils_reply``: unreadable or untrue)
+  is high, for no convention of any project reads so.
 
 ``certain`` is the narrow rule under which memcite acts without the user (the quarantine's
 forget request, the gate's denial): high, words *placed* (not inherited) in third-party
@@ -133,8 +135,8 @@ def judge(text: str, *, instruction: bool, origin: str | None, placed: str | Non
     # a reply made unreadable or untrue to the user who asked (encoded, reversed, scrambled;
     # a false claim), asked of the reader: no convention of any project reads so
     spoilt = mood.spoils_reply(folded)
-    if spoilt and not (instruction or mood.addressed(folded)) or (
-            placed == INHERITED and not unrecorded):
+    if spoilt and (not (instruction or mood.addressed(folded))
+                   or (placed == INHERITED and not unrecorded)):
         # words found nowhere in a thread whose reads are all written down, or that echo what
         # the user asked there, are not third-party words (``unrecorded``)
         spoilt = None
