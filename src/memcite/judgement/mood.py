@@ -55,6 +55,12 @@ _LEAD = re.compile(
     r"(?:must|should|shall|need\s+to|needs\s+to|have\s+to|has\s+to|are\s+to|is\s+to|will)[ \t]+"
     r"(?:always[ \t]+|also[ \t]+|now[ \t]+)?"
     r"|[ \t]*(?:make\s+sure|be\s+sure|don'?t\s+forget|do\s+not\s+forget)[ \t]+to[ \t]+"
+    # an instruction reported from where it was read: "The README says to ...", "the
+    # ticket asks to ..." (the words a summary wraps a source's instruction in)
+    r"|[ \t]*(?:the|a|an|this|that|its|their)[ \t]+(?:[\w.'’~/-]+[ \t]+){0,3}?(?:readme|docs?|"
+    r"documentation|guide|file|page|notes?|issue|ticket|comment|result|output|e-?mail|message|"
+    r"agents\.md|contributing(?:\.md)?|[\w-]+\.(?:md|txt|rst))[ \t]+(?:says|notes|asks|tells[ \t]+"
+    r"(?:you|the[ \t]+agent)|instructs|wants[ \t]+you)[ \t]+to[ \t]+"
     r"|[ \t]*(?:before|after|when|while|in)\s+(?:answering|responding|replying|you\s+(?:answer|"
     r"respond|reply)|your\s+(?:answer|response|reply))\b[^,.\n]{0,60},[ \t]*)",
     re.IGNORECASE)
