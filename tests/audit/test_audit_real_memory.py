@@ -194,3 +194,17 @@ def test_a_clone_elsewhere_of_the_project_s_repository_is_the_project(tmp_path, 
             '\tfetch = +refs/heads/*:refs/remotes/origin/*\n')
     report = audit_home(str(codex), project=str(project), cwd=str(codex))
     assert bool(report["counts"]["cross-project"]) is cross
+
+
+def test_a_local_server_s_session_id_is_masked_and_medium(tmp_path):
+    """A local MCP server's session id (its run's, on 127.0.0.1) is worth a look, not a key;
+    the same id of a remote service is a secret, high."""
+    local_id, remote_id = "7f3a91c2d4e5", "c0d9e8f7a6b5"
+    codex = _home(tmp_path, {"raw_memories.md": (
+        f"## Thread `{THREAD}`\ncwd: /srv/orchard\n\n"
+        f"- POST /mcp initialize at http://127.0.0.1:18420/mcp returned `Mcp-Session-Id: {local_id}`\n"
+        f"- the vendor portal returned `Mcp-Session-Id: {remote_id}` for the nightly export\n")})
+    found = {f["severity"]: f for f in _secrets(audit_home(str(codex), cwd=str(codex)))}
+    assert set(found) == {"medium", "high"}, found
+    assert local_id not in json.dumps(found) and remote_id not in json.dumps(found)
+    assert "this machine" in found["medium"]["message"]

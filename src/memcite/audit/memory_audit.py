@@ -73,6 +73,9 @@ SEVERITY = {"poisoned": HIGH, "secret": HIGH, "cross-project": MEDIUM, "taint": 
 # What the secret scan finds that is personal, not a credential: an address or a number shows
 # who, and is masked like a secret, but gives no access: medium, not high.
 PERSONAL_DATA = frozenset({"email", "phone"})
+# A session id on a line naming a server on this machine (an MCP server on 127.0.0.1 answers
+# ``Mcp-Session-Id: ...``): it ends with the server's run. Masked like any secret; medium.
+_LOOPBACK = re.compile(r"\blocalhost\b|(?<![\d.])127(?:\.\d{1,3}){3}(?![\d.])|\[::1\]")
 KINDS = ("poisoned", "secret", "cross-project", "directive", "taint")
 FOLDER_FILES = ("memory_summary.md", "MEMORY.md")
 
@@ -982,10 +985,12 @@ def _sentence_findings(memory: Memory | None, where: str, line: str,
 
 def _secret_finding(memory: Memory | None, where: str, masked: str, kind: str,
                     codex_home: str) -> dict:
+    local = kind == "session-id" and _LOOPBACK.search(masked) is not None
     return _finding("secret", memory, where, masked, rule=kind, origin=None, codex_home=codex_home,
                     message=f"personal data ({kind}) in memory text" if kind in PERSONAL_DATA
+                    else "a session id of a server on this machine in memory text" if local
                     else f"a secret ({kind}) in memory text",
-                    level=MEDIUM if kind in PERSONAL_DATA else None)
+                    level=MEDIUM if kind in PERSONAL_DATA or local else None)
 
 
 def _valid_placing(kept: list) -> bool:
