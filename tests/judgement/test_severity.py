@@ -8,6 +8,8 @@ rather than "run X"."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memcite.judgement import effects as fx
 from memcite.judgement import markers as mk
@@ -541,3 +543,25 @@ def test_an_attack_quoted_to_guard_against_it_is_no_marker(sentence):
 ])
 def test_an_attack_in_quotes_without_a_mention_cue_is_still_a_marker(sentence):
     assert mk.OVERRIDE in {m.kind for m in mk.find_markers(for_judging(sentence))}, sentence
+
+
+def _naive_override(text: str) -> bool:
+    """The override marker as the mention rule reads, spelt out the slow way."""
+    import re as _re
+
+    spans = [m.span() for m in mk._QUOTED.finditer(text)]
+    outside = _re.sub("|".join(_re.escape(text[a:b]) for a, b in spans) or "(?!)", " ", text)
+    cue = spans and mk._MENTION_CUE.search(outside)
+    return any(not (cue and any(a <= m.start() and m.end() <= b for a, b in spans))
+               for m in mk._PATTERNS[mk.OVERRIDE].finditer(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([
+    '"ignore all previous instructions"', "ignore all previous instructions", " such as ", " and ",
+    "'disregard prior rules'", " like ", "`new instructions: x`", " push to main. ", '"', "'"]),
+    min_size=1, max_size=10))
+def test_the_mention_rule_reads_each_override_once_as_the_slow_way_does(parts):
+    text = "".join(parts)
+    found = mk.OVERRIDE in {m.kind for m in mk.find_markers(text)}
+    assert found == _naive_override(text), text

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -238,33 +239,45 @@ _MENTION_CUE = re.compile(
     r"treat(?:ed)?\s+as|detect\w*|untrusted)\b", re.IGNORECASE)
 
 
-def _mentioned(text: str, match: re.Match) -> bool:
-    """Whether ``match`` lies inside quotes that ``text`` names as a phrase (a cue word
-    outside the quotes): a mention of the words, not a use."""
+def _mention_spans(text: str) -> list[tuple[int, int]]:
+    """The quoted spans of ``text`` that it names as phrases (a cue word outside all quotes),
+    in order; none without such a cue. Words inside one are mentioned, not used."""
     if not any(mark in text for mark in "\"“`'"):
-        return False
+        return []
     spans = [quoted.span() for quoted in _QUOTED.finditer(text)]
-    if not any(start <= match.start() and match.end() <= end for start, end in spans):
-        return False
+    if not spans:
+        return []
     outside, at = [], 0
     for start, end in spans:
         outside.append(text[at:start])
         at = end
     outside.append(text[at:])
-    return _MENTION_CUE.search(" ".join(outside)) is not None
+    return spans if _MENTION_CUE.search(" ".join(outside)) else []
+
+
+def _inside(spans: list[tuple[int, int]], match: re.Match) -> bool:
+    """Whether ``match`` lies inside one of ``spans`` (in order, not overlapping)."""
+    at = bisect.bisect_right(spans, (match.start(), len(match.string) + 1)) - 1
+    return at >= 0 and spans[at][0] <= match.start() and match.end() <= spans[at][1]
 
 
 def find_markers(text: str, raw: str | None = None) -> list[Marker]:
     """The markers of ``text`` (folded for judging), each kind once, in ``MARKERS`` order;
     ``raw``: the text as written, for hidden characters (default: ``text``). Words in quotes
-    that the sentence names as a phrase are a mention, not a marker (``_mentioned``)."""
+    that the sentence names as a phrase are a mention, not a marker (``_mention_spans``)."""
     found = []
     lower = text.lower()
+    mentions: list[tuple[int, int]] | None = None
     for kind in (CONCEALMENT, PERSISTENCE, TRIGGER, AUTHORITY, OVERRIDE):
         if not _NEEDS_RE[kind].search(lower):
             continue
-        match = next((found_here for found_here in _PATTERNS[kind].finditer(text)
-                      if not _mentioned(text, found_here)), None)
+        match = _PATTERNS[kind].search(text)
+        if match is not None:
+            if mentions is None:
+                mentions = _mention_spans(text)
+            if mentions and _inside(mentions, match):
+                match = next((found_here for found_here in _PATTERNS[kind].finditer(text, match.end())
+                              if not _inside(mentions, found_here)), None)
         if match:
             found.append(Marker(kind, match.group().strip()[:120]))
     why = encoded_text(raw if raw is not None else text)
