@@ -492,3 +492,37 @@ def test_a_link_put_in_place_after_the_look_is_never_created_through(tmp_path):
     with pytest.raises(StoreError, match="link to a missing file"):
         store._create_private(str(link))
     assert not target.exists()
+
+
+def test_a_new_database_waits_for_another_connection_to_put_it_in_wal_mode(tmp_path, monkeypatch):
+    """SQLite answers a change of journal mode that another connection's lock blocks with
+    "database is locked" at once, without its busy handler (two first writers of a new
+    database switching at the same time): eight concurrent first saves saw some refused.
+    The switch is tried again until the busy timeout, as every other write waits."""
+    refusals = []
+    execute = store._CheckedConnection.execute
+
+    def busy_twice(self, sql, *args):
+        if sql == "PRAGMA journal_mode = WAL" and len(refusals) < 2:
+            refusals.append(sql)
+            raise sqlite3.OperationalError("database is locked")
+        return execute(self, sql, *args)
+
+    monkeypatch.setattr(store._CheckedConnection, "execute", busy_twice)
+    conn = open_store(str(tmp_path / "memcite.sqlite"), busy_timeout_ms=5_000)
+    assert len(refusals) == 2
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_a_lock_held_past_the_busy_timeout_still_refuses_the_open(tmp_path, monkeypatch):
+    execute = store._CheckedConnection.execute
+
+    def always_busy(self, sql, *args):
+        if sql == "PRAGMA journal_mode = WAL":
+            raise sqlite3.OperationalError("database is locked")
+        return execute(self, sql, *args)
+
+    monkeypatch.setattr(store._CheckedConnection, "execute", always_busy)
+    with pytest.raises(StoreError, match="still locked"):
+        open_store(str(tmp_path / "memcite.sqlite"), busy_timeout_ms=200)

@@ -1005,8 +1005,7 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
             if quick_check:
                 _check_once(path, lambda: check_integrity(conn, path), note=False)
             return conn
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        _set_wal(conn, busy_timeout_ms)
         # WAL with NORMAL: a commit is atomic and durable across a crashed process;
         # only a power cut can lose the last transactions, never corrupt the file.
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -1026,6 +1025,26 @@ def open_store(path: str | os.PathLike, *, readonly: bool = False,
         conn.close()
         raise _open_error(path, exc, busy_timeout_ms) from None
     return conn
+
+
+def _set_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    """Put the database in WAL mode, waiting up to ``busy_timeout_ms`` for the other
+    connections: SQLite answers a change of journal mode that another connection's lock
+    blocks with "database is locked" at once, without its busy handler (eight first writers
+    of a new database at the same time: some were refused)."""
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    pause = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc)
+            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def _writable(path: str) -> bool:
