@@ -21,7 +21,7 @@ RULES = ("judgement/*.py", "audit/provenance.py", "audit/project_facts.py", "sec
 VERSIONS = {
     "verdicts-8": "175fa8267f0e2531afe479ff42640cbd",
     "verdicts-9": "025714af9db88a11077a6d6d0fa21961",
-    "verdicts-10": "72f2a79d1cd51e58ad1ec5eef2265fd2",
+    "verdicts-10": "94cd72f08852889ea62fb047f32607f4",
 }
 
 

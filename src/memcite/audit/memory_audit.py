@@ -834,12 +834,12 @@ def _rules() -> tuple:
 
 
 def analyse_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
-                     threshold: float = provenance.DEFAULT_THRESHOLD
+                     threshold: float = provenance.DEFAULT_THRESHOLD, folded: str | None = None
                      ) -> tuple[list, provenance.Origin | None]:
     """``(directive matches, origin)`` of one sentence of a memory (judged folded:
-    ``memcite.judgement.normalize.for_judging``)."""
+    ``memcite.judgement.normalize.for_judging``; ``folded``: the caller's fold of it)."""
     severity, find_directives, for_judging, _no_facts = _rules()
-    folded = for_judging(sentence)
+    folded = for_judging(sentence) if folded is None else folded
     directives = find_directives(folded)
     origin = provenance.origin_of(folded, index, threshold=threshold) if index else None
     said = _ATTRIBUTED.match(folded) if origin is None and index is not None else None
@@ -860,14 +860,14 @@ def judge_sentence(sentence: str, index: provenance.SegmentIndex | None, *,
     """``(directive matches, origin, judgement)`` of one sentence: its origin where its words
     are placed, else the lowest trust its source thread read (``memcite.judgement``)."""
     severity, _find_directives, for_judging, no_facts = _rules()
-    directives, origin = analyse_sentence(sentence, index, threshold=threshold)
+    folded = for_judging(sentence)
+    directives, origin = analyse_sentence(sentence, index, threshold=threshold, folded=folded)
     if origin is not None:
         trust, placed = index.origin_class(origin.segment), severity.PLACED
     elif index is not None:
         trust, placed = index.lowest, severity.INHERITED
     else:
         trust, placed = None, None
-    folded = for_judging(sentence)
     verdict = severity.judge(sentence, instruction=bool(directives), origin=trust, placed=placed,
                              facts=facts or no_facts, folded=folded,
                              unrecorded=placed == severity.INHERITED
@@ -1301,7 +1301,7 @@ def merge_places(findings: list[dict]) -> list[dict]:
 def _project_table(home: MemoryHome, findings: list[dict]) -> list[dict]:
     rows: dict[str, dict] = {}
 
-    def row_of(project: str | None) -> dict:
+    def row_for(project: str | None) -> dict:
         row = rows.get(project or "")
         if row is None:
             row = rows[project or ""] = {"project": project, "memories": 0,
@@ -1309,9 +1309,9 @@ def _project_table(home: MemoryHome, findings: list[dict]) -> list[dict]:
         return row
 
     for memory in home.memories.values():
-        row_of(memory.cwd)["memories"] += 1
+        row_for(memory.cwd)["memories"] += 1
     for found in findings:
-        row_of(found["project"])[found["kind"]] += 1
+        row_for(found["project"])[found["kind"]] += 1
     return sorted(rows.values(), key=lambda row: (-row["memories"], row["project"] or ""))
 
 

@@ -86,8 +86,6 @@ def patch_files(patch: str) -> list[str]:
 
 
 def _shell_words(command) -> list[str]:
-    import shlex
-
     if isinstance(command, list):
         words = [str(word) for word in command]
         if len(words) >= 3 and os.path.basename(words[0]) in ("bash", "sh", "zsh") \
@@ -96,10 +94,9 @@ def _shell_words(command) -> list[str]:
         return words
     if not isinstance(command, str):
         return []
-    try:
-        return shlex.split(command, comments=False, posix=True)
-    except ValueError:
-        return command.split()
+    from memcite.judgement.origin import shell_words  # as the audit splits a session's commands
+
+    return shell_words(command)
 
 
 def shell_files(command) -> list[str]:

@@ -107,14 +107,15 @@ _STEERING = re.compile(
 _ANSWER = r"answer|response|reply|replies|responses|answers"
 _ANSWER_BY = r"\b(?:answer|respond|reply)\s+(?:only\s+)?(?:using|in|with|by|as)\b"
 _REPLY = re.compile(rf"\byour\s+(?:{_ANSWER})\b|{_ANSWER_BY}", re.IGNORECASE)
+# The reply named, for ``spoils_reply``: ``_REPLY``'s words, and the message or output the
+# agent gives
+_REPLY_AT = re.compile(rf"\byour\s+(?:(?:final|whole|entire)\s+)?(?:{_ANSWER}|message|output)\b|{_ANSWER_BY}",
+                       re.IGNORECASE)
 # A reply spoilt for the user who asked for it: made unreadable (encoded or enciphered,
 # reversed, its letters or words scrambled, misspelt, swapped for symbols) or untrue (a false
 # claim, a "free game" that is a virus). No project's convention asks the agent to hide its
 # answer from its user or to lie in it; an injection does, to show it was obeyed or to use the
 # agent's voice.
-# ... said of the reply: ``_REPLY``'s words, and the message or output the agent gives
-_REPLY_AT = re.compile(rf"\byour\s+(?:(?:final|whole|entire)\s+)?(?:{_ANSWER}|message|output)\b|{_ANSWER_BY}",
-                       re.IGNORECASE)
 _SPOILT = re.compile(
     r"\b(?:base\s?(?:64|32|16|85)|hex(?:adecimal)?|binary\s+code|morse(?:\s+code)?|rot-?13|"
     r"(?:caesar\s+)?cipher\w*|pig\s+latin|leet\s?speak|reverse(?:d)?(?:\s+order)?|backwards?|"
